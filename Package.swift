@@ -1,0 +1,70 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Reel",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "reeld", targets: ["reeld"]),
+        .executable(name: "reel", targets: ["reel"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+    ],
+    targets: [
+        // C libraries: each is imported by exactly one Swift module.
+        .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
+        .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
+        .systemLibrary(name: "CMPG123", pkgConfig: "libmpg123", providers: [.apt(["libmpg123-dev"])]),
+
+        .target(name: "ReelModel"),
+        .target(name: "ReelProtocol", dependencies: ["ReelModel"]),
+        .target(
+            name: "ReelAudio",
+            dependencies: [
+                "ReelModel", "CALSA", "CSndFile", "CMPG123",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        .target(
+            name: "ReelDaemon",
+            dependencies: [
+                "ReelModel", "ReelProtocol", "ReelAudio",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "TOMLKit", package: "TOMLKit"),
+            ]),
+        .executableTarget(
+            name: "reeld",
+            dependencies: [
+                "ReelDaemon",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]),
+        .executableTarget(
+            name: "reel",
+            dependencies: [
+                "ReelProtocol", "ReelModel",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
+
+        .testTarget(name: "ReelModelTests", dependencies: ["ReelModel"]),
+        .testTarget(name: "ReelProtocolTests", dependencies: ["ReelProtocol"]),
+        .testTarget(name: "ReelAudioTests", dependencies: ["ReelAudio"]),
+        .testTarget(
+            name: "ReelDaemonTests",
+            dependencies: [
+                "ReelDaemon",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]),
+        .testTarget(name: "EndToEndTests", dependencies: ["ReelProtocol"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

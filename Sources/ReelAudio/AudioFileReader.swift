@@ -1,0 +1,64 @@
+// The decoding contract and the choice of decoder for a file.
+
+import ReelModel
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A decoder positioned in a file. Used by one thread at a time (the audio thread while playing).
+public protocol AudioFileReader: AnyObject {
+    var path: String { get }
+    /// What clients see: codec, rate, channels.
+    var format: AudioFormat { get }
+    /// What `read` produces.
+    var pcmFormat: PCMFormat { get }
+    /// Frames in the file, or nil when the file does not say (an unfinished FLAC).
+    var frameCount: Int64? { get }
+    /// Decodes up to `frames` frames into `buffer`; 0 at the end of the file.
+    func read(into buffer: UnsafeMutableRawPointer, frames: Int) throws(ReelError) -> Int
+    /// Moves so that the next `read` starts at `frame`.
+    func seek(to frame: Int64) throws(ReelError)
+}
+
+extension AudioFileReader {
+    public var duration: Double? {
+        frameCount.map { Double($0) / Double(pcmFormat.sampleRate) }
+    }
+}
+
+/// Opens a file with the decoder that reads it correctly.
+public enum AudioFileOpener {
+    /// libsndfile for everything except MP3, which goes to libmpg123 directly: libsndfile
+    /// takes the length of an MP3 without a Xing/Info header from its first frame and stops there.
+    public static func open(path: String) throws(ReelError) -> AudioFileReader {
+        try checkRegularFile(path)
+        let reader = try SndFileReader(path: path)
+        if reader.isMPEG {
+            return try Mpg123Reader(path: path)
+        }
+        return reader
+    }
+
+    /// The file exists, is readable and is a regular file (not a directory, FIFO or device,
+    /// which would block or never end).
+    static func checkRegularFile(_ path: String) throws(ReelError) {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            let code = errno
+            if code == ENOENT || code == ENOTDIR {
+                throw ReelError(.notFound, "no file at \(path)")
+            }
+            throw ReelError(.ioError, "cannot read \(path): \(String(cString: strerror(code)))")
+        }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            throw ReelError(.unsupportedFormat, "\(path) is not a regular file")
+        }
+        guard access(path, R_OK) == 0 else {
+            throw ReelError(.ioError, "cannot read \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// The formats this build decodes, for `daemon.info`.
+    public static let decodableCodecs = ["wav", "flac", "vorbis", "opus", "mp3"]
+}

@@ -1,0 +1,65 @@
+// What the audio thread publishes: enough to compute the audible position at any moment.
+
+import ReelModel
+
+/// The engine's state, written by the audio thread after every change and every period, read by
+/// anyone. The position is interpolated between measurements, so readers never touch the device.
+public struct PlaybackSnapshot: Sendable, Equatable {
+    public var activity: PlayerActivity = .stopped
+    /// The `load` this state belongs to, so the controller can tell whose track ended.
+    public var token: Int? = nil
+    public var format: AudioFormat? = nil
+    public var sampleRate: Int = 0
+    public var frameCount: Int64? = nil
+    /// The frame audible at `measuredAt`: frames handed to the device minus its delay.
+    public var audibleFrame: Int64 = 0
+    /// The frame after the last one handed to the device.
+    public var writtenFrame: Int64 = 0
+    /// Monotonic nanoseconds of the last measurement.
+    public var measuredAt: UInt64 = 0
+    /// How far interpolation may run ahead of a measurement (about one period).
+    public var interpolationLimitFrames: Int64 = 0
+    public var counters = XrunCounters()
+    /// Why playback last stopped or paused on its own; nil after a successful start.
+    public var error: ReelError? = nil
+
+    public init() {}
+
+    /// The audible position in seconds at monotonic time `now`.
+    public func position(at now: UInt64) -> Double {
+        guard sampleRate > 0 else { return 0 }
+        var frame = audibleFrame
+        if activity == .playing, now > measuredAt {
+            let elapsed = Int64(Double(now - measuredAt) * Double(sampleRate) / 1e9)
+            frame += min(elapsed, interpolationLimitFrames)
+            frame = min(frame, writtenFrame)
+        }
+        return Double(max(frame, 0)) / Double(sampleRate)
+    }
+
+    public var duration: Double? {
+        guard sampleRate > 0, let frameCount else { return nil }
+        return Double(frameCount) / Double(sampleRate)
+    }
+}
+
+/// A command to the engine. Each carries a reply, called once on the audio thread when the
+/// command has taken effect (or failed).
+public enum PlaybackCommand: Sendable {
+    public typealias Reply = @Sendable (Result<PlaybackSnapshot, ReelError>) -> Void
+
+    /// Replace the current track. `startPlaying: false` loads it paused at `startFrame`.
+    case load(ReaderBox, token: Int, startFrame: Int64, startPlaying: Bool, Reply)
+    case pause(Reply)
+    case resume(Reply)
+    case toggle(Reply)
+    case stop(Reply)
+    case seek(SeekTarget, Reply)
+    case shutdown(@Sendable () -> Void)
+}
+
+/// Moves a reader to the audio thread, which owns it from then on.
+public struct ReaderBox: @unchecked Sendable {
+    public let reader: AudioFileReader
+    public init(_ reader: AudioFileReader) { self.reader = reader }
+}

@@ -1,0 +1,49 @@
+// The player's published state: the value of the `player.state` stream.
+
+/// What the player is playing from.
+public enum PlayerSource: Equatable, Sendable {
+    /// A file given by absolute path.
+    case file(path: String)
+    /// A recording of the library tree.
+    case item(id: String, path: String, name: String)
+}
+
+/// The player's activity.
+public enum PlayerActivity: String, Equatable, Sendable {
+    case stopped, playing, paused
+}
+
+/// A snapshot of the player (`PlayerState` in `protocol.md`).
+public struct PlayerState: Equatable, Sendable {
+    public var state: PlayerActivity
+    /// Seconds; what is audible now.
+    public var position: Double
+    /// Seconds, or nil when nothing is loaded.
+    public var duration: Double?
+    public var source: PlayerSource?
+    public var format: AudioFormat?
+    /// Monotonic seconds at which `position` was true.
+    public var timestamp: Double
+    /// Underruns recovered since the daemon started.
+    public var underruns: Int
+    /// The last device or decoding failure that paused or stopped playback; cleared by the next
+    /// successful play or resume.
+    public var error: ReelError?
+
+    public init(
+        state: PlayerActivity = .stopped, position: Double = 0, duration: Double? = nil,
+        source: PlayerSource? = nil, format: AudioFormat? = nil, timestamp: Double = 0,
+        underruns: Int = 0, error: ReelError? = nil
+    ) {
+        self.state = state
+        self.position = position
+        self.duration = duration
+        self.source = source
+        self.format = format
+        self.timestamp = timestamp
+        self.underruns = underruns
+        self.error = error
+    }
+
+    public static let stopped = PlayerState()
+}
