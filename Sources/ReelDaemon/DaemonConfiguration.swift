@@ -1,0 +1,157 @@
+// reeld's settings: defaults, then the TOML file, then REEL_* variables, then flags.
+
+import Logging
+import ReelAudio
+import ReelProtocol
+import TOMLKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Everything reeld can be told. Every key is documented, with its default, in `config/reeld.toml`.
+public struct DaemonConfiguration: Equatable, Sendable {
+    /// Unix socket path.
+    public var socket: String
+    /// Where the library, its audio files and the player's saved state live.
+    public var dataDir: String
+    /// ALSA playback PCM.
+    public var device: String
+    /// ALSA capture PCM.
+    public var captureDevice: String
+    public var logLevel: Logger.Level
+    /// ALSA period and buffer, in milliseconds.
+    public var periodMilliseconds: Int
+    public var bufferMilliseconds: Int
+
+    /// The defaults for a process with this environment and user id.
+    public static func defaults(environment: [String: String], uid: UInt32) -> DaemonConfiguration {
+        DaemonConfiguration(
+            socket: SocketPath.defaultPath(environment: environment, uid: uid, forDaemon: true),
+            dataDir: defaultDataDir(environment: environment, uid: uid),
+            device: "default", captureDevice: "default", logLevel: .info,
+            periodMilliseconds: 50, bufferMilliseconds: 250)
+    }
+
+    static func defaultDataDir(environment: [String: String], uid: UInt32) -> String {
+        if let state = environment["STATE_DIRECTORY"], !state.isEmpty {
+            return String(state.split(separator: ":").first ?? Substring(state))
+        }
+        if let data = environment["XDG_DATA_HOME"], !data.isEmpty { return data + "/reel" }
+        if uid == 0 { return "/var/lib/reel" }
+        if let home = environment["HOME"], !home.isEmpty { return home + "/.local/share/reel" }
+        return "/tmp/reel-\(uid)/data"
+    }
+
+    /// The config file to read when none is named: `$XDG_CONFIG_HOME/reel/reeld.toml` (or
+    /// `~/.config/reel/reeld.toml`), or `/etc/reel/reeld.toml` for root; nil if it does not exist.
+    public static func defaultFile(environment: [String: String], uid: UInt32) -> String? {
+        let candidate: String
+        if uid == 0 {
+            candidate = "/etc/reel/reeld.toml"
+        } else if let config = environment["XDG_CONFIG_HOME"], !config.isEmpty {
+            candidate = config + "/reel/reeld.toml"
+        } else if let home = environment["HOME"], !home.isEmpty {
+            candidate = home + "/.config/reel/reeld.toml"
+        } else {
+            return nil
+        }
+        return access(candidate, F_OK) == 0 ? candidate : nil
+    }
+
+    public var timing: PCMTiming {
+        PCMTiming(periodMicroseconds: periodMilliseconds * 1000, bufferMicroseconds: bufferMilliseconds * 1000)
+    }
+
+    // MARK: Layers
+
+    /// The keys a config file may hold, with the environment variable for each.
+    static let keys: [(file: String, environment: String)] = [
+        ("socket", "REEL_SOCKET"), ("data_dir", "REEL_DATA_DIR"), ("device", "REEL_DEVICE"),
+        ("capture_device", "REEL_CAPTURE_DEVICE"), ("log_level", "REEL_LOG_LEVEL"),
+        ("period_ms", "REEL_PERIOD_MS"), ("buffer_ms", "REEL_BUFFER_MS"),
+    ]
+
+    /// Applies a TOML config file's text. `source` names the file in errors.
+    public mutating func apply(toml text: String, source: String) throws(ConfigurationError) {
+        let table: TOMLTable
+        do {
+            table = try TOMLTable(string: text)
+        } catch let error as TOMLParseError {
+            throw ConfigurationError(
+                "\(source):\(error.source.begin.line):\(error.source.begin.column): \(error.description)")
+        } catch {
+            throw ConfigurationError("\(source): \(error)")
+        }
+        let known = Set(Self.keys.map(\.file))
+        for key in table.keys where !known.contains(key) {
+            throw ConfigurationError(
+                "\(source): unknown key \"\(key)\"; known keys: \(Self.keys.map(\.file).joined(separator: ", "))")
+        }
+        for key in table.keys {
+            let value = table[key]!
+            let text: String
+            if let string = value.string {
+                text = string
+            } else if let int = value.int {
+                text = String(int)
+            } else {
+                throw ConfigurationError("\(source): \(key) must be a string or a number, not \(value.type)")
+            }
+            try set(key, text, source: "\(source): \(key)")
+        }
+    }
+
+    /// Applies `REEL_*` environment variables.
+    public mutating func apply(environment: [String: String]) throws(ConfigurationError) {
+        for (key, variable) in Self.keys {
+            if let value = environment[variable], !value.isEmpty {
+                try set(key, value, source: variable)
+            }
+        }
+    }
+
+    /// Sets one key from text; `source` says where the value came from, for errors.
+    public mutating func set(_ key: String, _ value: String, source: String) throws(ConfigurationError) {
+        func milliseconds() throws(ConfigurationError) -> Int {
+            guard let number = Int(value), (1...10_000).contains(number) else {
+                throw ConfigurationError("\(source): \"\(value)\" is not a number of milliseconds from 1 to 10000")
+            }
+            return number
+        }
+        switch key {
+        case "socket":
+            guard value.hasPrefix("/") else { throw ConfigurationError("\(source): the socket path must be absolute, not \"\(value)\"") }
+            socket = value
+        case "data_dir":
+            guard value.hasPrefix("/") else { throw ConfigurationError("\(source): the data directory must be absolute, not \"\(value)\"") }
+            dataDir = value
+        case "device": device = value
+        case "capture_device": captureDevice = value
+        case "log_level":
+            guard let level = Logger.Level(rawValue: value.lowercased()) else {
+                throw ConfigurationError(
+                    "\(source): \"\(value)\" is not a log level; use trace, debug, info, notice, warning, error or critical")
+            }
+            logLevel = level
+        case "period_ms": periodMilliseconds = try milliseconds()
+        case "buffer_ms": bufferMilliseconds = try milliseconds()
+        default:
+            throw ConfigurationError("\(source): unknown setting \"\(key)\"")
+        }
+    }
+
+    /// Checks the settings against each other.
+    public func validate() throws(ConfigurationError) {
+        guard bufferMilliseconds >= 2 * periodMilliseconds else {
+            throw ConfigurationError(
+                "buffer_ms (\(bufferMilliseconds)) must be at least twice period_ms (\(periodMilliseconds))")
+        }
+    }
+}
+
+/// A setting that cannot be used, with where it came from.
+public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}

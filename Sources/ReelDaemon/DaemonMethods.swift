@@ -1,0 +1,28 @@
+// daemon.* — what this daemon is and how it is set up.
+
+import ReelAudio
+import ReelProtocol
+
+/// The facts `daemon.info` reports.
+struct DaemonInfoSource: Sendable {
+    let configuration: DaemonConfiguration
+    let startedAt: UInt64
+
+    var info: DaemonInfo {
+        DaemonInfo(
+            version: Daemon.version, protocolVersion: DaemonInfo.currentProtocolVersion,
+            device: configuration.device, captureDevice: configuration.captureDevice,
+            dataDir: configuration.dataDir,
+            uptime: Double(monotonicNanoseconds() - startedAt) / 1e9,
+            formats: AudioFileOpener.decodableCodecs)
+    }
+}
+
+enum DaemonMethods {
+    static func register(into table: inout MethodTable, info: DaemonInfoSource) {
+        table.register("daemon.info") { call throws(RPCError) in
+            try call.params.rejectUnknown(allowed: [])
+            return .result(info.info.json)
+        }
+    }
+}

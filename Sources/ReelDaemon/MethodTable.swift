@@ -1,0 +1,57 @@
+// The one table of methods: names → handlers. Families register themselves from their own files.
+
+import ReelModel
+import ReelProtocol
+
+/// How a handler answers: now, or later from another thread (the audio thread, a file opener).
+enum MethodOutcome {
+    case result(JSONValue)
+    case later(@Sendable (_ complete: @escaping @Sendable (Result<JSONValue, RPCError>) -> Void) -> Void)
+}
+
+/// What a handler gets: its parameters and the connection it was called on.
+struct MethodCall {
+    let params: Params
+    /// The calling connection, for methods that act on it (subscribe, unsubscribe).
+    let connection: SubscriptionHost
+}
+
+/// Handlers run on the connection's event loop and must not block.
+typealias MethodHandler = @Sendable (MethodCall) throws(RPCError) -> MethodOutcome
+
+struct MethodTable: Sendable {
+    private var handlers: [String: MethodHandler] = [:]
+
+    mutating func register(_ method: String, _ handler: @escaping MethodHandler) {
+        precondition(handlers[method] == nil, "\(method) registered twice")
+        handlers[method] = handler
+    }
+
+    func handler(for method: String) -> MethodHandler? {
+        handlers[method]
+    }
+
+    var methods: [String] { handlers.keys.sorted() }
+
+    /// Everything reeld answers.
+    static func reeld(player: PlayerController, info: DaemonInfoSource) -> MethodTable {
+        var table = MethodTable()
+        DaemonMethods.register(into: &table, info: info)
+        PlayerMethods.register(into: &table, player: player)
+        StreamMethods.register(into: &table)
+        return table
+    }
+}
+
+extension MethodOutcome {
+    /// A controller reply (called on another thread) as a deferred method result.
+    static func awaiting(
+        _ start: @escaping @Sendable (_ reply: @escaping @Sendable (Result<PlayerState, ReelError>) -> Void) -> Void
+    ) -> MethodOutcome {
+        .later { complete in
+            start { result in
+                complete(result.map(\.json).mapError(RPCError.init))
+            }
+        }
+    }
+}

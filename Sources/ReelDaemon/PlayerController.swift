@@ -1,0 +1,169 @@
+// The player's control side: turns commands into engine commands and engine changes into PlayerState.
+
+import Dispatch
+import Logging
+import ReelAudio
+import ReelModel
+
+/// Owns the playback engine and what it is playing. Thread-safe: commands come from the server's
+/// event loop, changes from the audio thread; replies and observers are called on the audio
+/// thread (or the file-opening queue) and must hop to their own thread.
+public final class PlayerController: @unchecked Sendable {
+    public typealias Reply = @Sendable (Result<PlayerState, ReelError>) -> Void
+    public typealias Observer = @Sendable (PlayerState) -> Void
+
+    private let engine: PlaybackEngine
+    private let logger: Logger
+    /// Opening a file can take a while (an MP3 is scanned to its end); it never runs on the
+    /// event loop or the audio thread.
+    private let openQueue = DispatchQueue(label: "reel.player.open")
+    private struct Shared {
+        var nextToken = 1
+        var sources: [Int: PlayerSource] = [:]
+        var observers: [Int: Observer] = [:]
+        var nextObserver = 1
+    }
+    private let shared = Locked(Shared())
+
+    public init(device: PCMOutput, timing: PCMTiming, logger: Logger) {
+        self.logger = logger
+        let relay = ChangeRelay()
+        engine = PlaybackEngine(device: device, timing: timing, logger: logger) { _ in relay.fire() }
+        relay.target = self
+        engine.start()
+    }
+
+    /// Stops playback and ends the audio thread.
+    public func shutdown() {
+        engine.shutdown()
+    }
+
+    /// The player's state now, with the position interpolated to this moment. Any thread.
+    public var state: PlayerState {
+        let snapshot = engine.snapshot
+        let now = monotonicNanoseconds()
+        let source = snapshot.token.flatMap { token in shared.withLock { $0.sources[token] } }
+        return PlayerState(
+            state: snapshot.activity, position: snapshot.position(at: now), duration: snapshot.duration,
+            source: source, format: snapshot.format, timestamp: Double(now) / 1e9,
+            underruns: snapshot.counters.underruns, error: snapshot.error)
+    }
+
+    // MARK: Observers
+
+    /// Calls `observer` after every change of state, source, format or position by seek.
+    @discardableResult
+    public func addObserver(_ observer: @escaping Observer) -> Int {
+        shared.withLock { shared in
+            let id = shared.nextObserver
+            shared.nextObserver += 1
+            shared.observers[id] = observer
+            return id
+        }
+    }
+
+    public func removeObserver(_ id: Int) {
+        _ = shared.withLock { $0.observers.removeValue(forKey: id) }
+    }
+
+    fileprivate func engineChanged() {
+        let observers = shared.withLock { Array($0.observers.values) }
+        guard !observers.isEmpty else { return }
+        let current = state
+        for observer in observers { observer(current) }
+    }
+
+    // MARK: Commands
+
+    /// Plays `path` (absolute) from `position` seconds.
+    public func play(file path: String, position: Double = 0, reply: @escaping Reply) {
+        guard path.hasPrefix("/") else {
+            reply(.failure(ReelError(.notFound, "\(path) is not an absolute path")))
+            return
+        }
+        load(source: .file(path: path), path: path, position: position, startPlaying: true, reply: reply)
+    }
+
+    public func pause(reply: @escaping Reply) {
+        engine.send(.pause(adapt(reply)))
+    }
+
+    public func resume(reply: @escaping Reply) {
+        if engine.snapshot.activity == .stopped, let (path, source) = reloadableSource() {
+            load(source: source, path: path, position: 0, startPlaying: true, reply: reply)
+            return
+        }
+        engine.send(.resume(adapt(reply)))
+    }
+
+    public func toggle(reply: @escaping Reply) {
+        if engine.snapshot.activity == .stopped, let (path, source) = reloadableSource() {
+            load(source: source, path: path, position: 0, startPlaying: true, reply: reply)
+            return
+        }
+        engine.send(.toggle(adapt(reply)))
+    }
+
+    public func stop(reply: @escaping Reply) {
+        engine.send(.stop(adapt(reply)))
+    }
+
+    public func seek(_ target: SeekTarget, reply: @escaping Reply) {
+        engine.send(.seek(target, adapt(reply)))
+    }
+
+    // MARK: Loading
+
+    private func load(source: PlayerSource, path: String, position: Double, startPlaying: Bool, reply: @escaping Reply) {
+        guard position.isFinite, position >= 0 else {
+            reply(.failure(ReelError(.outOfRange, "cannot start at \(position) s: a position is 0 or more seconds")))
+            return
+        }
+        openQueue.async { [self] in
+            let reader: AudioFileReader
+            do throws(ReelError) {
+                reader = try AudioFileOpener.open(path: path)
+            } catch {
+                logger.info("cannot play", metadata: ["file": "\(path)", "error": "\(error.message)"])
+                reply(.failure(error))
+                return
+            }
+            if let duration = reader.duration, position > duration {
+                reply(.failure(ReelError(
+                    .outOfRange,
+                    "cannot start \(path) at \(formatSeconds(position)): it is \(formatSeconds(duration)) long")))
+                return
+            }
+            let token = shared.withLock { shared in
+                let token = shared.nextToken
+                shared.nextToken += 1
+                shared.sources = [token: source]
+                return token
+            }
+            let startFrame = Int64((position * Double(reader.pcmFormat.sampleRate)).rounded())
+            logger.info("play", metadata: ["file": "\(path)", "format": "\(reader.format.codec)"])
+            engine.send(.load(ReaderBox(reader), token: token, startFrame: startFrame, startPlaying: startPlaying, adapt(reply)))
+        }
+    }
+
+    /// The current source if it can be opened again from the start (after stop or end of file).
+    private func reloadableSource() -> (String, PlayerSource)? {
+        guard let token = engine.snapshot.token,
+              let source = shared.withLock({ $0.sources[token] })
+        else { return nil }
+        switch source {
+        case .file(let path): return (path, source)
+        case .item(_, _, _): return nil
+        }
+    }
+
+    private func adapt(_ reply: @escaping Reply) -> PlaybackCommand.Reply {
+        { [self] result in reply(result.map { _ in state }) }
+    }
+}
+
+/// Lets the engine's change handler reach the controller that owns the engine without a cycle.
+private final class ChangeRelay: @unchecked Sendable {
+    weak var target: PlayerController?
+    func fire() { target?.engineChanged() }
+}

@@ -1,0 +1,68 @@
+// The result of `daemon.info`.
+//
+// The daemon fills it in and encodes it with `.json`; the CLI (`reel info`, version checks)
+// decodes it with `init(json:)`.
+
+/// What `daemon.info` returns: `{version, protocol, device, captureDevice, dataDir, uptime,
+/// formats}`.
+public struct DaemonInfo: Sendable, Equatable {
+    /// The protocol version this build speaks (`protocol` in the reply).
+    public static let currentProtocolVersion = 1
+
+    /// The daemon's version, e.g. `1.0.0`.
+    public var version: String
+    /// `protocol` on the wire.
+    public var protocolVersion: Int
+    /// The playback device, e.g. `default` or `hw:0,0`.
+    public var device: String
+    /// The capture device.
+    public var captureDevice: String
+    /// Where recordings and the library database live.
+    public var dataDir: String
+    /// Seconds since the daemon started.
+    public var uptime: Double
+    /// The codecs the daemon can play, e.g. `["flac","mp3","opus","vorbis","wav"]`.
+    public var formats: [String]
+
+    public init(
+        version: String, protocolVersion: Int = DaemonInfo.currentProtocolVersion, device: String,
+        captureDevice: String, dataDir: String, uptime: Double, formats: [String]
+    ) {
+        self.version = version
+        self.protocolVersion = protocolVersion
+        self.device = device
+        self.captureDevice = captureDevice
+        self.dataDir = dataDir
+        self.uptime = uptime
+        self.formats = formats
+    }
+
+    public var json: JSONValue {
+        [
+            "version": .string(version),
+            "protocol": .int(Int64(protocolVersion)),
+            "device": .string(device),
+            "captureDevice": .string(captureDevice),
+            "dataDir": .string(dataDir),
+            "uptime": .double(uptime),
+            "formats": .array(formats.map(JSONValue.string)),
+        ]
+    }
+
+    /// `formats` may be absent (empty).
+    public init(json: JSONValue) throws(JSONDecodingError) {
+        let reader = try ObjectReader(json, as: "daemon.info")
+        var formats: [String] = []
+        if let raw = reader.optional("formats") {
+            guard let elements = raw.arrayValue else { throw reader.wrongType("formats", "an array of strings") }
+            for element in elements {
+                guard let format = element.stringValue else { throw reader.wrongType("formats", "an array of strings") }
+                formats.append(format)
+            }
+        }
+        self.init(
+            version: try reader.string("version"), protocolVersion: try reader.int("protocol"),
+            device: try reader.string("device"), captureDevice: try reader.string("captureDevice"),
+            dataDir: try reader.string("dataDir"), uptime: try reader.double("uptime"), formats: formats)
+    }
+}

@@ -1,0 +1,96 @@
+// JSON for ReelModel's values, both ways.
+//
+// The daemon encodes `PlayerState` for `player.*` results and `player.state` events with
+// `.json`; the CLI decodes them with `init(json:)`, which throws a `JSONDecodingError` naming
+// the malformed field. Shapes are those of `protocol.md`; `PlayerState` adds `underruns` and
+// `error` (`null` or `{"reason","message"}`). Decoding ignores members it does not know (a
+// pushed `player.state` also carries `subscription`).
+
+import ReelModel
+
+extension AudioFormat {
+    /// `{"codec","sampleRate","channels"}`.
+    public var json: JSONValue {
+        ["codec": .string(codec), "sampleRate": .int(Int64(sampleRate)), "channels": .int(Int64(channels))]
+    }
+
+    public init(json: JSONValue) throws(JSONDecodingError) {
+        let reader = try ObjectReader(json, as: "format")
+        self.init(codec: try reader.string("codec"), sampleRate: try reader.int("sampleRate"),
+                  channels: try reader.int("channels"))
+    }
+}
+
+extension PlayerSource {
+    /// `{"path"}` for a file, `{"item","path","name"}` for a recording.
+    public var json: JSONValue {
+        switch self {
+        case .file(let path): ["path": .string(path)]
+        case .item(let id, let path, let name): ["item": .string(id), "path": .string(path), "name": .string(name)]
+        }
+    }
+
+    /// A source with `item` is a recording (it then needs `name`); without, a file.
+    public init(json: JSONValue) throws(JSONDecodingError) {
+        let reader = try ObjectReader(json, as: "source")
+        let path = try reader.string("path")
+        if reader.object.contains("item") {
+            self = .item(id: try reader.string("item"), path: path, name: try reader.string("name"))
+        } else {
+            self = .file(path: path)
+        }
+    }
+}
+
+extension ReelError {
+    /// `{"reason","message"}`.
+    public var json: JSONValue {
+        ["reason": .string(reason.rawValue), "message": .string(message)]
+    }
+
+    /// Throws for a reason code this build does not know.
+    public init(json: JSONValue) throws(JSONDecodingError) {
+        let reader = try ObjectReader(json, as: "error")
+        let raw = try reader.string("reason")
+        guard let reason = ErrorReason(rawValue: raw) else {
+            throw JSONDecodingError("error.reason \"\(raw)\" is not a known reason")
+        }
+        self.init(reason, try reader.string("message"))
+    }
+}
+
+extension PlayerState {
+    /// `{"state","position","duration","source","format","timestamp","underruns","error"}`.
+    public var jsonObject: JSONObject {
+        [
+            "state": .string(state.rawValue),
+            "position": .double(position),
+            "duration": duration.map(JSONValue.double) ?? .null,
+            "source": source?.json ?? .null,
+            "format": format?.json ?? .null,
+            "timestamp": .double(timestamp),
+            "underruns": .int(Int64(underruns)),
+            "error": error?.json ?? .null,
+        ]
+    }
+
+    public var json: JSONValue { .object(jsonObject) }
+
+    /// `underruns` and `error` may be absent (0 and nil).
+    public init(json: JSONValue) throws(JSONDecodingError) {
+        let reader = try ObjectReader(json, as: "PlayerState")
+        let rawState = try reader.string("state")
+        guard let state = PlayerActivity(rawValue: rawState) else {
+            throw JSONDecodingError("PlayerState.state must be \"stopped\", \"playing\" or \"paused\", not \"\(rawState)\"")
+        }
+        self.init(
+            state: state,
+            position: try reader.double("position"),
+            duration: try reader.optionalDouble("duration"),
+            source: try reader.optional("source").map { (v) throws(JSONDecodingError) in try PlayerSource(json: v) },
+            format: try reader.optional("format").map { (v) throws(JSONDecodingError) in try AudioFormat(json: v) },
+            timestamp: try reader.double("timestamp"),
+            underruns: try reader.int("underruns", default: 0),
+            error: try reader.optional("error").map { (v) throws(JSONDecodingError) in try ReelError(json: v) })
+    }
+}

@@ -1,0 +1,72 @@
+// A scripted PCMOutput for testing the engine's policy without a sound card.
+
+import Glibc
+import ReelAudio
+import ReelModel
+
+/// Accepts writes instantly (like ALSA's `null` device) and returns scripted errors in order.
+/// Anything it is asked that the test did not expect is recorded in `calls` for assertions.
+final class FakeOutput: PCMOutput, @unchecked Sendable {
+    let name = "fake"
+    private let lock = Locked(State())
+
+    struct State {
+        var calls: [String] = []
+        var writeResults: [Int] = []  // negative errno to return instead of writing, in order
+        var resumeResults: [Int32] = []
+        var openError: ReelError?
+        var written: [UInt8] = []
+        var framesWritten = 0
+        var delayFrames = 0
+        var bytesPerFrame = 0
+        var isOpen = false
+        var writeDelayMicroseconds: UInt32 = 0
+    }
+
+    var state: State { lock.current }
+    func script(_ body: (inout State) -> Void) { lock.withLock(body) }
+
+    func open(_ format: PCMFormat, timing: PCMTiming) throws(ReelError) -> PCMConfiguration {
+        let error: ReelError? = lock.withLock { state in
+            state.calls.append("open")
+            if let error = state.openError { return error }
+            state.isOpen = true
+            state.bytesPerFrame = format.bytesPerFrame
+            return nil
+        }
+        if let error { throw error }
+        return PCMConfiguration(format: format, periodFrames: 1024, bufferFrames: 4096)
+    }
+
+    func write(_ buffer: UnsafeRawPointer, frames: Int) -> Int {
+        let (result, pause) = lock.withLock { state -> (Int, UInt32) in
+            if !state.writeResults.isEmpty {
+                let result = state.writeResults.removeFirst()
+                state.calls.append("write \(result)")
+                return (result, 0)
+            }
+            let bytes = UnsafeRawBufferPointer(start: buffer, count: frames * state.bytesPerFrame)
+            state.written.append(contentsOf: bytes)
+            state.framesWritten += frames
+            return (frames, state.writeDelayMicroseconds)
+        }
+        if pause > 0 { usleep(pause) }
+        return result
+    }
+
+    func delay() -> Int { lock.withLock { $0.delayFrames } }
+    func start() -> Int32 { 0 }
+    func prepare() -> Int32 { lock.withLock { $0.calls.append("prepare") }; return 0 }
+    func resume() -> Int32 {
+        lock.withLock { state in
+            state.calls.append("resume")
+            return state.resumeResults.isEmpty ? 0 : state.resumeResults.removeFirst()
+        }
+    }
+    func drop() { lock.withLock { $0.calls.append("drop") } }
+    func wait(timeoutMilliseconds: Int) -> Int32 {
+        lock.withLock { $0.calls.append("wait") }
+        return 0
+    }
+    func close() { lock.withLock { $0.isOpen = false; $0.calls.append("close") } }
+}
