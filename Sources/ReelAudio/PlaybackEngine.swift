@@ -305,6 +305,7 @@ private final class Runner: @unchecked Sendable {
             "ALSA device \"\(device.name)\" failed: \(ALSA.describe(code)); playback is paused, resume when the device is back")
         logger.error("playback device failed", metadata: ["device": "\(device.name)", "error": "\(ALSA.describe(code))"])
         let audible = state.audibleFrame
+        dropQueued()
         closeDevice()
         if let reader, (try? reader.seek(to: audible)) != nil {
             setPosition(audible)

@@ -25,7 +25,10 @@ import Testing
         let reader = try AudioFileOpener.open(path: path)
         #expect(reader.format == AudioFormat(codec: codec, sampleRate: 44100, channels: 2))
         #expect(reader.frameCount == 66150)
-        #expect(try decodeAll(reader) == written)
+        let decoded = try decodeAll(reader)
+        let same = decoded == written
+        #expect(decoded.count == written.count)
+        #expect(same, "decoded samples differ from the written ones")
     }
 
     @Test(arguments: [("ogg", "vorbis", 44100), ("opus", "opus", 48000), ("mp3", "mp3", 44100)])
@@ -66,7 +69,16 @@ import Testing
         let frame = 1 * rate + 1234
         try reader.seek(to: Int64(frame))
         let afterSeek = try decodeAll(reader)
-        #expect(Array(afterSeek.prefix(2000)) == Array(straight[(frame * 2)..<(frame * 2 + 2000)]))
+        // The position is exact in every format: what remains is the rest of the file.
+        #expect(afterSeek.count == straight.count - frame * 2)
+        // Opus decodes in floating point: a seek may differ from a straight decode by a rounding
+        // step. MP3 (libmpg123) is exact from the second MPEG frame after the seek point; the
+        // first 1152 frames are decoded without the previous frame's overlap.
+        let tolerance = codec == "opus" ? 2 : 0
+        let skip = codec == "mp3" ? 1152 * 2 : 0
+        let expected = straight[(frame * 2 + skip)..<(frame * 2 + skip + 2000)]
+        let worst = zip(afterSeek[skip..<(skip + 2000)], expected).map { abs(Int($0) - Int($1)) }.max() ?? Int.max
+        #expect(worst <= tolerance, "a sample after the seek differs by \(worst)")
     }
 
     @Test func missingFileIsNotFound() {

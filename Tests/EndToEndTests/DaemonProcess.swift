@@ -1,0 +1,84 @@
+// Starting the real reeld binary on a private socket and data directory.
+
+import Foundation
+import ReelProtocol
+
+/// A reeld process for one test: private temp dir, socket and data dir, stderr kept in a file.
+final class DaemonProcess: @unchecked Sendable {
+    let directory: URL
+    let socketPath: String
+    let process = Process()
+    let logURL: URL
+
+    static func executable(_ name: String) -> String {
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        // Walk up from the test binary (it may sit inside an .xctest bundle) to the build folder.
+        for _ in 0..<5 {
+            directory.deleteLastPathComponent()
+            let candidate = directory.appendingPathComponent(name).path
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        fatalError("cannot find the \(name) executable near \(CommandLine.arguments[0]); run `swift build` first")
+    }
+
+    /// Starts reeld with `--device device` and extra arguments; waits until its socket answers.
+    init(device: String = "null", arguments: [String] = [], environment: [String: String] = [:]) throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("reel-e2e-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        socketPath = directory.appendingPathComponent("reel.sock").path
+        logURL = directory.appendingPathComponent("reeld.log")
+        FileManager.default.createFile(atPath: logURL.path, contents: nil)
+        process.executableURL = URL(fileURLWithPath: Self.executable("reeld"))
+        process.arguments =
+            ["--socket", socketPath, "--data-dir", directory.appendingPathComponent("data").path, "--device", device,
+             "--log-level", "debug"] + arguments
+        var env = ProcessInfo.processInfo.environment
+        env["REEL_CONFIG"] = "/dev/null"
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        let log = try FileHandle(forWritingTo: logURL)
+        process.standardError = log
+        process.standardOutput = log
+        try process.run()
+        let deadline = Date().addingTimeInterval(15)
+        while Date() < deadline {
+            if (try? RPCTestClient(path: socketPath)) != nil { return }
+            if !process.isRunning { break }
+            usleep(20_000)
+        }
+        throw TestFailure("reeld did not start listening on \(socketPath); log:\n\(self.log())")
+    }
+
+    deinit {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    func log() -> String {
+        (try? String(contentsOf: logURL, encoding: .utf8)) ?? ""
+    }
+
+    func client() throws -> RPCTestClient {
+        try RPCTestClient(path: socketPath)
+    }
+
+    /// SIGTERM and wait; returns the exit status.
+    @discardableResult
+    func stop() -> Int32 {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        return process.terminationStatus
+    }
+
+    var pid: Int32 { process.processIdentifier }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,230 @@
+import Foundation
+import Glibc
+import Logging
+import ReelAudio
+import ReelModel
+import Testing
+
+/// The engine's policy, with a fake device that accepts writes instantly or at a chosen pace and
+/// injects errors. Real libsndfile decodes real files.
+@Suite struct PlaybackEngineTests {
+    let directory = TestAudio.temporaryDirectory()
+
+    /// Collects change callbacks and lets a test wait for a condition on the snapshot.
+    final class Harness: @unchecked Sendable {
+        let device = FakeOutput()
+        let changes = Locked<[PlaybackSnapshot]>([])
+        var engine: PlaybackEngine!
+
+        init() {
+            engine = PlaybackEngine(device: device, logger: Logger(label: "test")) { [changes] snapshot in
+                changes.withLock { $0.append(snapshot) }
+            }
+            engine.start()
+        }
+
+        deinit { engine.shutdown() }
+
+        /// Sends a command and waits for its reply.
+        func run(_ make: (@escaping PlaybackCommand.Reply) -> PlaybackCommand) -> Result<PlaybackSnapshot, ReelError> {
+            let box = Locked<Result<PlaybackSnapshot, ReelError>?>(nil)
+            engine.send(make { result in box.withLock { $0 = result } })
+            for _ in 0..<500 {
+                if let result = box.current { return result }
+                usleep(10_000)
+            }
+            fatalError("the engine did not reply within 5 s")
+        }
+
+        func load(_ path: String, startFrame: Int64 = 0, play: Bool = true) throws -> PlaybackSnapshot {
+            let reader = try AudioFileOpener.open(path: path)
+            return try run { .load(ReaderBox(reader), token: 1, startFrame: startFrame, startPlaying: play, $0) }.get()
+        }
+
+        func waitUntil(timeout: Double = 5, _ condition: (PlaybackSnapshot) -> Bool) -> Bool {
+            let deadline = Date().addingTimeInterval(timeout)
+            while Date() < deadline {
+                if condition(engine.snapshot) { return true }
+                usleep(5_000)
+            }
+            return false
+        }
+    }
+
+    func pcmBytes(of samples: [Int16]) -> [UInt8] {
+        samples.withUnsafeBytes { Array($0) }
+    }
+
+    /// Compares audio byte for byte without printing megabytes when it fails.
+    func expectSameBytes(_ actual: [UInt8], _ expected: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) {
+        let firstDifference = zip(actual, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+        let same = actual.count == expected.count && firstDifference == nil
+        #expect(same, "got \(actual.count) bytes, expected \(expected.count); first difference at \(firstDifference.map(String.init) ?? "the end")", sourceLocation: sourceLocation)
+    }
+
+    @Test func playingToTheEndWritesEveryFrameThenStops() throws {
+        let path = directory.appendingPathComponent("a.wav").path
+        let samples = try TestAudio.writeTone(to: path, codec: "wav", seconds: 1)
+        let harness = Harness()
+        let started = try harness.load(path)
+        #expect(started.activity == .playing)
+        #expect(harness.waitUntil { $0.activity == .stopped })
+        expectSameBytes(harness.device.state.written, pcmBytes(of: samples))
+        #expect(harness.device.state.calls.contains("close"))
+    }
+
+    @Test func pauseHoldsThePositionAndResumeContinuesExactly() throws {
+        let path = directory.appendingPathComponent("b.wav").path
+        let samples = try TestAudio.writeTone(to: path, codec: "wav", seconds: 2)
+        let harness = Harness()
+        // About real time: 1024 frames every 23 ms.
+        harness.device.script { $0.writeDelayMicroseconds = 23_000 }
+        _ = try harness.load(path)
+        usleep(300_000)
+        let paused = try harness.run { .pause($0) }.get()
+        #expect(paused.activity == .paused)
+        let heldAt = paused.position(at: monotonicNanoseconds())
+        #expect(heldAt > 0.1 && heldAt < 1.0, "paused at \(heldAt)")
+        usleep(200_000)
+        #expect(harness.engine.snapshot.position(at: monotonicNanoseconds()) == heldAt)
+        harness.device.script { $0.writeDelayMicroseconds = 0 }
+        _ = try harness.run { .resume($0) }.get()
+        #expect(harness.waitUntil { $0.activity == .stopped })
+        // With no device delay the audible frame is the written one: nothing skipped or repeated.
+        expectSameBytes(harness.device.state.written, pcmBytes(of: samples))
+    }
+
+    @Test func seekGoesToTheExactFrame() throws {
+        let path = directory.appendingPathComponent("c.wav").path
+        let samples = try TestAudio.writeTone(to: path, codec: "wav", seconds: 3)
+        let harness = Harness()
+        _ = try harness.load(path, play: false)
+        let sought = try harness.run { .seek(.absolute(2.5), $0) }.get()
+        #expect(sought.position(at: monotonicNanoseconds()) == 2.5)
+        #expect(sought.activity == .paused)
+        _ = try harness.run { .resume($0) }.get()
+        #expect(harness.waitUntil { $0.activity == .stopped })
+        let from = 2.5 * 44100 * 2
+        expectSameBytes(harness.device.state.written, pcmBytes(of: Array(samples[Int(from)...])))
+    }
+
+    @Test func seekOutsideTheTrackIsOutOfRangeAndRelativeSeekClamps() throws {
+        let path = directory.appendingPathComponent("d.wav").path
+        try TestAudio.writeTone(to: path, codec: "wav", seconds: 1)
+        let harness = Harness()
+        _ = try harness.load(path, play: false)
+        let result = harness.run { .seek(.absolute(5), $0) }
+        #expect(throws: ReelError.self) { try result.get() }
+        if case .failure(let error) = result { #expect(error.reason == .outOfRange) }
+        let back = try harness.run { .seek(.relative(-10), $0) }.get()
+        #expect(back.position(at: monotonicNanoseconds()) == 0)
+        let forward = try harness.run { .seek(.relative(+10), $0) }.get()
+        #expect(forward.position(at: monotonicNanoseconds()) == 1)
+    }
+
+    @Test func commandsWithNothingLoadedSayNotPlaying() {
+        let harness = Harness()
+        for make in [{ PlaybackCommand.pause($0) }, { .resume($0) }, { .seek(.relative(1), $0) }] as [(@escaping PlaybackCommand.Reply) -> PlaybackCommand] {
+            let result = harness.run(make)
+            guard case .failure(let error) = result else {
+                Issue.record("expected not_playing")
+                continue
+            }
+            #expect(error.reason == .notPlaying)
+        }
+    }
+
+    @Test func underrunIsRecoveredAndCounted() throws {
+        let path = directory.appendingPathComponent("e.wav").path
+        let samples = try TestAudio.writeTone(to: path, codec: "wav", seconds: 1)
+        let harness = Harness()
+        harness.device.script { $0.writeResults = [Int(-EPIPE), Int(-EPIPE), Int(-EAGAIN), Int(-EINTR)] }
+        _ = try harness.load(path)
+        #expect(harness.waitUntil { $0.activity == .stopped })
+        #expect(harness.engine.snapshot.counters.underruns == 2)
+        expectSameBytes(harness.device.state.written, pcmBytes(of: samples))
+    }
+
+    @Test func suspendIsResumed() throws {
+        let path = directory.appendingPathComponent("f.wav").path
+        let samples = try TestAudio.writeTone(to: path, codec: "wav", seconds: 1)
+        let harness = Harness()
+        harness.device.script {
+            $0.writeResults = [Int(-ESTRPIPE)]
+            $0.resumeResults = [-EAGAIN, 0]
+        }
+        _ = try harness.load(path)
+        #expect(harness.waitUntil { $0.activity == .stopped })
+        #expect(harness.engine.snapshot.counters.suspends == 1)
+        expectSameBytes(harness.device.state.written, pcmBytes(of: samples))
+    }
+
+    @Test func deviceThatVanishesPausesWithAnErrorAndResumesWhenBack() throws {
+        let path = directory.appendingPathComponent("g.wav").path
+        let samples = try TestAudio.writeTone(to: path, codec: "wav", seconds: 1)
+        let harness = Harness()
+        harness.device.script { $0.writeResults = [Int(-ENODEV)] }
+        _ = try harness.load(path)
+        #expect(harness.waitUntil { $0.activity == .paused })
+        let failed = harness.engine.snapshot
+        #expect(failed.error?.reason == .deviceUnavailable)
+        #expect(failed.error?.message.contains("fake") == true)
+        #expect(!harness.device.state.isOpen)
+
+        // Still gone: resume fails and the player stays paused.
+        harness.device.script { $0.openError = ReelError(.deviceUnavailable, "cannot open ALSA device \"fake\": No such device") }
+        let refused = harness.run { .resume($0) }
+        guard case .failure(let error) = refused else {
+            Issue.record("resume should fail while the device is gone")
+            return
+        }
+        #expect(error.reason == .deviceUnavailable)
+        #expect(harness.engine.snapshot.activity == .paused)
+
+        // Back: resume plays the rest, and the error is cleared.
+        harness.device.script { $0.openError = nil }
+        let resumed = try harness.run { .resume($0) }.get()
+        #expect(resumed.error == nil)
+        #expect(harness.waitUntil { $0.activity == .stopped })
+        expectSameBytes(harness.device.state.written, pcmBytes(of: samples))
+    }
+
+    @Test func deviceThatCannotOpenFailsThePlayCommand() throws {
+        let path = directory.appendingPathComponent("h.wav").path
+        try TestAudio.writeTone(to: path, codec: "wav", seconds: 1)
+        let harness = Harness()
+        harness.device.script { $0.openError = ReelError(.deviceBusy, "cannot open ALSA device \"fake\": Device or resource busy") }
+        #expect(throws: ReelError(.deviceBusy, "cannot open ALSA device \"fake\": Device or resource busy")) {
+            try harness.load(path)
+        }
+        #expect(harness.engine.snapshot.activity == .stopped)
+    }
+
+    @Test func stopDropsQueuedAudioAndClosesTheDevice() throws {
+        let path = directory.appendingPathComponent("i.wav").path
+        try TestAudio.writeTone(to: path, codec: "wav", seconds: 2)
+        let harness = Harness()
+        harness.device.script { $0.writeDelayMicroseconds = 23_000 }
+        _ = try harness.load(path)
+        usleep(100_000)
+        let stopped = try harness.run { .stop($0) }.get()
+        #expect(stopped.activity == .stopped)
+        #expect(stopped.position(at: monotonicNanoseconds()) == 0)
+        let calls = harness.device.state.calls
+        #expect(calls.suffix(2) == ["drop", "close"])
+    }
+
+    @Test func positionIsWrittenFramesMinusDeviceDelay() throws {
+        let path = directory.appendingPathComponent("j.wav").path
+        try TestAudio.writeTone(to: path, codec: "wav", seconds: 2)
+        let harness = Harness()
+        harness.device.script {
+            $0.writeDelayMicroseconds = 23_000
+            $0.delayFrames = 4410
+        }
+        _ = try harness.load(path)
+        usleep(300_000)
+        let snapshot = harness.engine.snapshot
+        #expect(snapshot.audibleFrame == snapshot.writtenFrame - 4410)
+    }
+}
