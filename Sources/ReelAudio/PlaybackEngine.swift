@@ -44,6 +44,27 @@ public final class PlaybackEngine: @unchecked Sendable {
     /// The latest published state. Any thread.
     public var snapshot: PlaybackSnapshot { published.current }
 
+    /// The latest state and the audible position now, in seconds. Any thread.
+    ///
+    /// Devices consume in bursts (PulseAudio takes several periods at once), so a fresh
+    /// measurement can land a little behind what interpolation already reported. Between jumps
+    /// the position reported here never goes backwards.
+    public func currentPosition() -> (snapshot: PlaybackSnapshot, position: Double) {
+        let snapshot = published.current
+        let measured = snapshot.position(at: monotonicNanoseconds())
+        let position = reported.withLock { floor -> Double in
+            if floor.epoch == snapshot.epoch && snapshot.activity == .playing {
+                floor.position = max(floor.position, measured)
+            } else {
+                floor = (snapshot.epoch, measured)
+            }
+            return floor.position
+        }
+        return (snapshot, position)
+    }
+
+    private let reported = Locked<(epoch: Int, position: Double)>((0, 0))
+
     /// Stops playback, closes the device and ends the thread.
     public func shutdown() {
         guard let thread else { return }
@@ -70,6 +91,9 @@ private final class Runner: @unchecked Sendable {
     var pendingOffset = 0
     var pendingFrames = 0
     var endOfFile = false
+    /// When the last queued frame must have been heard (monotonic ns), set at the end of the file.
+    /// Some devices (PulseAudio) keep reporting their own latency as delay after they ran dry.
+    var drainDeadline: UInt64 = 0
     var running = true
 
     init(
@@ -262,6 +286,10 @@ private final class Runner: @unchecked Sendable {
             if pendingFrames == 0 {
                 endOfFile = true
                 _ = device.start()  // a file shorter than the start threshold
+                let queued = UInt64(max(device.delay(), 0))
+                let rate = UInt64(max(configuration.format.sampleRate, 1))
+                drainDeadline = monotonicNanoseconds() + queued * 1_000_000_000 / rate
+                    + UInt64(2 * periodMilliseconds) * 1_000_000
             }
         }
         if pendingFrames > 0 {
@@ -284,7 +312,7 @@ private final class Runner: @unchecked Sendable {
         }
         // End of file: wait for what is queued to be heard, checking the mailbox every period.
         let queued = device.delay()
-        if queued <= 0 {
+        if queued <= 0 || monotonicNanoseconds() >= drainDeadline {
             trackEnded()
         } else {
             _ = device.wait(timeoutMilliseconds: periodMilliseconds)
@@ -374,6 +402,7 @@ private final class Runner: @unchecked Sendable {
     }
 
     func setPosition(_ frame: Int64) {
+        state.epoch &+= 1
         state.audibleFrame = frame
         state.writtenFrame = frame
         state.measuredAt = monotonicNanoseconds()

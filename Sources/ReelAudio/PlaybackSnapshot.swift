@@ -17,6 +17,9 @@ public struct PlaybackSnapshot: Sendable, Equatable {
     public var writtenFrame: Int64 = 0
     /// Monotonic nanoseconds of the last measurement.
     public var measuredAt: UInt64 = 0
+    /// Changes whenever the position jumps (load, seek, pause, failure), so readers know when a
+    /// smaller position is a jump and not measurement jitter.
+    public var epoch: Int = 0
     /// How far interpolation may run ahead of a measurement (about one period).
     public var interpolationLimitFrames: Int64 = 0
     public var counters = XrunCounters()

@@ -40,11 +40,11 @@ public final class PlayerController: @unchecked Sendable {
 
     /// The player's state now, with the position interpolated to this moment. Any thread.
     public var state: PlayerState {
-        let snapshot = engine.snapshot
+        let (snapshot, position) = engine.currentPosition()
         let now = monotonicNanoseconds()
         let source = snapshot.token.flatMap { token in shared.withLock { $0.sources[token] } }
         return PlayerState(
-            state: snapshot.activity, position: snapshot.position(at: now), duration: snapshot.duration,
+            state: snapshot.activity, position: position, duration: snapshot.duration,
             source: source, format: snapshot.format, timestamp: Double(now) / 1e9,
             underruns: snapshot.counters.underruns, error: snapshot.error)
     }
