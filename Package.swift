@@ -54,6 +54,9 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 
+        // Measures the daemon for bench/; not installed.
+        .executableTarget(name: "reel-bench", dependencies: ["ReelProtocol"]),
+
         .testTarget(name: "ReelModelTests", dependencies: ["ReelModel"]),
         .testTarget(name: "ReelProtocolTests", dependencies: ["ReelProtocol"]),
         .testTarget(name: "ReelAudioTests", dependencies: ["ReelAudio"]),
@@ -62,7 +65,7 @@ let package = Package(
             dependencies: [
                 "ReelDaemon",
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
             ]),
         .testTarget(name: "EndToEndTests", dependencies: ["ReelProtocol"]),
     ],

@@ -1,0 +1,99 @@
+import Logging
+import Testing
+
+@testable import ReelDaemon
+
+@Suite struct DaemonConfigurationTests {
+    let environment = ["HOME": "/home/pi", "XDG_RUNTIME_DIR": "/run/user/1000"]
+
+    @Test func defaultsNeedNoConfigFile() {
+        let settings = DaemonConfiguration.defaults(environment: environment, uid: 1000)
+        #expect(settings.socket == "/run/user/1000/reel/reel.sock")
+        #expect(settings.dataDir == "/home/pi/.local/share/reel")
+        #expect(settings.device == "default")
+        #expect(settings.logLevel == .info)
+    }
+
+    @Test func systemdDirectoriesWin() {
+        let settings = DaemonConfiguration.defaults(
+            environment: ["RUNTIME_DIRECTORY": "/run/reel", "STATE_DIRECTORY": "/var/lib/reel"], uid: 64000)
+        #expect(settings.socket == "/run/reel/reel.sock")
+        #expect(settings.dataDir == "/var/lib/reel")
+    }
+
+    @Test func fileThenEnvironmentThenFlagsOverride() throws {
+        var settings = DaemonConfiguration.defaults(environment: environment, uid: 1000)
+        try settings.apply(
+            toml: """
+                device = "hw:1"
+                capture_device = "hw:2"
+                log_level = "debug"
+                period_ms = 20
+                buffer_ms = 100
+                """, source: "reeld.toml")
+        #expect(settings.device == "hw:1")
+        #expect(settings.periodMilliseconds == 20)
+        try settings.apply(environment: ["REEL_DEVICE": "plughw:CARD=Headphones", "REEL_LOG_LEVEL": "warning"])
+        #expect(settings.device == "plughw:CARD=Headphones")
+        #expect(settings.logLevel == .warning)
+        #expect(settings.captureDevice == "hw:2")
+        try settings.set("device", "null", source: "--device")
+        #expect(settings.device == "null")
+        try settings.validate()
+    }
+
+    @Test func unknownKeyIsNamedWithTheKnownOnes() {
+        var settings = DaemonConfiguration.defaults(environment: environment, uid: 1000)
+        #expect(throws: ConfigurationError.self) { try settings.apply(toml: "devcie = \"hw:1\"", source: "a.toml") }
+        do {
+            try settings.apply(toml: "devcie = \"hw:1\"", source: "a.toml")
+        } catch {
+            #expect(error.description.contains("a.toml: unknown key \"devcie\""))
+            #expect(error.description.contains("device"))
+        }
+    }
+
+    @Test func syntaxErrorNamesTheFileAndLine() {
+        var settings = DaemonConfiguration.defaults(environment: environment, uid: 1000)
+        do {
+            try settings.apply(toml: "device = \"hw:1\"\nperiod_ms = = 3\n", source: "b.toml")
+            Issue.record("a broken file was accepted")
+        } catch {
+            #expect(error.description.hasPrefix("b.toml:2:"))
+        }
+    }
+
+    @Test(arguments: [
+        ("log_level", "loud", "is not a log level"),
+        ("period_ms", "0", "is not a number of milliseconds"),
+        ("period_ms", "abc", "is not a number of milliseconds"),
+        ("socket", "relative.sock", "must be absolute"),
+        ("data_dir", "data", "must be absolute"),
+    ])
+    func badValuesAreRefusedWithTheirSource(key: String, value: String, message: String) {
+        var settings = DaemonConfiguration.defaults(environment: environment, uid: 1000)
+        do {
+            try settings.set(key, value, source: "REEL_TEST")
+            Issue.record("\(key)=\(value) was accepted")
+        } catch {
+            #expect(error.description.hasPrefix("REEL_TEST: "))
+            #expect(error.description.contains(message))
+        }
+    }
+
+    @Test func bufferMustHoldTwoPeriods() throws {
+        var settings = DaemonConfiguration.defaults(environment: environment, uid: 1000)
+        try settings.set("period_ms", "100", source: "test")
+        try settings.set("buffer_ms", "150", source: "test")
+        #expect(throws: ConfigurationError.self) { try settings.validate() }
+    }
+
+    @Test func documentedConfigFileParsesToTheDefaults() throws {
+        let path = #filePath.replacingOccurrences(of: "Tests/ReelDaemonTests/DaemonConfigurationTests.swift", with: "config/reeld.toml")
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let defaults = DaemonConfiguration.defaults(environment: environment, uid: 1000)
+        var settings = defaults
+        try settings.apply(toml: text, source: path)
+        #expect(settings == defaults)
+    }
+}
