@@ -35,15 +35,50 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
 
     /// An object with `pairs`; for a repeated key the last value wins (at the first position).
     public init(_ pairs: some Sequence<(String, JSONValue)>) {
-        members = []
-        for (key, value) in pairs { self[key] = value }
+        self.init(uniquing: pairs.map { (key: $0.0, value: $0.1) })
     }
 
-    /// Builds from members the caller guarantees to have unique keys (the parser).
+    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+        self.init(uniquing: elements.map { (key: $0.0, value: $0.1) })
+    }
+
+    /// Builds from members the caller guarantees to have unique keys.
     init(uniqueMembers: [Element]) { members = uniqueMembers }
 
-    public init(dictionaryLiteral elements: (String, JSONValue)...) {
-        self.init(elements)
+    /// Builds from members that may repeat keys: the last value wins, at the key's first
+    /// position. Linear time (the parser uses it on untrusted input).
+    init(uniquing members: [Element]) {
+        let n = members.count
+        if n < 2 {
+            self.members = members
+            return
+        }
+        if n <= 16 {
+            var hasDuplicate = false
+            outer: for i in 1..<n {
+                for j in 0..<i where members[i].key == members[j].key {
+                    hasDuplicate = true
+                    break outer
+                }
+            }
+            if !hasDuplicate {
+                self.members = members
+                return
+            }
+        }
+        var positions: [String: Int] = [:]
+        positions.reserveCapacity(n)
+        var unique: [Element] = []
+        unique.reserveCapacity(n)
+        for member in members {
+            if let position = positions[member.key] {
+                unique[position].value = member.value
+            } else {
+                positions[member.key] = unique.count
+                unique.append(member)
+            }
+        }
+        self.members = unique
     }
 
     /// The value for `key`, or nil when the object has no such member. Setting nil removes it.
@@ -130,8 +165,10 @@ extension JSONValue {
         switch self {
         case .int(let i): return i
         case .double(let d):
-            guard d.isFinite, d == d.rounded(.towardZero) else { return nil }
-            return Int64(exactly: d)
+            // Not `Int64(exactly:)`: it calls libm's trunc, and ReelProtocol links without libm.
+            guard d >= -0x1p63, d < 0x1p63 else { return nil }  // also rejects NaN
+            let i = Int64(d)
+            return Double(i) == d ? i : nil
         default: return nil
         }
     }

@@ -194,7 +194,7 @@ private struct Parser {
                     } else if byte == closeBrace {
                         index += 1
                         kinds.removeLast()
-                        value = .object(makeObject(objects.removeLast()))
+                        value = .object(JSONObject(uniquing: objects.removeLast()))
                     } else {
                         throw unexpected("',' or '}'")
                     }
@@ -233,35 +233,6 @@ private struct Parser {
         skipWhitespace()
         guard peek() == colon else { throw unexpected("':'") }
         index += 1
-    }
-
-    /// Makes keys unique: the last value wins, at the key's first position.
-    func makeObject(_ members: [JSONObject.Element]) -> JSONObject {
-        let n = members.count
-        if n < 2 { return JSONObject(uniqueMembers: members) }
-        if n <= 16 {
-            var hasDuplicate = false
-            outer: for i in 1..<n {
-                for j in 0..<i where members[i].key == members[j].key {
-                    hasDuplicate = true
-                    break outer
-                }
-            }
-            if !hasDuplicate { return JSONObject(uniqueMembers: members) }
-        }
-        var positions: [String: Int] = [:]
-        positions.reserveCapacity(n)
-        var unique: [JSONObject.Element] = []
-        unique.reserveCapacity(n)
-        for member in members {
-            if let position = positions[member.key] {
-                unique[position].value = member.value
-            } else {
-                positions[member.key] = unique.count
-                unique.append(member)
-            }
-        }
-        return JSONObject(uniqueMembers: unique)
     }
 
     mutating func literal(_ word: StaticString) throws(JSONParseError) {

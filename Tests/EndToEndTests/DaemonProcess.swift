@@ -22,15 +22,18 @@ final class DaemonProcess: @unchecked Sendable {
     }
 
     /// Starts reeld with `--device device` and extra arguments; waits until its socket answers.
-    init(device: String = "null", arguments: [String] = [], environment: [String: String] = [:]) throws {
+    init(
+        device: String = "null", arguments: [String] = [], environment: [String: String] = [:],
+        socketPath: String? = nil
+    ) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("reel-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        socketPath = directory.appendingPathComponent("reel.sock").path
+        self.socketPath = socketPath ?? directory.appendingPathComponent("reel.sock").path
         logURL = directory.appendingPathComponent("reeld.log")
         FileManager.default.createFile(atPath: logURL.path, contents: nil)
         process.executableURL = URL(fileURLWithPath: Self.executable("reeld"))
         process.arguments =
-            ["--socket", socketPath, "--data-dir", directory.appendingPathComponent("data").path, "--device", device,
+            ["--socket", self.socketPath, "--data-dir", directory.appendingPathComponent("data").path, "--device", device,
              "--log-level", "debug"] + arguments
         var env = ProcessInfo.processInfo.environment
         env["REEL_CONFIG"] = "/dev/null"
@@ -42,7 +45,7 @@ final class DaemonProcess: @unchecked Sendable {
         try process.run()
         let deadline = Date().addingTimeInterval(15)
         while Date() < deadline {
-            if (try? RPCTestClient(path: socketPath)) != nil { return }
+            if (try? RPCTestClient(path: self.socketPath)) != nil { return }
             if !process.isRunning { break }
             usleep(20_000)
         }

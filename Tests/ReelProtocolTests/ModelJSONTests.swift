@@ -1,0 +1,92 @@
+import ReelModel
+import Testing
+@testable import ReelProtocol
+
+@Suite("Model JSON")
+struct ModelJSONTests {
+    static let states: [PlayerState] = [
+        .stopped,
+        PlayerState(state: .playing, position: 12.5, duration: 300, source: .file(path: "/abs/file.flac"),
+                    format: AudioFormat(codec: "flac", sampleRate: 44100, channels: 2), timestamp: 1234.5678, underruns: 2),
+        PlayerState(state: .paused, position: 0.25, duration: 61.0,
+                    source: .item(id: "0b9f7f0e-1111-4c1e-9a55-2b8e4b0c1f3a", path: "/Meetings/Standup", name: "Standup"),
+                    format: AudioFormat(codec: "opus", sampleRate: 48000, channels: 1), timestamp: 3,
+                    error: ReelError(.deviceUnavailable, "the device hw:1,0 disappeared")),
+    ]
+
+    @Test(arguments: states)
+    func playerStateRoundTrips(state: PlayerState) throws {
+        let line = state.json.jsonBytes
+        #expect(try PlayerState(json: try JSONValue.parse(line)) == state)
+    }
+
+    @Test func playerStateHasTheProtocolShape() {
+        #expect(PlayerState.stopped.json.jsonString
+            == #"{"state":"stopped","position":0.0,"duration":null,"source":null,"format":null,"timestamp":0.0,"underruns":0,"error":null}"#)
+        let item = Self.states[2].json
+        #expect(item["source"] == ["item": "0b9f7f0e-1111-4c1e-9a55-2b8e4b0c1f3a", "path": "/Meetings/Standup", "name": "Standup"])
+        #expect(item["format"] == ["codec": "opus", "sampleRate": 48000, "channels": 1])
+        #expect(item["error"] == ["reason": "device_unavailable", "message": "the device hw:1,0 disappeared"])
+        #expect(Self.states[1].json["source"] == ["path": "/abs/file.flac"])
+        #expect(item.objectValue?.keys == ["state", "position", "duration", "source", "format", "timestamp", "underruns", "error"])
+    }
+
+    @Test func decodesAPushedStateWithItsSubscriptionAndIntegers() throws {
+        let text = #"{"subscription":3,"state":"playing","position":12,"duration":300,"source":{"path":"/a.wav"},"format":null,"timestamp":5}"#
+        let state = try PlayerState(json: try parse(text))
+        #expect(state == PlayerState(state: .playing, position: 12, duration: 300, source: .file(path: "/a.wav"), timestamp: 5))
+    }
+
+    @Test func rejectsMalformedPlayerStates() {
+        let cases: [(String, String)] = [
+            (#"[]"#, "PlayerState must be an object, not an array"),
+            (#"{"state":"bogus","position":0,"duration":null,"source":null,"format":null,"timestamp":0}"#,
+             #"PlayerState.state must be "stopped", "playing" or "paused", not "bogus""#),
+            (#"{"state":"paused","position":"0","duration":null,"source":null,"format":null,"timestamp":0}"#,
+             "PlayerState.position must be a number, not a string"),
+            (#"{"state":"paused","duration":null,"source":null,"format":null,"timestamp":0}"#, "PlayerState.position is missing"),
+            (#"{"state":"paused","position":0,"duration":"x","source":null,"format":null,"timestamp":0}"#,
+             "PlayerState.duration must be a number or null, not a string"),
+            (#"{"state":"paused","position":0,"duration":null,"source":{},"format":null,"timestamp":0}"#, "source.path is missing"),
+            (#"{"state":"paused","position":0,"duration":null,"source":{"item":"u","path":"/p"},"format":null,"timestamp":0}"#,
+             "source.name is missing"),
+            (#"{"state":"paused","position":0,"duration":null,"source":null,"format":{"codec":"flac","sampleRate":44100.5,"channels":2},"timestamp":0}"#,
+             "format.sampleRate must be an integer, not a number"),
+            (#"{"state":"paused","position":0,"duration":null,"source":null,"format":null,"timestamp":0,"error":{"reason":"nope","message":"m"}}"#,
+             #"error.reason "nope" is not a known reason"#),
+            (#"{"state":"paused","position":0,"duration":null,"source":null,"format":null,"timestamp":0,"underruns":"3"}"#,
+             "PlayerState.underruns must be an integer, not a string"),
+        ]
+        for (text, expected) in cases {
+            do {
+                _ = try PlayerState(json: try parse(text))
+                Issue.record("accepted \(text)")
+            } catch let error as JSONDecodingError {
+                #expect(error.message == expected)
+            } catch {
+                Issue.record("\(error)")
+            }
+        }
+    }
+
+    @Test func reelErrorRoundTrips() throws {
+        for reason in ErrorReason.allCases {
+            let error = ReelError(reason, "why")
+            #expect(try ReelError(json: error.json) == error)
+        }
+    }
+
+    @Test func daemonInfoRoundTripsWithProtocolKey() throws {
+        let info = DaemonInfo(version: "1.0.0", device: "default", captureDevice: "hw:1,0", dataDir: "/var/lib/reel",
+                              uptime: 12.5, formats: ["flac", "wav"])
+        let json = info.json
+        #expect(json["protocol"] == .int(1))
+        #expect(json.objectValue?.keys == ["version", "protocol", "device", "captureDevice", "dataDir", "uptime", "formats"])
+        #expect(try DaemonInfo(json: try JSONValue.parse(json.jsonBytes)) == info)
+    }
+
+    @Test func daemonInfoRejectsMalformedFormats() {
+        let json: JSONValue = ["version": "1", "protocol": 1, "device": "d", "captureDevice": "c", "dataDir": "/", "uptime": 1, "formats": [1]]
+        #expect(throws: JSONDecodingError("daemon.info.formats must be an array of strings, not an array")) { try DaemonInfo(json: json) }
+    }
+}
