@@ -35,7 +35,10 @@ public final class ALSAOutput: PCMOutput {
         -> PCMConfiguration
     {
         var handle: OpaquePointer?
-        let opened = snd_pcm_open(&handle, deviceName, SND_PCM_STREAM_PLAYBACK, 0)
+        // Non-blocking: a write that finds no room returns -EAGAIN and the engine waits at most a
+        // period in `wait`, so it sees its mailbox every period whatever the device does (the
+        // PulseAudio plugin can hold a new stream's first writes for a second or more).
+        let opened = snd_pcm_open(&handle, deviceName, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK)
         guard opened >= 0, let handle else {
             throw ALSA.openError(device: name, code: opened)
         }

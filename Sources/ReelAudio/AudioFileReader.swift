@@ -59,6 +59,11 @@ public enum AudioFileOpener {
         }
     }
 
-    /// The formats this build decodes, for `daemon.info`.
-    public static let decodableCodecs = ["wav", "flac", "vorbis", "opus", "mp3"]
+    /// What the installed libraries decode, for `daemon.info`: libsndfile's formats, and MP3
+    /// through libmpg123.
+    public static let decodableCodecs: [String] = {
+        var codecs = Set(SndFileReader.decodableCodecs())
+        codecs.insert("mp3")
+        return codecs.sorted()
+    }()
 }

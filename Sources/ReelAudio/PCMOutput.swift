@@ -2,8 +2,9 @@
 
 import ReelModel
 
-/// A playback PCM. Every method is called on the engine's audio thread only, never concurrently;
-/// `write` and `wait` may block for up to about one period, the rest return promptly.
+/// A playback PCM. Every method is called on the engine's audio thread only, never concurrently.
+/// `write` must not block: with no room it returns -EAGAIN. `wait` blocks for at most its
+/// timeout; the rest return promptly.
 /// Return codes are alsa-lib's: a frame count or 0 on success, a negative errno on failure.
 public protocol PCMOutput: AnyObject {
     /// The device name for messages (`default`, `plughw:CARD=Headphones`, …).

@@ -169,7 +169,8 @@ private final class Runner: @unchecked Sendable {
                 state.activity = .paused
             }
         } catch {
-            stop(error: nil)
+            // Stopped, with the track that could not start and why, so the stream shows both.
+            stop(error: error)
             return .failure(error)
         }
         publish(changed: true)
@@ -314,11 +315,15 @@ private final class Runner: @unchecked Sendable {
         let queued = device.delay()
         if queued <= 0 || monotonicNanoseconds() >= drainDeadline {
             trackEnded()
-        } else {
-            _ = device.wait(timeoutMilliseconds: periodMilliseconds)
-            measure()
-            publish(changed: false)
+            return
         }
+        // A device that ran dry answers `wait` at once with an error: sleep out the period
+        // instead of spinning until the deadline.
+        if device.wait(timeoutMilliseconds: periodMilliseconds) < 0 {
+            usleep(UInt32(periodMilliseconds) * 1000)
+        }
+        measure()
+        publish(changed: false)
     }
 
     func trackEnded() {

@@ -88,10 +88,40 @@ public final class SndFileReader: AudioFileReader {
         case SF_FORMAT_FLAC: return "flac"
         case SF_FORMAT_OGG: return minor == SF_FORMAT_OPUS ? "opus" : "vorbis"
         case SF_FORMAT_MPEG: return "mp3"
-        case SF_FORMAT_AIFF: return "aiff"
-        case SF_FORMAT_AU: return "au"
-        case SF_FORMAT_CAF: return "caf"
-        default: return "pcm"
+        default: return majorExtension(major) ?? "pcm"
         }
+    }
+
+    /// libsndfile's file extension for a major format (`aiff`, `au`, `caf`, …).
+    static func majorExtension(_ major: Int) -> String? {
+        var info = SF_FORMAT_INFO()
+        info.format = Int32(major)
+        guard sf_command(nil, Int32(SFC_GET_FORMAT_INFO), &info, Int32(MemoryLayout<SF_FORMAT_INFO>.size)) == 0,
+              let text = info.extension
+        else { return nil }
+        return String(cString: text).lowercased()
+    }
+
+    /// The codecs the installed libsndfile decodes, named as `format.codec` names them.
+    static func decodableCodecs() -> [String] {
+        var codecs: Set<String> = []
+        var count: Int32 = 0
+        sf_command(nil, Int32(SFC_GET_FORMAT_MAJOR_COUNT), &count, Int32(MemoryLayout<Int32>.size))
+        for index in 0..<count {
+            var info = SF_FORMAT_INFO()
+            info.format = index
+            sf_command(nil, Int32(SFC_GET_FORMAT_MAJOR), &info, Int32(MemoryLayout<SF_FORMAT_INFO>.size))
+            let major = Int(info.format)
+            if major != SF_FORMAT_OGG { codecs.insert(codecName(major: major, minor: 0)) }
+        }
+        sf_command(nil, Int32(SFC_GET_FORMAT_SUBTYPE_COUNT), &count, Int32(MemoryLayout<Int32>.size))
+        for index in 0..<count {
+            var info = SF_FORMAT_INFO()
+            info.format = index
+            sf_command(nil, Int32(SFC_GET_FORMAT_SUBTYPE), &info, Int32(MemoryLayout<SF_FORMAT_INFO>.size))
+            if Int(info.format) == SF_FORMAT_VORBIS { codecs.insert("vorbis") }
+            if Int(info.format) == SF_FORMAT_OPUS { codecs.insert("opus") }
+        }
+        return codecs.sorted()
     }
 }

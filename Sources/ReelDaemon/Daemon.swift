@@ -33,7 +33,8 @@ public final class Daemon: Sendable {
         serverLogger[metadataKey: "subsystem"] = "reel.server"
         let info = DaemonInfoSource(configuration: configuration, startedAt: monotonicNanoseconds())
         server = RPCServer(
-            socketPath: configuration.socket, methods: MethodTable.reeld(player: player, info: info),
+            socketPath: configuration.socket,
+            systemSocket: SocketFile.isSystemDaemon(environment: environment, uid: getuid()), methods: MethodTable.reeld(player: player, info: info),
             player: player, logger: serverLogger)
     }
 

@@ -8,6 +8,10 @@ import ReelProtocol
 /// Handles one connection's lines. Everything here runs on the channel's event loop; results and
 /// changes that arrive from other threads hop onto it first.
 ///
+/// Order: a connection's requests are carried out one after another, in the order sent (and a
+/// batch's entries in order), so `play` then `seek` on one connection seeks in the new track.
+/// Lines that arrive while a request waits for the player are queued, and reading pauses.
+///
 /// Slow clients: replies are always queued; stream pushes are skipped while the channel is not
 /// writable and the latest value is sent when it drains (state streams coalesce). A client whose
 /// unread output passes `maxBufferedBytes` is disconnected.
@@ -24,10 +28,13 @@ final class RPCConnection: ChannelInboundHandler, SubscriptionHost {
     private var playerSubscriptions: [Int: PlayerSubscription] = [:]
     private var playerObserver: Int?
     private var nextSubscription = 1
-    private var pendingReplies = 0
+    /// A line is being carried out (possibly waiting for the player).
+    private var busy = false
+    /// Lines received while busy, carried out in order when it is done.
+    private var waitingLines = CircularBuffer<ByteBuffer>()
+    private var draining = false
     private var inputClosed = false
     private var closed = false
-    private var scratch: [UInt8] = []
 
     private final class PlayerSubscription {
         let id: Int
@@ -35,9 +42,23 @@ final class RPCConnection: ChannelInboundHandler, SubscriptionHost {
         var ticker: RepeatedTask?
         /// A push was skipped because the client was not reading.
         var dirty = false
+        /// The current value goes out right after the reply that carries the subscription number.
+        var awaitingFirstPush = true
         init(id: Int, interval: TimeAmount) {
             self.id = id
             self.interval = interval
+        }
+    }
+
+    /// One received line's requests in progress: a single request or a batch.
+    private final class LineRun {
+        let entries: [RPCRequestDecoding]
+        let isBatch: Bool
+        var next = 0
+        var replies: [RPCReply] = []
+        init(entries: [RPCRequestDecoding], isBatch: Bool) {
+            self.entries = entries
+            self.isBatch = isBatch
         }
     }
 
@@ -45,7 +66,6 @@ final class RPCConnection: ChannelInboundHandler, SubscriptionHost {
         self.methods = methods
         self.player = player
         self.logger = logger
-        scratch.reserveCapacity(512)
     }
 
     // MARK: Channel events
@@ -65,6 +85,7 @@ final class RPCConnection: ChannelInboundHandler, SubscriptionHost {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !closed else { return }
         switch unwrapInboundIn(data) {
         case .tooLong:
             logger.info("closing a connection that sent a line over 1 MiB")
@@ -73,8 +94,12 @@ final class RPCConnection: ChannelInboundHandler, SubscriptionHost {
             closed = true
             context.close(promise: nil)
         case .line(let buffer):
-            guard !closed else { return }
-            handleLine(buffer)
+            if busy || !waitingLines.isEmpty {
+                waitingLines.append(buffer)
+                context.channel.setOption(.autoRead, value: false).whenFailure { _ in }
+            } else {
+                handleLine(buffer)
+            }
         }
     }
 
@@ -115,67 +140,99 @@ final class RPCConnection: ChannelInboundHandler, SubscriptionHost {
             if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return nil }
             return RPCIncoming(line: bytes)
         }
-        guard let incoming else { return }
         switch incoming {
-        case .single(let decoding):
-            perform(decoding) { [self] reply in
-                if let reply { write(RPCEncoder.replyLine(reply)) }
-            }
-        case .batch(let entries):
-            let collector = BatchCollector(count: entries.count)
-            for (index, entry) in entries.enumerated() {
-                perform(entry) { [self] reply in
-                    if let replies = collector.fill(index, reply) {
-                        if !replies.isEmpty { write(RPCEncoder.batchLine(replies)) }
-                    }
-                }
-            }
+        case nil:
+            return
+        case .single(let decoding)?:
+            busy = true
+            run(LineRun(entries: [decoding], isBatch: false))
+        case .batch(let entries)?:
+            busy = true
+            run(LineRun(entries: entries, isBatch: true))
         }
     }
 
-    /// Carries out one request; `finish` gets its reply (nil for a notification) on the event loop.
-    private func perform(_ decoding: RPCRequestDecoding, finish: @escaping (RPCReply?) -> Void) {
+    /// Carries out a line's requests in order; returns when one must wait, and is called again
+    /// (on the event loop) when it is answered.
+    private func run(_ line: LineRun) {
+        while line.next < line.entries.count {
+            let entry = line.entries[line.next]
+            line.next += 1
+            let waiting = perform(entry) { [self] reply in
+                if let reply { line.replies.append(reply) }
+                guard !closed else { return }
+                run(line)
+            }
+            switch waiting {
+            case .answered(let reply):
+                if let reply { line.replies.append(reply) }
+            case .waiting:
+                return
+            }
+        }
+        if line.isBatch {
+            if !line.replies.isEmpty { write(RPCEncoder.batchLine(line.replies)) }
+        } else if let reply = line.replies.first {
+            write(RPCEncoder.replyLine(reply))
+        }
+        sendFirstPushes()
+        busy = false
+        context?.flush()
+        checkBacklog()
+        runWaitingLines()
+        closeIfFinished()
+    }
+
+    /// Carries out the lines that arrived while the connection was busy, then reads again.
+    private func runWaitingLines() {
+        guard !draining else { return }
+        draining = true
+        defer { draining = false }
+        while !busy, !closed, let line = waitingLines.popFirst() {
+            handleLine(line)
+        }
+        if waitingLines.isEmpty, let channel = context?.channel {
+            channel.setOption(.autoRead, value: true).whenFailure { _ in }
+        }
+    }
+
+    private enum Step {
+        case answered(RPCReply?)
+        case waiting
+    }
+
+    /// Carries out one request. Returns its reply (nil for a notification) or `.waiting`, in
+    /// which case `resume` gets the reply later on the event loop.
+    private func perform(_ decoding: RPCRequestDecoding, resume: @escaping (RPCReply?) -> Void) -> Step {
         let request: RPCRequest
         switch decoding {
         case .invalid:
-            finish(decoding.errorReply)
-            return
+            return .answered(decoding.errorReply)
         case .request(let valid):
             request = valid
         }
         let replyID = request.id
-        func reply(_ result: Result<JSONValue, RPCError>) -> RPCReply? {
-            replyID.map { RPCReply(id: $0, result: result) }
-        }
         guard let handler = methods.handler(for: request.method) else {
-            finish(reply(.failure(.methodNotFound(request.method))))
-            return
+            return .answered(replyID.map { RPCReply(id: $0, result: .failure(.methodNotFound(request.method))) })
         }
         let outcome: MethodOutcome
         do {
             outcome = try handler(MethodCall(params: Params(request), connection: self))
         } catch {
-            finish(reply(.failure(error)))
-            return
+            return .answered(replyID.map { RPCReply(id: $0, result: .failure(error)) })
         }
         switch outcome {
         case .result(let value):
-            finish(reply(.success(value)))
+            return .answered(replyID.map { RPCReply(id: $0, result: .success(value)) })
         case .later(let start):
-            guard let loop = context?.eventLoop else { return }
-            pendingReplies += 1
-            let bound = NIOLoopBound((self, finish), eventLoop: loop)
+            guard let loop = context?.eventLoop else { return .answered(nil) }
+            let bound = NIOLoopBound(resume, eventLoop: loop)
             start { result in
                 loop.execute {
-                    let (connection, finish) = bound.value
-                    connection.pendingReplies -= 1
-                    guard !connection.closed else { return }
-                    finish(replyID.map { RPCReply(id: $0, result: result) })
-                    connection.context?.flush()
-                    connection.checkBacklog()
-                    connection.closeIfFinished()
+                    bound.value(replyID.map { RPCReply(id: $0, result: result) })
                 }
             }
+            return .waiting
         }
     }
 
@@ -193,16 +250,6 @@ final class RPCConnection: ChannelInboundHandler, SubscriptionHost {
                 loop.execute { bound.value.playerChanged() }
             }
         }
-        // The current value follows the reply (which is written before this task runs).
-        let bound = NIOLoopBound(self, eventLoop: loop)
-        loop.execute {
-            let connection = bound.value
-            guard let subscription = connection.playerSubscriptions[id] else { return }
-            let state = connection.player.state
-            connection.push(state, to: subscription)
-            connection.updateTicker(subscription, playing: state.state == .playing)
-            connection.context?.flush()
-        }
         return id
     }
 
@@ -216,10 +263,22 @@ final class RPCConnection: ChannelInboundHandler, SubscriptionHost {
         return true
     }
 
+    /// Sends the current value to subscriptions made by the line just answered.
+    private func sendFirstPushes() {
+        let fresh = playerSubscriptions.values.filter(\.awaitingFirstPush)
+        guard !fresh.isEmpty else { return }
+        let state = player.state
+        for subscription in fresh {
+            subscription.awaitingFirstPush = false
+            push(state, to: subscription)
+            updateTicker(subscription, playing: state.state == .playing)
+        }
+    }
+
     private func playerChanged() {
         guard !closed else { return }
         let state = player.state
-        for subscription in playerSubscriptions.values {
+        for subscription in playerSubscriptions.values where !subscription.awaitingFirstPush {
             push(state, to: subscription)
             updateTicker(subscription, playing: state.state == .playing)
         }
@@ -288,7 +347,9 @@ final class RPCConnection: ChannelInboundHandler, SubscriptionHost {
 
     /// After the client half-closes: close once every reply is out, unless it is subscribed.
     private func closeIfFinished() {
-        guard inputClosed, pendingReplies == 0, playerSubscriptions.isEmpty, let context, !closed else { return }
+        guard inputClosed, !busy, waitingLines.isEmpty, playerSubscriptions.isEmpty, let context, !closed else {
+            return
+        }
         closed = true
         let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(channel.allocator.buffer(capacity: 0))).whenComplete { _ in
@@ -304,24 +365,5 @@ final class RPCConnection: ChannelInboundHandler, SubscriptionHost {
             player.removeObserver(observer)
             playerObserver = nil
         }
-    }
-}
-
-/// Collects a batch's replies in request order; notifications leave no reply.
-private final class BatchCollector {
-    private var slots: [RPCReply??]
-    private var remaining: Int
-
-    init(count: Int) {
-        slots = Array(repeating: nil, count: count)
-        remaining = count
-    }
-
-    /// Stores one entry's reply; returns all replies once the last one is in.
-    func fill(_ index: Int, _ reply: RPCReply?) -> [RPCReply]? {
-        slots[index] = .some(reply)
-        remaining -= 1
-        guard remaining == 0 else { return nil }
-        return slots.compactMap { $0 ?? nil }
     }
 }

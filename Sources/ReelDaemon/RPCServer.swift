@@ -9,6 +9,8 @@ import ReelAudio
 /// refusing a live one); `stop` closes the listener and every connection.
 final class RPCServer: Sendable {
     let socketPath: String
+    /// Group `audio` may connect (system daemon) or only the owner (user daemon).
+    private let systemSocket: Bool
     private let methods: MethodTable
     private let player: PlayerController
     private let logger: Logger
@@ -20,8 +22,9 @@ final class RPCServer: Sendable {
         var connections: [ObjectIdentifier: Channel] = [:]
     }
 
-    init(socketPath: String, methods: MethodTable, player: PlayerController, logger: Logger) {
+    init(socketPath: String, systemSocket: Bool, methods: MethodTable, player: PlayerController, logger: Logger) {
         self.socketPath = socketPath
+        self.systemSocket = systemSocket
         self.methods = methods
         self.player = player
         self.logger = logger
@@ -50,7 +53,7 @@ final class RPCServer: Sendable {
                 }
             }
         let listener = try bootstrap.bind(unixDomainSocketPath: socketPath).wait()
-        SocketFile.setPermissions(socketPath)
+        SocketFile.setPermissions(socketPath, system: systemSocket)
         state.withLock { $0.listener = listener }
     }
 

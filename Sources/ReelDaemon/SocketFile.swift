@@ -54,15 +54,23 @@ enum SocketFile {
         }
     }
 
-    /// Mode 0600 for a user's daemon; 0660 and group `audio` for root's, so members of `audio`
-    /// may control the system daemon.
-    static func setPermissions(_ path: String) {
-        if getuid() == 0, let group = getgrnam("audio") {
-            chown(path, 0, group.pointee.gr_gid)
+    /// Mode 0600 for a user's daemon. A system daemon (root, or the system unit's dynamic user)
+    /// gives the socket to group `audio` with mode 0660, so members of `audio` may control it.
+    static func setPermissions(_ path: String, system: Bool) {
+        if system, let group = getgrnam("audio") {
+            chown(path, getuid(), group.pointee.gr_gid)
             chmod(path, 0o660)
         } else {
             chmod(path, 0o600)
         }
+    }
+
+    /// True for a daemon started by root or by the system unit (`RuntimeDirectory=` outside
+    /// `/run/user/`), false for a user's own daemon.
+    static func isSystemDaemon(environment: [String: String], uid: UInt32) -> Bool {
+        if uid == 0 { return true }
+        guard let runtime = environment["RUNTIME_DIRECTORY"], !runtime.isEmpty else { return false }
+        return !runtime.hasPrefix("/run/user/")
     }
 }
 

@@ -11,7 +11,10 @@ public enum SeekTarget: Equatable, Sendable {
     public func resolve(current: Double, duration: Double) throws(ReelError) -> Double {
         switch self {
         case .absolute(let position):
-            guard position.isFinite, position >= 0, position <= duration else {
+            guard position.isFinite, position >= 0 else {
+                throw ReelError(.outOfRange, "cannot seek to \(position) s: a position is 0 or more seconds")
+            }
+            guard position <= duration else {
                 throw ReelError(
                     .outOfRange,
                     "cannot seek to \(formatSeconds(position)): the track is \(formatSeconds(duration)) long")

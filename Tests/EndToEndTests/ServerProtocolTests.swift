@@ -131,6 +131,41 @@ import Testing
         #expect(try client.readLine() == nil)
     }
 
+    @Test func requestsOnOneConnectionTakeEffectInTheOrderSent() throws {
+        let daemon = try DaemonProcess()
+        let client = try daemon.client()
+        let path = try tone(daemon, "order.wav", seconds: 1)
+        // Pipelined in one write: the status must see the play that was sent before it.
+        try client.send(
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"player.play\",\"params\":{\"file\":\"\(path)\"}}\n"
+                + "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"player.status\"}\n")
+        let first = try #require(try client.readJSON())
+        let second = try #require(try client.readJSON())
+        #expect(first["id"] == .int(1))
+        #expect(second["id"] == .int(2))
+        #expect(second["result"]?["source"]?["path"] == .string(path))
+        // The same inside a batch.
+        let batch = try reply(
+            client,
+            to: "[{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"player.play\",\"params\":{\"file\":\"\(path)\"}},"
+                + "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"player.status\"}]")
+        #expect(batch.arrayValue?.last?["result"]?["source"]?["path"] == .string(path))
+    }
+
+    @Test func firstPushFollowsTheReplyThatCarriesTheSubscription() throws {
+        let daemon = try DaemonProcess()
+        let client = try daemon.client()
+        let path = try tone(daemon, "first.wav", seconds: 1)
+        try client.send(
+            "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"subscribe\",\"params\":{\"stream\":\"player\"}},"
+                + "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"player.play\",\"params\":{\"file\":\"\(path)\"}}]\n")
+        let first = try #require(try client.readJSON())
+        #expect(first.arrayValue?.count == 2, "the batch reply comes first, got \(first)")
+        let push = try #require(try client.readJSON())
+        #expect(push["method"] == .string("player.state"))
+        #expect(push["params"]?["subscription"] == first.arrayValue?.first?["result"]?["subscription"])
+    }
+
     // MARK: Player methods
 
     @Test func playPauseSeekStopOnTheNullDevice() throws {
@@ -166,6 +201,8 @@ import Testing
         let unsupported = try #require(error(of: try client.call("player.play", ["file": .string(text)])))
         #expect(unsupported.reason == "unsupported_format")
         #expect(unsupported.message.contains(text))
+        let negative = try #require(error(of: try client.call("player.play", ["file": .string(text), "position": -1])))
+        #expect(negative.reason == "out_of_range")
         let directory = try #require(error(of: try client.call("player.play", ["file": .string(daemon.directory.path)])))
         #expect(directory.reason == "unsupported_format")
         let path = try tone(daemon, "b.wav", seconds: 1)

@@ -84,3 +84,25 @@ import Testing
         #expect(SystemdNotifier(environment: [:]).send("READY=1") == false)
     }
 }
+
+@Suite struct SystemDaemonDetectionTests {
+    @Test func rootAndTheSystemUnitAreSystemDaemons() {
+        #expect(SocketFile.isSystemDaemon(environment: [:], uid: 0))
+        #expect(SocketFile.isSystemDaemon(environment: ["RUNTIME_DIRECTORY": "/run/reel"], uid: 61234))
+    }
+
+    @Test func aUsersDaemonIsNot() {
+        #expect(!SocketFile.isSystemDaemon(environment: [:], uid: 1000))
+        #expect(!SocketFile.isSystemDaemon(environment: ["RUNTIME_DIRECTORY": "/run/user/1000/reel"], uid: 1000))
+    }
+
+    @Test func userSocketIsPrivate() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("mode-\(UUID().uuidString)").path
+        FileManager.default.createFile(atPath: path, contents: nil)
+        defer { unlink(path) }
+        SocketFile.setPermissions(path, system: false)
+        var info = stat()
+        #expect(stat(path, &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o600)
+    }
+}

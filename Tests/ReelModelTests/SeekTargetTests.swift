@@ -21,14 +21,14 @@ import Testing
         #expect(try SeekTarget.absolute(60).resolve(current: 3, duration: 60) == 60)
     }
 
-    @Test(arguments: [-1.0, 60.01, .nan, .infinity])
-    func absoluteOutsideTheTrackIsOutOfRange(position: Double) {
+    @Test(arguments: [(60.01, "the track is 1:00 long"), (-1.0, "cannot seek to -1.0 s"), (.nan, "0 or more"), (.infinity, "0 or more")])
+    func absoluteOutsideTheTrackIsOutOfRange(position: Double, message: String) {
         do {
             _ = try SeekTarget.absolute(position).resolve(current: 0, duration: 60)
             Issue.record("\(position) was accepted")
         } catch {
             #expect(error.reason == .outOfRange)
-            #expect(error.message.contains("1:00"))
+            #expect(error.message.contains(message), "\(error.message)")
         }
     }
 
