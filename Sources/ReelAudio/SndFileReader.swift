@@ -112,7 +112,8 @@ public final class SndFileReader: AudioFileReader {
             info.format = index
             sf_command(nil, Int32(SFC_GET_FORMAT_MAJOR), &info, Int32(MemoryLayout<SF_FORMAT_INFO>.size))
             let major = Int(info.format)
-            if major != SF_FORMAT_OGG { codecs.insert(codecName(major: major, minor: 0)) }
+            // Raw files carry no header to decode them by; Ogg is listed by its codecs below.
+            if major != SF_FORMAT_OGG && major != SF_FORMAT_RAW { codecs.insert(codecName(major: major, minor: 0)) }
         }
         sf_command(nil, Int32(SFC_GET_FORMAT_SUBTYPE_COUNT), &count, Int32(MemoryLayout<Int32>.size))
         for index in 0..<count {
