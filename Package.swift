@@ -14,6 +14,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // C libraries: each is imported by exactly one Swift module.
@@ -27,6 +28,13 @@ let package = Package(
             name: "ReelAudio",
             dependencies: [
                 "ReelModel", "CALSA", "CSndFile", "CMPG123",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        .target(
+            name: "ReelLibrary",
+            dependencies: [
+                "ReelModel",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .target(
@@ -60,6 +68,7 @@ let package = Package(
         .testTarget(name: "ReelModelTests", dependencies: ["ReelModel"]),
         .testTarget(name: "ReelProtocolTests", dependencies: ["ReelProtocol"]),
         .testTarget(name: "ReelAudioTests", dependencies: ["ReelAudio"]),
+        .testTarget(name: "ReelLibraryTests", dependencies: ["ReelLibrary"]),
         .testTarget(
             name: "ReelDaemonTests",
             dependencies: [
