@@ -1,0 +1,1 @@
+// The library tree on SQLite.
