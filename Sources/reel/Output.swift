@@ -1,0 +1,135 @@
+// Writing to stdout/stderr (unbuffered write(2), so every line is out at once) and the human
+// forms of the daemon's values.
+
+import ReelModel
+import ReelProtocol
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+enum Output {
+    /// Writes `text` to `descriptor`, all of it (retrying short writes); errors are ignored.
+    static func write(_ text: String, to descriptor: Int32) {
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { buffer in
+                #if canImport(Glibc)
+                Glibc.write(descriptor, buffer.baseAddress, buffer.count)
+                #else
+                Darwin.write(descriptor, buffer.baseAddress, buffer.count)
+                #endif
+            }
+            if written < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            offset += written
+        }
+    }
+
+    /// `line` and a newline on stdout.
+    static func line(_ line: String) { write(line + "\n", to: 1) }
+
+    /// `message` on stderr, with a newline unless it has one.
+    static func error(_ message: String) {
+        write(message.hasSuffix("\n") ? message : message + "\n", to: 2)
+    }
+
+    // MARK: Player
+
+    /// `0:42 / 3:10`, or `0:42` when the duration is unknown.
+    static func times(_ state: PlayerState) -> String {
+        let position = formatSeconds(state.position)
+        guard let duration = state.duration else { return position }
+        return "\(position) / \(formatSeconds(duration))"
+    }
+
+    /// The path of what is loaded.
+    static func sourcePath(_ source: PlayerSource) -> String {
+        switch source {
+        case .file(let path): path
+        case .item(_, let path, _): path
+        }
+    }
+
+    /// `(flac 44100 Hz 2 ch)`.
+    static func formatText(_ format: AudioFormat) -> String {
+        "(\(format.codec) \(format.sampleRate) Hz \(format.channels) ch)"
+    }
+
+    /// `playing  0:42 / 3:10  /path/file.flac  (flac 44100 Hz 2 ch)`; just `stopped` when
+    /// nothing is loaded. Positions are whole seconds, so the text changes once a second.
+    static func statusLine(_ state: PlayerState) -> String {
+        var parts = [state.state.rawValue]
+        if state.source != nil || state.duration != nil || state.position > 0 { parts.append(times(state)) }
+        if let source = state.source { parts.append(sourcePath(source)) }
+        if let format = state.format { parts.append(formatText(format)) }
+        return parts.joined(separator: "  ")
+    }
+
+    /// What a command did, in a short line: `paused at 0:42 / 3:10`, `stopped`.
+    static func summary(_ state: PlayerState, naming source: Bool = false) -> String {
+        var text: String
+        switch state.state {
+        case .stopped:
+            text = "stopped"
+        case .playing, .paused:
+            text = state.state.rawValue
+            if source, let loaded = state.source { text += " \(sourcePath(loaded))" }
+            text += " at \(times(state))"
+        }
+        if let error = state.error { text += " (\(error.message))" }
+        return text
+    }
+
+    // MARK: Progress line
+
+    /// `playing  [######------]  0:42 / 3:10`, at most `width - 1` columns (so the terminal
+    /// never wraps it). The bar is left out when there is no room for it.
+    static func progressLine(_ state: PlayerState, width: Int) -> String {
+        let word = state.state.rawValue.padding(to: 7)
+        let clock = times(state)
+        let fixed = word.count + 2 + 2 + 2 + clock.count  // word, gap, brackets, gap, clock
+        let barWidth = min(width - 1 - fixed, 200)
+        guard barWidth >= 5 else { return String("\(word)  \(clock)".prefix(max(width - 1, 1))) }
+        var filled = 0
+        if let duration = state.duration, duration > 0 {
+            filled = Int((max(0, min(state.position / duration, 1)) * Double(barWidth)).rounded(.down))
+        }
+        let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: barWidth - filled)
+        return "\(word)  [\(bar)]  \(clock)"
+    }
+
+    /// The terminal's width in columns (TIOCGWINSZ on stdout), 80 when unknown.
+    static func terminalWidth() -> Int {
+        var size = winsize()
+        if ioctl(1, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
+        return 80
+    }
+
+    // MARK: Daemon
+
+    /// Several `label: value` lines for `reel info`.
+    static func info(_ info: DaemonInfo, socket: String) -> String {
+        var lines = ["reeld \(info.version) (protocol \(info.protocolVersion)), up \(formatSeconds(info.uptime))"]
+        var rows: [(String, String)] = [
+            ("device", info.device), ("capture device", info.captureDevice), ("data dir", info.dataDir),
+        ]
+        if !info.formats.isEmpty { rows.append(("formats", info.formats.joined(separator: ", "))) }
+        rows.append(("socket", socket))
+        let labelWidth = rows.map(\.0.count).max() ?? 0
+        for (label, value) in rows { lines.append("\((label + ":").padding(to: labelWidth + 2))\(value)") }
+        return lines.joined(separator: "\n")
+    }
+}
+
+extension String {
+    /// The string padded with spaces to `width` characters (unchanged if already as long).
+    func padding(to width: Int) -> String {
+        count >= width ? self : self + String(repeating: " ", count: width - count)
+    }
+}

@@ -1,0 +1,145 @@
+// watch: follow the player stream. On a terminal, one line redrawn in place with a progress
+// bar; otherwise one line per change of the displayed text, for scripts and logs.
+
+import ArgumentParser
+import ReelModel
+import ReelProtocol
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+struct WatchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "watch",
+        abstract: "Follow the player live until interrupted.",
+        discussion: """
+            On a terminal, redraws one progress line; when stdout is not a terminal, prints a line \
+            each time the state or the whole-second position changes. Ctrl-C ends it (exit 0); \
+            if the daemon goes away it exits 3.
+            """)
+
+    @OptionGroup var connection: ConnectionOptions
+
+    @Option(help: ArgumentHelp("Seconds between updates while playing (0.02 to 3600; the daemon's default is 0.25).", valueName: "seconds"))
+    var interval: Double?
+
+    func validate() throws {
+        if let interval, !(interval >= 0.02 && interval <= 3600) {
+            throw ValidationError("--interval must be from 0.02 to 3600 seconds, not \(interval)")
+        }
+    }
+
+    func run() throws {
+        let interruptFD = SignalPipe.install([SIGINT, SIGTERM, SIGHUP])
+        let client = try connection.connect()
+        client.interruptFD = interruptFD
+        var params: JSONObject = ["stream": "player"]
+        if let interval { params["interval"] = .double(interval) }
+        // Interrupted before the first update: CLIError.interrupted, exit 0 quietly.
+        _ = try client.call("subscribe", params)
+
+        let display: WatchDisplay = isatty(1) != 0 ? TerminalDisplay() : PlainDisplay()
+        while true {
+            switch try client.nextEvent() {
+            case .notification("player.state", let params):
+                do {
+                    display.show(try PlayerState(json: .object(params)))
+                } catch {
+                    display.finish()
+                    throw CLIError.unexpectedReply("subscribe", error)
+                }
+            case .notification:
+                continue
+            case .interrupted:
+                display.finish()
+                return
+            case .closed:
+                display.finish()
+                throw CLIError(
+                    exitCode: CLIError.unreachableExitCode,
+                    message: "reeld at \(client.socketPath) went away (the connection was closed)")
+            }
+        }
+    }
+}
+
+/// How `watch` shows each state.
+protocol WatchDisplay: AnyObject {
+    func show(_ state: PlayerState)
+    /// Leaves the output tidy (cursor back, final newline).
+    func finish()
+}
+
+/// One line per change of the status text (whole seconds), written at once.
+final class PlainDisplay: WatchDisplay {
+    private var last: String?
+
+    init() {}
+
+    func show(_ state: PlayerState) {
+        let text = Output.statusLine(state)
+        guard text != last else { return }
+        last = text
+        Output.line(text)
+    }
+
+    func finish() {}
+}
+
+/// A line redrawn in place, cursor hidden while watching.
+final class TerminalDisplay: WatchDisplay {
+    private var last: String?
+    private var finished = false
+
+    init() {
+        Output.write("\u{1B}[?25l", to: 1)
+    }
+
+    func show(_ state: PlayerState) {
+        let text = Output.progressLine(state, width: Output.terminalWidth())
+        guard text != last else { return }
+        last = text
+        Output.write("\r\(text)\u{1B}[K", to: 1)
+    }
+
+    func finish() {
+        guard !finished else { return }
+        finished = true
+        Output.write("\u{1B}[?25h\n", to: 1)
+    }
+}
+
+/// The write end of the self-pipe, for the signal handler.
+nonisolated(unsafe) private var signalPipeWriteFD: Int32 = -1
+
+/// Turns signals into a readable byte on a pipe, so a poll(2) loop can end cleanly.
+enum SignalPipe {
+    /// Installs handlers for `signals`; returns the read end of the pipe.
+    static func install(_ signals: [Int32]) -> Int32 {
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { return -1 }
+        for fd in fds {
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        }
+        signalPipeWriteFD = fds[1]
+        // A parent may have started us with these signals blocked (Foundation's Process does);
+        // a blocked SIGINT would never reach the handler, so unblock them.
+        var unblock = sigset_t()
+        sigemptyset(&unblock)
+        for number in signals { sigaddset(&unblock, number) }
+        _ = sigprocmask(SIG_UNBLOCK, &unblock, nil)
+        for number in signals {
+            _ = signal(number) { _ in
+                let saved = errno
+                var byte: UInt8 = 1
+                _ = write(signalPipeWriteFD, &byte, 1)
+                errno = saved
+            }
+        }
+        return fds[0]
+    }
+}
