@@ -3,7 +3,6 @@
 import Logging
 import ReelAudio
 import ReelProtocol
-import TOMLKit
 
 #if canImport(Glibc)
 import Glibc
@@ -74,31 +73,26 @@ public struct DaemonConfiguration: Equatable, Sendable {
 
     /// Applies a TOML config file's text. `source` names the file in errors.
     public mutating func apply(toml text: String, source: String) throws(ConfigurationError) {
-        let table: TOMLTable
+        let entries: [(key: String, value: ConfigValue, line: Int)]
         do {
-            table = try TOMLTable(string: text)
-        } catch let error as TOMLParseError {
-            throw ConfigurationError(
-                "\(source):\(error.source.begin.line):\(error.source.begin.column): \(error.description)")
+            entries = try ConfigFileParser.parse(text)
         } catch {
-            throw ConfigurationError("\(source): \(error)")
+            throw ConfigurationError("\(source):\(error.description)")
         }
         let known = Set(Self.keys.map(\.file))
-        for key in table.keys where !known.contains(key) {
-            throw ConfigurationError(
-                "\(source): unknown key \"\(key)\"; known keys: \(Self.keys.map(\.file).joined(separator: ", "))")
-        }
-        for key in table.keys {
-            let value = table[key]!
-            let text: String
-            if let string = value.string {
-                text = string
-            } else if let int = value.int {
-                text = String(int)
-            } else {
-                throw ConfigurationError("\(source): \(key) must be a string or a number, not \(value.type)")
+        for (key, value, line) in entries {
+            guard known.contains(key) else {
+                throw ConfigurationError(
+                    "\(source):\(line): unknown key \"\(key)\"; known keys: \(Self.keys.map(\.file).joined(separator: ", "))")
             }
-            try set(key, text, source: "\(source): \(key)")
+            let text: String
+            switch value {
+            case .string(let string): text = string
+            case .integer(let number): text = String(number)
+            default:
+                throw ConfigurationError("\(source):\(line): \(key) must be a string or a number, not \(value.typeName)")
+            }
+            try set(key, text, source: "\(source):\(line): \(key)")
         }
     }
 

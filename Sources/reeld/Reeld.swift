@@ -50,7 +50,7 @@ struct Reeld: AsyncParsableCommand {
                 ("capture_device", captureDevice), ("log_level", logLevel),
             ]
             for case (let key, let value?) in flags {
-                try settings.set(key, value, source: "--\(key.replacingOccurrences(of: "_", with: "-"))")
+                try settings.set(key, value, source: "--" + String(key.map { $0 == "_" ? "-" : $0 }))
             }
             try settings.validate()
         } catch let error as ConfigurationError {

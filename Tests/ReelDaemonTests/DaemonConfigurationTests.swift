@@ -48,7 +48,7 @@ import Testing
         do {
             try settings.apply(toml: "devcie = \"hw:1\"", source: "a.toml")
         } catch {
-            #expect(error.description.contains("a.toml: unknown key \"devcie\""))
+            #expect(error.description.contains("a.toml:1: unknown key \"devcie\""))
             #expect(error.description.contains("device"))
         }
     }

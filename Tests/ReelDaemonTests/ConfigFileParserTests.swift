@@ -1,0 +1,64 @@
+import Testing
+
+@testable import ReelDaemon
+
+@Suite struct ConfigFileParserTests {
+    func parse(_ text: String) throws -> [String: ConfigValue] {
+        var result: [String: ConfigValue] = [:]
+        for entry in try ConfigFileParser.parse(text) { result[entry.key] = entry.value }
+        return result
+    }
+
+    @Test func keysValuesCommentsAndBlankLines() throws {
+        let values = try parse(
+            """
+            # reeld
+            device = "plughw:CARD=Headphones"   # the DAC
+            capture_device = 'hw:1,0'
+
+            period_ms = 1_000
+            "quoted key" = -5
+            flag = true
+            roots = ["/srv/music", '/home/pi/Music']\r
+            """)
+        #expect(values["device"] == .string("plughw:CARD=Headphones"))
+        #expect(values["capture_device"] == .string("hw:1,0"))
+        #expect(values["period_ms"] == .integer(1000))
+        #expect(values["quoted key"] == .integer(-5))
+        #expect(values["flag"] == .boolean(true))
+        #expect(values["roots"] == .array([.string("/srv/music"), .string("/home/pi/Music")]))
+    }
+
+    @Test func escapesInBasicStrings() throws {
+        let values = try parse(#"name = "a\"b\\c\u00e9\tz""#)
+        #expect(values["name"] == .string("a\"b\\cé\tz"))
+    }
+
+    @Test func emptyFileHasNoSettings() throws {
+        #expect(try ConfigFileParser.parse("").isEmpty)
+        #expect(try ConfigFileParser.parse("\n# only a comment\n").isEmpty)
+    }
+
+    @Test(arguments: [
+        ("device = \"hw:1\nx = 1", "1:", "unterminated string"),
+        ("[player]\ndevice = 1", "1:1", "tables are not used"),
+        ("player.device = 1", "1:", "dotted keys"),
+        ("period_ms = 1.5", "1:", "only whole numbers"),
+        ("device = hw", "1:", "expected a value"),
+        ("device = \"a\" \"b\"", "1:", "unexpected text"),
+        ("a = 1\na = 2", "2:1", "set twice"),
+        ("= 3", "1:1", "expected a key"),
+        ("device \"x\"", "1:", "expected \"=\""),
+        ("roots = [\"a\",", "1:", "expected a value"),
+        ("bad = \"\\q\"", "1:", "unknown escape"),
+    ])
+    func errorsSayWhereAndWhat(text: String, position: String, message: String) {
+        do {
+            _ = try ConfigFileParser.parse(text)
+            Issue.record("accepted: \(text)")
+        } catch {
+            #expect(error.description.hasPrefix(position), "\(error)")
+            #expect(error.description.contains(message), "\(error)")
+        }
+    }
+}
