@@ -39,7 +39,7 @@ let package = Package(
         .target(
             name: "ReelDaemon",
             dependencies: [
-                "ReelModel", "ReelProtocol", "ReelAudio",
+                "ReelModel", "ReelProtocol", "ReelAudio", "ReelLibrary",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import ReelAudio
+import ReelLibrary
 import ReelModel
 import ServiceLifecycle
 
@@ -15,13 +16,16 @@ import Glibc
 public final class Daemon: Sendable {
     public let configuration: DaemonConfiguration
     let player: PlayerController
+    let library: LibraryController
     let server: RPCServer
     let logger: Logger
     let notifier: SystemdNotifier
 
     public static let version = "0.1.0"
 
-    public init(configuration: DaemonConfiguration, environment: [String: String], logger: Logger) {
+    /// Opens the library (repairing what a crash left) and sets up the player and the server.
+    /// Throws a `ReelError` when the data directory cannot be used.
+    public init(configuration: DaemonConfiguration, environment: [String: String], logger: Logger) throws {
         self.configuration = configuration
         self.logger = logger
         notifier = SystemdNotifier(environment: environment)
@@ -29,13 +33,34 @@ public final class Daemon: Sendable {
         audioLogger[metadataKey: "subsystem"] = "reel.audio"
         player = PlayerController(
             device: ALSAOutput(name: configuration.device), timing: configuration.timing, logger: audioLogger)
+        var libraryLogger = logger
+        libraryLogger[metadataKey: "subsystem"] = "reel.library"
+        let store: LibraryStore
+        do {
+            store = try LibraryStore(directory: configuration.dataDir, logger: libraryLogger)
+            let report = try store.reconcile()
+            if !report.isClean {
+                libraryLogger.notice(
+                    "library reconciled",
+                    metadata: [
+                        "strayFiles": "\(report.strayFiles.count)", "missingRecordings": "\(report.missingRecordings.count)",
+                        "partialImports": "\(report.partialImports.count)",
+                        "restoredRecordings": "\(report.restoredRecordings.count)",
+                    ])
+            }
+        } catch {
+            player.shutdown()
+            throw error
+        }
+        library = LibraryController(store: store, player: player, logger: libraryLogger)
         var serverLogger = logger
         serverLogger[metadataKey: "subsystem"] = "reel.server"
         let info = DaemonInfoSource(configuration: configuration, startedAt: monotonicNanoseconds())
         server = RPCServer(
             socketPath: configuration.socket,
-            systemSocket: SocketFile.isSystemDaemon(environment: environment, uid: getuid()), methods: MethodTable.reeld(player: player, info: info),
-            player: player, logger: serverLogger)
+            systemSocket: SocketFile.isSystemDaemon(environment: environment, uid: getuid()),
+            methods: MethodTable.reeld(player: player, library: library, info: info),
+            player: player, library: library, logger: serverLogger)
     }
 
     /// Runs until SIGTERM or SIGINT, then shuts down in reverse order: the server stops

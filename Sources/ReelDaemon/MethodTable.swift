@@ -34,11 +34,12 @@ struct MethodTable: Sendable {
     var methods: [String] { handlers.keys.sorted() }
 
     /// Everything reeld answers.
-    static func reeld(player: PlayerController, info: DaemonInfoSource) -> MethodTable {
+    static func reeld(player: PlayerController, library: LibraryController, info: DaemonInfoSource) -> MethodTable {
         var table = MethodTable()
         DaemonMethods.register(into: &table, info: info)
-        PlayerMethods.register(into: &table, player: player)
-        StreamMethods.register(into: &table)
+        PlayerMethods.register(into: &table, player: player, library: library)
+        LibraryMethods.register(into: &table, library: library)
+        StreamMethods.register(into: &table, library: library)
         return table
     }
 }

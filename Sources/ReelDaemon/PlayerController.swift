@@ -3,6 +3,7 @@
 import Dispatch
 import Logging
 import ReelAudio
+import ReelLibrary
 import ReelModel
 
 /// Owns the playback engine and what it is playing. Thread-safe: commands come from the server's
@@ -20,6 +21,8 @@ public final class PlayerController: @unchecked Sendable {
     private struct Shared {
         var nextToken = 1
         var sources: [Int: PlayerSource] = [:]
+        /// The file each loaded source plays from (a recording's audio file for an item).
+        var files: [Int: String] = [:]
         var observers: [Int: Observer] = [:]
         var nextObserver = 1
     }
@@ -84,6 +87,33 @@ public final class PlayerController: @unchecked Sendable {
         load(source: .file(path: path), path: path, position: position, startPlaying: true, reply: reply)
     }
 
+    /// Plays a recording of the library, whose audio is at `file`.
+    public func play(recording item: Item, file: String, position: Double = 0, reply: @escaping Reply) {
+        load(
+            source: .item(id: item.id, path: item.path, name: item.name), path: file, position: position,
+            startPlaying: true, reply: reply)
+    }
+
+    /// Follows the recording being played: a rename or move (of it or a folder above it) updates
+    /// the source at once; its deletion stops playback. Called on the library's delivery queue;
+    /// `lookup` reads an item's current state.
+    func libraryChanged(_ changes: [LibraryChange], lookup: (String) -> Item?) {
+        guard let token = engine.snapshot.token,
+              case .item(let id, let oldPath, _)? = shared.withLock({ $0.sources[token] })
+        else { return }
+        if changes.contains(where: { $0.kind == .removed && $0.item.id == id }) {
+            shared.withLock { $0.sources[token] = nil }
+            logger.info("the recording being played was deleted; stopping", metadata: ["path": "\(oldPath)"])
+            engine.send(.stop({ _ in }))
+            return
+        }
+        guard changes.contains(where: { $0.kind == .renamed || $0.kind == .moved }),
+              let item = lookup(id), item.path != oldPath
+        else { return }
+        shared.withLock { $0.sources[token] = .item(id: item.id, path: item.path, name: item.name) }
+        engineChanged()
+    }
+
     public func pause(reply: @escaping Reply) {
         engine.send(.pause(adapt(reply)))
     }
@@ -138,6 +168,7 @@ public final class PlayerController: @unchecked Sendable {
                 let token = shared.nextToken
                 shared.nextToken += 1
                 shared.sources = [token: source]
+                shared.files = [token: path]
                 return token
             }
             let startFrame = Int64((position * Double(reader.pcmFormat.sampleRate)).rounded())
@@ -146,14 +177,12 @@ public final class PlayerController: @unchecked Sendable {
         }
     }
 
-    /// The current source if it can be opened again from the start (after stop or end of file).
+    /// The current source and its file, to open again from the start (after stop or end of file).
     private func reloadableSource() -> (String, PlayerSource)? {
-        guard let token = engine.snapshot.token,
-              let source = shared.withLock({ $0.sources[token] })
-        else { return nil }
-        switch source {
-        case .file(let path): return (path, source)
-        case .item(_, _, _): return nil
+        guard let token = engine.snapshot.token else { return nil }
+        return shared.withLock { shared in
+            guard let source = shared.sources[token], let file = shared.files[token] else { return nil }
+            return (file, source)
         }
     }
 

@@ -1,19 +1,28 @@
 // player.* — playback commands and status.
 
+import ReelLibrary
 import ReelModel
 import ReelProtocol
 
 enum PlayerMethods {
-    static func register(into table: inout MethodTable, player: PlayerController) {
+    static func register(into table: inout MethodTable, player: PlayerController, library: LibraryController) {
+        let store = library.store
         table.register("player.play") { call throws(RPCError) in
             let params = call.params
             try params.rejectUnknown(allowed: ["file", "item", "path", "position"])
             let position = try params.optionalDouble("position") ?? 0
-            if params.has("item") || params.has("path") {
-                throw RPCError.invalidParams("playing a recording by \"item\" or \"path\" needs the library, which this reeld does not have yet; give \"file\"")
+            if let reference = try params.optionalItem() {
+                guard !params.has("file") else {
+                    throw RPCError.invalidParams("give \"file\" or a recording (\"item\"/\"path\"), not both")
+                }
+                let (item, file) = try reading { () throws(ReelError) in
+                    let item = try store.item(reference)
+                    return (item, try store.audioPath(for: item))
+                }
+                return .awaiting { reply in player.play(recording: item, file: file, position: position, reply: reply) }
             }
             guard let file = try params.optionalString("file") else {
-                throw RPCError.invalidParams("player.play needs \"file\" (an absolute path)")
+                throw RPCError.invalidParams("player.play needs \"file\" (an absolute path), or \"item\"/\"path\" for a recording")
             }
             guard file.hasPrefix("/") else {
                 throw RPCError.invalidParams("\"file\" must be an absolute path, not \"\(file)\"")

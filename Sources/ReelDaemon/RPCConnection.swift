@@ -15,7 +15,7 @@ import ReelProtocol
 /// Slow clients: replies are always queued; stream pushes are skipped while the channel is not
 /// writable and the latest value is sent when it drains (state streams coalesce). A client whose
 /// unread output passes `maxBufferedBytes` is disconnected.
-final class RPCConnection: ChannelInboundHandler, SubscriptionHost {
+final class RPCConnection: ChannelInboundHandler, StreamOutput {
     typealias InboundIn = LineFrame
     typealias OutboundOut = ByteBuffer
 
@@ -23,11 +23,10 @@ final class RPCConnection: ChannelInboundHandler, SubscriptionHost {
 
     private let methods: MethodTable
     private let player: PlayerController
+    private let library: LibraryController
     private let logger: Logger
     private var context: ChannelHandlerContext?
-    private var playerSubscriptions: [Int: PlayerSubscription] = [:]
-    private var playerObserver: Int?
-    private var nextSubscription = 1
+    private lazy var streams = ConnectionStreams(player: player, library: library, output: self)
     /// A line is being carried out (possibly waiting for the player).
     private var busy = false
     /// Lines received while busy, carried out in order when it is done.
@@ -35,20 +34,6 @@ final class RPCConnection: ChannelInboundHandler, SubscriptionHost {
     private var draining = false
     private var inputClosed = false
     private var closed = false
-
-    private final class PlayerSubscription {
-        let id: Int
-        let interval: TimeAmount
-        var ticker: RepeatedTask?
-        /// A push was skipped because the client was not reading.
-        var dirty = false
-        /// The current value goes out right after the reply that carries the subscription number.
-        var awaitingFirstPush = true
-        init(id: Int, interval: TimeAmount) {
-            self.id = id
-            self.interval = interval
-        }
-    }
 
     /// One received line's requests in progress: a single request or a batch.
     private final class LineRun {
@@ -62,9 +47,10 @@ final class RPCConnection: ChannelInboundHandler, SubscriptionHost {
         }
     }
 
-    init(methods: MethodTable, player: PlayerController, logger: Logger) {
+    init(methods: MethodTable, player: PlayerController, library: LibraryController, logger: Logger) {
         self.methods = methods
         self.player = player
+        self.library = library
         self.logger = logger
     }
 
@@ -118,10 +104,7 @@ final class RPCConnection: ChannelInboundHandler, SubscriptionHost {
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable {
-            let state = player.state
-            for subscription in playerSubscriptions.values where subscription.dirty {
-                push(state, to: subscription)
-            }
+            streams.writableAgain()
             context.flush()
         }
         context.fireChannelWritabilityChanged()
@@ -175,7 +158,7 @@ final class RPCConnection: ChannelInboundHandler, SubscriptionHost {
         } else if let reply = line.replies.first {
             write(RPCEncoder.replyLine(reply))
         }
-        sendFirstPushes()
+        streams.sendFirstPushes()
         busy = false
         context?.flush()
         checkBacklog()
@@ -217,7 +200,7 @@ final class RPCConnection: ChannelInboundHandler, SubscriptionHost {
         }
         let outcome: MethodOutcome
         do {
-            outcome = try handler(MethodCall(params: Params(request), connection: self))
+            outcome = try handler(MethodCall(params: Params(request), connection: streams))
         } catch {
             return .answered(replyID.map { RPCReply(id: $0, result: .failure(error)) })
         }
@@ -236,91 +219,17 @@ final class RPCConnection: ChannelInboundHandler, SubscriptionHost {
         }
     }
 
-    // MARK: Subscriptions
+    // MARK: StreamOutput
 
-    func subscribePlayer(interval: Double) -> Int {
-        let id = nextSubscription
-        nextSubscription += 1
-        let subscription = PlayerSubscription(id: id, interval: .nanoseconds(Int64(interval * 1e9)))
-        playerSubscriptions[id] = subscription
-        guard let loop = context?.eventLoop else { return id }
-        if playerObserver == nil {
-            let bound = NIOLoopBound(self, eventLoop: loop)
-            playerObserver = player.addObserver { _ in
-                loop.execute { bound.value.playerChanged() }
-            }
-        }
-        return id
-    }
+    var eventLoop: EventLoop? { context?.eventLoop }
 
-    func unsubscribe(_ id: Int) -> Bool {
-        guard let subscription = playerSubscriptions.removeValue(forKey: id) else { return false }
-        subscription.ticker?.cancel()
-        if playerSubscriptions.isEmpty, let observer = playerObserver {
-            player.removeObserver(observer)
-            playerObserver = nil
-        }
-        return true
-    }
+    var isWritable: Bool { context?.channel.isWritable ?? false }
 
-    /// Sends the current value to subscriptions made by the line just answered.
-    private func sendFirstPushes() {
-        let fresh = playerSubscriptions.values.filter(\.awaitingFirstPush)
-        guard !fresh.isEmpty else { return }
-        let state = player.state
-        for subscription in fresh {
-            subscription.awaitingFirstPush = false
-            push(state, to: subscription)
-            updateTicker(subscription, playing: state.state == .playing)
-        }
-    }
+    func send(_ line: [UInt8]) { write(line) }
 
-    private func playerChanged() {
-        guard !closed else { return }
-        let state = player.state
-        for subscription in playerSubscriptions.values where !subscription.awaitingFirstPush {
-            push(state, to: subscription)
-            updateTicker(subscription, playing: state.state == .playing)
-        }
+    func flushPushes() {
         context?.flush()
         checkBacklog()
-    }
-
-    /// Ticks run only while playing, so an idle daemon with many subscribers does not wake up.
-    private func updateTicker(_ subscription: PlayerSubscription, playing: Bool) {
-        if playing, subscription.ticker == nil, let loop = context?.eventLoop {
-            let bound = NIOLoopBound(self, eventLoop: loop)
-            let id = subscription.id
-            subscription.ticker = loop.scheduleRepeatedTask(
-                initialDelay: subscription.interval, delay: subscription.interval
-            ) { _ in
-                bound.value.tick(id)
-            }
-        } else if !playing, let ticker = subscription.ticker {
-            ticker.cancel()
-            subscription.ticker = nil
-        }
-    }
-
-    private func tick(_ id: Int) {
-        guard !closed, let subscription = playerSubscriptions[id] else { return }
-        let state = player.state
-        push(state, to: subscription)
-        if state.state != .playing { updateTicker(subscription, playing: false) }
-        context?.flush()
-        checkBacklog()
-    }
-
-    private func push(_ state: PlayerState, to subscription: PlayerSubscription) {
-        guard let context, !closed else { return }
-        guard context.channel.isWritable else {
-            subscription.dirty = true
-            return
-        }
-        subscription.dirty = false
-        var params: JSONObject = ["subscription": .int(Int64(subscription.id))]
-        params.merge(state.jsonObject)
-        write(RPCEncoder.notificationLine(method: "player.state", params: params))
     }
 
     // MARK: Output
@@ -347,7 +256,7 @@ final class RPCConnection: ChannelInboundHandler, SubscriptionHost {
 
     /// After the client half-closes: close once every reply is out, unless it is subscribed.
     private func closeIfFinished() {
-        guard inputClosed, !busy, waitingLines.isEmpty, playerSubscriptions.isEmpty, let context, !closed else {
+        guard inputClosed, !busy, waitingLines.isEmpty, streams.isEmpty, let context, !closed else {
             return
         }
         closed = true
@@ -359,11 +268,6 @@ final class RPCConnection: ChannelInboundHandler, SubscriptionHost {
 
     private func tearDown() {
         closed = true
-        for subscription in playerSubscriptions.values { subscription.ticker?.cancel() }
-        playerSubscriptions.removeAll()
-        if let observer = playerObserver {
-            player.removeObserver(observer)
-            playerObserver = nil
-        }
+        streams.tearDown()
     }
 }

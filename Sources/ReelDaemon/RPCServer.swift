@@ -13,6 +13,7 @@ final class RPCServer: Sendable {
     private let systemSocket: Bool
     private let methods: MethodTable
     private let player: PlayerController
+    private let library: LibraryController
     private let logger: Logger
     private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     private let state = Locked(ServerState())
@@ -22,7 +23,11 @@ final class RPCServer: Sendable {
         var connections: [ObjectIdentifier: Channel] = [:]
     }
 
-    init(socketPath: String, systemSocket: Bool, methods: MethodTable, player: PlayerController, logger: Logger) {
+    init(
+        socketPath: String, systemSocket: Bool, methods: MethodTable, player: PlayerController,
+        library: LibraryController, logger: Logger
+    ) {
+        self.library = library
         self.socketPath = socketPath
         self.systemSocket = systemSocket
         self.methods = methods
@@ -34,6 +39,7 @@ final class RPCServer: Sendable {
         try SocketFile.prepare(socketPath)
         let methods = self.methods
         let player = self.player
+        let library = self.library
         let logger = self.logger
         let state = self.state
         let bootstrap = ServerBootstrap(group: group)
@@ -49,7 +55,7 @@ final class RPCServer: Sendable {
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFrameDecoder()))
                     try channel.pipeline.syncOperations.addHandler(
-                        RPCConnection(methods: methods, player: player, logger: logger))
+                        RPCConnection(methods: methods, player: player, library: library, logger: logger))
                 }
             }
         let listener = try bootstrap.bind(unixDomainSocketPath: socketPath).wait()

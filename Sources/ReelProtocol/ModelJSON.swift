@@ -94,3 +94,48 @@ extension PlayerState {
             error: try reader.optional("error").map { (v) throws(JSONDecodingError) in try ReelError(json: v) })
     }
 }
+
+extension Item {
+    /// `{"id","kind","name","parent","path","created"}`, and for a recording also
+    /// `"duration"`, `"format"` and `"size"`.
+    public var jsonObject: JSONObject {
+        var object: JSONObject = [
+            "id": .string(id), "kind": .string(kind.rawValue), "name": .string(name),
+            "parent": parent.map(JSONValue.string) ?? .null, "path": .string(path), "created": .string(created),
+        ]
+        if kind == .recording {
+            object["duration"] = duration.map(JSONValue.double) ?? .null
+            object["format"] = format?.json ?? .null
+            object["size"] = size.map { .int($0) } ?? .null
+        }
+        return object
+    }
+
+    public var json: JSONValue { .object(jsonObject) }
+
+    public init(json: JSONValue) throws(JSONDecodingError) {
+        let reader = try ObjectReader(json, as: "item")
+        let rawKind = try reader.string("kind")
+        guard let kind = ItemKind(rawValue: rawKind) else {
+            throw JSONDecodingError("item.kind \"\(rawKind)\" is neither folder nor recording")
+        }
+        let format: AudioFormat?
+        if let value = reader.optional("format"), !value.isNull {
+            format = try AudioFormat(json: value)
+        } else {
+            format = nil
+        }
+        let size: Int64?
+        if let value = reader.optional("size"), !value.isNull {
+            guard let number = value.int64Value else { throw JSONDecodingError("item.size must be a number") }
+            size = number
+        } else {
+            size = nil
+        }
+        self.init(
+            id: try reader.string("id"), kind: kind, name: try reader.string("name"),
+            parent: try reader.optionalString("parent"), path: try reader.string("path"),
+            created: try reader.string("created"), duration: try reader.optionalDouble("duration"),
+            format: format, size: size)
+    }
+}

@@ -65,7 +65,13 @@ struct Reeld: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "reel")
-        let daemon = Daemon(configuration: settings, environment: environment, logger: logger)
+        let daemon: Daemon
+        do {
+            daemon = try Daemon(configuration: settings, environment: environment, logger: logger)
+        } catch {
+            printError("reeld: cannot open the library in \(settings.dataDir): \(error)")
+            throw ExitCode(1)
+        }
         do {
             try await daemon.run()
         } catch let error as SocketSetupError {

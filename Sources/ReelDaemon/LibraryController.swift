@@ -1,0 +1,70 @@
+// The library's control side: the store, its writes off the event loop, and its changes fanned out.
+
+import Dispatch
+import Logging
+import ReelAudio
+import ReelLibrary
+import ReelModel
+
+/// Owns the library store. Reads are quick and run where they are called (the event loop);
+/// writes (which may delete many files or copy a large import) run one at a time on their own
+/// queue and answer through a reply. Committed changes reach the player (which follows the
+/// recording it plays) and every connection's observer, in commit order.
+public final class LibraryController: @unchecked Sendable {
+    public typealias Observer = @Sendable ([LibraryChange]) -> Void
+
+    let store: LibraryStore
+    private let player: PlayerController
+    private let logger: Logger
+    private let writes = DispatchQueue(label: "reel.library.write")
+    private let observers = Locked<(next: Int, all: [Int: Observer])>((1, [:]))
+    private var token: ObservationToken?
+
+    public init(store: LibraryStore, player: PlayerController, logger: Logger) {
+        self.store = store
+        self.player = player
+        self.logger = logger
+        token = store.observe { [weak self] changes in self?.deliver(changes) }
+    }
+
+    /// Runs a write on the library's queue; `reply` is called there.
+    func write<Result: Sendable>(
+        _ work: @escaping @Sendable () throws(ReelError) -> Result,
+        reply: @escaping @Sendable (Swift.Result<Result, ReelError>) -> Void
+    ) {
+        writes.async {
+            do throws(ReelError) {
+                reply(.success(try work()))
+            } catch {
+                reply(.failure(error))
+            }
+        }
+    }
+
+    @discardableResult
+    func addObserver(_ observer: @escaping Observer) -> Int {
+        observers.withLock { state in
+            let id = state.next
+            state.next += 1
+            state.all[id] = observer
+            return id
+        }
+    }
+
+    func removeObserver(_ id: Int) {
+        _ = observers.withLock { $0.all.removeValue(forKey: id) }
+    }
+
+    /// Called on the store's delivery queue, once per committed transaction.
+    private func deliver(_ changes: [LibraryChange]) {
+        player.libraryChanged(changes) { [store] id in try? store.item(id: id) }
+        let all = observers.withLock { Array($0.all.values) }
+        for observer in all { observer(changes) }
+    }
+
+    /// What the store learns of an imported file: it must decode; its duration and format.
+    static func probe(_ path: String) throws(ReelError) -> (duration: Double?, format: AudioFormat) {
+        let reader = try AudioFileOpener.open(path: path)
+        return (reader.duration, reader.format)
+    }
+}

@@ -1,0 +1,132 @@
+// library.* — the tree of folders and recordings.
+
+import ReelLibrary
+import ReelModel
+import ReelProtocol
+
+extension Params {
+    /// An item given as `idKey` (uuid) or `pathKey` (tree path); nil when neither is given.
+    func optionalItem(id idKey: String = "item", path pathKey: String = "path") throws(RPCError) -> ItemReference? {
+        let id = try optionalString(idKey)
+        let path = try optionalString(pathKey)
+        switch (id, path) {
+        case (let id?, nil): return .id(id)
+        case (nil, let path?):
+            guard path.hasPrefix("/") else {
+                throw RPCError.invalidParams("\"\(pathKey)\" must be a tree path starting with \"/\", not \"\(path)\"")
+            }
+            return .path(path)
+        case (nil, nil): return nil
+        case (_?, _?): throw RPCError.invalidParams("give \"\(idKey)\" or \"\(pathKey)\", not both")
+        }
+    }
+
+    /// An item that must be given.
+    func requiredItem(id idKey: String = "item", path pathKey: String = "path") throws(RPCError) -> ItemReference {
+        guard let reference = try optionalItem(id: idKey, path: pathKey) else {
+            throw RPCError.invalidParams("\(method) needs \"\(idKey)\" (an id) or \"\(pathKey)\" (a tree path)")
+        }
+        return reference
+    }
+}
+
+enum LibraryMethods {
+    static func register(into table: inout MethodTable, library: LibraryController) {
+        let store = library.store
+
+        /// Runs a write on the library's queue and answers with its JSON.
+        @Sendable func writing<Value: Sendable>(
+            _ work: @escaping @Sendable () throws(ReelError) -> Value, _ encode: @escaping @Sendable (Value) -> JSONValue
+        ) -> MethodOutcome {
+            .later { complete in
+                library.write(work) { result in complete(result.map(encode).mapError(RPCError.init)) }
+            }
+        }
+
+        table.register("library.list") { call throws(RPCError) in
+            try call.params.rejectUnknown(allowed: ["item", "path"])
+            let folder = try call.params.optionalItem() ?? .root
+            let listing = try reading { () throws(ReelError) in try store.list(folder: folder) }
+            return .result(["folder": listing.folder.json, "items": .array(listing.items.map(\.json))])
+        }
+        table.register("library.get") { call throws(RPCError) in
+            try call.params.rejectUnknown(allowed: ["item", "path"])
+            let reference = try call.params.requiredItem()
+            return .result(try reading { () throws(ReelError) in try store.item(reference) }.json)
+        }
+        table.register("library.createFolder") { call throws(RPCError) in
+            let params = call.params
+            try params.rejectUnknown(allowed: ["parent", "parentPath", "name"])
+            let parent = try params.optionalItem(id: "parent", path: "parentPath") ?? .root
+            let name = try params.requiredString("name")
+            return writing({ () throws(ReelError) in try store.createFolder(parent: parent, name: name) }, \.json)
+        }
+        table.register("library.rename") { call throws(RPCError) in
+            let params = call.params
+            try params.rejectUnknown(allowed: ["item", "path", "name"])
+            let reference = try params.requiredItem()
+            let name = try params.requiredString("name")
+            return writing({ () throws(ReelError) in try store.rename(reference, to: name) }, \.json)
+        }
+        table.register("library.move") { call throws(RPCError) in
+            let params = call.params
+            try params.rejectUnknown(allowed: ["item", "path", "to", "toPath"])
+            let reference = try params.requiredItem()
+            guard let destination = try params.optionalItem(id: "to", path: "toPath") else {
+                throw RPCError.invalidParams("library.move needs \"to\" (a folder id) or \"toPath\" (a folder path)")
+            }
+            return writing({ () throws(ReelError) in try store.move(reference, to: destination) }, \.json)
+        }
+        table.register("library.delete") { call throws(RPCError) in
+            try call.params.rejectUnknown(allowed: ["item", "path"])
+            let reference = try call.params.requiredItem()
+            return writing({ () throws(ReelError) in try store.delete(reference) }) { count in
+                .object(["deleted": .int(Int64(count))])
+            }
+        }
+        table.register("library.search") { call throws(RPCError) in
+            let params = call.params
+            try params.rejectUnknown(allowed: ["query", "limit", "cursor"])
+            let query = try params.requiredString("query")
+            let limit = try params.optionalInt("limit") ?? LibraryStore.defaultSearchLimit
+            guard (1...LibraryStore.maximumSearchLimit).contains(limit) else {
+                throw RPCError.invalidParams("\"limit\" must be from 1 to \(LibraryStore.maximumSearchLimit), not \(limit)")
+            }
+            let cursor = try params.optionalString("cursor")
+            let page = try reading { () throws(ReelError) in try store.search(query: query, limit: limit, cursor: cursor) }
+            return .result([
+                "items": .array(page.items.map(\.json)),
+                "nextCursor": page.nextCursor.map(JSONValue.string) ?? .null,
+            ])
+        }
+        table.register("library.import") { call throws(RPCError) in
+            let params = call.params
+            try params.rejectUnknown(allowed: ["file", "folder", "folderPath", "item", "path", "name"])
+            let file = try params.requiredString("file")
+            guard file.hasPrefix("/") else {
+                throw RPCError.invalidParams("\"file\" must be an absolute path, not \"\(file)\"")
+            }
+            var folder = try params.optionalItem(id: "folder", path: "folderPath")
+            if folder == nil { folder = try params.optionalItem() }
+            let destination = folder ?? .root
+            let name = try params.optionalString("name")
+            return writing({ () throws(ReelError) in
+                try store.importFile(path: file, folder: destination, name: name, probe: LibraryController.probe)
+            }, \.json)
+        }
+    }
+
+    /// Runs a read where it is called, as an RPC error on failure.
+    static func reading<Value>(_ work: () throws(ReelError) -> Value) throws(RPCError) -> Value {
+        do throws(ReelError) {
+            return try work()
+        } catch {
+            throw RPCError(error)
+        }
+    }
+}
+
+/// The same for the other method families.
+func reading<Value>(_ work: () throws(ReelError) -> Value) throws(RPCError) -> Value {
+    try LibraryMethods.reading(work)
+}
