@@ -104,8 +104,9 @@ import Testing
         if let first = moving.first, let last = moving.last, last.0 > first.0 {
             let rate = (last.1 - first.1) / (last.0 - first.0)
             // Paced, not merely moving: the null device would run hundreds of times faster. The
-            // plugin's delay reports are noisy on a loaded 2-core machine, hence the margin.
-            #expect(abs(rate - 1) < 0.2, "position advanced at \(rate)x real time")
+            // plugin's delay reports are noisy on a loaded 2-core machine (the whole suite runs
+            // in parallel), hence the margin; the wall time of the whole file is checked below.
+            #expect(abs(rate - 1) < 0.25, "position advanced at \(rate)x real time")
         }
         // Positions never go backwards while playing.
         let backward = zip(samples, samples.dropFirst()).filter { $0.1 > $1.1 }.map { $0.1 - $1.1 }
