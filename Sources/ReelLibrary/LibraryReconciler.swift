@@ -1,0 +1,136 @@
+// The start-up check that audio files and recording rows agree.
+import GRDB
+import Logging
+import ReelModel
+
+/// What `LibraryStore.reconcile()` found and did. Every entry was also logged.
+public struct ReconcileReport: Equatable, Sendable {
+    /// Files in `audio/` that belong to no recording, moved to `lost+found/` (their names there).
+    public var strayFiles: [String] = []
+    /// Copies left by interrupted imports (`audio/.import-*.part`), removed: the source file
+    /// they were copied from was never taken in.
+    public var partialImports: [String] = []
+    /// Recordings whose audio file is gone: kept in the tree, marked missing, size 0.
+    public var missingRecordings: [Item] = []
+    /// Recordings marked missing at an earlier start whose file is back (size read again).
+    public var restoredRecordings: [Item] = []
+
+    public init() {}
+
+    /// Nothing was out of place.
+    public var isClean: Bool {
+        strayFiles.isEmpty && partialImports.isEmpty && missingRecordings.isEmpty && restoredRecordings.isEmpty
+    }
+}
+
+extension LibraryStore {
+    /// Makes `audio/` and the recording rows agree; meant for the daemon's start, before the
+    /// recorder and the socket. Nothing is destroyed that a person might want back:
+    /// - a file with no recording (a delete interrupted after its commit, an import interrupted
+    ///   before its commit, or a file put there by hand) is moved to `lost+found/`, where the
+    ///   owner can look at it and remove it;
+    /// - a recording whose file is gone keeps its row (name, place, duration), marked missing with
+    ///   size 0, so the tree still shows it and it can be deleted; if its file comes back, a later
+    ///   reconcile restores it.
+    /// Each finding is logged (warning) with the file or path; the report lists them all.
+    public func reconcile() throws(ReelError) -> ReconcileReport {
+        var report = ReconcileReport()
+        let entries = try AudioFiles.entries(of: audioDirectory)
+        // The file names (`<id>.<ext>`) of recordings that had their file at the last check, and
+        // those (few) of recordings that were missing then, with their ids.
+        let (expectedFiles, missingBefore) = try reading("read the recordings") { db in
+            var expected = Set<String>()
+            let files = try String.fetchCursor(
+                db, sql: "SELECT id || '.' || file_ext FROM items WHERE kind = 'recording' AND missing = 0")
+            while let file = try files.next() { expected.insert(file) }
+            var missing: [String: String] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT id || '.' || file_ext, id FROM items WHERE missing = 1") {
+                missing[row[0]] = row[1]
+            }
+            return (expected, missing)
+        }
+
+        var unseen = expectedFiles
+        var back: [(id: String, file: String)] = []
+        for entry in entries {
+            if !entry.isDirectory {
+                if unseen.remove(entry.name) != nil { continue }
+                if let id = missingBefore[entry.name] {
+                    back.append((id, entry.name))
+                    continue
+                }
+            }
+            let path = "\(audioDirectory)/\(entry.name)"
+            if entry.isDirectory {
+                logger.warning("a directory in the audio directory is not Reel's; left alone", metadata: ["path": "\(path)"])
+                continue
+            }
+            if entry.name.hasPrefix(Self.partialImportPrefix), entry.name.hasSuffix(Self.partialImportSuffix) {
+                do {
+                    try AudioFiles.removeIfPresent(path)
+                    report.partialImports.append(entry.name)
+                    logger.warning("removed the copy of an interrupted import", metadata: ["file": "\(path)"])
+                } catch {
+                    logger.error("cannot remove the copy of an interrupted import", metadata: ["file": "\(path)", "error": "\(error.message)"])
+                }
+                continue
+            }
+            do {
+                let moved = try moveToLostAndFound(entry.name)
+                report.strayFiles.append(moved)
+                logger.warning(
+                    "an audio file belongs to no recording; moved to lost+found",
+                    metadata: ["file": "\(path)", "to": "\(lostAndFoundDirectory)/\(moved)"])
+            } catch {
+                logger.error(
+                    "an audio file belongs to no recording and cannot be moved to lost+found; left in place",
+                    metadata: ["file": "\(path)", "error": "\(error.message)"])
+            }
+        }
+
+        let gone = unseen.map { String($0.prefix { $0 != "." }) }
+        guard !gone.isEmpty || !back.isEmpty else { return report }
+        let (missing, restored) = try writing("mark recordings whose file is missing") { db in
+            let markMissing = try db.cachedStatement(sql: "UPDATE items SET missing = 1, size = 0 WHERE id = ?")
+            for id in gone { try markMissing.execute(arguments: [id]) }
+            let restore = try db.cachedStatement(sql: "UPDATE items SET missing = 0, size = ? WHERE id = ?")
+            for recording in back {
+                let size = AudioFiles.regularFileSize("\(self.audioDirectory)/\(recording.file)") ?? 0
+                try restore.execute(arguments: [size, recording.id])
+            }
+            var paths = TreePaths(db)
+            return (
+                try gone.compactMap { try self.fetchRow(id: $0, db) }.map { try paths.item($0) },
+                try back.compactMap { try self.fetchRow(id: $0.id, db) }.map { try paths.item($0) }
+            )
+        }
+        for item in missing {
+            logger.warning(
+                "a recording's audio file is missing; kept in the tree as missing",
+                metadata: ["path": "\(item.path)", "id": "\(item.id)"])
+        }
+        for item in restored {
+            logger.notice("a missing recording's audio file is back", metadata: ["path": "\(item.path)", "id": "\(item.id)"])
+        }
+        report.missingRecordings = missing.sorted { $0.path < $1.path }
+        report.restoredRecordings = restored.sorted { $0.path < $1.path }
+        report.strayFiles.sort()
+        report.partialImports.sort()
+        return report
+    }
+
+    /// Moves `audio/<name>` to `lost+found/`, under a free name; returns that name.
+    private func moveToLostAndFound(_ name: String) throws(ReelError) -> String {
+        try AudioFiles.makeDirectory(lostAndFoundDirectory)
+        var candidate = name
+        var attempt = 1
+        while AudioFiles.regularFileSize("\(lostAndFoundDirectory)/\(candidate)") != nil
+            || AudioFiles.isDirectory("\(lostAndFoundDirectory)/\(candidate)")
+        {
+            attempt += 1
+            candidate = "\(name).\(attempt)"
+        }
+        try AudioFiles.rename("\(audioDirectory)/\(name)", to: "\(lostAndFoundDirectory)/\(candidate)")
+        return candidate
+    }
+}

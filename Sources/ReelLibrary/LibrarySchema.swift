@@ -1,0 +1,164 @@
+// The library's SQLite schema, its migrations, and how a row becomes an `Item`.
+import Foundation
+import GRDB
+import ReelModel
+
+/// The schema of `library.sqlite`, one migration per version ("v1" is the first).
+///
+/// `items` holds the whole tree. `seq` is an ever-increasing row number (AUTOINCREMENT, so never
+/// reused) that orders search results and keys search cursors: a rename or a move keeps it.
+/// `name_fold` is the name under the store's case rule (`LibrarySchema.fold`), written by the
+/// store with every name; it orders listings and is what search matches against.
+enum LibrarySchema {
+    /// The root folder's id: fixed, so every database has the same well-known root.
+    static let rootID = "00000000-0000-0000-0000-000000000000"
+
+    static func migrator() -> DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE items (
+                      seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                      id TEXT NOT NULL UNIQUE,
+                      parent TEXT REFERENCES items(id),
+                      kind TEXT NOT NULL CHECK (kind IN ('folder', 'recording')),
+                      name TEXT NOT NULL,
+                      name_fold TEXT NOT NULL,
+                      created TEXT NOT NULL,
+                      duration REAL,
+                      codec TEXT,
+                      sample_rate INTEGER,
+                      channels INTEGER,
+                      size INTEGER,
+                      file_ext TEXT,
+                      in_progress INTEGER NOT NULL DEFAULT 0,
+                      missing INTEGER NOT NULL DEFAULT 0,
+                      CHECK ((parent IS NULL) = (id = '\(rootID)')),
+                      CHECK (kind = 'folder' OR file_ext IS NOT NULL),
+                      UNIQUE (parent, name)
+                    );
+                    -- library.list finds a folder's children through the UNIQUE (parent, name) index.
+                    -- library.search: a narrow copy of (seq, name_fold) scanned in seq order.
+                    CREATE INDEX items_search ON items (seq, name_fold);
+                    -- Crash repair and reconcile look for these few rows.
+                    CREATE INDEX items_in_progress ON items (id) WHERE in_progress = 1;
+                    CREATE INDEX items_missing ON items (id) WHERE missing = 1;
+                    """)
+            try db.execute(
+                sql: "INSERT INTO items (id, parent, kind, name, name_fold, created) VALUES (?, NULL, 'folder', '', '', ?)",
+                arguments: [rootID, Timestamp.now()])
+        }
+        return migrator
+    }
+
+    /// The case rule of the library: Unicode lowercase mapping (Swift's `lowercased()`), applied
+    /// to names when stored and to search queries. Listing order and search both use it, so
+    /// "abc", "ABC" and "Abc" sort together and a search for "abc" finds all three.
+    static func fold(_ name: String) -> String { name.lowercased() }
+
+    /// Columns read into an `ItemRow`, in its order.
+    static let itemColumns =
+        "seq, id, parent, kind, name, created, duration, codec, sample_rate, channels, size, file_ext"
+
+    /// `itemColumns` qualified with a table alias, for joins.
+    static func itemColumns(_ alias: String) -> String {
+        itemColumns.split(separator: ",").map { "\(alias).\($0.trimmingCharacters(in: .whitespaces))" }
+            .joined(separator: ", ")
+    }
+
+    /// The temporary (per-connection) change log the writer connection keeps: one row per
+    /// insert, update or delete of `items`, filled by triggers, in statement order. Temporary
+    /// objects live in the writer connection only and roll back with the transaction.
+    static let changeLogSQL = """
+        CREATE TEMP TABLE IF NOT EXISTS item_changes (
+          seq INTEGER PRIMARY KEY AUTOINCREMENT,
+          op TEXT NOT NULL,
+          id TEXT NOT NULL,
+          old_parent TEXT,
+          old_name TEXT,
+          kind TEXT,
+          created TEXT,
+          duration REAL,
+          codec TEXT,
+          sample_rate INTEGER,
+          channels INTEGER,
+          size INTEGER
+        );
+        CREATE TEMP TRIGGER IF NOT EXISTS item_inserted AFTER INSERT ON main.items BEGIN
+          INSERT INTO item_changes (op, id) VALUES ('i', NEW.id);
+        END;
+        CREATE TEMP TRIGGER IF NOT EXISTS item_updated AFTER UPDATE ON main.items BEGIN
+          INSERT INTO item_changes (op, id, old_parent, old_name) VALUES ('u', NEW.id, OLD.parent, OLD.name);
+        END;
+        CREATE TEMP TRIGGER IF NOT EXISTS item_deleted AFTER DELETE ON main.items BEGIN
+          INSERT INTO item_changes (op, id, old_parent, old_name, kind, created, duration, codec, sample_rate, channels, size)
+          VALUES ('d', OLD.id, OLD.parent, OLD.name, OLD.kind, OLD.created, OLD.duration, OLD.codec,
+                  OLD.sample_rate, OLD.channels, OLD.size);
+        END;
+        """
+}
+
+/// One `items` row as read by `LibrarySchema.itemColumns`; becomes an `Item` once its path is known.
+struct ItemRow: Sendable {
+    var seq: Int64
+    var id: String
+    var parent: String?
+    var kind: ItemKind
+    var name: String
+    var created: String
+    var duration: Double?
+    var codec: String?
+    var sampleRate: Int?
+    var channels: Int?
+    var size: Int64?
+    var fileExt: String?
+
+    /// Reads the columns of `itemColumns` starting at `offset`.
+    init(_ row: Row, offset: Int = 0) {
+        seq = row[offset]
+        id = row[offset + 1]
+        parent = row[offset + 2]
+        kind = ItemKind(rawValue: row[offset + 3]) ?? .recording
+        name = row[offset + 4]
+        created = row[offset + 5]
+        duration = row[offset + 6]
+        codec = row[offset + 7]
+        sampleRate = row[offset + 8]
+        channels = row[offset + 9]
+        size = row[offset + 10]
+        fileExt = row[offset + 11]
+    }
+
+    init(
+        seq: Int64, id: String, parent: String?, kind: ItemKind, name: String, created: String,
+        duration: Double? = nil, codec: String? = nil, sampleRate: Int? = nil, channels: Int? = nil,
+        size: Int64? = nil, fileExt: String? = nil
+    ) {
+        self.seq = seq
+        self.id = id
+        self.parent = parent
+        self.kind = kind
+        self.name = name
+        self.created = created
+        self.duration = duration
+        self.codec = codec
+        self.sampleRate = sampleRate
+        self.channels = channels
+        self.size = size
+        self.fileExt = fileExt
+    }
+
+    var isRoot: Bool { parent == nil }
+
+    func item(path: String) -> Item {
+        var format: AudioFormat?
+        if kind == .recording, let codec {
+            format = AudioFormat(codec: codec, sampleRate: sampleRate ?? 0, channels: channels ?? 0)
+        }
+        return Item(
+            id: id, kind: kind, name: name, parent: parent, path: path, created: created,
+            duration: kind == .recording ? duration : nil, format: format,
+            size: kind == .recording ? (size ?? 0) : nil)
+    }
+}

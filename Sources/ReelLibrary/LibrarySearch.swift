@@ -1,0 +1,92 @@
+// Name search over the whole tree, with keyset paging that holds while the tree changes.
+import Foundation
+import GRDB
+import ReelModel
+
+extension LibraryStore {
+    /// Items (folders and recordings, never the root) whose name contains `query`, under the
+    /// library's case rule (Unicode lowercase of both), oldest first.
+    ///
+    /// Paging: results are ordered by the item's creation sequence number, which a rename or a
+    /// move never changes, and `nextCursor` is the last returned number (with a fingerprint of
+    /// the query). So across pages no item appears twice, no unchanged matching item is skipped,
+    /// and items added meanwhile come on later pages. `nextCursor` is nil on the last page.
+    ///
+    /// - Parameters:
+    ///   - limit: 1…500 (`out_of_range` otherwise).
+    ///   - cursor: the `nextCursor` of the previous page of the same query; a cursor that is not
+    ///     one (garbled, or from another query) is `out_of_range`.
+    public func search(
+        query: String, limit: Int = LibraryStore.defaultSearchLimit, cursor: String? = nil
+    ) throws(ReelError) -> (items: [Item], nextCursor: String?) {
+        guard (1...Self.maximumSearchLimit).contains(limit) else {
+            throw ReelError(.outOfRange, "a search limit of \(limit) is out of range; use 1 to \(Self.maximumSearchLimit)")
+        }
+        let folded = LibrarySchema.fold(query)
+        let after = try cursor.map { cursor throws(ReelError) in try SearchCursor.decode(cursor, query: folded) } ?? 0
+        return try reading("search for \"\(query)\"") { db in
+            // The narrow (seq, name_fold) index is scanned in seq order; the table is read only
+            // for matches. Only the root has an empty name.
+            let statement = try db.cachedStatement(
+                sql: """
+                    SELECT \(LibrarySchema.itemColumns) FROM items
+                    WHERE seq IN (
+                      SELECT seq FROM items INDEXED BY items_search
+                      WHERE seq > ? AND instr(name_fold, ?) > 0 AND name_fold <> ''
+                      ORDER BY seq LIMIT ?)
+                    ORDER BY seq
+                    """)
+            var paths = TreePaths(db)
+            var rows = try Row.fetchAll(statement, arguments: [after, folded, limit + 1]).map { ItemRow($0) }
+            var next: String?
+            if rows.count > limit {
+                rows.removeLast()
+                next = SearchCursor.encode(after: rows.last!.seq, query: folded)
+            }
+            let items = try rows.map { try paths.item($0) }
+            return (items, next)
+        }
+    }
+}
+
+/// The opaque search cursor: base64url of `1:<last seq>:<query fingerprint>`.
+enum SearchCursor {
+    static func encode(after seq: Int64, query: String) -> String {
+        let text = "1:\(seq):\(fingerprint(query))"
+        return Data(text.utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    static func decode(_ cursor: String, query: String) throws(ReelError) -> Int64 {
+        var base64 = cursor.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        guard let data = Data(base64Encoded: base64), let text = String(data: data, encoding: .utf8) else {
+            throw invalid(cursor)
+        }
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0] == "1", let seq = Int64(parts[1]), seq >= 0 else { throw invalid(cursor) }
+        guard parts[2] == fingerprint(query) else {
+            throw ReelError(
+                .outOfRange,
+                "the cursor \"\(cursor.prefix(40))\" belongs to a different search; repeat the same query, or search again without a cursor")
+        }
+        return seq
+    }
+
+    private static func invalid(_ cursor: String) -> ReelError {
+        ReelError(
+            .outOfRange,
+            "\"\(cursor.prefix(40))\" is not a search cursor; pass the nextCursor of the previous page, or no cursor to start over")
+    }
+
+    /// FNV-1a (32-bit) of the folded query, in hex: binds a cursor to its query.
+    static func fingerprint(_ query: String) -> String {
+        var hash: UInt32 = 0x811c_9dc5
+        for byte in query.utf8 {
+            hash ^= UInt32(byte)
+            hash = hash &* 0x0100_0193
+        }
+        return String(hash, radix: 16)
+    }
+}

@@ -1,0 +1,72 @@
+// Reconciliation at start: stray files go to lost+found, rows without files are marked missing.
+import Foundation
+import Logging
+import ReelModel
+import Testing
+
+@testable import ReelLibrary
+
+@Suite struct ReconcileTests {
+    let directory = TemporaryDirectory()
+    let logs = LogRecords()
+
+    @Test func strayFilesAreMovedOutAndMissingFilesAreMarkedAndLogged() throws {
+        var store: LibraryStore? = try LibraryStore(directory: directory.path, logger: logs.logger())
+        try store!.createFolder(name: "Talks")
+        let kept = try store!.addRecording(parent: .path("/Talks"), name: "kept", format: flac)
+        let lost = try store!.addRecording(parent: .path("/Talks"), name: "lost", format: flac)
+        TestFiles.touch(try store!.audioPath(for: kept))
+        _ = FileManager.default.createFile(atPath: try store!.audioPath(for: lost), contents: Data("abc".utf8))
+        try store!.updateRecording(id: lost.id, size: 3, finished: true)
+        store = nil
+
+        // While the daemon was down: a file lost its row, a row lost its file, an import was cut short.
+        let audio = directory.file("audio")
+        try FileManager.default.removeItem(atPath: "\(audio)/\(lost.id).flac")
+        TestFiles.touch("\(audio)/0badf00d-0000-0000-0000-000000000000.flac")
+        TestFiles.touch("\(audio)/\(kept.id).wav")  // right id, wrong extension
+        TestFiles.touch("\(audio)/.import-1234.part")
+
+        let reopened = try LibraryStore(directory: directory.path, logger: logs.logger())
+        let report = try reopened.reconcile()
+
+        #expect(report.strayFiles == ["0badf00d-0000-0000-0000-000000000000.flac", "\(kept.id).wav"].sorted())
+        #expect(report.partialImports == [".import-1234.part"])
+        #expect(report.missingRecordings.map(\.path) == ["/Talks/lost"])
+        #expect(report.restoredRecordings.isEmpty)
+        #expect(!report.isClean)
+        #expect(TestFiles.names(in: audio) == ["\(kept.id).flac"])
+        #expect(
+            TestFiles.names(in: directory.file("lost+found"))
+                == ["0badf00d-0000-0000-0000-000000000000.flac", "\(kept.id).wav"].sorted())
+        // The recording stays in the tree, marked missing, with size 0.
+        let missing = try reopened.item(path: "/Talks/lost")
+        #expect(missing.size == 0)
+        #expect(try reopened.missingRecordings().map(\.id) == [lost.id])
+
+        let warnings = logs.all.filter { $0.level == .warning }
+        #expect(warnings.contains { $0.metadata["path"] == "/Talks/lost" })
+        #expect(warnings.contains { $0.metadata["file"] == "\(audio)/0badf00d-0000-0000-0000-000000000000.flac" })
+        #expect(warnings.contains { $0.metadata["file"] == "\(audio)/.import-1234.part" })
+        #expect(warnings.count == 4)
+
+        // The file comes back: the next reconcile restores the recording with its size.
+        _ = FileManager.default.createFile(atPath: "\(audio)/\(lost.id).flac", contents: Data("abcd".utf8))
+        TestFiles.touch("\(audio)/0badf00d-0000-0000-0000-000000000000.flac")
+        let again = try reopened.reconcile()
+        #expect(again.restoredRecordings.map(\.path) == ["/Talks/lost"])
+        #expect(again.restoredRecordings.first?.size == 4)
+        #expect(again.strayFiles == ["0badf00d-0000-0000-0000-000000000000.flac.2"], "an earlier stray is not overwritten")
+        #expect(try reopened.missingRecordings().isEmpty)
+        #expect(try reopened.reconcile().isClean)
+    }
+
+    @Test func aConsistentLibraryReconcilesCleanlyAndLogsNothing() throws {
+        let store = try LibraryStore(directory: directory.path, logger: logs.logger())
+        let recording = try store.addRecording(name: "R", format: flac)
+        TestFiles.touch(try store.audioPath(for: recording))
+        #expect(try store.reconcile() == ReconcileReport())
+        #expect(logs.all.filter { $0.level >= .warning }.isEmpty)
+        #expect(!TestFiles.exists(directory.file("lost+found")))
+    }
+}
