@@ -23,12 +23,18 @@ func playerCall(_ client: DaemonClient, _ method: String, _ params: JSONObject =
 struct PlayCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "play",
-        abstract: "Play an audio file.",
-        discussion: "A relative FILE is taken from the current directory.")
+        abstract: "Play an audio file or a recording of the library.",
+        discussion: """
+            How ARG is read: an existing local file (not a directory) is played as a file; a \
+            relative name is taken from the current directory. Otherwise an ARG that starts with \
+            '/' is a recording's tree path in the library: reel play /Meetings/Standup. Anything \
+            else is an error naming the file that was not found (exit 1). A local file wins over a \
+            recording with the same path.
+            """)
 
     @OptionGroup var connection: ConnectionOptions
 
-    @Argument(help: ArgumentHelp("The audio file to play.", valueName: "file"))
+    @Argument(help: ArgumentHelp("A local audio file, or a recording's tree path (/Folder/Name).", valueName: "arg"))
     var file: String
 
     @Option(
@@ -53,7 +59,11 @@ struct PlayCommand: ParsableCommand {
     }
 
     func run() throws {
-        var params: JSONObject = ["file": .string(absolutePath(file))]
+        var params: JSONObject
+        switch try PlayArgument.resolve(file) {
+        case .file(let path): params = ["file": .string(path)]
+        case .treePath(let path): params = ["path": .string(path)]
+        }
         if let position = try startPosition() { params["position"] = .double(position) }
         let client = try connection.connect()
         let state = try playerCall(client, "player.play", params)

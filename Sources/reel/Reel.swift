@@ -27,6 +27,8 @@ struct Reel: ParsableCommand {
             PlayCommand.self, PauseCommand.self, ResumeCommand.self, ToggleCommand.self,
             StopCommand.self, SeekCommand.self, StatusCommand.self, WatchCommand.self,
             InfoCommand.self,
+            ListCommand.self, TreeCommand.self, MakeFolderCommand.self, MoveCommand.self, RenameCommand.self,
+            RemoveCommand.self, SearchCommand.self, ImportCommand.self,
         ])
 }
 

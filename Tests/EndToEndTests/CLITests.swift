@@ -94,11 +94,13 @@ struct CLITests {
     }
 
     @Test func playAtSendsTheStartPosition() throws {
+        let scratch = try CLIScratch()
+        let tone = try scratch.tone("a.wav").path
         let fake = try CLIFakeDaemon { _ in .success(Self.pausedState) }
-        let result = try CLI.run(["play", "/music/a.flac", "--at", "1:30", "--socket", fake.socketPath])
+        let result = try CLI.run(["play", tone, "--at", "1:30", "--socket", fake.socketPath])
         #expect(result.status == 0, "\(result)")
         #expect(fake.requests.map(\.method) == ["player.play"])
-        #expect(fake.requests.first?.params == ["file": "/music/a.flac", "position": 90.0])
+        #expect(fake.requests.first?.params == ["file": .string(tone), "position": 90.0])
     }
 
     @Test(arguments: ["-5", "abc", "1:75"])
