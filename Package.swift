@@ -74,7 +74,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]),
-        .testTarget(name: "EndToEndTests", dependencies: ["ReelProtocol"]),
+        // Runs the built binaries; uses ReelLibrary only to lay out large trees before a start.
+        .testTarget(name: "EndToEndTests", dependencies: ["ReelProtocol", "ReelLibrary"]),
     ],
     swiftLanguageModes: [.v6]
 )

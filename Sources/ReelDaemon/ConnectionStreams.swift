@@ -11,7 +11,7 @@ protocol StreamOutput: AnyObject {
     /// False while the client is not reading (its output is above the high-water mark).
     var isWritable: Bool { get }
     func send(_ line: [UInt8])
-    /// Flushes what was sent and disconnects a client with too much unread.
+    /// Flushes what was sent.
     func flushPushes()
 }
 

@@ -91,7 +91,6 @@ final class RPCConnection: ChannelInboundHandler, StreamOutput {
 
     func channelReadComplete(context: ChannelHandlerContext) {
         context.flush()
-        checkBacklog()
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -161,7 +160,6 @@ final class RPCConnection: ChannelInboundHandler, StreamOutput {
         streams.sendFirstPushes()
         busy = false
         context?.flush()
-        checkBacklog()
         runWaitingLines()
         closeIfFinished()
     }
@@ -229,29 +227,30 @@ final class RPCConnection: ChannelInboundHandler, StreamOutput {
 
     func flushPushes() {
         context?.flush()
-        checkBacklog()
     }
 
     // MARK: Output
 
+    /// Queues a line. A client that already has more than 1 MiB unread is disconnected instead:
+    /// the check comes before the write, so one large reply (a big folder's listing) is fine.
     private func write(_ bytes: [UInt8]) {
-        guard let context, !closed else { return }
+        guard let context, !closed, !disconnectIfBackedUp(context, nextLine: bytes.count) else { return }
         var buffer = context.channel.allocator.buffer(capacity: bytes.count)
         buffer.writeBytes(bytes)
         context.write(wrapOutboundOut(buffer), promise: nil)
     }
 
-    /// Disconnects a client that lets more than 1 MiB of output pile up unread.
-    private func checkBacklog() {
-        guard let context, !closed, !context.channel.isWritable else { return }
+    /// Disconnects a client that lets more than 1 MiB of output pile up unread; true if it did.
+    private func disconnectIfBackedUp(_ context: ChannelHandlerContext, nextLine: Int) -> Bool {
+        guard !context.channel.isWritable else { return false }
         let buffered = (try? context.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
-        if buffered > Self.maxBufferedBytes {
-            logger.warning(
-                "disconnecting a client that is not reading its replies",
-                metadata: ["unreadBytes": "\(buffered)"])
-            closed = true
-            context.close(promise: nil)
-        }
+        guard buffered > Self.maxBufferedBytes else { return false }
+        logger.warning(
+            "disconnecting a client that is not reading its replies",
+            metadata: ["unreadBytes": "\(buffered)", "nextLineBytes": "\(nextLine)"])
+        closed = true
+        context.close(promise: nil)
+        return true
     }
 
     /// After the client half-closes: close once every reply is out, unless it is subscribed.

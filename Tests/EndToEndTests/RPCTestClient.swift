@@ -7,7 +7,7 @@ import ReelProtocol
 /// One connection. Not thread-safe. Reads time out (a test must not hang).
 final class RPCTestClient {
     let fd: Int32
-    private var framer = LineFramer()
+    private var framer = LineFramer(maxLineLength: 64 << 20)
     private var nextID: Int64 = 1
     /// Notifications read while waiting for replies, in order.
     var notifications: [(method: String, params: JSONObject)] = []
