@@ -317,11 +317,12 @@ private final class Runner: @unchecked Sendable {
             trackEnded()
             return
         }
-        // A device that ran dry answers `wait` at once with an error: sleep out the period
-        // instead of spinning until the deadline.
-        if device.wait(timeoutMilliseconds: periodMilliseconds) < 0 {
-            usleep(UInt32(periodMilliseconds) * 1000)
-        }
+        // Nothing is left to write, so there is nothing to wait for at the device (its `wait`
+        // answers at once once the buffer has room): sleep until the queue should have played,
+        // at most a period, so the mailbox is still read every period.
+        let rate = max(configuration.format.sampleRate, 1)
+        let untilHeard = max(queued * 1000 / rate, 1)
+        usleep(UInt32(min(untilHeard, periodMilliseconds)) * 1000)
         measure()
         publish(changed: false)
     }
