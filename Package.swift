@@ -61,7 +61,7 @@ let package = Package(
             ]),
 
         // Measures the daemon for bench/; not installed.
-        .executableTarget(name: "reel-bench", dependencies: ["ReelProtocol"]),
+        .executableTarget(name: "reel-bench", dependencies: ["ReelProtocol", "ReelLibrary"]),
 
         .testTarget(name: "ReelModelTests", dependencies: ["ReelModel"]),
         .testTarget(name: "ReelProtocolTests", dependencies: ["ReelProtocol"]),
