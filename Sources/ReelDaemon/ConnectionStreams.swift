@@ -56,6 +56,8 @@ final class ConnectionStreams: SubscriptionHost {
         var dirty = false
         /// The current value goes out right after the reply that carries the subscription number.
         var awaitingFirstPush = true
+        /// For an item stream: the path last sent, to notice a folder above it being renamed or moved.
+        var lastPath: String?
 
         init(id: Int, stream: Stream, interval: TimeAmount) {
             self.id = id
@@ -172,6 +174,11 @@ final class ConnectionStreams: SubscriptionHost {
                     end(subscription, method: "item.deleted", key: "item", value: removed.item.json)
                 } else if let change = changes.last(where: { $0.item.id == id }) {
                     pushItem(change.item, to: subscription)
+                } else if changes.contains(where: { $0.kind == .renamed || $0.kind == .moved }),
+                    let item = try? library.store.item(id: id), item.path != subscription.lastPath
+                {
+                    // A folder above it was renamed or moved: its path changed.
+                    pushItem(item, to: subscription)
                 }
             case .library:
                 for change in changes {
@@ -211,6 +218,7 @@ final class ConnectionStreams: SubscriptionHost {
     }
 
     private func pushItem(_ item: Item, to subscription: Subscription) {
+        subscription.lastPath = item.path
         guard claimPush(subscription) else { return }
         output.send(
             RPCEncoder.notificationLine(
