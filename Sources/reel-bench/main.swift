@@ -1,11 +1,12 @@
 // reel-bench: measures reeld from outside, for bench/.
 //
-//   reel-bench rtt --socket PATH [--count 5000] [--warmup 500] [--method player.status]
+//   reel-bench rtt --socket PATH [--count 5000] [--warmup 500] [--method player.status] [--params JSON]
 //       One connection, one request at a time; prints `p50_us=… p99_us=… max_us=… count=…`.
 //   reel-bench call --socket PATH --method NAME [--params JSON]
 //       Sends one request and prints its reply line (exit 1 on an error reply).
+//   reel-bench build-tree …, reel-bench start …: for bench/library, see LibraryBench.swift.
 //
-// Flags are parsed by hand: this tool depends on ReelProtocol only.
+// Flags are parsed by hand: this tool depends on ReelProtocol (and ReelLibrary for build-tree).
 
 #if canImport(Glibc)
 import Glibc
@@ -31,9 +32,17 @@ func printLine(_ text: String) {
 }
 
 let usage = """
-    usage: reel-bench rtt --socket PATH [--count N] [--warmup N] [--method NAME]
+    usage: reel-bench rtt --socket PATH [--count N] [--warmup N] [--method NAME] [--params JSON]
            reel-bench call --socket PATH --method NAME [--params JSON]
+           reel-bench build-tree --data-dir DIR [--folders N] [--per-folder N] [--batch N]
+           reel-bench start --socket PATH [--log FILE] [--pid-file FILE] [--timeout S] -- REELD [ARGS...]
     """
+
+switch CommandLine.arguments.dropFirst().first {
+case "build-tree": buildTreeCommand(Array(CommandLine.arguments.dropFirst(2)))
+case "start": startCommand(Array(CommandLine.arguments.dropFirst(2)))
+default: break
+}
 
 // MARK: - Arguments
 
