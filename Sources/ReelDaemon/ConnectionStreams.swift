@@ -56,7 +56,7 @@ final class ConnectionStreams: SubscriptionHost {
         var dirty = false
         /// The current value goes out right after the reply that carries the subscription number.
         var awaitingFirstPush = true
-        /// For an item stream: the path last sent, to notice a folder above it being renamed or moved.
+        /// For folder and item streams: the path last sent, to notice a folder above being renamed or moved.
         var lastPath: String?
 
         init(id: Int, stream: Stream, interval: TimeAmount) {
@@ -168,6 +168,11 @@ final class ConnectionStreams: SubscriptionHost {
                     end(subscription, method: "folder.deleted", key: "folder", value: removed.item.json)
                 } else if changes.contains(where: { $0.item.id == id || $0.parent?.id == id || $0.oldParent?.id == id }) {
                     pushFolder(id, to: subscription)
+                } else if changes.contains(where: { $0.kind == .renamed || $0.kind == .moved }),
+                    let folder = try? library.store.item(id: id), folder.path != subscription.lastPath
+                {
+                    // A folder above it was renamed or moved: its path changed.
+                    pushFolder(id, to: subscription)
                 }
             case .item(let id):
                 if let removed = changes.first(where: { $0.kind == .removed && $0.item.id == id }) {
@@ -207,6 +212,7 @@ final class ConnectionStreams: SubscriptionHost {
             end(subscription, method: "folder.deleted", key: "folder", value: .object(["id": .string(id)]))
             return
         }
+        subscription.lastPath = listing.folder.path
         guard claimPush(subscription) else { return }
         output.send(
             RPCEncoder.notificationLine(

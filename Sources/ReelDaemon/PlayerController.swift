@@ -153,7 +153,11 @@ public final class PlayerController: @unchecked Sendable {
             let reader: AudioFileReader
             do throws(ReelError) {
                 reader = try AudioFileOpener.open(path: path)
-            } catch {
+            } catch var error {
+                if case .item(_, let treePath, _) = source {
+                    // Name the recording, not its file inside the data directory.
+                    error.message = "cannot play the recording \(treePath): \(error.message)"
+                }
                 logger.info("cannot play", metadata: ["file": "\(path)", "error": "\(error.message)"])
                 reply(.failure(error))
                 return

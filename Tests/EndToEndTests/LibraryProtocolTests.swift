@@ -155,6 +155,20 @@ import Testing
         #expect(reason(try watcher.call("subscribe", ["stream": "folder", "path": "/Older"])) == "not_found")
     }
 
+    @Test func folderStreamFollowsARenameAboveIt() throws {
+        let daemon = try DaemonProcess()
+        let writer = try daemon.client()
+        let watcher = try daemon.client()
+        _ = try writer.result("library.createFolder", ["name": "A"])
+        _ = try writer.result("library.createFolder", ["parentPath": "/A", "name": "B"])
+        _ = try watcher.result("subscribe", ["stream": "folder", "path": "/A/B"])
+        #expect(try watcher.nextNotification().params["folder"]?["path"] == .string("/A/B"))
+        _ = try writer.result("library.rename", ["path": "/A", "name": "Z"])
+        let push = try watcher.nextNotification()
+        #expect(push.method == "folder.contents")
+        #expect(push.params["folder"]?["path"] == .string("/Z/B"))
+    }
+
     @Test func playingARecordingFollowsRenamesAndStopsWhenDeleted() throws {
         let device = Self.pulse == nil ? "null" : "pulse"
         let daemon = try DaemonProcess(device: device)
@@ -221,6 +235,13 @@ import Testing
         try Data("stray".utf8).write(to: URL(fileURLWithPath: "\(audio)/0badf00d-0000-0000-0000-000000000000.flac"))
 
         let second = try DaemonProcess(arguments: ["--data-dir", first.directory.path + "/data"])
+        // Playing it says which recording has no audio.
+        if case .failure(let error) = try second.client().call("player.play", ["item": .string(id)]) {
+            #expect(error.reason == "not_found")
+            #expect(error.message.hasPrefix("cannot play the recording /kept:"), "\(error.message)")
+        } else {
+            Issue.record("a recording without its file played")
+        }
         let log = second.log()
         #expect(log.contains("0badf00d-0000-0000-0000-000000000000.flac"), "the stray file is logged")
         #expect(log.contains(id), "the missing recording is logged")
