@@ -12,16 +12,6 @@ import Testing
 @Suite(.serialized) struct LibraryProtocolTests {
     static let pulse = ProcessInfo.processInfo.environment["REEL_TEST_PULSE_SERVER"]
 
-    func tone(_ daemon: DaemonProcess, _ name: String, seconds: Double) throws -> String {
-        let path = daemon.directory.appendingPathComponent(name).path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sox")
-        process.arguments = ["-n", "-r", "44100", "-c", "2", "-b", "16", path, "synth", "\(seconds)", "sine", "440"]
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw TestFailure("sox failed for \(path)") }
-        return path
-    }
 
     func reason(_ result: Result<JSONValue, RPCError>) -> String? {
         if case .failure(let error) = result { return error.reason }
@@ -40,7 +30,7 @@ import Testing
         let client = try daemon.client()
         _ = try client.result("library.createFolder", ["name": "A"])
         _ = try client.result("library.createFolder", ["parentPath": "/A", "name": "B"])
-        let file = try tone(daemon, "t.wav", seconds: 0.5)
+        let file = try daemon.tone("t.wav", seconds: 0.5)
         _ = try client.result("library.import", ["file": .string(file), "folderPath": "/A", "name": "rec"])
         #expect(reason(try client.call("library.createFolder", ["name": "A"])) == "name_taken")
         #expect(reason(try client.call("library.createFolder", ["name": "a/b"])) == "invalid_name")
@@ -74,7 +64,7 @@ import Testing
     @Test func listPutsFoldersFirstThenNames() throws {
         let daemon = try DaemonProcess()
         let client = try daemon.client()
-        let file = try tone(daemon, "t.wav", seconds: 0.2)
+        let file = try daemon.tone("t.wav", seconds: 0.2)
         for name in ["b-rec", "A-rec"] {
             _ = try client.result("library.import", ["file": .string(file), "name": .string(name)])
         }
@@ -100,7 +90,7 @@ import Testing
         #expect(first.params["items"]?.arrayValue?.isEmpty == true)
         let librarySubscription = try watcher.result("subscribe", ["stream": "library"])["subscription"]
 
-        let file = try tone(daemon, "t.wav", seconds: 0.2)
+        let file = try daemon.tone("t.wav", seconds: 0.2)
         _ = try writer.result("library.import", ["file": .string(file), "folderPath": "/Meetings", "name": "Standup"])
         _ = try writer.result("library.rename", ["path": "/Meetings/Standup", "name": "Daily"])
         _ = try writer.result("library.createFolder", ["name": "Elsewhere"])  // not in /Meetings
@@ -127,7 +117,7 @@ import Testing
         let writer = try daemon.client()
         let watcher = try daemon.client()
         _ = try writer.result("library.createFolder", ["name": "Old"])
-        let file = try tone(daemon, "t.wav", seconds: 0.2)
+        let file = try daemon.tone("t.wav", seconds: 0.2)
         let item = try writer.result("library.import", ["file": .string(file), "folderPath": "/Old", "name": "take"])
         let folderID = try #require(try watcher.result("subscribe", ["stream": "folder", "path": "/Old"])["subscription"]?.intValue)
         let itemID = try #require(try watcher.result("subscribe", ["stream": "item", "item": item["id"]!])["subscription"]?.intValue)
@@ -175,7 +165,7 @@ import Testing
         let client = try daemon.client()
         let watcher = try daemon.client()
         _ = try client.result("library.createFolder", ["name": "Talks"])
-        let file = try tone(daemon, "t.wav", seconds: 5)
+        let file = try daemon.tone("t.wav", seconds: 5)
         _ = try client.result("library.import", ["file": .string(file), "folderPath": "/Talks", "name": "keynote"])
         let played = try client.result("player.play", ["path": "/Talks/keynote"])
         #expect(played["source"]?["path"] == .string("/Talks/keynote"))
@@ -226,7 +216,7 @@ import Testing
     @Test func restartReconcilesAMissingFileAndAStrayFile() throws {
         let first = try DaemonProcess()
         let client = try first.client()
-        let file = try tone(first, "t.wav", seconds: 0.2)
+        let file = try first.tone("t.wav", seconds: 0.2)
         let item = try client.result("library.import", ["file": .string(file), "name": "kept"])
         let id = try #require(item["id"]?.stringValue)
         first.stop()

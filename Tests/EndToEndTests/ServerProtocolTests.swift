@@ -8,16 +8,6 @@ import Testing
 @Suite(.serialized) struct ServerProtocolTests {
     static let pulse = ProcessInfo.processInfo.environment["REEL_TEST_PULSE_SERVER"]
 
-    func tone(_ daemon: DaemonProcess, _ name: String, seconds: Double) throws -> String {
-        let path = daemon.directory.appendingPathComponent(name).path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sox")
-        process.arguments = ["-n", "-r", "44100", "-c", "2", "-b", "16", path, "synth", "\(seconds)", "sine", "440"]
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw TestFailure("sox failed for \(path)") }
-        return path
-    }
 
     func error(of result: Result<JSONValue, RPCError>) -> RPCError? {
         if case .failure(let error) = result { return error }
@@ -134,7 +124,7 @@ import Testing
     @Test func requestsOnOneConnectionTakeEffectInTheOrderSent() throws {
         let daemon = try DaemonProcess()
         let client = try daemon.client()
-        let path = try tone(daemon, "order.wav", seconds: 1)
+        let path = try daemon.tone("order.wav", seconds: 1)
         // Pipelined in one write: the status must see the play that was sent before it.
         try client.send(
             "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"player.play\",\"params\":{\"file\":\"\(path)\"}}\n"
@@ -155,7 +145,7 @@ import Testing
     @Test func firstPushFollowsTheReplyThatCarriesTheSubscription() throws {
         let daemon = try DaemonProcess()
         let client = try daemon.client()
-        let path = try tone(daemon, "first.wav", seconds: 1)
+        let path = try daemon.tone("first.wav", seconds: 1)
         try client.send(
             "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"subscribe\",\"params\":{\"stream\":\"player\"}},"
                 + "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"player.play\",\"params\":{\"file\":\"\(path)\"}}]\n")
@@ -171,7 +161,7 @@ import Testing
     @Test func playPauseSeekStopOnTheNullDevice() throws {
         let daemon = try DaemonProcess()
         let client = try daemon.client()
-        let path = try tone(daemon, "a.wav", seconds: 3)
+        let path = try daemon.tone("a.wav", seconds: 3)
         let played = try client.result("player.play", ["file": .string(path), "position": 1.5])
         #expect(played["source"]?["path"] == .string(path))
         #expect(played["duration"] == .double(3))
@@ -205,7 +195,7 @@ import Testing
         #expect(negative.reason == "out_of_range")
         let directory = try #require(error(of: try client.call("player.play", ["file": .string(daemon.directory.path)])))
         #expect(directory.reason == "unsupported_format")
-        let path = try tone(daemon, "b.wav", seconds: 1)
+        let path = try daemon.tone("b.wav", seconds: 1)
         let late = try #require(error(of: try client.call("player.play", ["file": .string(path), "position": 5])))
         #expect(late.reason == "out_of_range")
     }
@@ -213,7 +203,7 @@ import Testing
     @Test func missingDeviceIsReportedAndTheDaemonKeepsRunning() throws {
         let daemon = try DaemonProcess(device: "no_such_pcm")
         let client = try daemon.client()
-        let path = try tone(daemon, "c.wav", seconds: 1)
+        let path = try daemon.tone("c.wav", seconds: 1)
         let failure = try #require(error(of: try client.call("player.play", ["file": .string(path)])))
         #expect(failure.reason == "device_unavailable")
         #expect(failure.message.contains("no_such_pcm"))
@@ -231,7 +221,7 @@ import Testing
         #expect(first.method == "player.state")
         #expect(first.params["subscription"] == .int(Int64(id)))
         #expect(first.params["state"] == .string("stopped"))
-        let path = try tone(daemon, "d.wav", seconds: 1)
+        let path = try daemon.tone("d.wav", seconds: 1)
         _ = try client.result("player.play", ["file": .string(path)])
         // The change to playing (or straight to stopped on the unpaced null device) is pushed.
         var sawSource = false
@@ -248,7 +238,7 @@ import Testing
     @Test(.enabled(if: pulse != nil, "needs the PulseAudio null sink that scripts/test starts"))
     func subscriberGetsTicksWhilePlayingAndASlowClientBlocksNoOne() throws {
         let daemon = try DaemonProcess(device: "pulse")
-        let path = try tone(daemon, "e.wav", seconds: 4)
+        let path = try daemon.tone("e.wav", seconds: 4)
 
         // A client that subscribes at the fastest rate and never reads again.
         let sleeper = try daemon.client()
