@@ -17,6 +17,7 @@ public final class Daemon: Sendable {
     public let configuration: DaemonConfiguration
     let player: PlayerController
     let library: LibraryController
+    let stateFile: PlayerStateFile
     let server: RPCServer
     let logger: Logger
     let notifier: SystemdNotifier
@@ -53,6 +54,8 @@ public final class Daemon: Sendable {
             throw error
         }
         library = LibraryController(store: store, player: player, logger: libraryLogger)
+        stateFile = PlayerStateFile(directory: configuration.dataDir, player: player, logger: audioLogger)
+
         var serverLogger = logger
         serverLogger[metadataKey: "subsystem"] = "reel.server"
         let info = DaemonInfoSource(configuration: configuration, startedAt: monotonicNanoseconds())
@@ -61,6 +64,36 @@ public final class Daemon: Sendable {
             systemSocket: SocketFile.isSystemDaemon(environment: environment, uid: getuid()),
             methods: MethodTable.reeld(player: player, library: library, info: info),
             player: player, library: library, logger: serverLogger)
+        if configuration.resumeOnStart != .no, let saved = stateFile.load() {
+            restore(saved, store: store, playing: configuration.resumeOnStart == .playing, logger: audioLogger)
+        }
+    }
+
+    /// Loads the saved source where it was. A file or recording that is gone is logged and skipped.
+    private func restore(_ saved: SavedPlayerState, store: LibraryStore, playing: Bool, logger: Logger) {
+        let source: PlayerSource
+        let file: String
+        switch saved.source {
+        case .file(let path):
+            source = .file(path: path)
+            file = path
+        case .item(let id):
+            do throws(ReelError) {
+                let item = try store.item(id: id)
+                source = .item(id: item.id, path: item.path, name: item.name)
+                file = try store.audioPath(for: item)
+            } catch {
+                logger.warning("the saved recording is gone; not restoring it", metadata: ["item": "\(id)", "error": "\(error.message)"])
+                return
+            }
+        }
+        logger.info(
+            "restoring the player", metadata: ["source": "\(file)", "position": "\(saved.position)", "playing": "\(playing)"])
+        player.restore(source: source, file: file, position: saved.position, playing: playing) { result in
+            if case .failure(let error) = result {
+                logger.warning("cannot restore the saved source; ignoring it", metadata: ["error": "\(error.message)"])
+            }
+        }
     }
 
     /// Runs until SIGTERM or SIGINT, then shuts down in reverse order: the server stops
@@ -77,6 +110,7 @@ public final class Daemon: Sendable {
 
     func start() throws {
         try server.start()
+        stateFile.start()
         logger.info(
             "reeld is ready",
             metadata: [
@@ -90,6 +124,7 @@ public final class Daemon: Sendable {
         notifier.stopping()
         logger.info("reeld is shutting down")
         server.stop()
+        stateFile.finish()
         player.shutdown()
     }
 }

@@ -22,6 +22,13 @@ public struct DaemonConfiguration: Equatable, Sendable {
     /// ALSA period and buffer, in milliseconds.
     public var periodMilliseconds: Int
     public var bufferMilliseconds: Int
+    /// What to do at start with the player's saved source and position.
+    public var resumeOnStart: ResumeOnStart = .paused
+
+    /// `resume_on_start`: restore the last source paused (the default), playing, or not at all.
+    public enum ResumeOnStart: String, Sendable, CaseIterable {
+        case paused, playing, no
+    }
 
     /// The defaults for a process with this environment and user id.
     public static func defaults(environment: [String: String], uid: UInt32) -> DaemonConfiguration {
@@ -69,6 +76,7 @@ public struct DaemonConfiguration: Equatable, Sendable {
         ("socket", "REEL_SOCKET"), ("data_dir", "REEL_DATA_DIR"), ("device", "REEL_DEVICE"),
         ("capture_device", "REEL_CAPTURE_DEVICE"), ("log_level", "REEL_LOG_LEVEL"),
         ("period_ms", "REEL_PERIOD_MS"), ("buffer_ms", "REEL_BUFFER_MS"),
+        ("resume_on_start", "REEL_RESUME_ON_START"),
     ]
 
     /// Applies a TOML config file's text. `source` names the file in errors.
@@ -128,6 +136,11 @@ public struct DaemonConfiguration: Equatable, Sendable {
                     "\(source): \"\(value)\" is not a log level; use trace, debug, info, notice, warning, error or critical")
             }
             logLevel = level
+        case "resume_on_start":
+            guard let choice = ResumeOnStart(rawValue: value) else {
+                throw ConfigurationError("\(source): \"\(value)\" is not one of paused, playing, no")
+            }
+            resumeOnStart = choice
         case "period_ms": periodMilliseconds = try milliseconds()
         case "buffer_ms": bufferMilliseconds = try milliseconds()
         default:

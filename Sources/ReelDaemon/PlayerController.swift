@@ -94,6 +94,11 @@ public final class PlayerController: @unchecked Sendable {
             startPlaying: true, reply: reply)
     }
 
+    /// Loads a saved source at `position`, paused or playing (resume after a restart).
+    func restore(source: PlayerSource, file: String, position: Double, playing: Bool, reply: @escaping Reply) {
+        load(source: source, path: file, position: position, startPlaying: playing, reply: reply)
+    }
+
     /// Follows the recording being played: a rename or move (of it or a folder above it) updates
     /// the source at once; its deletion stops playback. Called on the library's delivery queue;
     /// `lookup` reads an item's current state.
