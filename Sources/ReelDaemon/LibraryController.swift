@@ -27,14 +27,18 @@ public final class LibraryController: @unchecked Sendable {
         token = store.observe { [weak self] changes in self?.deliver(changes) }
     }
 
-    /// Runs a write on the library's queue; `reply` is called there.
+    /// Runs a write on the library's queue; `reply` is called there, after the write's changes
+    /// have reached every observer, so a client that gets the reply and then subscribes does not
+    /// see that change again, and pushes for a change come before the reply that made it.
     func write<Result: Sendable>(
         _ work: @escaping @Sendable () throws(ReelError) -> Result,
         reply: @escaping @Sendable (Swift.Result<Result, ReelError>) -> Void
     ) {
-        writes.async {
+        writes.async { [store] in
             do throws(ReelError) {
-                reply(.success(try work()))
+                let result = try work()
+                store.waitUntilChangesDelivered()
+                reply(.success(result))
             } catch {
                 reply(.failure(error))
             }
