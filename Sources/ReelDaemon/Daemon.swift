@@ -29,6 +29,7 @@ public final class Daemon: Sendable {
     public init(configuration: DaemonConfiguration, environment: [String: String], logger: Logger) throws {
         self.configuration = configuration
         self.logger = logger
+        Self.raiseFileLimit(logger: logger)
         notifier = SystemdNotifier(environment: environment)
         var audioLogger = logger
         audioLogger[metadataKey: "subsystem"] = "reel.audio"
@@ -62,10 +63,22 @@ public final class Daemon: Sendable {
         server = RPCServer(
             socketPath: configuration.socket,
             systemSocket: SocketFile.isSystemDaemon(environment: environment, uid: getuid()),
-            methods: MethodTable.reeld(player: player, library: library, info: info),
+            methods: MethodTable.reeld(
+                player: player, library: library, mediaRoots: MediaRoots(configuration.mediaRoots), info: info),
             player: player, library: library, logger: serverLogger)
         if configuration.resumeOnStart != .no, let saved = stateFile.load() {
             restore(saved, store: store, playing: configuration.resumeOnStart == .playing, logger: audioLogger)
+        }
+    }
+
+    /// Raises the open-file limit to what the system allows: every client is a descriptor.
+    static func raiseFileLimit(logger: Logger) {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+        let before = limit.rlim_cur
+        limit.rlim_cur = limit.rlim_max
+        if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 {
+            logger.debug("raised the open-file limit", metadata: ["from": "\(before)", "to": "\(limit.rlim_max)"])
         }
     }
 

@@ -24,6 +24,8 @@ public struct DaemonConfiguration: Equatable, Sendable {
     public var bufferMilliseconds: Int
     /// What to do at start with the player's saved source and position.
     public var resumeOnStart: ResumeOnStart = .paused
+    /// Directories whose files clients may play or import; empty means any readable file.
+    public var mediaRoots: [String] = []
 
     /// `resume_on_start`: restore the last source paused (the default), playing, or not at all.
     public enum ResumeOnStart: String, Sendable, CaseIterable {
@@ -76,7 +78,7 @@ public struct DaemonConfiguration: Equatable, Sendable {
         ("socket", "REEL_SOCKET"), ("data_dir", "REEL_DATA_DIR"), ("device", "REEL_DEVICE"),
         ("capture_device", "REEL_CAPTURE_DEVICE"), ("log_level", "REEL_LOG_LEVEL"),
         ("period_ms", "REEL_PERIOD_MS"), ("buffer_ms", "REEL_BUFFER_MS"),
-        ("resume_on_start", "REEL_RESUME_ON_START"),
+        ("resume_on_start", "REEL_RESUME_ON_START"), ("media_roots", "REEL_MEDIA_ROOTS"),
     ]
 
     /// Applies a TOML config file's text. `source` names the file in errors.
@@ -97,6 +99,15 @@ public struct DaemonConfiguration: Equatable, Sendable {
             switch value {
             case .string(let string): text = string
             case .integer(let number): text = String(number)
+            case .array(let elements) where key == "media_roots":
+                var roots: [String] = []
+                for element in elements {
+                    guard case .string(let root) = element else {
+                        throw ConfigurationError("\(source):\(line): media_roots must be an array of strings")
+                    }
+                    roots.append(root)
+                }
+                text = roots.joined(separator: ":")
             default:
                 throw ConfigurationError("\(source):\(line): \(key) must be a string or a number, not \(value.typeName)")
             }
@@ -136,6 +147,13 @@ public struct DaemonConfiguration: Equatable, Sendable {
                     "\(source): \"\(value)\" is not a log level; use trace, debug, info, notice, warning, error or critical")
             }
             logLevel = level
+        case "media_roots":
+            // A list separated by ":" (as in REEL_MEDIA_ROOTS); the file gives an array.
+            let roots = value.split(separator: ":").map(String.init)
+            for root in roots where !root.hasPrefix("/") {
+                throw ConfigurationError("\(source): media root \"\(root)\" must be an absolute path")
+            }
+            mediaRoots = roots
         case "resume_on_start":
             guard let choice = ResumeOnStart(rawValue: value) else {
                 throw ConfigurationError("\(source): \"\(value)\" is not one of paused, playing, no")

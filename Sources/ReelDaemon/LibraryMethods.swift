@@ -31,7 +31,7 @@ extension Params {
 }
 
 enum LibraryMethods {
-    static func register(into table: inout MethodTable, library: LibraryController) {
+    static func register(into table: inout MethodTable, library: LibraryController, mediaRoots: MediaRoots) {
         let store = library.store
 
         /// Runs a write on the library's queue and answers with its JSON.
@@ -110,6 +110,7 @@ enum LibraryMethods {
             if folder == nil { folder = try params.optionalItem() }
             let destination = folder ?? .root
             let name = try params.optionalString("name")
+            try reading { () throws(ReelError) in try mediaRoots.check(file) }
             return writing({ () throws(ReelError) in
                 try store.importFile(path: file, folder: destination, name: name, probe: LibraryController.probe)
             }, \.json)

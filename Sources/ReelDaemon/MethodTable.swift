@@ -34,11 +34,13 @@ struct MethodTable: Sendable {
     var methods: [String] { handlers.keys.sorted() }
 
     /// Everything reeld answers.
-    static func reeld(player: PlayerController, library: LibraryController, info: DaemonInfoSource) -> MethodTable {
+    static func reeld(
+        player: PlayerController, library: LibraryController, mediaRoots: MediaRoots, info: DaemonInfoSource
+    ) -> MethodTable {
         var table = MethodTable()
         DaemonMethods.register(into: &table, info: info)
-        PlayerMethods.register(into: &table, player: player, library: library)
-        LibraryMethods.register(into: &table, library: library)
+        PlayerMethods.register(into: &table, player: player, library: library, mediaRoots: mediaRoots)
+        LibraryMethods.register(into: &table, library: library, mediaRoots: mediaRoots)
         StreamMethods.register(into: &table, library: library)
         return table
     }

@@ -5,7 +5,9 @@ import ReelModel
 import ReelProtocol
 
 enum PlayerMethods {
-    static func register(into table: inout MethodTable, player: PlayerController, library: LibraryController) {
+    static func register(
+        into table: inout MethodTable, player: PlayerController, library: LibraryController, mediaRoots: MediaRoots
+    ) {
         let store = library.store
         table.register("player.play") { call throws(RPCError) in
             let params = call.params
@@ -27,6 +29,7 @@ enum PlayerMethods {
             guard file.hasPrefix("/") else {
                 throw RPCError.invalidParams("\"file\" must be an absolute path, not \"\(file)\"")
             }
+            try reading { () throws(ReelError) in try mediaRoots.check(file) }
             return .awaiting { reply in player.play(file: file, position: position, reply: reply) }
         }
         table.register("player.pause") { call throws(RPCError) in

@@ -81,6 +81,19 @@ import Testing
         }
     }
 
+    @Test func mediaRootsComeFromAnArrayOrTheEnvironment() throws {
+        var settings = DaemonConfiguration.defaults(environment: environment, uid: 1000)
+        try settings.apply(toml: "media_roots = [\"/srv/music\", '/home/pi/Music']", source: "c.toml")
+        #expect(settings.mediaRoots == ["/srv/music", "/home/pi/Music"])
+        try settings.apply(environment: ["REEL_MEDIA_ROOTS": "/mnt/a:/mnt/b"])
+        #expect(settings.mediaRoots == ["/mnt/a", "/mnt/b"])
+        #expect(throws: ConfigurationError.self) { try settings.apply(toml: "media_roots = [1]", source: "c.toml") }
+        #expect(throws: ConfigurationError.self) { try settings.apply(toml: "media_roots = [\"music\"]", source: "c.toml") }
+        try settings.set("resume_on_start", "playing", source: "test")
+        #expect(settings.resumeOnStart == .playing)
+        #expect(throws: ConfigurationError.self) { try settings.set("resume_on_start", "maybe", source: "test") }
+    }
+
     @Test func bufferMustHoldTwoPeriods() throws {
         var settings = DaemonConfiguration.defaults(environment: environment, uid: 1000)
         try settings.set("period_ms", "100", source: "test")

@@ -1,0 +1,42 @@
+// Which files clients may have reeld read: everything, or only what lies under the media roots.
+
+import ReelModel
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The configured `media_roots`, resolved once at start. With none, any readable file may be
+/// played or imported. With some, a file must resolve (symlinks and `..` followed) to a path
+/// inside one of them, else the request is `forbidden`.
+struct MediaRoots: Sendable {
+    let roots: [String]
+
+    /// Resolves each root; a root that does not exist is kept as written (it may be mounted later).
+    init(_ roots: [String]) {
+        self.roots = roots.map { root in
+            Self.resolve(root) ?? (root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root)
+        }
+    }
+
+    /// Checks `path` (absolute) before reeld opens it.
+    func check(_ path: String) throws(ReelError) {
+        guard !roots.isEmpty else { return }
+        guard let resolved = Self.resolve(path) else {
+            throw ReelError(.notFound, "no file at \(path)")
+        }
+        for root in roots where resolved == root || resolved.hasPrefix(root == "/" ? "/" : root + "/") {
+            return
+        }
+        throw ReelError(
+            .forbidden,
+            "\(path) is outside the media roots (\(roots.joined(separator: ", "))); reeld only reads files under them")
+    }
+
+    /// The canonical absolute path, or nil if it does not exist.
+    static func resolve(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+}
