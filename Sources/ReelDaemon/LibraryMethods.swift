@@ -46,13 +46,13 @@ enum LibraryMethods {
         table.register("library.list") { call throws(RPCError) in
             try call.params.rejectUnknown(allowed: ["item", "path"])
             let folder = try call.params.optionalItem() ?? .root
-            let listing = try reading { () throws(ReelError) in try store.list(folder: folder) }
+            let listing = try withRPCErrors { () throws(ReelError) in try store.list(folder: folder) }
             return .result(["folder": listing.folder.json, "items": .array(listing.items.map(\.json))])
         }
         table.register("library.get") { call throws(RPCError) in
             try call.params.rejectUnknown(allowed: ["item", "path"])
             let reference = try call.params.requiredItem()
-            return .result(try reading { () throws(ReelError) in try store.item(reference) }.json)
+            return .result(try withRPCErrors { () throws(ReelError) in try store.item(reference) }.json)
         }
         table.register("library.createFolder") { call throws(RPCError) in
             let params = call.params
@@ -93,7 +93,7 @@ enum LibraryMethods {
                 throw RPCError.invalidParams("\"limit\" must be from 1 to \(LibraryStore.maximumSearchLimit), not \(limit)")
             }
             let cursor = try params.optionalString("cursor")
-            let page = try reading { () throws(ReelError) in try store.search(query: query, limit: limit, cursor: cursor) }
+            let page = try withRPCErrors { () throws(ReelError) in try store.search(query: query, limit: limit, cursor: cursor) }
             return .result([
                 "items": .array(page.items.map(\.json)),
                 "nextCursor": page.nextCursor.map(JSONValue.string) ?? .null,
@@ -110,24 +110,10 @@ enum LibraryMethods {
             if folder == nil { folder = try params.optionalItem() }
             let destination = folder ?? .root
             let name = try params.optionalString("name")
-            try reading { () throws(ReelError) in try mediaRoots.check(file) }
+            try withRPCErrors { () throws(ReelError) in try mediaRoots.check(file) }
             return writing({ () throws(ReelError) in
                 try store.importFile(path: file, folder: destination, name: name, probe: LibraryController.probe)
             }, \.json)
         }
     }
-
-    /// Runs a read where it is called, as an RPC error on failure.
-    static func reading<Value>(_ work: () throws(ReelError) -> Value) throws(RPCError) -> Value {
-        do throws(ReelError) {
-            return try work()
-        } catch {
-            throw RPCError(error)
-        }
-    }
-}
-
-/// The same for the other method families.
-func reading<Value>(_ work: () throws(ReelError) -> Value) throws(RPCError) -> Value {
-    try LibraryMethods.reading(work)
 }

@@ -58,3 +58,13 @@ extension MethodOutcome {
         }
     }
 }
+
+/// Runs `work` where it is called (quick reads and checks on the event loop), turning a
+/// `ReelError` into the RPC error that carries its reason.
+func withRPCErrors<Value>(_ work: () throws(ReelError) -> Value) throws(RPCError) -> Value {
+    do throws(ReelError) {
+        return try work()
+    } catch {
+        throw RPCError(error)
+    }
+}

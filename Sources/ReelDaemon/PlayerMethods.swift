@@ -17,7 +17,7 @@ enum PlayerMethods {
                 guard !params.has("file") else {
                     throw RPCError.invalidParams("give \"file\" or a recording (\"item\"/\"path\"), not both")
                 }
-                let (item, file) = try reading { () throws(ReelError) in
+                let (item, file) = try withRPCErrors { () throws(ReelError) in
                     let item = try store.item(reference)
                     return (item, try store.audioPath(for: item))
                 }
@@ -29,7 +29,7 @@ enum PlayerMethods {
             guard file.hasPrefix("/") else {
                 throw RPCError.invalidParams("\"file\" must be an absolute path, not \"\(file)\"")
             }
-            try reading { () throws(ReelError) in try mediaRoots.check(file) }
+            try withRPCErrors { () throws(ReelError) in try mediaRoots.check(file) }
             return .awaiting { reply in player.play(file: file, position: position, reply: reply) }
         }
         table.register("player.pause") { call throws(RPCError) in

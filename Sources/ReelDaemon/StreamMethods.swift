@@ -36,14 +36,14 @@ enum StreamMethods {
                 request = stream == "player" ? .player : .library
             case "folder":
                 let reference = try params.optionalItem() ?? .root
-                let folder = try reading { () throws(ReelError) in try store.item(reference) }
+                let folder = try withRPCErrors { () throws(ReelError) in try store.item(reference) }
                 guard folder.kind == .folder else {
                     throw RPCError(ReelError(.notAFolder, "\(folder.path) is a recording, not a folder"))
                 }
                 request = .folder(folder)
             case "item":
                 let reference = try params.requiredItem()
-                request = .item(try reading { () throws(ReelError) in try store.item(reference) })
+                request = .item(try withRPCErrors { () throws(ReelError) in try store.item(reference) })
             default:
                 throw RPCError.invalidParams(
                     "unknown stream \"\(stream)\"; streams are: \(streams.joined(separator: ", "))")

@@ -132,13 +132,8 @@ extension JSONObject {
     public func write(into out: inout [UInt8]) { JSONWriter.writeObject(self, into: &out) }
 
     /// The compact JSON text as bytes.
-    public var jsonBytes: [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(64)
-        write(into: &out)
-        return out
-    }
+    public var jsonBytes: [UInt8] { JSONValue.object(self).jsonBytes }
 
     /// The compact JSON text.
-    public var jsonString: String { String(decoding: jsonBytes, as: UTF8.self) }
+    public var jsonString: String { JSONValue.object(self).jsonString }
 }
