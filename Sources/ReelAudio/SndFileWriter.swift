@@ -3,18 +3,67 @@
 import CSndFile
 import ReelModel
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where the recorder's frames go. Called from the recorder's writer thread only.
+public protocol RecordingWriter: AnyObject {
+    /// Appends interleaved frames; throws `disk_full` or `io_error`.
+    func write(_ buffer: UnsafeRawPointer, frames: Int) throws(ReelError)
+    /// Pushes what was written to the disk (survives a power cut).
+    func sync()
+    /// Finishes the file (final headers) and closes it.
+    func close()
+}
+
 /// A libsndfile encoder writing interleaved frames. Not thread-safe; one owner at a time.
-public final class SndFileWriter {
+public final class SndFileWriter: RecordingWriter {
     public let path: String
     public let pcmFormat: PCMFormat
     private var file: OpaquePointer?
 
     /// The codecs Reel records to: `wav`, `flac`, `ogg` (Vorbis) and `opus`.
-    public static let codecs = ["wav", "flac", "ogg", "opus"]
+    public static let codecs = ["flac", "wav", "ogg", "opus"]
 
-    public init(path: String, codec: String, format: PCMFormat) throws(ReelError) {
+    /// Sample rates Opus encodes at.
+    public static let opusSampleRates = [8000, 12000, 16000, 24000, 48000]
+
+    /// The codec name an item's format carries for a recording codec (`ogg` → `vorbis`).
+    public static func itemCodec(for codec: String) -> String {
+        codec == "ogg" ? "vorbis" : codec
+    }
+
+    /// Checks that `codec` can be written at `format` before anything is created.
+    public static func check(codec: String, format: PCMFormat) throws(ReelError) {
+        _ = try sndfileInfo(codec: codec, format: format)
+    }
+
+    /// - Parameter live: the file is being recorded and must stay readable if the process dies:
+    ///   a WAV header is kept up to date after every write, Ogg pages are closed every 250 ms.
+    public init(path: String, codec: String, format: PCMFormat, live: Bool = false) throws(ReelError) {
         self.path = path
         self.pcmFormat = format
+        var info = try Self.sndfileInfo(codec: codec, format: format)
+        guard let file = sf_open(path, Int32(SFM_WRITE), &info) else {
+            let detail = String(cString: sf_strerror(nil))
+            throw ReelError(errno == ENOSPC ? .diskFull : .ioError, "cannot create \(path): \(detail)")
+        }
+        self.file = file
+        if live {
+            switch codec {
+            case "wav":
+                sf_command(file, Int32(SFC_SET_UPDATE_HEADER_AUTO), nil, Int32(SF_TRUE))
+            case "ogg", "vorbis", "opus":
+                var milliseconds: Double = 250
+                sf_command(file, Int32(SFC_SET_OGG_PAGE_LATENCY_MS), &milliseconds, Int32(MemoryLayout<Double>.size))
+            default:
+                break
+            }
+        }
+    }
+
+    private static func sndfileInfo(codec: String, format: PCMFormat) throws(ReelError) -> SF_INFO {
         let subtype = format.sample == .s16 ? SF_FORMAT_PCM_16 : SF_FORMAT_PCM_24
         let sfFormat: Int
         switch codec {
@@ -22,7 +71,7 @@ public final class SndFileWriter {
         case "flac": sfFormat = SF_FORMAT_FLAC | subtype
         case "ogg", "vorbis": sfFormat = SF_FORMAT_OGG | SF_FORMAT_VORBIS
         case "opus":
-            guard [8000, 12000, 16000, 24000, 48000].contains(format.sampleRate) else {
+            guard opusSampleRates.contains(format.sampleRate) else {
                 throw ReelError(
                     .unsupportedFormat,
                     "Opus records at 8, 12, 16, 24 or 48 kHz, not \(format.sampleRate) Hz")
@@ -30,25 +79,24 @@ public final class SndFileWriter {
             sfFormat = SF_FORMAT_OGG | SF_FORMAT_OPUS
         default:
             throw ReelError(
-                .unsupportedFormat, "cannot write \"\(codec)\"; use one of \(Self.codecs.joined(separator: ", "))")
+                .unsupportedFormat, "cannot record \"\(codec)\"; use one of \(Self.codecs.joined(separator: ", "))")
         }
         var info = SF_INFO()
         info.samplerate = Int32(format.sampleRate)
         info.channels = Int32(format.channels)
         info.format = Int32(sfFormat)
         guard sf_format_check(&info) != 0 else {
-            throw ReelError(.unsupportedFormat, "cannot write \(codec) at \(format.sampleRate) Hz with \(format.channels) channels")
+            throw ReelError(
+                .unsupportedFormat, "cannot write \(codec) at \(format.sampleRate) Hz with \(format.channels) channels")
         }
-        guard let file = sf_open(path, Int32(SFM_WRITE), &info) else {
-            throw ReelError(.ioError, "cannot create \(path): \(String(cString: sf_strerror(nil)))")
-        }
-        self.file = file
+        return info
     }
 
     deinit { close() }
 
     public func write(_ buffer: UnsafeRawPointer, frames: Int) throws(ReelError) {
         guard let file else { throw ReelError(.ioError, "\(path) is closed") }
+        errno = 0
         let written: sf_count_t
         switch pcmFormat.sample {
         case .s16:
@@ -57,8 +105,16 @@ public final class SndFileWriter {
             written = sf_writef_int(file, buffer.assumingMemoryBound(to: Int32.self), sf_count_t(frames))
         }
         if written != frames {
+            let code = errno
+            if code == ENOSPC || code == EDQUOT {
+                throw ReelError(.diskFull, "the disk holding \(path) is full")
+            }
             throw ReelError(.ioError, "cannot write \(path): \(String(cString: sf_strerror(file)))")
         }
+    }
+
+    public func sync() {
+        if let file { sf_write_sync(file) }
     }
 
     public func close() {

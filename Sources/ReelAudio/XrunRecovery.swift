@@ -4,9 +4,10 @@
 import Glibc
 #endif
 
-/// Counters that the player publishes; nothing is logged per period.
+/// Counters that the player and the recorder publish; nothing is logged per period.
 public struct XrunCounters: Sendable, Equatable {
-    public var underruns = 0
+    /// Underruns of a playback device, overruns of a capture device.
+    public var xruns = 0
     public var suspends = 0
     public init() {}
 }
@@ -16,19 +17,19 @@ public enum XrunRecovery {
     /// Returns nil when the device is usable again and the write should be retried, or the errno
     /// to give up with (the player then pauses with `device_unavailable`).
     ///
-    /// - `-EPIPE` (underrun): prepare, count.
+    /// - `-EPIPE` (underrun, or overrun when capturing): prepare, count.
     /// - `-ESTRPIPE` (suspended): resume until it stops answering -EAGAIN (bounded), then prepare
     ///   if resume is not supported; count.
     /// - `-EAGAIN`: wait up to a period. `-EINTR`: retry.
     /// - anything else (`-ENODEV`, `-EIO`, `-EBADFD`, …) gives up.
     public static func recover(
-        from code: Int32, device: PCMOutput, counters: inout XrunCounters,
+        from code: Int32, device: PCMDevice, counters: inout XrunCounters,
         periodMilliseconds: Int, resumeAttempts: Int = 50,
         sleep: (Int) -> Void = { milliseconds in usleep(UInt32(milliseconds) * 1000) }
     ) -> Int32? {
         switch code {
         case -EPIPE:
-            counters.underruns += 1
+            counters.xruns += 1
             let prepared = device.prepare()
             return prepared < 0 ? prepared : nil
         case -ESTRPIPE:

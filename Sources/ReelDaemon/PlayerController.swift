@@ -49,7 +49,7 @@ public final class PlayerController: @unchecked Sendable {
         return PlayerState(
             state: snapshot.activity, position: position, duration: snapshot.duration,
             source: source, format: snapshot.format, timestamp: Double(now) / 1e9,
-            underruns: snapshot.counters.underruns, error: snapshot.error)
+            underruns: snapshot.counters.xruns, error: snapshot.error)
     }
 
     // MARK: Observers

@@ -141,7 +141,7 @@ import Testing
         harness.device.script { $0.writeResults = [Int(-EPIPE), Int(-EPIPE), Int(-EAGAIN), Int(-EINTR)] }
         _ = try harness.load(path)
         #expect(harness.waitUntil { $0.activity == .stopped })
-        #expect(harness.engine.snapshot.counters.underruns == 2)
+        #expect(harness.engine.snapshot.counters.xruns == 2)
         expectSameBytes(harness.device.state.written, pcmBytes(of: samples))
     }
 

@@ -8,7 +8,7 @@ import Testing
         var counters = XrunCounters()
         let outcome = XrunRecovery.recover(from: -EPIPE, device: device, counters: &counters, periodMilliseconds: 10)
         #expect(outcome == nil)
-        #expect(counters.underruns == 1)
+        #expect(counters.xruns == 1)
         #expect(device.state.calls == ["prepare"])
     }
 
