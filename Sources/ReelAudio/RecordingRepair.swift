@@ -72,7 +72,8 @@ public enum RecordingRepair {
         return (frames, reader.format)
     }
 
-    static func fileSize(_ path: String) -> Int64 {
+    /// Bytes in the file at `path`, 0 if there is none.
+    public static func fileSize(_ path: String) -> Int64 {
         var info = stat()
         return stat(path, &info) == 0 ? Int64(info.st_size) : 0
     }

@@ -1,4 +1,4 @@
-// A connection's subscriptions: the player, folder, item and library streams and their pushes.
+// A connection's subscriptions: the player, recorder, folder, item and library streams and their pushes.
 
 import NIOCore
 import ReelLibrary
@@ -18,6 +18,7 @@ protocol StreamOutput: AnyObject {
 /// A stream to subscribe to, resolved by `subscribe`.
 enum StreamRequest {
     case player
+    case recorder
     case folder(Item)
     case item(Item)
     case library
@@ -26,23 +27,26 @@ enum StreamRequest {
 /// The subscriptions of one connection. Lives on the connection's event loop; player and
 /// library changes arrive from other threads and hop onto it.
 ///
-/// State streams (player, folder, item) push the current value after the subscribe reply, then
+/// State streams (player, recorder, folder, item) push the current value after the subscribe reply, then
 /// on every change; while the client is not reading, pushes are skipped and the latest value is
 /// sent when it reads again. The library stream is a stream of events: each is sent, and a
 /// client that lets more than 1 MiB pile up is disconnected by the connection.
 final class ConnectionStreams: SubscriptionHost {
     private let player: PlayerController
+    private let recorder: RecorderController
     private let library: LibraryController
     private unowned let output: StreamOutput
     private var subscriptions: [Int: Subscription] = [:]
     private var nextID = 1
     private var playerObserver: Int?
+    private var recorderObserver: Int?
     private var libraryObserver: Int?
     private var ended = false
 
     private final class Subscription {
         enum Stream {
             case player
+            case recorder
             case folder(id: String)
             case item(id: String)
             case library
@@ -66,8 +70,9 @@ final class ConnectionStreams: SubscriptionHost {
         }
     }
 
-    init(player: PlayerController, library: LibraryController, output: StreamOutput) {
+    init(player: PlayerController, recorder: RecorderController, library: LibraryController, output: StreamOutput) {
         self.player = player
+        self.recorder = recorder
         self.library = library
         self.output = output
     }
@@ -82,6 +87,7 @@ final class ConnectionStreams: SubscriptionHost {
         let stream: Subscription.Stream
         switch request {
         case .player: stream = .player
+        case .recorder: stream = .recorder
         case .folder(let folder): stream = .folder(id: folder.id)
         case .item(let item): stream = .item(id: item.id)
         case .library: stream = .library
@@ -131,7 +137,11 @@ final class ConnectionStreams: SubscriptionHost {
         switch subscription.stream {
         case .player:
             pushPlayer(playerState, to: subscription)
-            updateTicker(subscription, playing: playerState.state == .playing)
+            updateTicker(subscription, active: playerState.state == .playing)
+        case .recorder:
+            let state = recorder.state
+            pushRecorder(state, to: subscription)
+            updateTicker(subscription, active: state.state == .recording)
         case .folder(let id):
             pushFolder(id, to: subscription)
         case .item(let id):
@@ -151,7 +161,19 @@ final class ConnectionStreams: SubscriptionHost {
         for subscription in subscriptions.values where !subscription.awaitingFirstPush {
             if case .player = subscription.stream {
                 pushPlayer(state, to: subscription)
-                updateTicker(subscription, playing: state.state == .playing)
+                updateTicker(subscription, active: state.state == .playing)
+            }
+        }
+        output.flushPushes()
+    }
+
+    private func recorderChanged() {
+        guard !ended else { return }
+        let state = recorder.state
+        for subscription in subscriptions.values where !subscription.awaitingFirstPush {
+            if case .recorder = subscription.stream {
+                pushRecorder(state, to: subscription)
+                updateTicker(subscription, active: state.state == .recording)
             }
         }
         output.flushPushes()
@@ -161,7 +183,7 @@ final class ConnectionStreams: SubscriptionHost {
         guard !ended else { return }
         for subscription in subscriptions.values.sorted(by: { $0.id < $1.id }) where !subscription.awaitingFirstPush {
             switch subscription.stream {
-            case .player:
+            case .player, .recorder:
                 break
             case .folder(let id):
                 if let removed = changes.first(where: { $0.kind == .removed && $0.item.id == id }) {
@@ -207,6 +229,13 @@ final class ConnectionStreams: SubscriptionHost {
         output.send(RPCEncoder.notificationLine(method: "player.state", params: params))
     }
 
+    private func pushRecorder(_ state: RecorderState, to subscription: Subscription) {
+        guard claimPush(subscription) else { return }
+        var params: JSONObject = ["subscription": .int(Int64(subscription.id))]
+        params.merge(state.jsonObject)
+        output.send(RPCEncoder.notificationLine(method: "recorder.state", params: params))
+    }
+
     private func pushFolder(_ id: String, to subscription: Subscription) {
         guard let listing = try? library.store.list(folder: .id(id)) else {
             end(subscription, method: "folder.deleted", key: "folder", value: .object(["id": .string(id)]))
@@ -248,17 +277,18 @@ final class ConnectionStreams: SubscriptionHost {
         return true
     }
 
-    // MARK: Player ticks
+    // MARK: Ticks
 
-    /// Ticks run only while playing, so an idle daemon with many subscribers does not wake up.
-    private func updateTicker(_ subscription: Subscription, playing: Bool) {
-        if playing, subscription.ticker == nil, let loop = output.eventLoop {
+    /// Ticks run only while playing (player stream) or recording (recorder stream), so an idle
+    /// daemon with many subscribers does not wake up.
+    private func updateTicker(_ subscription: Subscription, active: Bool) {
+        if active, subscription.ticker == nil, let loop = output.eventLoop {
             let bound = NIOLoopBound(self, eventLoop: loop)
             let id = subscription.id
             subscription.ticker = loop.scheduleRepeatedTask(initialDelay: subscription.interval, delay: subscription.interval) {
                 _ in bound.value.tick(id)
             }
-        } else if !playing, let ticker = subscription.ticker {
+        } else if !active, let ticker = subscription.ticker {
             ticker.cancel()
             subscription.ticker = nil
         }
@@ -266,9 +296,18 @@ final class ConnectionStreams: SubscriptionHost {
 
     private func tick(_ id: Int) {
         guard !ended, let subscription = subscriptions[id] else { return }
-        let state = player.state
-        pushPlayer(state, to: subscription)
-        if state.state != .playing { updateTicker(subscription, playing: false) }
+        switch subscription.stream {
+        case .player:
+            let state = player.state
+            pushPlayer(state, to: subscription)
+            if state.state != .playing { updateTicker(subscription, active: false) }
+        case .recorder:
+            let state = recorder.state
+            pushRecorder(state, to: subscription)
+            if state.state != .recording { updateTicker(subscription, active: false) }
+        case .folder, .item, .library:
+            break
+        }
         output.flushPushes()
     }
 
@@ -281,6 +320,10 @@ final class ConnectionStreams: SubscriptionHost {
         case .player:
             if playerObserver == nil {
                 playerObserver = player.addObserver { _ in loop.execute { bound.value.playerChanged() } }
+            }
+        case .recorder:
+            if recorderObserver == nil {
+                recorderObserver = recorder.addObserver { _ in loop.execute { bound.value.recorderChanged() } }
             }
         case .folder, .item, .library:
             if libraryObserver == nil {
@@ -295,7 +338,17 @@ final class ConnectionStreams: SubscriptionHost {
             player.removeObserver(observer)
             playerObserver = nil
         }
-        if let observer = libraryObserver, !streams.contains(where: { if case .player = $0 { false } else { true } }) {
+        if let observer = recorderObserver, !streams.contains(where: { if case .recorder = $0 { true } else { false } }) {
+            recorder.removeObserver(observer)
+            recorderObserver = nil
+        }
+        let libraryStreams = streams.filter {
+            switch $0 {
+            case .player, .recorder: false
+            case .folder, .item, .library: true
+            }
+        }
+        if let observer = libraryObserver, libraryStreams.isEmpty {
             library.removeObserver(observer)
             libraryObserver = nil
         }

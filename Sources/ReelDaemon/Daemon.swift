@@ -16,6 +16,7 @@ import Glibc
 public final class Daemon: Sendable {
     public let configuration: DaemonConfiguration
     let player: PlayerController
+    let recorder: RecorderController
     let library: LibraryController
     let stateFile: PlayerStateFile
     let server: RPCServer
@@ -55,6 +56,13 @@ public final class Daemon: Sendable {
             throw error
         }
         library = LibraryController(store: store, player: player, logger: libraryLogger)
+        var recorderLogger = logger
+        recorderLogger[metadataKey: "subsystem"] = "reel.recorder"
+        recorder = RecorderController(
+            device: ALSAInput(name: configuration.captureDevice), timing: configuration.timing, store: store,
+            defaults: configuration.recording, logger: recorderLogger)
+        recorder.repairUnfinished()
+        library.attach(recorder: recorder)
         stateFile = PlayerStateFile(directory: configuration.dataDir, player: player, logger: audioLogger)
 
         var serverLogger = logger
@@ -64,8 +72,9 @@ public final class Daemon: Sendable {
             socketPath: configuration.socket,
             systemSocket: SocketFile.isSystemDaemon(environment: environment, uid: getuid()),
             methods: MethodTable.reeld(
-                player: player, library: library, mediaRoots: MediaRoots(configuration.mediaRoots), info: info),
-            player: player, library: library, logger: serverLogger)
+                player: player, recorder: recorder, library: library, mediaRoots: MediaRoots(configuration.mediaRoots),
+                info: info),
+            player: player, recorder: recorder, library: library, logger: serverLogger)
         if configuration.resumeOnStart != .no, let saved = stateFile.load() {
             restore(saved, store: store, playing: configuration.resumeOnStart == .playing, logger: audioLogger)
         }
@@ -110,7 +119,8 @@ public final class Daemon: Sendable {
     }
 
     /// Runs until SIGTERM or SIGINT, then shuts down in reverse order: the server stops
-    /// accepting and closes its connections, then the player stops and closes the device.
+    /// accepting and closes its connections, a recording is finished, then the player stops and
+    /// closes the device.
     public func run() async throws {
         let service = DaemonService(daemon: self)
         let group = ServiceGroup(
@@ -137,6 +147,7 @@ public final class Daemon: Sendable {
         notifier.stopping()
         logger.info("reeld is shutting down")
         server.stop()
+        recorder.shutdown()
         stateFile.finish()
         player.shutdown()
     }

@@ -2,6 +2,7 @@
 
 import Logging
 import ReelAudio
+import ReelModel
 import ReelProtocol
 
 #if canImport(Glibc)
@@ -26,6 +27,8 @@ public struct DaemonConfiguration: Equatable, Sendable {
     public var resumeOnStart: ResumeOnStart = .paused
     /// Directories whose files clients may play or import; empty means any readable file.
     public var mediaRoots: [String] = []
+    /// Format, rate and channels of a recording when `recorder.start` does not say.
+    public var recording = RecordingDefaults()
 
     /// `resume_on_start`: restore the last source paused (the default), playing, or not at all.
     public enum ResumeOnStart: String, Sendable, CaseIterable {
@@ -79,6 +82,8 @@ public struct DaemonConfiguration: Equatable, Sendable {
         ("capture_device", "REEL_CAPTURE_DEVICE"), ("log_level", "REEL_LOG_LEVEL"),
         ("period_ms", "REEL_PERIOD_MS"), ("buffer_ms", "REEL_BUFFER_MS"),
         ("resume_on_start", "REEL_RESUME_ON_START"), ("media_roots", "REEL_MEDIA_ROOTS"),
+        ("record_format", "REEL_RECORD_FORMAT"), ("record_sample_rate", "REEL_RECORD_SAMPLE_RATE"),
+        ("record_channels", "REEL_RECORD_CHANNELS"),
     ]
 
     /// Applies a TOML config file's text. `source` names the file in errors.
@@ -159,6 +164,22 @@ public struct DaemonConfiguration: Equatable, Sendable {
                 throw ConfigurationError("\(source): \"\(value)\" is not one of paused, playing, no")
             }
             resumeOnStart = choice
+        case "record_format":
+            guard SndFileWriter.codecs.contains(value) else {
+                throw ConfigurationError(
+                    "\(source): \"\(value)\" is not a recording format; use \(SndFileWriter.codecs.joined(separator: ", "))")
+            }
+            recording.codec = value
+        case "record_sample_rate":
+            guard let rate = Int(value), (8000...192_000).contains(rate) else {
+                throw ConfigurationError("\(source): \"\(value)\" is not a sample rate from 8000 to 192000 Hz")
+            }
+            recording.sampleRate = rate
+        case "record_channels":
+            guard let channels = Int(value), (1...8).contains(channels) else {
+                throw ConfigurationError("\(source): \"\(value)\" is not a channel count from 1 to 8")
+            }
+            recording.channels = channels
         case "period_ms": periodMilliseconds = try milliseconds()
         case "buffer_ms": bufferMilliseconds = try milliseconds()
         default:
@@ -171,6 +192,13 @@ public struct DaemonConfiguration: Equatable, Sendable {
         guard bufferMilliseconds >= 2 * periodMilliseconds else {
             throw ConfigurationError(
                 "buffer_ms (\(bufferMilliseconds)) must be at least twice period_ms (\(periodMilliseconds))")
+        }
+        do throws(ReelError) {
+            try SndFileWriter.check(
+                codec: recording.codec,
+                format: PCMFormat(sample: .s16, sampleRate: recording.sampleRate, channels: recording.channels))
+        } catch {
+            throw ConfigurationError("record_format, record_sample_rate and record_channels: \(error.message)")
         }
     }
 }

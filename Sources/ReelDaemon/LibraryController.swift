@@ -9,7 +9,8 @@ import ReelModel
 /// Owns the library store. Reads are quick and run where they are called (the event loop);
 /// writes (which may delete many files or copy a large import) run one at a time on their own
 /// queue and answer through a reply. Committed changes reach the player (which follows the
-/// recording it plays) and every connection's observer, in commit order.
+/// recording it plays), the recorder (which follows the one it makes) and every connection's
+/// observer, in commit order.
 public final class LibraryController: @unchecked Sendable {
     public typealias Observer = @Sendable ([LibraryChange]) -> Void
 
@@ -19,6 +20,8 @@ public final class LibraryController: @unchecked Sendable {
     private let writes = DispatchQueue(label: "reel.library.write")
     private let observers = Locked<(next: Int, all: [Int: Observer])>((1, [:]))
     private var token: ObservationToken?
+    /// Set once at start; follows the item being recorded.
+    private let recorderSlot = Locked<RecorderController?>(nil)
 
     public init(store: LibraryStore, player: PlayerController, logger: Logger) {
         self.store = store
@@ -45,6 +48,11 @@ public final class LibraryController: @unchecked Sendable {
         }
     }
 
+    /// The recorder, which follows the item it is recording (rename, delete).
+    func attach(recorder: RecorderController) {
+        recorderSlot.withLock { $0 = recorder }
+    }
+
     @discardableResult
     func addObserver(_ observer: @escaping Observer) -> Int {
         observers.withLock { state in
@@ -62,6 +70,7 @@ public final class LibraryController: @unchecked Sendable {
     /// Called on the store's delivery queue, once per committed transaction.
     private func deliver(_ changes: [LibraryChange]) {
         player.libraryChanged(changes) { [store] id in try? store.item(id: id) }
+        recorderSlot.current?.libraryChanged(changes)
         let all = observers.withLock { Array($0.all.values) }
         for observer in all { observer(changes) }
     }

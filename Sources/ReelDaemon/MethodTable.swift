@@ -35,11 +35,13 @@ struct MethodTable: Sendable {
 
     /// Everything reeld answers.
     static func reeld(
-        player: PlayerController, library: LibraryController, mediaRoots: MediaRoots, info: DaemonInfoSource
+        player: PlayerController, recorder: RecorderController, library: LibraryController, mediaRoots: MediaRoots,
+        info: DaemonInfoSource
     ) -> MethodTable {
         var table = MethodTable()
         DaemonMethods.register(into: &table, info: info)
         PlayerMethods.register(into: &table, player: player, library: library, mediaRoots: mediaRoots)
+        RecorderMethods.register(into: &table, recorder: recorder)
         LibraryMethods.register(into: &table, library: library, mediaRoots: mediaRoots)
         StreamMethods.register(into: &table, library: library)
         return table

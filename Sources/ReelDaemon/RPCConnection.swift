@@ -23,10 +23,11 @@ final class RPCConnection: ChannelInboundHandler, StreamOutput {
 
     private let methods: MethodTable
     private let player: PlayerController
+    private let recorder: RecorderController
     private let library: LibraryController
     private let logger: Logger
     private var context: ChannelHandlerContext?
-    private lazy var streams = ConnectionStreams(player: player, library: library, output: self)
+    private lazy var streams = ConnectionStreams(player: player, recorder: recorder, library: library, output: self)
     /// A line is being carried out (possibly waiting for the player).
     private var busy = false
     /// Lines received while busy, carried out in order when it is done.
@@ -47,9 +48,13 @@ final class RPCConnection: ChannelInboundHandler, StreamOutput {
         }
     }
 
-    init(methods: MethodTable, player: PlayerController, library: LibraryController, logger: Logger) {
+    init(
+        methods: MethodTable, player: PlayerController, recorder: RecorderController, library: LibraryController,
+        logger: Logger
+    ) {
         self.methods = methods
         self.player = player
+        self.recorder = recorder
         self.library = library
         self.logger = logger
     }

@@ -13,6 +13,7 @@ final class RPCServer: Sendable {
     private let systemSocket: Bool
     private let methods: MethodTable
     private let player: PlayerController
+    private let recorder: RecorderController
     private let library: LibraryController
     private let logger: Logger
     private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
@@ -25,13 +26,14 @@ final class RPCServer: Sendable {
 
     init(
         socketPath: String, systemSocket: Bool, methods: MethodTable, player: PlayerController,
-        library: LibraryController, logger: Logger
+        recorder: RecorderController, library: LibraryController, logger: Logger
     ) {
         self.library = library
         self.socketPath = socketPath
         self.systemSocket = systemSocket
         self.methods = methods
         self.player = player
+        self.recorder = recorder
         self.logger = logger
     }
 
@@ -39,6 +41,7 @@ final class RPCServer: Sendable {
         try SocketFile.prepare(socketPath)
         let methods = self.methods
         let player = self.player
+        let recorder = self.recorder
         let library = self.library
         let logger = self.logger
         let state = self.state
@@ -55,7 +58,7 @@ final class RPCServer: Sendable {
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFrameDecoder()))
                     try channel.pipeline.syncOperations.addHandler(
-                        RPCConnection(methods: methods, player: player, library: library, logger: logger))
+                        RPCConnection(methods: methods, player: player, recorder: recorder, library: library, logger: logger))
                 }
             }
         let listener = try bootstrap.bind(unixDomainSocketPath: socketPath).wait()

@@ -6,14 +6,15 @@ import ReelProtocol
 
 /// A connection that can hold subscriptions. Called on the connection's event loop.
 protocol SubscriptionHost: AnyObject {
-    /// Starts a stream; the player's ticks every `interval` seconds while playing.
+    /// Starts a stream; the player's ticks every `interval` seconds while playing, the
+    /// recorder's while recording.
     func subscribe(_ stream: StreamRequest, interval: Double) -> Int
     /// Ends a subscription of this connection; false if it has none with that number.
     func unsubscribe(_ subscription: Int) -> Bool
 }
 
 enum StreamMethods {
-    static let streams = ["player", "folder", "item", "library"]
+    static let streams = ["player", "recorder", "folder", "item", "library"]
     static let defaultInterval = 0.25
     static let minimumInterval = 0.02
 
@@ -29,11 +30,11 @@ enum StreamMethods {
             }
             let request: StreamRequest
             switch stream {
-            case "player", "library":
+            case "player", "recorder", "library":
                 guard try params.optionalItem() == nil else {
                     throw RPCError.invalidParams("the \(stream) stream takes no \"item\" or \"path\"")
                 }
-                request = stream == "player" ? .player : .library
+                request = stream == "player" ? .player : stream == "recorder" ? .recorder : .library
             case "folder":
                 let reference = try params.optionalItem() ?? .root
                 let folder = try withRPCErrors { () throws(ReelError) in try store.item(reference) }

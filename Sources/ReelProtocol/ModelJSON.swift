@@ -139,3 +139,43 @@ extension Item {
             format: format, size: size)
     }
 }
+
+extension RecorderState {
+    /// `{"state","item","elapsed","peak","rms","format","overruns","error"}`.
+    public var jsonObject: JSONObject {
+        [
+            "state": .string(state.rawValue),
+            "item": item?.json ?? .null,
+            "elapsed": .double(elapsed),
+            "peak": peak.map(JSONValue.double) ?? .null,
+            "rms": rms.map(JSONValue.double) ?? .null,
+            "format": format?.json ?? .null,
+            "overruns": .int(Int64(overruns)),
+            "error": error?.json ?? .null,
+        ]
+    }
+
+    public var json: JSONValue { .object(jsonObject) }
+
+    /// `error` may be absent (nil).
+    public init(json: JSONValue) throws(JSONDecodingError) {
+        let reader = try ObjectReader(json, as: "RecorderState")
+        let rawState = try reader.string("state")
+        guard let state = RecorderActivity(rawValue: rawState) else {
+            throw JSONDecodingError("RecorderState.state must be \"idle\" or \"recording\", not \"\(rawState)\"")
+        }
+        func nonNull(_ key: String) -> JSONValue? {
+            guard let value = reader.optional(key), !value.isNull else { return nil }
+            return value
+        }
+        self.init(
+            state: state,
+            item: try nonNull("item").map { (v) throws(JSONDecodingError) in try Item(json: v) },
+            elapsed: try reader.double("elapsed"),
+            peak: try reader.optionalDouble("peak"),
+            rms: try reader.optionalDouble("rms"),
+            format: try nonNull("format").map { (v) throws(JSONDecodingError) in try AudioFormat(json: v) },
+            overruns: try reader.int("overruns", default: 0),
+            error: try nonNull("error").map { (v) throws(JSONDecodingError) in try ReelError(json: v) })
+    }
+}

@@ -14,9 +14,9 @@ final class DaemonClient {
     static let replyTimeout: Double = 15
 
     let socketPath: String
-    /// When set, a byte becoming readable on this descriptor (the signal pipe) interrupts any
-    /// wait: `call` throws `CLIError.interrupted`, `nextMessage` returns `.interrupted`.
-    var interruptFD: Int32?
+    /// Any of these descriptors becoming readable (the signal pipe, stdin) interrupts any wait:
+    /// `call` throws `CLIError.interrupted`, `nextEvent` returns `.interrupted`.
+    var interruptFDs: [Int32] = []
 
     private let fd: Int32
     private var framer = LineFramer()
@@ -96,7 +96,7 @@ final class DaemonClient {
         case notification(method: String, params: JSONObject)
         /// The daemon closed the connection.
         case closed
-        /// `interruptFD` became readable.
+        /// One of `interruptFDs` became readable.
         case interrupted
     }
 
@@ -169,14 +169,14 @@ final class DaemonClient {
                 timeout = Int32(min((remaining * 1000).rounded(.up), 60_000))
             }
             var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0)]
-            if let interruptFD { fds.append(pollfd(fd: interruptFD, events: Int16(POLLIN), revents: 0)) }
+            for interruptFD in interruptFDs { fds.append(pollfd(fd: interruptFD, events: Int16(POLLIN), revents: 0)) }
             let ready = poll(&fds, nfds_t(fds.count), timeout)
             if ready < 0 {
                 if errno == EINTR { continue }
                 throw CLIError.connectionLost(socketPath, "poll: \(String(cString: strerror(errno)))")
             }
             if ready == 0 { continue }
-            if fds.count > 1, fds[1].revents != 0 { return .interrupted }
+            if fds.dropFirst().contains(where: { $0.revents != 0 }) { return .interrupted }
             guard fds[0].revents != 0 else { continue }
 
             var chunk = [UInt8](repeating: 0, count: 65536)

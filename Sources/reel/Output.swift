@@ -111,6 +111,35 @@ enum Output {
         return 80
     }
 
+    // MARK: Recorder
+
+    /// `REC  0:12  /Notes/idea  peak -12 dB  overruns 0`; `idle` when not recording.
+    static func recorderLine(_ state: RecorderState) -> String {
+        guard state.state == .recording else {
+            if let error = state.error { return "idle  (\(error.message))" }
+            return "idle"
+        }
+        var parts = ["REC", formatSeconds(state.elapsed), state.item?.path ?? "?"]
+        if let peak = state.peak { parts.append("peak \(Int(peak.rounded())) dB") }
+        if state.overruns > 0 { parts.append("overruns \(state.overruns)") }
+        return parts.joined(separator: "  ")
+    }
+
+    /// `REC  0:12  [#########-------]  -12 dB`: the bar spans -60 to 0 dBFS of the peak.
+    static func meterLine(_ state: RecorderState, width: Int) -> String {
+        let clock = "REC  \(formatSeconds(state.elapsed))"
+        let level = state.peak.map { "\(Int($0.rounded())) dB".padding(to: 7) } ?? "".padding(to: 7)
+        let fixed = clock.count + 2 + 2 + 2 + level.count
+        let barWidth = min(width - 1 - fixed, 60)
+        guard barWidth >= 5 else { return String("\(clock)  \(level)".prefix(max(width - 1, 1))) }
+        let fraction = max(0, min(((state.peak ?? -60) + 60) / 60, 1))
+        let filled = Int((fraction * Double(barWidth)).rounded(.down))
+        let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: barWidth - filled)
+        var text = "\(clock)  [\(bar)]  \(level)"
+        if state.overruns > 0 { text += "  overruns \(state.overruns)" }
+        return text
+    }
+
     // MARK: Daemon
 
     /// Several `label: value` lines for `reel info`.

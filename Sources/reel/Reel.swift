@@ -25,7 +25,7 @@ struct Reel: ParsableCommand {
         version: Reel.version,
         subcommands: [
             PlayCommand.self, PauseCommand.self, ResumeCommand.self, ToggleCommand.self,
-            StopCommand.self, SeekCommand.self, StatusCommand.self, WatchCommand.self,
+            StopCommand.self, SeekCommand.self, StatusCommand.self, WatchCommand.self, RecordCommand.self,
             InfoCommand.self,
             ListCommand.self, TreeCommand.self, MakeFolderCommand.self, MoveCommand.self, RenameCommand.self,
             RemoveCommand.self, SearchCommand.self, ImportCommand.self,

@@ -1,5 +1,6 @@
-// watch: follow the player stream. On a terminal, one line redrawn in place with a progress
-// bar; otherwise one line per change of the displayed text, for scripts and logs.
+// watch: follow the player and recorder streams. On a terminal, one line redrawn in place with
+// a progress bar (and the recording, while there is one); otherwise one line per change of the
+// displayed text, for scripts and logs.
 
 import ArgumentParser
 import ReelModel
@@ -14,10 +15,11 @@ import Darwin
 struct WatchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "watch",
-        abstract: "Follow the player live until interrupted.",
+        abstract: "Follow the player and the recorder live until interrupted.",
         discussion: """
-            On a terminal, redraws one progress line; when stdout is not a terminal, prints a line \
-            each time the state or the whole-second position changes. Ctrl-C ends it (exit 0); \
+            On a terminal, redraws one progress line, with the recording's elapsed time and level \
+            while recording; when stdout is not a terminal, prints a line each time the player's \
+            state or whole-second position changes, and one per second recorded. Ctrl-C ends it (exit 0); \
             if the daemon goes away it exits 3.
             """)
 
@@ -35,10 +37,12 @@ struct WatchCommand: ParsableCommand {
     func run() throws {
         let interruptFD = SignalPipe.install([SIGINT, SIGTERM, SIGHUP])
         let client = try connection.connect()
-        client.interruptFD = interruptFD
+        client.interruptFDs = [interruptFD]
         var params: JSONObject = ["stream": "player"]
         if let interval { params["interval"] = .double(interval) }
         // Interrupted before the first update: CLIError.interrupted, exit 0 quietly.
+        _ = try client.call("subscribe", params)
+        params["stream"] = "recorder"
         _ = try client.call("subscribe", params)
 
         let display: WatchDisplay = isatty(1) != 0 ? TerminalDisplay() : PlainDisplay()
@@ -47,6 +51,13 @@ struct WatchCommand: ParsableCommand {
             case .notification("player.state", let params):
                 do {
                     display.show(try PlayerState(json: .object(params)))
+                } catch {
+                    display.finish()
+                    throw CLIError.unexpectedReply("subscribe", error)
+                }
+            case .notification("recorder.state", let params):
+                do {
+                    display.show(try RecorderState(json: .object(params)))
                 } catch {
                     display.finish()
                     throw CLIError.unexpectedReply("subscribe", error)
@@ -69,6 +80,7 @@ struct WatchCommand: ParsableCommand {
 /// How `watch` shows each state.
 protocol WatchDisplay: AnyObject {
     func show(_ state: PlayerState)
+    func show(_ state: RecorderState)
     /// Leaves the output tidy (cursor back, final newline).
     func finish()
 }
@@ -76,6 +88,7 @@ protocol WatchDisplay: AnyObject {
 /// One line per change of the status text (whole seconds), written at once.
 final class PlainDisplay: WatchDisplay {
     private var last: String?
+    private var lastRecorder: String?
 
     init() {}
 
@@ -86,6 +99,18 @@ final class PlainDisplay: WatchDisplay {
         Output.line(text)
     }
 
+    /// The first idle state says nothing; after a recording, its end is shown once.
+    func show(_ state: RecorderState) {
+        let text = Output.recorderLine(state)
+        guard text != lastRecorder else { return }
+        if lastRecorder == nil && state.state == .idle {
+            lastRecorder = text
+            return
+        }
+        lastRecorder = text
+        Output.line(text)
+    }
+
     func finish() {}
 }
 
@@ -93,13 +118,32 @@ final class PlainDisplay: WatchDisplay {
 final class TerminalDisplay: WatchDisplay {
     private var last: String?
     private var finished = false
+    private var player = PlayerState.stopped
+    private var recorder = RecorderState.idle
 
     init() {
         Output.write("\u{1B}[?25l", to: 1)
     }
 
     func show(_ state: PlayerState) {
-        let text = Output.progressLine(state, width: Output.terminalWidth())
+        player = state
+        redraw()
+    }
+
+    func show(_ state: RecorderState) {
+        recorder = state
+        redraw()
+    }
+
+    private func redraw() {
+        let width = Output.terminalWidth()
+        var text: String
+        if recorder.state == .recording {
+            let recording = "REC \(formatSeconds(recorder.elapsed))" + (recorder.peak.map { " \(Int($0.rounded())) dB" } ?? "")
+            text = Output.progressLine(player, width: max(width - recording.count - 3, 10)) + "  " + recording
+        } else {
+            text = Output.progressLine(player, width: width)
+        }
         guard text != last else { return }
         last = text
         Output.write("\r\(text)\u{1B}[K", to: 1)
