@@ -80,9 +80,7 @@ public final class CaptureEngine: @unchecked Sendable {
     public init(
         device: PCMInput, timing: PCMTiming = PCMTiming(), ringSeconds: Double = 10, syncInterval: Double = 1,
         logger: Logger,
-        makeWriter: @escaping WriterFactory = { request throws(ReelError) in
-            try SndFileWriter(path: request.path, codec: request.codec, format: request.format, live: true)
-        }
+        makeWriter: @escaping WriterFactory = CaptureEngine.liveWriter
     ) {
         self.device = device
         self.timing = timing
@@ -93,6 +91,15 @@ public final class CaptureEngine: @unchecked Sendable {
     }
 
     public var snapshot: CaptureSnapshot { published.current }
+
+    /// The encoder for a live recording: Vorbis through `VorbisWriter` (a page every quarter
+    /// second), the rest through libsndfile kept readable as it grows.
+    public static func liveWriter(_ request: CaptureRequest) throws(ReelError) -> RecordingWriter {
+        if request.codec == "ogg" || request.codec == "vorbis" {
+            return try VorbisWriter(path: request.path, format: request.format)
+        }
+        return try SndFileWriter(path: request.path, codec: request.codec, format: request.format, live: true)
+    }
 
     public var isRunning: Bool { !threads.isEmpty }
 

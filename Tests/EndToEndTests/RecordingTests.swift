@@ -173,7 +173,7 @@ import Testing
         #expect(!second.log().contains("repaired an unfinished recording"), "a finished take needs no repair")
     }
 
-    @Test(.enabled(if: getuid() == 0, "mounting a small filesystem needs root (CI runs as root)"), arguments: ["wav", "flac"])
+    @Test(.enabled(if: getuid() == 0, "mounting a small filesystem needs root (CI runs as root)"), arguments: formats)
     func aFullDiskStopsTheTakeAndKeepsWhatWasWritten(format: String) throws {
         let scratch = try DaemonProcess()
         let dataDir = scratch.directory.path + "/full-data"
