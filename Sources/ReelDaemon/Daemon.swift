@@ -23,7 +23,7 @@ public final class Daemon: Sendable {
     let logger: Logger
     let notifier: SystemdNotifier
 
-    public static let version = "0.1.0"
+    public static let version = "0.2.0"
 
     /// Opens the library (repairing what a crash left) and sets up the player and the server.
     /// Throws a `ReelError` when the data directory cannot be used.

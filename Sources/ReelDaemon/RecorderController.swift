@@ -268,7 +268,11 @@ public final class RecorderController: @unchecked Sendable {
         queue.async { [self] in
             guard let take = shared.current.take, take.item.id == id else { return }
             let seconds = Double(snapshot.writtenFrames) / Double(max(take.format.sampleRate, 1))
-            _ = try? store.updateRecording(id: id, duration: seconds, size: RecordingRepair.fileSize(take.path))
+            guard let item = try? store.updateRecording(id: id, duration: seconds, size: RecordingRepair.fileSize(take.path))
+            else { return }
+            shared.withLock { shared in
+                if shared.take?.item.id == id { shared.take?.item = item }
+            }
         }
     }
 

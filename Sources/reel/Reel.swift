@@ -10,7 +10,7 @@ import Darwin
 #endif
 
 struct Reel: ParsableCommand {
-    static let version = "0.1.0"
+    static let version = "0.2.0"
 
     static let configuration = CommandConfiguration(
         commandName: "reel",
