@@ -140,7 +140,19 @@ def noise_source(work, seconds):
     return process
 
 
+def unmeasured(results, key, reason):
+    results.setdefault(f"na.{key}", []).append(reason)
+    log(f"not measured: {key}: {reason}")
+
+
 def record_with_reeld(reeld, fmt, seconds, results):
+    try:
+        measure_reeld(reeld, fmt, seconds, results)
+    except (OSError, RuntimeError, KeyError, TypeError) as error:
+        unmeasured(results, f"cpu.reeld.{fmt}", str(error))
+
+
+def measure_reeld(reeld, fmt, seconds, results):
     before = reeld.cpu_seconds()
     reeld.client.call("recorder.start", {"format": fmt, "name": f"cpu {fmt} {time.monotonic()}",
                                           "maxDuration": seconds})
@@ -159,13 +171,13 @@ def record_with_arecord(work, seconds, results):
                           "-d", str(seconds), out], stdin=subprocess.DEVNULL, capture_output=True, text=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if run.returncode != 0:
-        results.setdefault("na.cpu.arecord", []).append(f"arecord exited {run.returncode}: {run.stderr.strip()}")
+        unmeasured(results, "cpu.arecord.wav", f"arecord exited {run.returncode}: {run.stderr.strip()}")
         return
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     frames = (os.path.getsize(out) - 44) / 2
     recorded = frames / 48000
     if recorded < seconds * 0.9:
-        results.setdefault("na.cpu.arecord", []).append(f"arecord wrote only {recorded:.2f} s")
+        unmeasured(results, "cpu.arecord.wav", f"arecord wrote only {recorded:.2f} s")
         return
     results.setdefault("cpu.arecord.wav", []).append(cpu / recorded * 1000)
     log(f"arecord wav: {cpu * 1000:.0f} ms CPU for {recorded:.2f} s recorded")
@@ -176,32 +188,43 @@ def kill_trials(binary, work, trials, results):
     data = os.path.join(work, "kill-data")
     for trial in range(trials):
         fmt = FORMATS[trial % len(FORMATS)]
-        reeld = Reeld(binary, work, data)
-        reeld.client.call("recorder.start", {"format": fmt, "name": f"kill {trial} {fmt}"})
-        wait_elapsed(reeld.client, 1)
-        time.sleep(random.uniform(0.5, 5))
-        before = time.monotonic()
-        status = reeld.client.call("recorder.status")
-        item = status["item"]["id"]
-        reeld.kill()
-        gap = time.monotonic() - before
-        # What was captured when the process died: at least the last elapsed, plus the time
-        # from that answer to the kill (an upper bound of the loss, never an underestimate).
-        captured = status["elapsed"] + gap
-        reeld.client.close()
-        again = Reeld(binary, work, data)
-        kept = again.client.call("library.get", {"item": item})["duration"]
-        lost = max(captured - kept, 0)
-        results.setdefault(f"lost.{fmt}", []).append(lost)
-        log(f"trial {trial + 1}/{trials} {fmt}: captured ≥ {status['elapsed']:.2f} s (+{gap * 1000:.0f} ms "
-            f"to the kill), kept {kept:.2f} s after the restart → lost ≤ {lost:.3f} s")
-        again.client.close()
-        again.stop()
+        try:
+            kill_trial(binary, work, data, trial, trials, fmt, results)
+        except (OSError, RuntimeError, KeyError, TypeError) as error:
+            unmeasured(results, f"lost.{fmt}", f"trial {trial + 1}: {error}")
+            for process in started:  # this trial's reeld, so the next one can take the socket
+                if process.args[0] == binary and process.poll() is None:
+                    process.kill()
+                    process.wait()
 
 
-def summary(values, digits=2):
+def kill_trial(binary, work, data, trial, trials, fmt, results):
+    reeld = Reeld(binary, work, data)
+    reeld.client.call("recorder.start", {"format": fmt, "name": f"kill {trial} {fmt}"})
+    wait_elapsed(reeld.client, 1)
+    time.sleep(random.uniform(0.5, 5))
+    before = time.monotonic()
+    status = reeld.client.call("recorder.status")
+    item = status["item"]["id"]
+    reeld.kill()
+    gap = time.monotonic() - before
+    # What was captured when the process died: at least the last elapsed, plus the time
+    # from that answer to the kill (an upper bound of the loss, never an underestimate).
+    captured = status["elapsed"] + gap
+    reeld.client.close()
+    again = Reeld(binary, work, data)
+    kept = again.client.call("library.get", {"item": item})["duration"]
+    lost = max(captured - kept, 0)
+    results.setdefault(f"lost.{fmt}", []).append(lost)
+    log(f"trial {trial + 1}/{trials} {fmt}: captured ≥ {status['elapsed']:.2f} s (+{gap * 1000:.0f} ms "
+        f"to the kill), kept {kept:.2f} s after the restart → lost ≤ {lost:.3f} s")
+    again.client.close()
+    again.stop()
+
+
+def summary(values, digits=2, reasons=()):
     if not values:
-        return "not measured"
+        return "not measured" + (": " + "; ".join(reasons) if reasons else "")
     return f"{statistics.median(values):.{digits}f} ({min(values):.{digits}f}–{max(values):.{digits}f})"
 
 
@@ -247,9 +270,10 @@ def main():
     arecord = results.get("cpu.arecord.wav", [])
     for fmt in FORMATS:
         values = results.get(f"cpu.reeld.{fmt}", [])
-        rows.append((f"reeld CPU, {fmt} (ms per recorded s)", summary(values), ""))
+        rows.append((f"reeld CPU, {fmt} (ms per recorded s)",
+                     summary(values, reasons=results.get(f"na.cpu.reeld.{fmt}", [])), ""))
     rows.append(("arecord CPU, wav (ms per recorded s)",
-                 summary(arecord) if arecord else "not measured: " + "; ".join(results.get("na.cpu.arecord", [])), ""))
+                 summary(arecord, reasons=results.get("na.cpu.arecord.wav", [])), ""))
     if arecord and results.get("cpu.reeld.flac"):
         ratio = statistics.median(results["cpu.reeld.flac"]) / statistics.median(arecord)
         rows.append(("CPU ratio reeld FLAC / arecord WAV (medians)", f"{ratio:.2f}×",
@@ -263,7 +287,8 @@ def main():
         lost = results.get(f"lost.{fmt}", [])
         if lost:
             worst_all = max(worst_all, max(lost))
-        rows.append((f"audio lost per kill -9, {fmt} (s; median, min–max, {len(lost)} trials)", summary(lost, 3), ""))
+        rows.append((f"audio lost per kill -9, {fmt} (s; median, min–max, {len(lost)} trials)",
+                     summary(lost, 3, reasons=results.get(f"na.lost.{fmt}", [])), ""))
     if any(results.get(f"lost.{fmt}") for fmt in FORMATS):
         rows.append(("most audio lost in any trial (s)", f"{worst_all:.3f}",
                      "target ≤ 1 s: " + ("met" if worst_all <= 1 else "MISSED")))

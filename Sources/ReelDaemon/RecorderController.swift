@@ -263,11 +263,17 @@ public final class RecorderController: @unchecked Sendable {
 
     // MARK: While recording
 
-    /// After each sync (about once a second, on the writer thread): the row grows with the file.
+    /// How often the row of the recording being made is brought up to date (its duration and
+    /// size): each update is a database transaction and change events, so not at every sync.
+    static let treeUpdateInterval: Double = 5
+
+    /// After each sync (about once a second, on the writer thread): every
+    /// `treeUpdateInterval` seconds of audio, the row grows with the file.
     private func progress(_ snapshot: CaptureSnapshot, id: String) {
         queue.async { [self] in
             guard let take = shared.current.take, take.item.id == id else { return }
             let seconds = Double(snapshot.writtenFrames) / Double(max(take.format.sampleRate, 1))
+            guard seconds - (take.item.duration ?? 0) >= Self.treeUpdateInterval else { return }
             guard let item = try? store.updateRecording(id: id, duration: seconds, size: RecordingRepair.fileSize(take.path))
             else { return }
             shared.withLock { shared in
