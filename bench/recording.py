@@ -60,6 +60,26 @@ class Client:
                 raise RuntimeError(f"{method}: {message['error'].get('message')}")
             return message["result"]
 
+    def next_notification(self, timeout):
+        """The next pushed message (method, params); RuntimeError after `timeout` s."""
+        deadline = time.monotonic() + timeout
+        while True:
+            while b"\n" not in self.buffer:
+                self.sock.settimeout(max(deadline - time.monotonic(), 0.01))
+                try:
+                    chunk = self.sock.recv(65536)
+                except socket.timeout:
+                    raise RuntimeError(f"no push within {timeout} s")
+                finally:
+                    self.sock.settimeout(None)
+                if not chunk:
+                    raise RuntimeError("reeld closed the connection")
+                self.buffer += chunk
+            line, self.buffer = self.buffer.split(b"\n", 1)
+            message = json.loads(line)
+            if "method" in message and "id" not in message:
+                return message["method"], message["params"]
+
     def close(self):
         self.sock.close()
 
@@ -153,12 +173,21 @@ def record_with_reeld(reeld, fmt, seconds, results):
 
 
 def measure_reeld(reeld, fmt, seconds, results):
+    # The end is awaited on a subscription without ticks: polling would cost reeld CPU too.
+    watcher = Client(reeld.socket)
+    watcher.call("subscribe", {"stream": "recorder", "interval": 3600})
     before = reeld.cpu_seconds()
-    reeld.client.call("recorder.start", {"format": fmt, "name": f"cpu {fmt} {time.monotonic()}",
-                                          "maxDuration": seconds})
-    done = wait_idle(reeld.client, seconds + 20)
+    started = reeld.client.call("recorder.start", {"format": fmt, "name": f"cpu {fmt} {time.monotonic()}",
+                                                    "maxDuration": seconds})
+    item = started["item"]["id"]
+    deadline = time.monotonic() + seconds + 20
+    while True:
+        method, params = watcher.next_notification(max(deadline - time.monotonic(), 0.01))
+        if method == "recorder.state" and params["state"] == "idle" and (params.get("item") or {}).get("id") == item:
+            break
     cpu = reeld.cpu_seconds() - before
-    recorded = done["item"]["duration"]
+    watcher.close()
+    recorded = params["item"]["duration"]
     results.setdefault(f"cpu.reeld.{fmt}", []).append(cpu / recorded * 1000)
     results.setdefault("rss.reeld", []).append(reeld.rss_kb() / 1024)
     log(f"reeld {fmt}: {cpu * 1000:.0f} ms CPU for {recorded:.2f} s recorded")
@@ -265,6 +294,8 @@ def main():
     print(f"Recording benchmark — {os.cpu_count()} CPUs ({model}), kernel {os.uname().release}")
     print(f"{args.rounds} rounds of {args.seconds} s per format; {args.trials} kill -9 trials; "
           "capture from the PulseAudio null sink's monitor (48 kHz mono) with a noisy tone playing")
+    print(f"CPU = utime+stime of the whole process (reeld: /proc ticks of 1/{CLK_TCK} s from start to the "
+          "end of the take, awaited on a subscription; arecord: rusage), per second recorded")
     print()
     rows = []
     arecord = results.get("cpu.arecord.wav", [])
@@ -283,7 +314,7 @@ def main():
         rows.append(("CPU ratio reeld WAV / arecord WAV (medians)", f"{ratio:.2f}×", ""))
     rows.append(("reeld RSS while recording (MB)", summary(results.get("rss.reeld", []), 1), ""))
     worst_all = 0.0
-    for fmt in FORMATS:
+    for fmt in FORMATS if args.trials > 0 else []:
         lost = results.get(f"lost.{fmt}", [])
         if lost:
             worst_all = max(worst_all, max(lost))

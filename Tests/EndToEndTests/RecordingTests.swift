@@ -76,7 +76,8 @@ import Testing
 
     @Test(.enabled(if: pulse != nil, "needs the PulseAudio null sink that scripts/test starts"))
     func aToneOnTheSinkComesBackAtItsFrequencyLevelAndLengthInEveryFormat() throws {
-        let daemon = try DaemonProcess(device: "pulse", arguments: ["--capture-device", "pulse"])
+        let sink = try PrivateSink()
+        let daemon = try DaemonProcess(device: "pulse", arguments: ["--capture-device", "pulse"], environment: sink.environment)
         try playTone(on: daemon)
         let client = try daemon.client()
         for format in Self.formats {
@@ -126,7 +127,8 @@ import Testing
 
     @Test(.enabled(if: pulse != nil, "needs the PulseAudio null sink that scripts/test starts"), arguments: formats)
     func aTakeKilledMidwayIsRepairedAndKeptOnRestart(format: String) throws {
-        let first = try DaemonProcess(device: "pulse", arguments: ["--capture-device", "pulse"])
+        let sink = try PrivateSink()
+        let first = try DaemonProcess(device: "pulse", arguments: ["--capture-device", "pulse"], environment: sink.environment)
         try playTone(on: first, noise: true)
         let client = try first.client()
         let started = try client.result("recorder.start", ["format": .string(format), "name": "take"])
@@ -160,7 +162,8 @@ import Testing
 
     @Test(.enabled(if: pulse != nil, "needs the PulseAudio null sink that scripts/test starts"))
     func sigtermFinishesTheTakeCleanly() throws {
-        let first = try DaemonProcess(device: "pulse", arguments: ["--capture-device", "pulse"])
+        let sink = try PrivateSink()
+        let first = try DaemonProcess(device: "pulse", arguments: ["--capture-device", "pulse"], environment: sink.environment)
         let client = try first.client()
         let started = try client.result("recorder.start", ["name": "take"])
         let id = try #require(started["item"]?["id"]?.stringValue)
@@ -285,11 +288,13 @@ import Testing
 
     @Test(.enabled(if: pulse != nil, "needs the PulseAudio null sink that scripts/test starts"))
     func recordStopsOnEnterAndTheTakeIsListedAndPlays() throws {
-        let daemon = try DaemonProcess(device: "pulse", arguments: ["--capture-device", "pulse"])
+        let sink = try PrivateSink()
+        let daemon = try DaemonProcess(device: "pulse", arguments: ["--capture-device", "pulse"], environment: sink.environment)
         try playTone(on: daemon)
         let socket = ["--socket", daemon.socketPath]
-        #expect(try CLI.run(["mkdir", "/Notes"] + socket).status == 0)
+        // A fresh library: the folder is made on the way.
         let record = try CLIBackgroundProcess(["record", "/Notes", "--name", "idea"] + socket, stdin: true)
+        #expect(try record.readLine() == "created /Notes")
         _ = try record.readLine { $0.hasPrefix("recording /Notes/idea") }
         _ = try waitForElapsed(try daemon.client(), 2)
         record.type("\n")
