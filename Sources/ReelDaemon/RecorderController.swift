@@ -206,10 +206,11 @@ public final class RecorderController: @unchecked Sendable {
         try SndFileWriter.check(codec: codec, format: pcm)
         var maxFrames: Int64?
         if let maxDuration = request.maxDuration {
-            guard maxDuration.isFinite, maxDuration > 0 else {
-                throw ReelError(.outOfRange, "maxDuration must be more than 0 seconds, not \(maxDuration)")
+            guard maxDuration.isFinite, maxDuration > 0, maxDuration <= maximumSeconds else {
+                throw ReelError(
+                    .outOfRange, "maxDuration must be more than 0 and at most \(Int(maximumSeconds)) seconds, not \(maxDuration)")
             }
-            maxFrames = Int64((maxDuration * Double(sampleRate)).rounded(.up))
+            maxFrames = max(1, frameIndex(seconds: maxDuration, rate: Double(sampleRate)))
         }
         let format = AudioFormat(codec: SndFileWriter.itemCodec(for: codec), sampleRate: sampleRate, channels: channels)
         let item = try addItem(request, format: format)

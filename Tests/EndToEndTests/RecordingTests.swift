@@ -229,6 +229,9 @@ import Testing
         #expect(try reason("recorder.start", ["format": "opus", "sampleRate": 44100]) == "unsupported_format")
         #expect(try reason("recorder.start", ["channels": 0]) == "unsupported_format")
         #expect(try reason("recorder.start", ["maxDuration": -1]) == "out_of_range")
+        // Regression: 1.5e308 s once trapped converting to a frame count and killed the daemon.
+        #expect(try reason("recorder.start", ["maxDuration": 1.5e308]) == "out_of_range")
+        #expect(try reason("player.play", ["file": "/etc/hostname", "position": 1.5e308]) == "out_of_range")
         #expect(try reason("recorder.start", ["folderPath": "/No/Such"]) == "not_found")
         #expect(try reason("recorder.start", ["name": "a/b"]) == "invalid_name")
         #expect(try reason("recorder.start", ["bogus": 1]) == "code -32602")
