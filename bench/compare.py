@@ -130,22 +130,22 @@ class Recorder:
     def __init__(self, source):
         self.process = subprocess.Popen(
             ["parec", f"--device={source}", "--raw", "--format=s16le", f"--rate={RATE}", "--channels=2",
-             "--latency-msec=5"],
+             "--latency-msec=2"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.data = bytearray()
-        self.reads = []  # (monotonic time, total bytes after the read)
+        self.reads = []  # (monotonic time, total bytes before the read)
         self.thread = threading.Thread(target=self.run, daemon=True)
         self.thread.start()
 
     def run(self):
         fd = self.process.stdout.fileno()
         while True:
-            chunk = os.read(fd, 4096)
+            chunk = os.read(fd, 1 << 16)
             if not chunk:
                 return
             t = time.monotonic()
-            self.data += chunk
             self.reads.append((t, len(self.data)))
+            self.data += chunk
 
     def stop(self):
         self.process.terminate()
@@ -160,8 +160,10 @@ class Recorder:
         return len(self.data) // 4
 
     def base(self):
-        """The monotonic time of frame 0: data cannot arrive before it is produced, so the read
-        that arrived earliest relative to the frame clock bounds it (min of t - frames/rate)."""
+        """The monotonic time of frame 0. The sink renders a block of frames at the time its first
+        frame is due, and the monitor hands it over at once: a read's first frame arrived no
+        earlier than it was due, so the read that arrived earliest relative to the frame clock
+        (min of arrival - first frame / rate) dates the frames, late by at most the delivery delay."""
         return min(t - (n // 4) / RATE for t, n in self.reads)
 
     def loud(self):
@@ -191,9 +193,10 @@ def output_latency(argv):
         while recorder.frames() < RATE and time.monotonic() < deadline:
             time.sleep(0.05)
         if recorder.frames() < RATE:
-            fail("parec recorded less than 1 s of the monitor in 5 s: "
-                 + recorder.process.stderr.read1(4096).decode(errors="replace").strip()
-                 if recorder.process.poll() is not None else "parec recorded less than 1 s of the monitor in 5 s")
+            detail = ""
+            if recorder.process.poll() is not None:
+                detail = ": " + recorder.process.stderr.read().decode(errors="replace").strip()
+            fail("parec recorded less than 1 s of the monitor in 5 s" + detail)
         before = recorder.frames()
         t_play = time.monotonic()
         client.command(play)
