@@ -334,16 +334,39 @@ def table(argv):
     notes = []
 
     def row(name, figure, digits, target=None, limit=None, other="mpd"):
-        """figure: the key without the player, e.g. cpu.{}.flac; the ratio is reel/other per round."""
+        """figure: the key without the player, e.g. cpu.{}.flac; the ratio is reel/other per round.
+        Figures that can be 0 or below (a latency within the method's resolution) get no ratio;
+        their target compares the medians."""
         reel, theirs = figure.format("reel"), figure.format(other)
         a = summary(values.get(reel, []), digits) or why(reel)
         b = summary(values.get(theirs, []), digits) or why(theirs)
-        ratios = [r[reel] / r[theirs] for r in by_round.values() if reel in r and r.get(theirs, 0) > 0]
-        ratio = summary(ratios, 2, "×") or "—"
+        pairs = [(r[reel], r[theirs]) for r in by_round.values() if reel in r and theirs in r]
+        positive = bool(pairs) and all(x > 0 and y > 0 for x, y in pairs)
+        ratios = [x / y for x, y in pairs] if positive else []
+        ratio = summary(ratios, 2, "×") or ("— (a value ≤ 0)" if pairs else "—")
         met = ""
         if limit is not None:
-            met = ("yes" if statistics.median(ratios) <= limit else "no") if ratios else "not measured"
+            if not pairs:
+                met = "not measured"
+            elif positive:
+                met = "yes" if statistics.median(ratios) <= limit else "no"
+            else:
+                mine = statistics.median(values[reel])
+                met = "yes" if mine <= limit * statistics.median(values[theirs]) else "no"
         rows.append((name, a, b, ratio, target or "", met))
+
+    # What following costs the daemon beyond playing: the follow window minus the same daemon
+    # playing FLAC alone in the same round (its CPU window), scaled to the follow's length.
+    for r in by_round.values():
+        for p in ("reel", "mpd"):
+            if f"follow.{p}.daemon_wakeups" in r and f"wake.{p}.flac" in r:
+                net = r[f"follow.{p}.daemon_wakeups"] - r[f"wake.{p}.flac"] * float(follow_seconds)
+                r[f"follownet.{p}.wakeups"] = net
+                values.setdefault(f"follownet.{p}.wakeups", []).append(net)
+            if f"follow.{p}.daemon_cpu" in r and f"cpu.{p}.flac" in r:
+                net = r[f"follow.{p}.daemon_cpu"] - r[f"cpu.{p}.flac"] * float(follow_seconds)
+                r[f"follownet.{p}.cpu"] = net
+                values.setdefault(f"follownet.{p}.cpu", []).append(net)
 
     for ext in ("wav", "flac", "mp3"):
         target = "≤ 0.9×" if ext != "wav" else None
@@ -360,15 +383,18 @@ def table(argv):
     row("RTT p99, playing (µs)", "rtt.{}.playing.p99", 1, "≤ 1.5×", 1.5)
     row("worst RTT while a track ends (ms)", "rtt.{}.trackend.max", 2)
     row("play reply → first audio (ms)", "latency.{}.play", 1, "≤ 0.5×", 0.5)
+    row("  play sent → first audio (ms)", "latency.{}.play_sent", 1)
+    row("  play sent → reply (ms)", "latency.{}.play_reply", 1)
     row("pause sent → silence (ms)", "latency.{}.pause", 1, "≤ 0.5×", 0.5)
-    row("  play command's reply time (ms)", "latency.{}.play_reply", 1)
-    row("  pause command's reply time (ms)", "latency.{}.pause_reply", 1)
+    row("  pause sent → reply (ms)", "latency.{}.pause_reply", 1)
     row(f"follow {follow_seconds} s: client bytes sent", "follow.{}.bytes_out", 0)
     row(f"follow {follow_seconds} s: client bytes received", "follow.{}.bytes_in", 0)
     row(f"follow {follow_seconds} s: messages (polls / pushes)", "follow.{}.messages", 0)
     row(f"follow {follow_seconds} s: client wake-ups", "follow.{}.client_wakeups", 0)
-    row(f"follow {follow_seconds} s: daemon wake-ups", "follow.{}.daemon_wakeups", 0)
-    row(f"follow {follow_seconds} s: daemon CPU (ms)", "follow.{}.daemon_cpu", 1)
+    row(f"follow {follow_seconds} s: daemon wake-ups (playing too)", "follow.{}.daemon_wakeups", 0)
+    row("  of them for the client (minus playing alone)", "follownet.{}.wakeups", 0)
+    row(f"follow {follow_seconds} s: daemon CPU, ms (playing too)", "follow.{}.daemon_cpu", 1)
+    row("  of it for the client (minus playing alone)", "follownet.{}.cpu", 1)
 
     head = ("figure", "Reel: median (min–max)", "MPD", "Reel/MPD", "target", "met")
     widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(6)]
