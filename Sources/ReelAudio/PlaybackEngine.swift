@@ -290,8 +290,10 @@ private final class Runner: @unchecked Sendable {
                 _ = device.start()  // a file shorter than the start threshold
                 let queued = UInt64(max(device.delay(), 0))
                 let rate = UInt64(max(configuration.format.sampleRate, 1))
+                // Slack for devices that consume in bursts: two periods, but no more than
+                // 200 ms, so that long periods do not make the end late.
                 drainDeadline = monotonicNanoseconds() + queued * 1_000_000_000 / rate
-                    + UInt64(2 * periodMilliseconds) * 1_000_000
+                    + UInt64(min(2 * periodMilliseconds, 200)) * 1_000_000
             }
         }
         if pendingFrames > 0 {

@@ -43,7 +43,7 @@ public struct DaemonConfiguration: Equatable, Sendable {
             socket: SocketPath.defaultPath(environment: environment, uid: uid, forDaemon: true),
             dataDir: defaultDataDir(environment: environment, uid: uid),
             device: "default", captureDevice: "default", logLevel: .info,
-            periodMilliseconds: 250, bufferMilliseconds: 1000)
+            periodMilliseconds: 500, bufferMilliseconds: 2000)
     }
 
     static func defaultDataDir(environment: [String: String], uid: UInt32) -> String {
