@@ -325,7 +325,8 @@ def table(argv):
         return f"{fmt(statistics.median(vs), digits)}{unit} ({fmt(min(vs), digits)}–{fmt(max(vs), digits)})"
 
     def why(key):
-        for k in (key, ".".join(key.split(".")[:2]), key.split(".")[0]):
+        parts = key.split(".")
+        for k in (key, ".".join(parts[:2]), parts[0], parts[1] if len(parts) > 1 else ""):
             if k in reasons:
                 return "not measured: " + reasons[k]
         return "not measured (see the log above)"
