@@ -344,7 +344,7 @@ def table(argv):
         pairs = [(r[reel], r[theirs]) for r in by_round.values() if reel in r and theirs in r]
         positive = bool(pairs) and all(x > 0 and y > 0 for x, y in pairs)
         ratios = [x / y for x, y in pairs] if positive else []
-        ratio = summary(ratios, 2, "×") or ("— (a value ≤ 0)" if pairs else "—")
+        ratio = summary(ratios, 2 if not ratios or min(ratios) >= 0.01 else 4, "×") or ("— (a value ≤ 0)" if pairs else "—")
         met = ""
         if limit is not None:
             if not pairs:
