@@ -17,7 +17,7 @@ cpu_ticks() {
 }
 # Nanoseconds on a CPU, summed over the live threads (/proc/PID/task/*/schedstat): precise, but a
 # thread that ends takes its time with it, so compare `threads` before and after.
-cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%d\n", s }'; }
+cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s }'; }
 threads() { ls /proc/"$1"/task 2>/dev/null | sort -n | tr '\n' ' '; }
 status_kb() { awk -v key="$2:" '$1 == key { print $2 }' "/proc/$1/status"; }
 # Voluntary context switches summed over the live threads: how often the process sleeps.
