@@ -20,13 +20,14 @@ let package = Package(
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CMPG123", pkgConfig: "libmpg123", providers: [.apt(["libmpg123-dev"])]),
+        .systemLibrary(name: "CVorbis", pkgConfig: "vorbisenc", providers: [.apt(["libvorbis-dev"])]),
 
         .target(name: "ReelModel", linkerSettings: [.linkedLibrary("m")]),
         .target(name: "ReelProtocol", dependencies: ["ReelModel"]),
         .target(
             name: "ReelAudio",
             dependencies: [
-                "ReelModel", "CALSA", "CSndFile", "CMPG123",
+                "ReelModel", "CALSA", "CSndFile", "CMPG123", "CVorbis",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .target(

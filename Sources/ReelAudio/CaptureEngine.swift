@@ -57,8 +57,11 @@ public enum CaptureEnding: Sendable, Equatable {
 }
 
 /// Records one take at a time. The capture thread reads a period at a time (non-blocking, at
-/// most a period's wait) into a ring of `ringSeconds`; the writer thread encodes from the ring and
-/// syncs the file to disk every `syncInterval` seconds. A slow disk fills the ring, never the
+/// most a period's wait) into a ring of `ringSeconds`; the writer thread wakes four times a
+/// second, encodes what the ring holds and syncs the file to disk every `syncInterval` seconds.
+/// The capture thread runs at normal priority: the device's buffer (half a second by default,
+/// see `PCMTiming.capture`) covers scheduling delays, and with PulseAudio's plugin a real-time
+/// thread costs more in priority-inheritance locking than it saves. A slow disk fills the ring, never the
 /// device's buffer; a full ring drops audio and counts an overrun.
 ///
 /// The engine ends a take by itself at `maxFrames`, on a device failure (the file keeps what was
@@ -78,11 +81,9 @@ public final class CaptureEngine: @unchecked Sendable {
     private var threads: [pthread_t] = []
 
     public init(
-        device: PCMInput, timing: PCMTiming = PCMTiming(), ringSeconds: Double = 10, syncInterval: Double = 1,
+        device: PCMInput, timing: PCMTiming = .capture, ringSeconds: Double = 10, syncInterval: Double = 1,
         logger: Logger,
-        makeWriter: @escaping WriterFactory = { request throws(ReelError) in
-            try SndFileWriter(path: request.path, codec: request.codec, format: request.format, live: true)
-        }
+        makeWriter: @escaping WriterFactory = CaptureEngine.liveWriter
     ) {
         self.device = device
         self.timing = timing
@@ -93,6 +94,15 @@ public final class CaptureEngine: @unchecked Sendable {
     }
 
     public var snapshot: CaptureSnapshot { published.current }
+
+    /// The encoder for a live recording: Vorbis through `VorbisWriter` (a page every quarter
+    /// second), the rest through libsndfile kept readable as it grows.
+    public static func liveWriter(_ request: CaptureRequest) throws(ReelError) -> RecordingWriter {
+        if request.codec == "ogg" || request.codec == "vorbis" {
+            return try VorbisWriter(path: request.path, format: request.format)
+        }
+        return try SndFileWriter(path: request.path, codec: request.codec, format: request.format, live: true)
+    }
 
     public var isRunning: Bool { !threads.isEmpty }
 
@@ -129,7 +139,7 @@ public final class CaptureEngine: @unchecked Sendable {
             writer: writer, ring: ring, format: format, syncInterval: syncInterval, published: published,
             stopRequested: stopRequested, logger: logger, onProgress: onProgress, onEnd: onEnd)
         threads = [
-            AudioThread.start(name: "reel-capture") { capture.run() },
+            AudioThread.start(name: "reel-capture", realtime: false) { capture.run() },
             AudioThread.start(name: "reel-writer", realtime: false) { write.run() },
         ]
     }
@@ -277,7 +287,7 @@ private final class WriteLoop: @unchecked Sendable {
         var written: Int64 = 0
         var failure: ReelError?
         while true {
-            let frames = ring.take(into: buffer, maxFrames: chunkFrames, timeoutMilliseconds: 100)
+            let frames = ring.take(into: buffer, maxFrames: chunkFrames, timeoutMilliseconds: 250)
             if frames > 0 {
                 do throws(ReelError) {
                     try writer.write(buffer, frames: frames)

@@ -5,8 +5,10 @@ import Glibc
 #endif
 
 /// A single-producer, single-consumer ring of interleaved frames. The capture thread puts
-/// (never waiting: what does not fit is refused and counted by the caller), the writer takes
-/// (waiting a bounded time for data). The lock is held only to copy.
+/// (never waiting: what does not fit is refused and counted by the caller), the writer takes.
+/// A put does not wake the writer: it drains the ring on its own rhythm (an empty ring makes it
+/// sleep a fixed time), so the two threads wake independently and seldom. The lock is held only
+/// to copy.
 final class CaptureRing: @unchecked Sendable {
     let capacityFrames: Int
     let bytesPerFrame: Int
@@ -57,12 +59,11 @@ final class CaptureRing: @unchecked Sendable {
             count += run
             copied += run
         }
-        if accepted > 0 { pthread_cond_signal(&condition) }
         return accepted
     }
 
-    /// Copies out up to `maxFrames`, waiting up to `timeoutMilliseconds` for the first frame.
-    /// Returns 0 on timeout, or when the ring is closed and empty (see `isDrained`).
+    /// Copies out up to `maxFrames`. An empty ring first waits `timeoutMilliseconds` (cut short
+    /// by `close`). Returns 0 when still empty, or when closed and empty (see `isDrained`).
     func take(into destination: UnsafeMutableRawPointer, maxFrames: Int, timeoutMilliseconds: Int) -> Int {
         pthread_mutex_lock(&mutex)
         defer { pthread_mutex_unlock(&mutex) }
@@ -72,7 +73,7 @@ final class CaptureRing: @unchecked Sendable {
             let nanoseconds = Int(deadline.tv_nsec) + timeoutMilliseconds * 1_000_000
             deadline.tv_sec += nanoseconds / 1_000_000_000
             deadline.tv_nsec = nanoseconds % 1_000_000_000
-            while count == 0 && !closed {
+            while !closed {
                 if pthread_cond_timedwait(&condition, &mutex, &deadline) == ETIMEDOUT { break }
             }
         }

@@ -42,6 +42,18 @@ public struct PCMTiming: Sendable, Equatable {
     }
 }
 
+extension PCMTiming {
+    /// Capture needs no low latency (levels are shown ten times a second): longer periods mean
+    /// fewer wake-ups. 125 ms periods in a 500 ms buffer, as arecord asks for.
+    public static let capture = PCMTiming(periodMicroseconds: 125_000, bufferMicroseconds: 500_000)
+
+    /// `capture`, or this timing's period and buffer where they are longer.
+    public var forCapture: PCMTiming {
+        let period = max(periodMicroseconds, Self.capture.periodMicroseconds)
+        return PCMTiming(periodMicroseconds: period, bufferMicroseconds: max(bufferMicroseconds, 4 * period))
+    }
+}
+
 /// A device opened for a format: the sizes it settled on.
 public struct PCMConfiguration: Sendable, Equatable {
     public var format: PCMFormat

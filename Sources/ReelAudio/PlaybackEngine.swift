@@ -234,7 +234,7 @@ private final class Runner: @unchecked Sendable {
         } catch {
             return .failure(error)
         }
-        var frame = Int64((seconds * rate).rounded())
+        var frame = frameIndex(seconds: seconds, rate: rate)
         if let count = state.frameCount { frame = min(frame, count) }
         dropQueued()
         do throws(ReelError) {

@@ -40,7 +40,8 @@ public final class SndFileWriter: RecordingWriter {
     }
 
     /// - Parameter live: the file is being recorded and must stay readable if the process dies:
-    ///   a WAV header is kept up to date after every write, Ogg pages are closed every 250 ms.
+    ///   a WAV header is kept up to date after every write, Opus pages are closed every 250 ms.
+    ///   (libsndfile's Vorbis writer ignores the page latency: live Vorbis goes to `VorbisWriter`.)
     public init(path: String, codec: String, format: PCMFormat, live: Bool = false) throws(ReelError) {
         self.path = path
         self.pcmFormat = format

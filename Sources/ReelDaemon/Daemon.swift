@@ -23,7 +23,7 @@ public final class Daemon: Sendable {
     let logger: Logger
     let notifier: SystemdNotifier
 
-    public static let version = "0.1.0"
+    public static let version = "0.2.0"
 
     /// Opens the library (repairing what a crash left) and sets up the player and the server.
     /// Throws a `ReelError` when the data directory cannot be used.
@@ -59,7 +59,7 @@ public final class Daemon: Sendable {
         var recorderLogger = logger
         recorderLogger[metadataKey: "subsystem"] = "reel.recorder"
         recorder = RecorderController(
-            device: ALSAInput(name: configuration.captureDevice), timing: DaemonConfiguration.captureTiming, store: store,
+            device: ALSAInput(name: configuration.captureDevice), timing: configuration.timing.forCapture, store: store,
             defaults: configuration.recording, logger: recorderLogger)
         recorder.repairUnfinished()
         library.attach(recorder: recorder)

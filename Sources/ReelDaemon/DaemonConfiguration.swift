@@ -77,9 +77,6 @@ public struct DaemonConfiguration: Equatable, Sendable {
         PCMTiming(periodMicroseconds: periodMilliseconds * 1000, bufferMicroseconds: bufferMilliseconds * 1000)
     }
 
-    /// The capture device's period and buffer: short periods, so levels and a stop follow closely.
-    public static let captureTiming = PCMTiming(periodMicroseconds: 50_000, bufferMicroseconds: 250_000)
-
     // MARK: Layers
 
     /// The keys a config file may hold, with the environment variable for each.

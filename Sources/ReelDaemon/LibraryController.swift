@@ -75,9 +75,14 @@ public final class LibraryController: @unchecked Sendable {
         for observer in all { observer(changes) }
     }
 
-    /// What the store learns of an imported file: it must decode; its duration and format.
+    /// What the store learns of an imported file: it must open and its first frames must decode
+    /// (as for playing it); its duration and format.
     static func probe(_ path: String) throws(ReelError) -> (duration: Double?, format: AudioFormat) {
         let reader = try AudioFileOpener.open(path: path)
+        let frames = 4096
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: frames * reader.pcmFormat.bytesPerFrame, alignment: 16)
+        defer { buffer.deallocate() }
+        _ = try reader.read(into: buffer, frames: frames)
         return (reader.duration, reader.format)
     }
 }

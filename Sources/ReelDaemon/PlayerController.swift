@@ -150,7 +150,7 @@ public final class PlayerController: @unchecked Sendable {
     // MARK: Loading
 
     private func load(source: PlayerSource, path: String, position: Double, startPlaying: Bool, reply: @escaping Reply) {
-        guard position.isFinite, position >= 0 else {
+        guard position.isFinite, position >= 0, position <= maximumSeconds else {
             reply(.failure(ReelError(.outOfRange, "cannot start at \(position) s: a position is 0 or more seconds")))
             return
         }
@@ -180,7 +180,7 @@ public final class PlayerController: @unchecked Sendable {
                 shared.files = [token: path]
                 return token
             }
-            let startFrame = Int64((position * Double(reader.pcmFormat.sampleRate)).rounded())
+            let startFrame = frameIndex(seconds: position, rate: Double(reader.pcmFormat.sampleRate))
             logger.info("play", metadata: ["file": "\(path)", "format": "\(reader.format.codec)"])
             engine.send(.load(ReaderBox(reader), token: token, startFrame: startFrame, startPlaying: startPlaying, adapt(reply)))
         }

@@ -206,10 +206,11 @@ public final class RecorderController: @unchecked Sendable {
         try SndFileWriter.check(codec: codec, format: pcm)
         var maxFrames: Int64?
         if let maxDuration = request.maxDuration {
-            guard maxDuration.isFinite, maxDuration > 0 else {
-                throw ReelError(.outOfRange, "maxDuration must be more than 0 seconds, not \(maxDuration)")
+            guard maxDuration.isFinite, maxDuration > 0, maxDuration <= maximumSeconds else {
+                throw ReelError(
+                    .outOfRange, "maxDuration must be more than 0 and at most \(Int(maximumSeconds)) seconds, not \(maxDuration)")
             }
-            maxFrames = Int64((maxDuration * Double(sampleRate)).rounded(.up))
+            maxFrames = max(1, frameIndex(seconds: maxDuration, rate: Double(sampleRate)))
         }
         let format = AudioFormat(codec: SndFileWriter.itemCodec(for: codec), sampleRate: sampleRate, channels: channels)
         let item = try addItem(request, format: format)
@@ -263,12 +264,22 @@ public final class RecorderController: @unchecked Sendable {
 
     // MARK: While recording
 
-    /// After each sync (about once a second, on the writer thread): the row grows with the file.
+    /// How often the row of the recording being made is brought up to date (its duration and
+    /// size): each update is a database transaction and change events, so not at every sync.
+    static let treeUpdateInterval: Double = 5
+
+    /// After each sync (about once a second, on the writer thread): every
+    /// `treeUpdateInterval` seconds of audio, the row grows with the file.
     private func progress(_ snapshot: CaptureSnapshot, id: String) {
         queue.async { [self] in
             guard let take = shared.current.take, take.item.id == id else { return }
             let seconds = Double(snapshot.writtenFrames) / Double(max(take.format.sampleRate, 1))
-            _ = try? store.updateRecording(id: id, duration: seconds, size: RecordingRepair.fileSize(take.path))
+            guard seconds - (take.item.duration ?? 0) >= Self.treeUpdateInterval else { return }
+            guard let item = try? store.updateRecording(id: id, duration: seconds, size: RecordingRepair.fileSize(take.path))
+            else { return }
+            shared.withLock { shared in
+                if shared.take?.item.id == id { shared.take?.item = item }
+            }
         }
     }
 

@@ -25,6 +25,31 @@ enum SocketFile {
         }
     }
 
+    /// A listening Unix stream socket bound at `path` (non-blocking, close-on-exec).
+    static func listen(_ path: String, backlog: Int32) throws(SocketSetupError) -> Int32 {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            throw SocketSetupError("the socket path \(path) is too long (at most \(MemoryLayout.size(ofValue: address.sun_path) - 1) bytes)")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+        let fd = socket(
+            AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard fd >= 0 else { throw SocketSetupError("cannot create a socket: \(String(cString: strerror(errno)))") }
+        let bound = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard bound == 0, Glibc.listen(fd, backlog) == 0 else {
+            let code = errno
+            close(fd)
+            throw SocketSetupError("cannot listen on \(path): \(String(cString: strerror(code)))")
+        }
+        return fd
+    }
+
     /// True if something accepts connections on the Unix socket at `path`.
     static func isAnswering(_ path: String) -> Bool {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)

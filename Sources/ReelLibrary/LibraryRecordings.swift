@@ -1,4 +1,7 @@
 // Recordings in the tree: rows for the recorder, batch inserts, imports, and file placement.
+#if canImport(Glibc)
+import Glibc
+#endif
 import GRDB
 import ReelModel
 
@@ -180,6 +183,11 @@ extension LibraryStore {
             throw ReelError(.notFound, "\"\(source)\" is not an absolute path; give the file's full path")
         }
         guard AudioFiles.regularFileSize(source) != nil else {
+            var info = stat()
+            if stat(source, &info) == 0 {
+                // A directory, FIFO or device: never read it (a FIFO would block, /dev/zero never ends).
+                throw ReelError(.unsupportedFormat, "\(source) is not a regular file")
+            }
             throw ReelError(.notFound, "no file at \(source)")
         }
         let probed = try probe(source)

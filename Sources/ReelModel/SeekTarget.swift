@@ -1,5 +1,17 @@
 // Seek requests: absolute or relative, resolved against the track's length.
 
+/// The longest position, offset or length in seconds Reel accepts (about 31 years): beyond it a
+/// frame number no longer fits in 64 bits at high rates, and no audio is that long.
+public let maximumSeconds = 1_000_000_000.0
+
+/// The frame at `seconds` into a stream of `rate` frames per second, rounded; 0 for negative
+/// or NaN input, and clamped far below Int64's limit (converting a larger Double would trap).
+public func frameIndex(seconds: Double, rate: Double) -> Int64 {
+    let frames = (seconds * rate).rounded()
+    guard frames > 0 else { return 0 }
+    return frames < 9.0e18 ? Int64(frames) : 9_000_000_000_000_000_000
+}
+
 /// A seek as asked for: `player.seek` with `position` or `offset`, or `reel seek 1:30` / `+10`.
 public enum SeekTarget: Equatable, Sendable {
     case absolute(Double)
@@ -11,7 +23,7 @@ public enum SeekTarget: Equatable, Sendable {
     public func resolve(current: Double, duration: Double) throws(ReelError) -> Double {
         switch self {
         case .absolute(let position):
-            guard position.isFinite, position >= 0 else {
+            guard position.isFinite, position >= 0, position <= maximumSeconds else {
                 throw ReelError(.outOfRange, "cannot seek to \(position) s: a position is 0 or more seconds")
             }
             guard position <= duration else {
@@ -21,8 +33,8 @@ public enum SeekTarget: Equatable, Sendable {
             }
             return position
         case .relative(let offset):
-            guard offset.isFinite else {
-                throw ReelError(.outOfRange, "cannot seek by a non-finite offset")
+            guard offset.isFinite, abs(offset) <= maximumSeconds else {
+                throw ReelError(.outOfRange, "cannot seek by \(offset) s")
             }
             return min(max(current + offset, 0), duration)
         }

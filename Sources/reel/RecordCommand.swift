@@ -15,7 +15,8 @@ struct RecordCommand: ParsableCommand {
         commandName: "record",
         abstract: "Record from the capture device into the tree.",
         discussion: """
-            `reel record [FOLDER]` starts a recording in FOLDER (a tree path, default /) and follows \
+            `reel record [FOLDER]` starts a recording in FOLDER (a tree path, default /; created \
+            with its parents if it does not exist yet) and follows \
             it: on a terminal, the elapsed time and a level meter until Enter or Ctrl-C, which \
             stop it and keep it. When stdin is not a terminal, a line on stdin or SIGINT/SIGTERM \
             stops it. With --detach it only starts. `reel record stop` and `reel record cancel` \
@@ -70,6 +71,7 @@ struct RecordStartCommand: ParsableCommand {
         if let channels { params["channels"] = .int(Int64(channels)) }
 
         let client = try connection.connect()
+        for created in try Self.makeFolders(folder, client: client) { Output.line("created \(created)") }
         if detach {
             let result = try client.call("recorder.start", params)
             if output.json {
@@ -152,6 +154,24 @@ struct RecordStartCommand: ParsableCommand {
                     message: "reeld at \(client.socketPath) went away while recording \(path); the take is kept up to the last second")
             }
         }
+    }
+
+    /// Creates `path` and the folders above it that do not exist yet; returns what was created.
+    static func makeFolders(_ path: String, client: DaemonClient) throws(CLIError) -> [String] {
+        let names = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        var created: [String] = []
+        var parent = "/"
+        for name in names {
+            let current = parent == "/" ? "/\(name)" : "\(parent)/\(name)"
+            do {
+                _ = try client.call("library.get", ["path": .string(current)])
+            } catch where error.reason == "not_found" {
+                _ = try client.call("library.createFolder", ["parentPath": .string(parent), "name": .string(name)])
+                created.append(current)
+            }
+            parent = current
+        }
+        return created
     }
 
     func savedLine(_ item: Item) -> String {

@@ -10,7 +10,7 @@ import Darwin
 #endif
 
 struct Reel: ParsableCommand {
-    static let version = "0.1.0"
+    static let version = "0.2.0"
 
     static let configuration = CommandConfiguration(
         commandName: "reel",
@@ -64,6 +64,8 @@ struct CLIError: Error, CustomStringConvertible {
     var message: String
     /// An extra line after the message.
     var hint: String?
+    /// The daemon's `data.reason` when it refused (`not_found`, `busy`, …).
+    var reason: String?
 
     var description: String { message }
 
@@ -75,7 +77,7 @@ struct CLIError: Error, CustomStringConvertible {
 
     /// The daemon answered with an error: its message, exit 1.
     static func refused(_ error: RPCError) -> CLIError {
-        CLIError(exitCode: refusedExitCode, message: error.message)
+        CLIError(exitCode: refusedExitCode, message: error.message, reason: error.data?["reason"]?.stringValue)
     }
 
     /// The daemon's reply was not what this client understands (exit 1).

@@ -72,8 +72,11 @@ final class CLIBackgroundProcess {
     private let outPipe = Pipe()
     private let errURL: URL
     private var buffer: [UInt8] = []
+    /// What the process reads as stdin, when started with `stdin: true`.
+    let input: Pipe?
 
-    init(_ arguments: [String], environment: [String: String] = [:]) throws {
+    init(_ arguments: [String], environment: [String: String] = [:], stdin: Bool = false) throws {
+        input = stdin ? Pipe() : nil
         errURL = FileManager.default.temporaryDirectory.appendingPathComponent("reel-cli-err-\(UUID().uuidString)")
         _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
         process.executableURL = URL(fileURLWithPath: CLI.path)
@@ -81,8 +84,17 @@ final class CLIBackgroundProcess {
         process.environment = CLI.environment(environment)
         process.standardOutput = outPipe
         process.standardError = try FileHandle(forWritingTo: errURL)
-        process.standardInput = FileHandle.nullDevice
+        if let input {
+            process.standardInput = input
+        } else {
+            process.standardInput = FileHandle.nullDevice
+        }
         try process.run()
+    }
+
+    /// Writes `text` to the process's stdin (started with `stdin: true`).
+    func type(_ text: String) {
+        input?.fileHandleForWriting.write(Data(text.utf8))
     }
 
     deinit {

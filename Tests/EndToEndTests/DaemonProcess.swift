@@ -1,6 +1,7 @@
 // Starting the real reeld binary on a private socket and data directory.
 
 import Foundation
+import Glibc
 import ReelProtocol
 
 /// A reeld process for one test: private temp dir, socket and data dir, stderr kept in a file.
@@ -22,19 +23,26 @@ final class DaemonProcess: @unchecked Sendable {
     }
 
     /// Starts reeld with `--device device` and extra arguments; waits until its socket answers.
+    /// `wrapper` runs it under another command (`["/usr/bin/prlimit", "--nofile=64:64"]`).
     init(
         device: String = "null", arguments: [String] = [], environment: [String: String] = [:],
-        socketPath: String? = nil
+        socketPath: String? = nil, wrapper: [String] = []
     ) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("reel-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         self.socketPath = socketPath ?? directory.appendingPathComponent("reel.sock").path
         logURL = directory.appendingPathComponent("reeld.log")
         FileManager.default.createFile(atPath: logURL.path, contents: nil)
-        process.executableURL = URL(fileURLWithPath: Self.executable("reeld"))
-        process.arguments =
+        let reeldArguments =
             ["--socket", self.socketPath, "--data-dir", directory.appendingPathComponent("data").path, "--device", device,
              "--log-level", "debug"] + arguments
+        if let launcher = wrapper.first {
+            process.executableURL = URL(fileURLWithPath: launcher)
+            process.arguments = Array(wrapper.dropFirst()) + [Self.executable("reeld")] + reeldArguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: Self.executable("reeld"))
+            process.arguments = reeldArguments
+        }
         var env = ProcessInfo.processInfo.environment
         env["REEL_CONFIG"] = "/dev/null"
         for (key, value) in environment { env[key] = value }
@@ -79,6 +87,27 @@ final class DaemonProcess: @unchecked Sendable {
     }
 
     var pid: Int32 { process.processIdentifier }
+
+    /// Open descriptors of the daemon now (/proc/PID/fd).
+    var openDescriptors: Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? -1
+    }
+
+    /// Resident memory in KiB (VmRSS).
+    var residentKiB: Int {
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }
+        return line.flatMap { Int($0.split(separator: " ", omittingEmptySubsequences: true)[1]) } ?? -1
+    }
+
+    /// CPU time used so far (utime + stime), in seconds.
+    var cpuSeconds: Double {
+        let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+        guard let end = stat.lastIndex(of: ")") else { return -1 }
+        let fields = stat[stat.index(after: end)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return -1 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
 }
 
 struct TestFailure: Error, CustomStringConvertible {

@@ -162,3 +162,34 @@ import Testing
         #expect(silence[0..<100].withUnsafeBufferPointer { meter.add($0) } == nil, "a partial window yields nothing")
     }
 }
+
+extension CaptureEngineTests {
+    @Test func aFailedDeviceRecordsAgainOnceItIsBack() throws {
+        let device = FakeInput()
+        let first = MemoryWriter()
+        let second = MemoryWriter()
+        let writers = Locked([first, second])
+        let engine = CaptureEngine(
+            device: device, logger: Logger(label: "test"),
+            makeWriter: { _ throws(ReelError) in writers.withLock { $0.removeFirst() } })
+        device.script { $0.failForever = -Int(ENODEV) }
+        let ended = Locked<CaptureEnding?>(nil)
+        try engine.start(
+            CaptureRequest(path: "/a", codec: "wav", format: format), onProgress: { _ in },
+            onEnd: { end in ended.withLock { $0 = end } })
+        let deadline = Date().addingTimeInterval(5)
+        while ended.current == nil && Date() < deadline { usleep(5000) }
+        engine.stop()
+        guard case .failed(let error)? = ended.current else {
+            Issue.record("the engine did not end by itself: \(String(describing: ended.current))")
+            return
+        }
+        #expect(error.reason == .deviceUnavailable)
+        // The device is back: the next take records.
+        device.script { $0.failForever = nil }
+        let ending = try runToEnd(engine, CaptureRequest(path: "/b", codec: "wav", format: format, maxFrames: 4800))
+        #expect(ending == .limitReached)
+        #expect(second.state.samples.count == 4800)
+        #expect(engine.snapshot.error == nil)
+    }
+}

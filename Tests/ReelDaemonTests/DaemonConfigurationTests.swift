@@ -1,4 +1,6 @@
+import Glibc
 import Logging
+import ReelAudio
 import Testing
 
 @testable import ReelDaemon
@@ -108,5 +110,53 @@ import Testing
         var settings = defaults
         try settings.apply(toml: text, source: path)
         #expect(settings == defaults)
+    }
+
+    @Test func recordingDefaultsComeFromTheFileAndTheEnvironment() throws {
+        var settings = DaemonConfiguration.defaults(environment: environment, uid: 1000)
+        #expect(settings.recording == RecordingDefaults(codec: "flac", sampleRate: 48000, channels: 1))
+        try settings.apply(toml: "record_format = \"wav\"\nrecord_sample_rate = 44100\nrecord_channels = 2", source: "a.toml")
+        #expect(settings.recording == RecordingDefaults(codec: "wav", sampleRate: 44100, channels: 2))
+        try settings.apply(environment: ["REEL_RECORD_FORMAT": "opus", "REEL_RECORD_SAMPLE_RATE": "16000"])
+        #expect(settings.recording == RecordingDefaults(codec: "opus", sampleRate: 16000, channels: 2))
+        try settings.validate()
+    }
+
+    @Test func badRecordingSettingsAreNamed() {
+        var settings = DaemonConfiguration.defaults(environment: environment, uid: 1000)
+        #expect(throws: ConfigurationError.self) { try settings.set("record_format", "mp3", source: "REEL_RECORD_FORMAT") }
+        #expect(throws: ConfigurationError.self) { try settings.set("record_sample_rate", "7", source: "x") }
+        #expect(throws: ConfigurationError.self) { try settings.set("record_channels", "0", source: "x") }
+        // Opus at 44.1 kHz is refused when the settings are checked together, not at the first recording.
+        settings.recording = RecordingDefaults(codec: "opus", sampleRate: 44100, channels: 1)
+        do {
+            try settings.validate()
+            Issue.record("opus at 44100 Hz was accepted")
+        } catch {
+            #expect(error.description.contains("44100"))
+        }
+    }
+
+    @Test func captureTimingIsAtLeastAnEighthOfASecond() {
+        var settings = DaemonConfiguration.defaults(environment: environment, uid: 1000)
+        #expect(settings.timing.forCapture.periodMicroseconds == 125_000)
+        #expect(settings.timing.forCapture.bufferMicroseconds == 500_000)
+        settings.periodMilliseconds = 200
+        settings.bufferMilliseconds = 400
+        #expect(settings.timing.forCapture.periodMicroseconds == 200_000)
+        #expect(settings.timing.forCapture.bufferMicroseconds == 800_000)
+    }
+
+    @Test func theDefaultRecordingNameIsTheLocalTime() {
+        var parts = tm()
+        parts.tm_year = 2026 - 1900
+        parts.tm_mon = 10
+        parts.tm_mday = 22
+        parts.tm_hour = 14
+        parts.tm_min = 3
+        parts.tm_sec = 5
+        parts.tm_isdst = -1
+        let seconds = mktime(&parts)
+        #expect(RecorderController.defaultName(at: seconds) == "Recording 2026-11-22 14.03.05")
     }
 }

@@ -82,11 +82,13 @@ import Testing
         #expect(try store.importFile(path: source, probe: stubProbe).name == "take")
     }
 
-    @Test func aMissingOrRelativeSourceIsNotFound() throws {
+    @Test func aMissingOrRelativeSourceIsNotFoundAndADirectoryIsNotAudio() throws {
         let missing = expectReason(.notFound) { try store.importFile(path: sources.file("gone.wav"), probe: stubProbe) }
         #expect(missing?.message.contains("gone.wav") == true)
         expectReason(.notFound) { try store.importFile(path: "relative.wav", probe: stubProbe) }
-        expectReason(.notFound) { try store.importFile(path: sources.path, probe: stubProbe) }
+        // Something that is there but is not a file is not audio (the same answer as player.play).
+        expectReason(.unsupportedFormat) { try store.importFile(path: sources.path, probe: stubProbe) }
+        expectReason(.unsupportedFormat) { try store.importFile(path: "/dev/zero", probe: stubProbe) }
         expectReason(.notFound) {
             try store.importFile(path: "/etc/hostname", folder: .path("/No Such Folder"), probe: stubProbe)
         }

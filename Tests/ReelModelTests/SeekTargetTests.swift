@@ -48,3 +48,22 @@ import Testing
         #expect(formatSeconds(.nan) == "--:--")
     }
 }
+
+/// Regression: huge numbers from a client (1.5e308 passes JSON) once trapped converting to a
+/// frame number and took the daemon down.
+@Suite struct HugeNumbersTests {
+    @Test func hugePositionsAndOffsetsAreOutOfRange() {
+        for target in [SeekTarget.absolute(1.5e308), .absolute(1e10), .relative(1e300), .relative(-1e300)] {
+            #expect(throws: ReelError.self) { try target.resolve(current: 0, duration: .greatestFiniteMagnitude) }
+        }
+    }
+
+    @Test func frameIndexNeverTraps() {
+        #expect(frameIndex(seconds: 1.5, rate: 48000) == 72000)
+        #expect(frameIndex(seconds: 1e300, rate: 48000) == 9_000_000_000_000_000_000)
+        #expect(frameIndex(seconds: Double(Int64.max), rate: 1) == 9_000_000_000_000_000_000)
+        #expect(frameIndex(seconds: -.infinity, rate: 48000) == 0)
+        #expect(frameIndex(seconds: .nan, rate: 48000) == 0)
+        #expect(frameIndex(seconds: .infinity, rate: 48000) == 9_000_000_000_000_000_000)
+    }
+}

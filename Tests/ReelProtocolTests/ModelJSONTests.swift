@@ -89,4 +89,29 @@ struct ModelJSONTests {
         let json: JSONValue = ["version": "1", "protocol": 1, "device": "d", "captureDevice": "c", "dataDir": "/", "uptime": 1, "formats": [1]]
         #expect(throws: JSONDecodingError("daemon.info.formats must be an array of strings, not an array")) { try DaemonInfo(json: json) }
     }
+
+    static let recorderStates: [RecorderState] = [
+        .idle,
+        RecorderState(
+            state: .recording,
+            item: Item(
+                id: "01a20335-b4a4-7a7d-b186-cd16122f3a01", kind: .recording, name: "idea",
+                parent: "01a20335-b495-710a-ae76-5b48cf27528b", path: "/Notes/idea", created: "2026-11-22T12:23:01Z",
+                duration: 5, format: AudioFormat(codec: "flac", sampleRate: 48000, channels: 1), size: 220),
+            elapsed: 5.5, peak: -6.02, rms: -9.03, format: AudioFormat(codec: "flac", sampleRate: 48000, channels: 1),
+            overruns: 1),
+        RecorderState(state: .idle, elapsed: 2.6, error: ReelError(.diskFull, "the disk holding /x.wav is full")),
+    ]
+
+    @Test(arguments: recorderStates)
+    func recorderStateRoundTrips(state: RecorderState) throws {
+        #expect(try RecorderState(json: try JSONValue.parse(state.json.jsonBytes)) == state)
+    }
+
+    @Test func recorderStateHasTheProtocolShape() {
+        #expect(RecorderState.idle.json.jsonString
+            == #"{"state":"idle","item":null,"elapsed":0.0,"peak":null,"rms":null,"format":null,"overruns":0,"error":null}"#)
+        #expect(Self.recorderStates[2].json["error"] == ["reason": "disk_full", "message": "the disk holding /x.wav is full"])
+        #expect(throws: JSONDecodingError.self) { try RecorderState(json: ["state": "paused", "elapsed": 0]) }
+    }
 }

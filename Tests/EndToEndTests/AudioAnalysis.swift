@@ -1,0 +1,82 @@
+// What a recorded file holds, measured with Debian's tools: sndfile-convert decodes every
+// format Reel records (sox has no Opus handler), sox measures it.
+
+import Foundation
+
+struct AudioMeasurement {
+    var seconds: Double
+    var maximumAmplitude: Double
+    var rmsAmplitude: Double
+    var roughFrequency: Double
+}
+
+enum AudioAnalysis {
+    /// Runs a tool; returns its exit status and what it printed on stdout and stderr together.
+    @discardableResult
+    static func run(_ tool: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [tool] + arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    /// Decodes `path` to a 16-bit WAV in the temporary directory with libsndfile's
+    /// sndfile-convert (not next to it: its disk may be full).
+    static func decodeToWAV(_ path: String) throws -> String {
+        let wav = FileManager.default.temporaryDirectory.appendingPathComponent("reel-decoded-\(UUID().uuidString).wav").path
+        let (status, output) = try run("sndfile-convert", ["-pcm16", path, wav])
+        guard status == 0 else { throw TestFailure("sndfile-convert cannot decode \(path): \(output)") }
+        return wav
+    }
+
+    /// sox's `stat` of the file (decoded first), optionally from `skip` seconds on.
+    static func measure(_ path: String, skip: Double = 0) throws -> AudioMeasurement {
+        let wav = try decodeToWAV(path)
+        defer { try? FileManager.default.removeItem(atPath: wav) }
+        var arguments = [wav, "-n"]
+        if skip > 0 { arguments += ["trim", "\(skip)"] }
+        arguments.append("stat")
+        let (status, output) = try run("sox", arguments)
+        guard status == 0 else { throw TestFailure("sox stat failed on \(path): \(output)") }
+        func value(_ label: String) throws -> Double {
+            guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix(label) }),
+                  let number = Double(line.split(separator: ":").last!.trimmingCharacters(in: .whitespaces))
+            else { throw TestFailure("no \"\(label)\" in sox's stat of \(path): \(output)") }
+            return number
+        }
+        return AudioMeasurement(
+            seconds: try value("Length (seconds)"), maximumAmplitude: try value("Maximum amplitude"),
+            rmsAmplitude: try value("RMS     amplitude"), roughFrequency: try value("Rough   frequency"))
+    }
+
+    /// Frames in the file as libsndfile decodes it (via sndfile-info's header-independent count).
+    static func decodedFrames(_ path: String) throws -> Int {
+        let wav = try decodeToWAV(path)
+        defer { try? FileManager.default.removeItem(atPath: wav) }
+        let size = try FileManager.default.attributesOfItem(atPath: wav)[.size] as! Int
+        let (status, output) = try run("soxi", ["-s", wav])
+        guard status == 0, let frames = Int(output.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw TestFailure("soxi cannot read \(wav) (\(size) bytes): \(output)")
+        }
+        return frames
+    }
+
+    /// The raw 16-bit little-endian samples of a decoded file.
+    static func rawSamples(_ path: String) throws -> Data {
+        let raw = FileManager.default.temporaryDirectory.appendingPathComponent("reel-raw-\(UUID().uuidString).raw").path
+        let wav = try decodeToWAV(path)
+        defer {
+            try? FileManager.default.removeItem(atPath: wav)
+            try? FileManager.default.removeItem(atPath: raw)
+        }
+        let (status, output) = try run("sox", [wav, "-t", "raw", "-e", "signed", "-b", "16", "-L", raw])
+        guard status == 0 else { throw TestFailure("sox cannot convert \(wav): \(output)") }
+        return try Data(contentsOf: URL(fileURLWithPath: raw))
+    }
+}

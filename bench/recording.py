@@ -1,0 +1,332 @@
+"""The measuring half of bench/recording (the shell half installs, builds and starts PulseAudio).
+
+Every process started here is tracked by PID and stopped on the way out. A figure that cannot
+be measured is printed as "not measured: why", never guessed.
+"""
+import argparse
+import json
+import os
+import random
+import resource
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+FORMATS = ["flac", "wav", "ogg", "opus"]
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+started = []  # Popen objects to stop at exit
+
+
+def log(text):
+    print(f"[bench {time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
+
+
+def stop_all():
+    for process in started:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+class Client:
+    """JSON-RPC over reeld's Unix socket, one request at a time."""
+
+    def __init__(self, path):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.connect(path)
+        self.buffer = b""
+        self.next_id = 1
+
+    def call(self, method, params=None):
+        request = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
+        if params is not None:
+            request["params"] = params
+        self.next_id += 1
+        self.sock.sendall(json.dumps(request).encode() + b"\n")
+        while True:
+            while b"\n" not in self.buffer:
+                chunk = self.sock.recv(65536)
+                if not chunk:
+                    raise RuntimeError(f"reeld closed the connection during {method}")
+                self.buffer += chunk
+            line, self.buffer = self.buffer.split(b"\n", 1)
+            message = json.loads(line)
+            if message.get("id") != request["id"]:
+                continue
+            if "error" in message:
+                raise RuntimeError(f"{method}: {message['error'].get('message')}")
+            return message["result"]
+
+    def next_notification(self, timeout):
+        """The next pushed message (method, params); RuntimeError after `timeout` s."""
+        deadline = time.monotonic() + timeout
+        while True:
+            while b"\n" not in self.buffer:
+                self.sock.settimeout(max(deadline - time.monotonic(), 0.01))
+                try:
+                    chunk = self.sock.recv(65536)
+                except socket.timeout:
+                    raise RuntimeError(f"no push within {timeout} s")
+                finally:
+                    self.sock.settimeout(None)
+                if not chunk:
+                    raise RuntimeError("reeld closed the connection")
+                self.buffer += chunk
+            line, self.buffer = self.buffer.split(b"\n", 1)
+            message = json.loads(line)
+            if "method" in message and "id" not in message:
+                return message["method"], message["params"]
+
+    def close(self):
+        self.sock.close()
+
+
+class Reeld:
+    def __init__(self, binary, work, data):
+        self.socket = os.path.join(work, "reel.sock")
+        self.log_path = os.path.join(work, "reeld.log")
+        config = os.path.join(work, "empty.toml")
+        open(config, "w").close()
+        self.process = subprocess.Popen(
+            [binary, "--config", config, "--socket", self.socket, "--data-dir", data, "--device", "null",
+             "--capture-device", "pulse", "--log-level", "notice"],
+            stdin=subprocess.DEVNULL, stdout=open(self.log_path, "ab"), stderr=subprocess.STDOUT)
+        started.append(self.process)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                self.client = Client(self.socket)
+                return
+            except OSError:
+                if self.process.poll() is not None:
+                    break
+                time.sleep(0.05)
+        raise RuntimeError(f"reeld did not start: {open(self.log_path).read()[-2000:]}")
+
+    def cpu_seconds(self):
+        with open(f"/proc/{self.process.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+    def rss_kb(self):
+        with open(f"/proc/{self.process.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        return 0
+
+    def kill(self):
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait()
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait()
+
+
+def wait_idle(client, timeout):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status = client.call("recorder.status")
+        if status["state"] == "idle":
+            return status
+        time.sleep(0.1)
+    raise RuntimeError(f"the recorder did not stop within {timeout} s")
+
+
+def wait_elapsed(client, seconds, timeout=20):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status = client.call("recorder.status")
+        if status["elapsed"] >= seconds:
+            return status
+        time.sleep(0.05)
+    raise RuntimeError(f"the recording did not reach {seconds} s within {timeout} s")
+
+
+def noise_source(work, seconds):
+    """paplay plays a tone with noise into the null sink: what the monitor captures."""
+    path = os.path.join(work, "noise.wav")
+    subprocess.run(["sox", "-n", "-r", "48000", "-c", "1", "-b", "16", path, "synth", str(seconds),
+                    "sine", "440", "whitenoise", "remix", "1v0.3,2v0.05"], check=True)
+    process = subprocess.Popen(["paplay", path], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    started.append(process)
+    time.sleep(1)
+    return process
+
+
+def unmeasured(results, key, reason):
+    results.setdefault(f"na.{key}", []).append(reason)
+    log(f"not measured: {key}: {reason}")
+
+
+def record_with_reeld(reeld, fmt, seconds, results):
+    try:
+        measure_reeld(reeld, fmt, seconds, results)
+    except (OSError, RuntimeError, KeyError, TypeError) as error:
+        unmeasured(results, f"cpu.reeld.{fmt}", str(error))
+
+
+def measure_reeld(reeld, fmt, seconds, results):
+    # The end is awaited on a subscription without ticks: polling would cost reeld CPU too.
+    watcher = Client(reeld.socket)
+    watcher.call("subscribe", {"stream": "recorder", "interval": 3600})
+    before = reeld.cpu_seconds()
+    started = reeld.client.call("recorder.start", {"format": fmt, "name": f"cpu {fmt} {time.monotonic()}",
+                                                    "maxDuration": seconds})
+    item = started["item"]["id"]
+    deadline = time.monotonic() + seconds + 20
+    while True:
+        method, params = watcher.next_notification(max(deadline - time.monotonic(), 0.01))
+        if method == "recorder.state" and params["state"] == "idle" and (params.get("item") or {}).get("id") == item:
+            break
+    cpu = reeld.cpu_seconds() - before
+    watcher.close()
+    recorded = params["item"]["duration"]
+    results.setdefault(f"cpu.reeld.{fmt}", []).append(cpu / recorded * 1000)
+    results.setdefault("rss.reeld", []).append(reeld.rss_kb() / 1024)
+    log(f"reeld {fmt}: {cpu * 1000:.0f} ms CPU for {recorded:.2f} s recorded")
+
+
+def record_with_arecord(work, seconds, results):
+    out = os.path.join(work, "arecord.wav")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    run = subprocess.run(["arecord", "-q", "-D", "pulse", "-f", "S16_LE", "-r", "48000", "-c", "1",
+                          "-d", str(seconds), out], stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if run.returncode != 0:
+        unmeasured(results, "cpu.arecord.wav", f"arecord exited {run.returncode}: {run.stderr.strip()}")
+        return
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    frames = (os.path.getsize(out) - 44) / 2
+    recorded = frames / 48000
+    if recorded < seconds * 0.9:
+        unmeasured(results, "cpu.arecord.wav", f"arecord wrote only {recorded:.2f} s")
+        return
+    results.setdefault("cpu.arecord.wav", []).append(cpu / recorded * 1000)
+    log(f"arecord wav: {cpu * 1000:.0f} ms CPU for {recorded:.2f} s recorded")
+    os.unlink(out)
+
+
+def kill_trials(binary, work, trials, results):
+    data = os.path.join(work, "kill-data")
+    for trial in range(trials):
+        fmt = FORMATS[trial % len(FORMATS)]
+        try:
+            kill_trial(binary, work, data, trial, trials, fmt, results)
+        except (OSError, RuntimeError, KeyError, TypeError) as error:
+            unmeasured(results, f"lost.{fmt}", f"trial {trial + 1}: {error}")
+            for process in started:  # this trial's reeld, so the next one can take the socket
+                if process.args[0] == binary and process.poll() is None:
+                    process.kill()
+                    process.wait()
+
+
+def kill_trial(binary, work, data, trial, trials, fmt, results):
+    reeld = Reeld(binary, work, data)
+    reeld.client.call("recorder.start", {"format": fmt, "name": f"kill {trial} {fmt}"})
+    wait_elapsed(reeld.client, 1)
+    time.sleep(random.uniform(0.5, 5))
+    before = time.monotonic()
+    status = reeld.client.call("recorder.status")
+    item = status["item"]["id"]
+    reeld.kill()
+    gap = time.monotonic() - before
+    # What was captured when the process died: at least the last elapsed, plus the time
+    # from that answer to the kill (an upper bound of the loss, never an underestimate).
+    captured = status["elapsed"] + gap
+    reeld.client.close()
+    again = Reeld(binary, work, data)
+    kept = again.client.call("library.get", {"item": item})["duration"]
+    lost = max(captured - kept, 0)
+    results.setdefault(f"lost.{fmt}", []).append(lost)
+    log(f"trial {trial + 1}/{trials} {fmt}: captured ≥ {status['elapsed']:.2f} s (+{gap * 1000:.0f} ms "
+        f"to the kill), kept {kept:.2f} s after the restart → lost ≤ {lost:.3f} s")
+    again.client.close()
+    again.stop()
+
+
+def summary(values, digits=2, reasons=()):
+    if not values:
+        return "not measured" + (": " + "; ".join(reasons) if reasons else "")
+    return f"{statistics.median(values):.{digits}f} ({min(values):.{digits}f}–{max(values):.{digits}f})"
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--reeld", required=True)
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--seconds", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--trials", type=int, default=20)
+    args = parser.parse_args()
+    results = {}
+    try:
+        total = args.rounds * (len(FORMATS) + 1) * (args.seconds + 3) + args.trials * 12 + 60
+        noise_source(args.work, total)
+        reeld = Reeld(args.reeld, args.work, os.path.join(args.work, "data"))
+        for round_number in range(args.rounds):
+            log(f"round {round_number + 1}/{args.rounds}")
+            if round_number % 2 == 0:
+                record_with_arecord(args.work, args.seconds, results)
+            for fmt in FORMATS:
+                record_with_reeld(reeld, fmt, args.seconds, results)
+            if round_number % 2 == 1:
+                record_with_arecord(args.work, args.seconds, results)
+        reeld.client.close()
+        reeld.stop()
+        kill_trials(args.reeld, args.work, args.trials, results)
+    finally:
+        stop_all()
+
+    model = "unknown"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    print()
+    print(f"Recording benchmark — {os.cpu_count()} CPUs ({model}), kernel {os.uname().release}")
+    print(f"{args.rounds} rounds of {args.seconds} s per format; {args.trials} kill -9 trials; "
+          "capture from the PulseAudio null sink's monitor (48 kHz mono) with a noisy tone playing")
+    print(f"CPU = utime+stime of the whole process (reeld: /proc ticks of 1/{CLK_TCK} s from start to the "
+          "end of the take, awaited on a subscription; arecord: rusage), per second recorded")
+    print()
+    rows = []
+    arecord = results.get("cpu.arecord.wav", [])
+    for fmt in FORMATS:
+        values = results.get(f"cpu.reeld.{fmt}", [])
+        rows.append((f"reeld CPU, {fmt} (ms per recorded s)",
+                     summary(values, reasons=results.get(f"na.cpu.reeld.{fmt}", [])), ""))
+    rows.append(("arecord CPU, wav (ms per recorded s)",
+                 summary(arecord, reasons=results.get("na.cpu.arecord.wav", [])), ""))
+    if arecord and results.get("cpu.reeld.flac"):
+        ratio = statistics.median(results["cpu.reeld.flac"]) / statistics.median(arecord)
+        rows.append(("CPU ratio reeld FLAC / arecord WAV (medians)", f"{ratio:.2f}×",
+                     "target ≤ 2×: " + ("met" if ratio <= 2 else "MISSED")))
+    if arecord and results.get("cpu.reeld.wav"):
+        ratio = statistics.median(results["cpu.reeld.wav"]) / statistics.median(arecord)
+        rows.append(("CPU ratio reeld WAV / arecord WAV (medians)", f"{ratio:.2f}×", ""))
+    rows.append(("reeld RSS while recording (MB)", summary(results.get("rss.reeld", []), 1), ""))
+    worst_all = 0.0
+    for fmt in FORMATS if args.trials > 0 else []:
+        lost = results.get(f"lost.{fmt}", [])
+        if lost:
+            worst_all = max(worst_all, max(lost))
+        rows.append((f"audio lost per kill -9, {fmt} (s; median, min–max, {len(lost)} trials)",
+                     summary(lost, 3, reasons=results.get(f"na.lost.{fmt}", [])), ""))
+    if any(results.get(f"lost.{fmt}") for fmt in FORMATS):
+        rows.append(("most audio lost in any trial (s)", f"{worst_all:.3f}",
+                     "target ≤ 1 s: " + ("met" if worst_all <= 1 else "MISSED")))
+    width = max(len(row[0]) for row in rows)
+    for name, value, target in rows:
+        print(f"{name.ljust(width)}  {value}  {target}".rstrip())
+
+
+if __name__ == "__main__":
+    main()
