@@ -43,7 +43,7 @@ public struct DaemonConfiguration: Equatable, Sendable {
             socket: SocketPath.defaultPath(environment: environment, uid: uid, forDaemon: true),
             dataDir: defaultDataDir(environment: environment, uid: uid),
             device: "default", captureDevice: "default", logLevel: .info,
-            periodMilliseconds: 500, bufferMilliseconds: 2000)
+            periodMilliseconds: defaultPeriodMilliseconds, bufferMilliseconds: defaultBufferMilliseconds)
     }
 
     static func defaultDataDir(environment: [String: String], uid: UInt32) -> String {
@@ -72,9 +72,20 @@ public struct DaemonConfiguration: Equatable, Sendable {
         return access(candidate, F_OK) == 0 ? candidate : nil
     }
 
+    static let defaultPeriodMilliseconds = 500
+    static let defaultBufferMilliseconds = 2000
+
     /// The playback device's period and buffer.
     public var timing: PCMTiming {
         PCMTiming(periodMicroseconds: periodMilliseconds * 1000, bufferMicroseconds: bufferMilliseconds * 1000)
+    }
+
+    /// The capture device's period and buffer: `PCMTiming.capture` while `period_ms` and
+    /// `buffer_ms` are the defaults (long periods suit playback, whose commands wake its thread,
+    /// not a recording that must stop promptly), else `timing.forCapture`.
+    public var captureTiming: PCMTiming {
+        periodMilliseconds == Self.defaultPeriodMilliseconds && bufferMilliseconds == Self.defaultBufferMilliseconds
+            ? .capture : timing.forCapture
     }
 
     // MARK: Layers
