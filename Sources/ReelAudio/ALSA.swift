@@ -22,6 +22,33 @@ enum ALSA {
         return ReelError(reason, "cannot open ALSA device \"\(device)\": \(describe(code))")
     }
 
+    /// `snd_pcm_wait` that also returns when `wakeDescriptor` becomes readable: polls the PCM's
+    /// descriptors and it together. Returns 1 when a period can be transferred, 0 on a timeout
+    /// or a wake-up, a negative errno on failure. `descriptors` is scratch space kept by the caller.
+    static func wait(
+        _ pcm: OpaquePointer, timeoutMilliseconds: Int, wakeDescriptor: Int32, descriptors: inout [pollfd]
+    ) -> Int32 {
+        let count = Int(snd_pcm_poll_descriptors_count(pcm))
+        guard wakeDescriptor >= 0, count > 0 else { return snd_pcm_wait(pcm, Int32(timeoutMilliseconds)) }
+        if descriptors.count != count + 1 {
+            descriptors = [pollfd](repeating: pollfd(), count: count + 1)
+        }
+        return descriptors.withUnsafeMutableBufferPointer { fds -> Int32 in
+            let filled = snd_pcm_poll_descriptors(pcm, fds.baseAddress, UInt32(count))
+            guard filled > 0 else { return filled < 0 ? filled : snd_pcm_wait(pcm, Int32(timeoutMilliseconds)) }
+            fds[Int(filled)] = pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)
+            let ready = poll(fds.baseAddress, nfds_t(filled) + 1, Int32(timeoutMilliseconds))
+            if ready < 0 { return errno == EINTR ? 0 : -errno }
+            if ready == 0 { return 0 }
+            // The plugin sees (and clears) its own events, also when the command woke us.
+            var events: UInt16 = 0
+            let translated = snd_pcm_poll_descriptors_revents(pcm, fds.baseAddress, UInt32(filled), &events)
+            if translated < 0 { return translated }
+            if events & UInt16(POLLERR | POLLNVAL) != 0 { return -EIO }
+            return events & UInt16(POLLOUT | POLLIN) != 0 ? 1 : 0
+        }
+    }
+
     /// Opens `name` non-blocking for `format`. When the device cannot take the format as it is,
     /// it is opened again through ALSA's plug layer, which converts the rate, channels or sample
     /// format. Devices that already convert are not wrapped.

@@ -63,6 +63,13 @@ public final class ALSAOutput: PCMOutput {
         return snd_pcm_wait(pcm, Int32(timeoutMilliseconds))
     }
 
+    public func wait(timeoutMilliseconds: Int, wakeDescriptor: Int32) -> Int32 {
+        guard let pcm else { return -EBADFD }
+        return ALSA.wait(pcm, timeoutMilliseconds: timeoutMilliseconds, wakeDescriptor: wakeDescriptor, descriptors: &pollDescriptors)
+    }
+
+    private var pollDescriptors: [pollfd] = []
+
     public func close() {
         guard let pcm else { return }
         snd_pcm_close(pcm)

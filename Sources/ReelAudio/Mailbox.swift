@@ -6,12 +6,31 @@ import Glibc
 
 /// A multi-producer, single-consumer queue with a condition variable, so that an idle audio
 /// thread sleeps until a command arrives and a busy one drains it without blocking.
+///
+/// A post also makes `wakeDescriptor` (the read end of a pipe) readable until the next `take`
+/// that returns messages, so a consumer blocked in `poll` on a device (waiting for room for its
+/// next period) wakes for a command at once instead of after the period.
 final class Mailbox<Message>: @unchecked Sendable {
     private var mutex = pthread_mutex_t()
     private var condition = pthread_cond_t()
     private var messages: [Message] = []
+    /// Readable while messages wait; -1 if no pipe could be made (consumers then wake on their
+    /// own timeouts).
+    let wakeDescriptor: Int32
+    private let wakeWriter: Int32
 
     init() {
+        var ends: [Int32] = [-1, -1]
+        if pipe(&ends) == 0 {
+            for end in ends {
+                _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+                _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+            }
+        } else {
+            ends = [-1, -1]
+        }
+        wakeDescriptor = ends[0]
+        wakeWriter = ends[1]
         pthread_mutex_init(&mutex, nil)
         var attributes = pthread_condattr_t()
         pthread_condattr_init(&attributes)
@@ -21,6 +40,10 @@ final class Mailbox<Message>: @unchecked Sendable {
     }
 
     deinit {
+        if wakeDescriptor >= 0 {
+            close(wakeDescriptor)
+            close(wakeWriter)
+        }
         pthread_cond_destroy(&condition)
         pthread_mutex_destroy(&mutex)
     }
@@ -29,6 +52,10 @@ final class Mailbox<Message>: @unchecked Sendable {
     func post(_ message: Message) {
         pthread_mutex_lock(&mutex)
         messages.append(message)
+        if messages.count == 1 && wakeWriter >= 0 {
+            var byte: UInt8 = 1
+            _ = write(wakeWriter, &byte, 1)
+        }
         pthread_cond_signal(&condition)
         pthread_mutex_unlock(&mutex)
     }
@@ -39,6 +66,11 @@ final class Mailbox<Message>: @unchecked Sendable {
         defer { pthread_mutex_unlock(&mutex) }
         while wait && messages.isEmpty {
             pthread_cond_wait(&condition, &mutex)
+        }
+        guard !messages.isEmpty else { return [] }
+        if wakeDescriptor >= 0 {
+            var byte: UInt8 = 0
+            _ = read(wakeDescriptor, &byte, 1)
         }
         let taken = messages
         messages.removeAll(keepingCapacity: true)

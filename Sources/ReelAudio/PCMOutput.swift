@@ -18,7 +18,16 @@ public protocol PCMDevice: AnyObject {
     func drop()
     /// Waits until a period can be transferred, at most `timeoutMilliseconds`.
     func wait(timeoutMilliseconds: Int) -> Int32
+    /// The same wait, ended early when `wakeDescriptor` becomes readable (a command arrived).
+    func wait(timeoutMilliseconds: Int, wakeDescriptor: Int32) -> Int32
     func close()
+}
+
+extension PCMDevice {
+    /// For devices that cannot poll a second descriptor: the whole wait.
+    public func wait(timeoutMilliseconds: Int, wakeDescriptor: Int32) -> Int32 {
+        wait(timeoutMilliseconds: timeoutMilliseconds)
+    }
 }
 
 /// A playback PCM. `write` must not block: with no room it returns -EAGAIN.

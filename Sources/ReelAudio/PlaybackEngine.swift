@@ -8,8 +8,9 @@ import Glibc
 #endif
 
 /// Plays one track at a time on a dedicated thread. The control side posts `PlaybackCommand`s
-/// (from any thread) and reads `snapshot`; the audio thread performs them between periods, so
-/// each takes effect within one period, and reports every change through `onChange`.
+/// (from any thread) and reads `snapshot`; the audio thread performs them between periods, and
+/// a command wakes it from its wait for the device, so each takes effect at once; it reports
+/// every change through `onChange`.
 ///
 /// Pause drops what the device has queued and rewinds the decoder to the audible frame, so
 /// pausing is immediate and resuming continues exactly where the sound stopped.
@@ -289,8 +290,10 @@ private final class Runner: @unchecked Sendable {
                 _ = device.start()  // a file shorter than the start threshold
                 let queued = UInt64(max(device.delay(), 0))
                 let rate = UInt64(max(configuration.format.sampleRate, 1))
+                // Slack for devices that consume in bursts: two periods, but no more than
+                // 200 ms, so that long periods do not make the end late.
                 drainDeadline = monotonicNanoseconds() + queued * 1_000_000_000 / rate
-                    + UInt64(2 * periodMilliseconds) * 1_000_000
+                    + UInt64(min(2 * periodMilliseconds, 200)) * 1_000_000
             }
         }
         if pendingFrames > 0 {
@@ -300,6 +303,9 @@ private final class Runner: @unchecked Sendable {
                 pendingOffset += written
                 pendingFrames -= written
                 state.writtenFrame += Int64(written)
+            } else if written == -Int(EAGAIN) {
+                // No room: wait for it, or for a command (a pause or seek acts at once).
+                _ = device.wait(timeoutMilliseconds: periodMilliseconds, wakeDescriptor: mailbox.wakeDescriptor)
             } else if let failure = XrunRecovery.recover(
                 from: Int32(written), device: device, counters: &state.counters,
                 periodMilliseconds: periodMilliseconds)
@@ -322,9 +328,19 @@ private final class Runner: @unchecked Sendable {
         // at most a period, so the mailbox is still read every period.
         let rate = max(configuration.format.sampleRate, 1)
         let untilHeard = max(queued * 1000 / rate, 1)
-        usleep(UInt32(min(untilHeard, periodMilliseconds)) * 1000)
+        sleepOrCommand(milliseconds: min(untilHeard, periodMilliseconds))
         measure()
         publish(changed: false)
+    }
+
+    /// Sleeps, but returns as soon as a command is posted.
+    func sleepOrCommand(milliseconds: Int) {
+        guard mailbox.wakeDescriptor >= 0 else {
+            usleep(UInt32(milliseconds) * 1000)
+            return
+        }
+        var descriptor = pollfd(fd: mailbox.wakeDescriptor, events: Int16(POLLIN), revents: 0)
+        _ = poll(&descriptor, 1, Int32(milliseconds))
     }
 
     func trackEnded() {

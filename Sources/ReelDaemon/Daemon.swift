@@ -59,7 +59,7 @@ public final class Daemon: Sendable {
         var recorderLogger = logger
         recorderLogger[metadataKey: "subsystem"] = "reel.recorder"
         recorder = RecorderController(
-            device: ALSAInput(name: configuration.captureDevice), timing: configuration.timing.forCapture, store: store,
+            device: ALSAInput(name: configuration.captureDevice), timing: configuration.captureTiming, store: store,
             defaults: configuration.recording, logger: recorderLogger)
         recorder.repairUnfinished()
         library.attach(recorder: recorder)

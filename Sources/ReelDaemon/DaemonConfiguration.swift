@@ -20,7 +20,9 @@ public struct DaemonConfiguration: Equatable, Sendable {
     /// ALSA capture PCM.
     public var captureDevice: String
     public var logLevel: Logger.Level
-    /// ALSA period and buffer, in milliseconds.
+    /// ALSA period and buffer of the playback device, in milliseconds. Long periods are cheap:
+    /// the audio thread and PulseAudio's client thread wake once a period, and commands do not
+    /// wait for a period's end (they wake the audio thread).
     public var periodMilliseconds: Int
     public var bufferMilliseconds: Int
     /// What to do at start with the player's saved source and position.
@@ -41,7 +43,7 @@ public struct DaemonConfiguration: Equatable, Sendable {
             socket: SocketPath.defaultPath(environment: environment, uid: uid, forDaemon: true),
             dataDir: defaultDataDir(environment: environment, uid: uid),
             device: "default", captureDevice: "default", logLevel: .info,
-            periodMilliseconds: 50, bufferMilliseconds: 250)
+            periodMilliseconds: defaultPeriodMilliseconds, bufferMilliseconds: defaultBufferMilliseconds)
     }
 
     static func defaultDataDir(environment: [String: String], uid: UInt32) -> String {
@@ -70,8 +72,20 @@ public struct DaemonConfiguration: Equatable, Sendable {
         return access(candidate, F_OK) == 0 ? candidate : nil
     }
 
+    static let defaultPeriodMilliseconds = 500
+    static let defaultBufferMilliseconds = 2000
+
+    /// The playback device's period and buffer.
     public var timing: PCMTiming {
         PCMTiming(periodMicroseconds: periodMilliseconds * 1000, bufferMicroseconds: bufferMilliseconds * 1000)
+    }
+
+    /// The capture device's period and buffer: `PCMTiming.capture` while `period_ms` and
+    /// `buffer_ms` are the defaults (long periods suit playback, whose commands wake its thread,
+    /// not a recording that must stop promptly), else `timing.forCapture`.
+    public var captureTiming: PCMTiming {
+        periodMilliseconds == Self.defaultPeriodMilliseconds && bufferMilliseconds == Self.defaultBufferMilliseconds
+            ? .capture : timing.forCapture
     }
 
     // MARK: Layers

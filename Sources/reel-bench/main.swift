@@ -1,7 +1,11 @@
 // reel-bench: measures reeld from outside, for bench/.
 //
 //   reel-bench rtt --socket PATH [--count 5000] [--warmup 500] [--method player.status] [--params JSON]
+//                  [--seconds S] [--protocol reel|mpd]
 //       One connection, one request at a time; prints `p50_us=… p99_us=… max_us=… count=…`.
+//       --seconds S: requests for S seconds of wall time instead of --count (no warm-up).
+//       --protocol mpd: speaks MPD's protocol instead (bench/compare): reads the greeting, sends
+//       --method as a command line (default `status`) and reads the reply up to `OK` (`ACK` fails).
 //   reel-bench call --socket PATH --method NAME [--params JSON]
 //       Sends one request and prints its reply line (exit 1 on an error reply).
 //   reel-bench build-tree …, reel-bench start …: for bench/library, see LibraryBench.swift.
@@ -33,6 +37,7 @@ func printLine(_ text: String) {
 
 let usage = """
     usage: reel-bench rtt --socket PATH [--count N] [--warmup N] [--method NAME] [--params JSON]
+                          [--seconds S] [--protocol reel|mpd]
            reel-bench call --socket PATH --method NAME [--params JSON]
            reel-bench build-tree --data-dir DIR [--folders N] [--per-folder N] [--batch N]
            reel-bench start --socket PATH [--log FILE] [--pid-file FILE] [--timeout S] -- REELD [ARGS...]
@@ -53,6 +58,8 @@ struct Options {
     var warmup = 500
     var method: String?
     var params: String?
+    var seconds: Double?
+    var mpd = false
 }
 
 func parseOptions() -> Options {
@@ -75,12 +82,20 @@ func parseOptions() -> Options {
         case "--warmup": options.warmup = number()
         case "--method": options.method = value
         case "--params": options.params = value
+        case "--seconds":
+            guard let s = Double(value), s > 0 else { fail("--seconds must be a positive number, not \(value)") }
+            options.seconds = s
+        case "--protocol":
+            guard value == "reel" || value == "mpd" else { fail("--protocol is reel or mpd, not \(value)") }
+            options.mpd = value == "mpd"
         default: fail("unknown flag \(flag)\n\(usage)")
         }
     }
     if options.socket == nil { fail("--socket PATH is required") }
     if options.command == "rtt" && options.count < 1 { fail("--count must be at least 1") }
     if options.command == "call" && options.method == nil { fail("call needs --method") }
+    if options.command == "call" && options.mpd { fail("call speaks Reel's protocol only") }
+    if options.mpd && options.params != nil { fail("--params is for Reel's protocol; give MPD's arguments in --method") }
     return options
 }
 
@@ -192,7 +207,7 @@ struct Connection {
 // MARK: - Commands
 
 let options = parseOptions()
-let method = options.method ?? "player.status"
+let method = options.method ?? (options.mpd ? "status" : "player.status")
 var params: JSONObject = [:]
 if let text = options.params {
     let parsed: JSONValue
@@ -236,23 +251,17 @@ if options.command == "call" {
     exit(0)
 }
 
-// rtt. Warm-up: full decoding of every reply, so an error reply stops the run.
-for _ in 0..<options.warmup {
-    connection.send(request)
-    if case .failure(let error) = awaitReply() { fail("\(method) failed: \(error)", code: 1) }
-}
-// A successful reply to our request starts with exactly these bytes (RPCEncoder's layout);
-// anything else (a notification, another layout) gets a full decode, outside the timing.
-let successPrefix = Array(#"{"jsonrpc":"2.0","id":1,"result":"#.utf8)
-
 @inline(__always) func nanoseconds() -> Int {
     var now = timespec()
     clock_gettime(CLOCK_MONOTONIC, &now)
     return now.tv_sec * 1_000_000_000 + now.tv_nsec
 }
 
-var samples = [Int](repeating: 0, count: options.count)
-for index in 0..<options.count {
+/// One timed exchange in Reel's protocol: returns the nanoseconds from the send to the read that
+/// completed the reply. A successful reply starts with exactly `successPrefix` (RPCEncoder's
+/// layout); anything else (a notification, another layout) gets a full decode, outside the timing.
+let successPrefix = Array(#"{"jsonrpc":"2.0","id":1,"result":"#.utf8)
+@MainActor func reelExchange() -> Int {
     var finished = 0
     let started = nanoseconds()
     connection.send(request)
@@ -269,7 +278,53 @@ for index in 0..<options.count {
             break
         }
     }
-    samples[index] = finished - started
+    return finished - started
+}
+
+/// One timed exchange in MPD's protocol: the command line, then reply lines up to `OK`.
+let mpdRequest = Array((method + "\n").utf8)
+let mpdOK = Array("OK".utf8)
+let mpdACK = Array("ACK ".utf8)
+@MainActor func mpdExchange() -> Int {
+    var finished = 0
+    let started = nanoseconds()
+    connection.send(mpdRequest)
+    while true {
+        let range = connection.nextLine(received: { finished = nanoseconds() })
+        if range.count == mpdOK.count && connection.hasPrefix(mpdOK, in: range) { break }
+        if connection.hasPrefix(mpdACK, in: range) {
+            fail("\(method) failed: \(String(decoding: connection.bytes(range), as: UTF8.self))", code: 1)
+        }
+    }
+    return finished - started
+}
+
+if options.mpd {
+    let greeting = connection.nextLine()
+    guard connection.hasPrefix(Array("OK MPD ".utf8), in: greeting) else {
+        fail("no MPD greeting: \(String(decoding: connection.bytes(greeting), as: UTF8.self))", code: 1)
+    }
+}
+let exchange = options.mpd ? mpdExchange : reelExchange
+
+var samples: [Int] = []
+if let seconds = options.seconds {
+    // For a time window (e.g. across the end of a track): no warm-up, every exchange counts.
+    let deadline = nanoseconds() + Int(seconds * 1e9)
+    samples.reserveCapacity(1 << 16)
+    while nanoseconds() < deadline { samples.append(exchange()) }
+} else {
+    // Warm-up: for Reel's protocol a full decode of every reply, so an error reply stops the run.
+    for _ in 0..<options.warmup {
+        if options.mpd {
+            _ = mpdExchange()
+        } else {
+            connection.send(request)
+            if case .failure(let error) = awaitReply() { fail("\(method) failed: \(error)", code: 1) }
+        }
+    }
+    samples = [Int](repeating: 0, count: options.count)
+    for index in 0..<options.count { samples[index] = exchange() }
 }
 close(connection.fd)
 

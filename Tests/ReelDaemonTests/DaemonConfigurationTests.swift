@@ -139,12 +139,15 @@ import Testing
 
     @Test func captureTimingIsAtLeastAnEighthOfASecond() {
         var settings = DaemonConfiguration.defaults(environment: environment, uid: 1000)
-        #expect(settings.timing.forCapture.periodMicroseconds == 125_000)
-        #expect(settings.timing.forCapture.bufferMicroseconds == 500_000)
+        #expect(settings.captureTiming.periodMicroseconds == 125_000)
+        #expect(settings.captureTiming.bufferMicroseconds == 500_000)
         settings.periodMilliseconds = 200
         settings.bufferMilliseconds = 400
-        #expect(settings.timing.forCapture.periodMicroseconds == 200_000)
-        #expect(settings.timing.forCapture.bufferMicroseconds == 800_000)
+        #expect(settings.captureTiming.periodMicroseconds == 200_000)
+        #expect(settings.captureTiming.bufferMicroseconds == 800_000)
+        settings.periodMilliseconds = 50
+        settings.bufferMilliseconds = 250
+        #expect(settings.captureTiming.periodMicroseconds == 125_000)
     }
 
     @Test func theDefaultRecordingNameIsTheLocalTime() {

@@ -1,0 +1,421 @@
+#!/usr/bin/env python3
+"""Helpers for bench/compare (Python standard library only).
+
+  compare.py mpd SOCKET COMMAND...
+      Sends the commands to MPD (as a command list when more than one) and prints the reply
+      lines; exit 1 on an ACK.
+  compare.py output --protocol reel|mpd --socket S --play JSON-OR-COMMAND --source MONITOR
+      Records the output (PulseAudio source MONITOR, i.e. the null sink's monitor) with parec,
+      starts playback, pauses it 3 s later and stops it; prints
+      `play_ms=… pause_ms=… play_reply_ms=… pause_reply_ms=…`: from the play command's reply to
+      the first non-silent sample at the output, and from sending the pause command to the last.
+  compare.py follow --protocol reel|mpd --socket S --seconds N --interval I --daemon-pid PID
+      Follows the position for N s: MPD by a `status` poll every I s, Reel by one `player`
+      subscription at interval I. Prints bytes each way, messages, the client's wake-ups
+      (voluntary context switches), and the daemon's wake-ups and CPU over the same window.
+  compare.py table RESULTS SECONDS ROUNDS FOLLOW NPROC MODEL KERNEL
+      Prints the table from the results file bench/compare wrote.
+"""
+import array
+import json
+import os
+import resource
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+
+def fail(message):
+    print(f"error={message}")
+    sys.exit(1)
+
+
+# --- the two protocols -------------------------------------------------------------------------
+
+class Client:
+    """One connection to MPD or reeld; `command` sends one request and returns its reply."""
+
+    def __init__(self, protocol, path):
+        self.protocol = protocol
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.connect(path)
+        self.buffer = b""
+        self.sent = 0
+        self.received = 0
+        self.next_id = 1
+        if protocol == "mpd":
+            greeting = self.line()
+            if not greeting.startswith(b"OK MPD "):
+                raise RuntimeError(f"no MPD greeting: {greeting!r}")
+
+    def send(self, data):
+        self.sock.sendall(data)
+        self.sent += len(data)
+
+    def line(self):
+        while b"\n" not in self.buffer:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise RuntimeError("the daemon closed the connection")
+            self.received += len(chunk)
+            self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return line
+
+    def command(self, request):
+        """MPD: a command line (or a list of them); Reel: (method, params). Raises on an error."""
+        if self.protocol == "mpd":
+            lines = [request] if isinstance(request, str) else ["command_list_begin", *request, "command_list_end"]
+            self.send(("\n".join(lines) + "\n").encode())
+            reply = []
+            while True:
+                line = self.line()
+                if line == b"OK":
+                    return reply
+                if line.startswith(b"ACK "):
+                    raise RuntimeError(line.decode(errors="replace"))
+                reply.append(line.decode(errors="replace"))
+        method, params = request
+        message = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.next_id += 1
+        self.send((json.dumps(message, separators=(",", ":")) + "\n").encode())
+        while True:
+            reply = json.loads(self.line())
+            if reply.get("id") != message["id"]:
+                continue  # a push
+            if "error" in reply:
+                raise RuntimeError(json.dumps(reply["error"]))
+            return reply["result"]
+
+
+def mpd_command(argv):
+    path, *commands = argv
+    try:
+        client = Client("mpd", path)
+        reply = client.command(commands[0] if len(commands) == 1 else commands)
+    except (OSError, RuntimeError) as error:
+        print(error, file=sys.stderr)
+        sys.exit(1)
+    for line in reply:
+        print(line)
+
+
+def options(argv, names):
+    values = {}
+    while argv:
+        flag = argv.pop(0)
+        if flag[2:] not in names or not argv:
+            fail(f"bad argument {flag}")
+        values[flag[2:]] = argv.pop(0)
+    missing = [n for n in names if n not in values]
+    if missing:
+        fail("missing --" + ", --".join(missing))
+    return values
+
+
+# --- time to first audio and to silence --------------------------------------------------------
+
+RATE = 44100
+THRESHOLD = 100  # |sample| above this (of 32768) is sound; the test music never goes this quiet
+
+
+class Recorder:
+    """parec of the monitor into memory, with the arrival time of every read."""
+
+    def __init__(self, source):
+        self.process = subprocess.Popen(
+            ["parec", f"--device={source}", "--raw", "--format=s16le", f"--rate={RATE}", "--channels=2",
+             "--latency-msec=2"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.data = bytearray()
+        self.reads = []  # (monotonic time, total bytes before the read)
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        fd = self.process.stdout.fileno()
+        while True:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return
+            t = time.monotonic()
+            self.reads.append((t, len(self.data)))
+            self.data += chunk
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.thread.join(timeout=5)
+
+    def frames(self):
+        return len(self.data) // 4
+
+    def base(self):
+        """The monotonic time of frame 0. The sink renders a block of frames at the time its first
+        frame is due, and the monitor hands it over at once: a read's first frame arrived no
+        earlier than it was due, so the read that arrived earliest relative to the frame clock
+        (min of arrival - first frame / rate) dates the frames, late by at most the delivery delay."""
+        return min(t - (n // 4) / RATE for t, n in self.reads)
+
+    def loud(self):
+        """Per frame: True when either channel is above THRESHOLD."""
+        samples = array.array("h")
+        samples.frombytes(bytes(self.data[: self.frames() * 4]))
+        if sys.byteorder != "little":
+            samples.byteswap()
+        return [abs(samples[i]) > THRESHOLD or abs(samples[i + 1]) > THRESHOLD
+                for i in range(0, len(samples), 2)]
+
+
+def output_latency(argv):
+    o = options(argv, ["protocol", "socket", "play", "source"])
+    protocol = o["protocol"]
+    if protocol == "reel":
+        play, pause, stop = ("player.play", json.loads(o["play"])), ("player.pause", None), ("player.stop", None)
+    else:
+        play, pause, stop = o["play"], "pause 1", "stop"
+    try:
+        client = Client(protocol, o["socket"])
+    except (OSError, RuntimeError) as error:
+        fail(f"cannot connect: {error}")
+    recorder = Recorder(o["source"])
+    try:
+        deadline = time.monotonic() + 5
+        while recorder.frames() < RATE and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if recorder.frames() < RATE:
+            detail = ""
+            if recorder.process.poll() is not None:
+                detail = ": " + recorder.process.stderr.read().decode(errors="replace").strip()
+            fail("parec recorded less than 1 s of the monitor in 5 s" + detail)
+        before = recorder.frames()
+        t_play = time.monotonic()
+        client.command(play)
+        t_play_reply = time.monotonic()
+        time.sleep(3.0)
+        t_pause = time.monotonic()
+        client.command(pause)
+        t_pause_reply = time.monotonic()
+        time.sleep(1.5)
+    except (OSError, RuntimeError) as error:
+        fail(f"command failed: {error}")
+    finally:
+        recorder.stop()
+        try:
+            client.command(stop)
+        except (OSError, RuntimeError):
+            pass
+    loud = recorder.loud()
+    base = recorder.base()
+    if any(loud[before - RATE // 2: before]):
+        fail("the output was not silent before the play command")
+    first = next((k for k in range(before, len(loud)) if loud[k]), None)
+    if first is None:
+        fail("no sound at the output within 4.5 s of the play command")
+    last = max(k for k in range(first, len(loud)) if loud[k])
+    if len(loud) - last < RATE // 2:
+        fail("still sound at the output 1 s after the pause command")
+    play_ms = (base + first / RATE - t_play_reply) * 1000
+    pause_ms = (base + (last + 1) / RATE - t_pause) * 1000
+    print(f"play_ms={play_ms:.1f} pause_ms={pause_ms:.1f} play_reply_ms={(t_play_reply - t_play) * 1000:.1f} "
+          f"pause_reply_ms={(t_pause_reply - t_pause) * 1000:.1f}")
+
+
+# --- following the position --------------------------------------------------------------------
+
+def daemon_counters(pid):
+    """(voluntary context switches, ns on a CPU) summed over the daemon's live threads."""
+    switches = cpu = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/status") as f:
+                for line in f:
+                    if line.startswith("voluntary_ctxt_switches:"):
+                        switches += int(line.split()[1])
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                cpu += int(f.read().split()[0])
+        except OSError:
+            pass  # a thread that just ended
+    return switches, cpu
+
+
+def follow(argv):
+    o = options(argv, ["protocol", "socket", "seconds", "interval", "daemon-pid"])
+    protocol, seconds, interval, pid = o["protocol"], float(o["seconds"]), float(o["interval"]), int(o["daemon-pid"])
+    try:
+        client = Client(protocol, o["socket"])
+        messages = 0
+        positions = []
+        usage0 = resource.getrusage(resource.RUSAGE_SELF)
+        d0 = daemon_counters(pid)
+        start = time.monotonic()
+        end = start + seconds
+        if protocol == "mpd":
+            k = 0
+            while True:
+                due = start + k * interval
+                if due >= end:
+                    break
+                pause = due - time.monotonic()
+                if pause > 0:
+                    time.sleep(pause)
+                reply = client.command("status")
+                messages += 1
+                positions += [float(line.split(": ")[1]) for line in reply if line.startswith("elapsed: ")]
+                k += 1
+        else:
+            client.command(("subscribe", {"stream": "player", "interval": interval}))
+            while True:
+                left = end - time.monotonic()
+                if left <= 0:
+                    break
+                client.sock.settimeout(left)
+                try:
+                    push = json.loads(client.line())
+                except socket.timeout:
+                    break
+                messages += 1
+                if push.get("method") == "player.state":
+                    positions.append(push["params"]["position"])
+        elapsed = time.monotonic() - start
+        d1 = daemon_counters(pid)
+        usage1 = resource.getrusage(resource.RUSAGE_SELF)
+    except (OSError, RuntimeError, ValueError) as error:
+        fail(f"{error}")
+    if len(positions) < 2 or positions[-1] - positions[0] < 0.5 * seconds:
+        fail(f"the position did not move while following ({positions[:1]} … {positions[-1:]})")
+    print(f"bytes_out={client.sent} bytes_in={client.received} messages={messages} "
+          f"client_wakeups={usage1.ru_nvcsw - usage0.ru_nvcsw} daemon_wakeups={d1[0] - d0[0]} "
+          f"daemon_cpu_ms={(d1[1] - d0[1]) / 1e6:.2f} seconds={elapsed:.3f}")
+
+
+# --- the table ---------------------------------------------------------------------------------
+
+def table(argv):
+    path, seconds, rounds, follow_seconds, nproc, model, kernel = argv
+    values, reasons, by_round = {}, {}, {}
+    current_round = "0"
+    for line in open(path):
+        parts = line.rstrip("\n").split("\t")
+        if parts[0] == "round":
+            current_round = parts[1]
+        elif parts[0] == "na":
+            reasons.setdefault(parts[1], parts[2])
+        else:
+            values.setdefault(parts[0], []).append(float(parts[1]))
+            by_round.setdefault(current_round, {})[parts[0]] = float(parts[1])
+
+    def fmt(x, digits):
+        return f"{x:,.{digits}f}"
+
+    def summary(vs, digits, unit=""):
+        if not vs:
+            return None
+        if len(vs) == 1:
+            return fmt(vs[0], digits) + unit
+        return f"{fmt(statistics.median(vs), digits)}{unit} ({fmt(min(vs), digits)}–{fmt(max(vs), digits)})"
+
+    def why(key):
+        parts = key.split(".")
+        for k in (key, ".".join(parts[:2]), parts[0], parts[1] if len(parts) > 1 else ""):
+            if k in reasons:
+                return "not measured: " + reasons[k]
+        return "not measured (see the log above)"
+
+    rows = []
+    notes = []
+
+    def row(name, figure, digits, target=None, limit=None, other="mpd", resolution=None):
+        """figure: the key without the player, e.g. cpu.{}.flac; the ratio is reel/other per round.
+        Figures that can be 0 or below (a latency within the method's resolution) get no ratio;
+        their target compares the medians."""
+        reel, theirs = figure.format("reel"), figure.format(other)
+        a = summary(values.get(reel, []), digits) or why(reel)
+        b = summary(values.get(theirs, []), digits) or why(theirs)
+        pairs = [(r[reel], r[theirs]) for r in by_round.values() if reel in r and theirs in r]
+        positive = bool(pairs) and all(x > 0 and y > 0 for x, y in pairs)
+        ratios = [x / y for x, y in pairs] if positive else []
+        ratio = summary(ratios, 2 if not ratios or min(ratios) >= 0.01 else 4, "×") or ("— (a value ≤ 0)" if pairs else "—")
+        met = ""
+        if limit is not None:
+            if pairs and resolution is not None and max(statistics.median(values[reel]),
+                                                        statistics.median(values[theirs])) <= resolution:
+                met = f"tie: both within ±{resolution:g} ms"
+            elif not pairs:
+                met = "not measured"
+            elif positive:
+                met = "yes" if statistics.median(ratios) <= limit else "no"
+            else:
+                mine = statistics.median(values[reel])
+                met = "yes" if mine <= limit * statistics.median(values[theirs]) else "no"
+        rows.append((name, a, b, ratio, target or "", met))
+
+    # What following costs the daemon beyond playing: the follow window minus the same daemon
+    # playing FLAC alone in the same round (its CPU window), scaled to the follow's length.
+    for r in by_round.values():
+        for p in ("reel", "mpd"):
+            if f"follow.{p}.daemon_wakeups" in r and f"wake.{p}.flac" in r:
+                net = r[f"follow.{p}.daemon_wakeups"] - r[f"wake.{p}.flac"] * float(follow_seconds)
+                r[f"follownet.{p}.wakeups"] = net
+                values.setdefault(f"follownet.{p}.wakeups", []).append(net)
+            if f"follow.{p}.daemon_cpu" in r and f"cpu.{p}.flac" in r:
+                net = r[f"follow.{p}.daemon_cpu"] - r[f"cpu.{p}.flac"] * float(follow_seconds)
+                r[f"follownet.{p}.cpu"] = net
+                values.setdefault(f"follownet.{p}.cpu", []).append(net)
+
+    for ext in ("wav", "flac", "mp3"):
+        target = "≤ 0.9×" if ext != "wav" else None
+        row(f"CPU per audio s, {ext.upper()} (ms/s)", "cpu.{}." + ext, 2, target, 0.9 if target else None)
+    for ext in ("wav", "flac", "mp3"):
+        row(f"  floor: sndfile-play, {ext.upper()} (ms/s; ratio Reel/it)", "cpu.{}." + ext, 2, other="sndfile")
+    for ext in ("wav", "flac", "mp3"):
+        row(f"wake-ups per s while playing, {ext.upper()}", "wake.{}." + ext, 0)
+    row("RSS idle, after start (MB)", "rss.{}.idle", 1)
+    row("peak RSS while playing (MB)", "rss.{}.playing", 1, "≤ 0.5×", 0.5)
+    row("RTT p50, stopped (µs)", "rtt.{}.stopped.p50", 1, "≤ 1×", 1.0)
+    row("RTT p99, stopped (µs)", "rtt.{}.stopped.p99", 1, "≤ 1.5×", 1.5)
+    row("RTT p50, playing (µs)", "rtt.{}.playing.p50", 1, "≤ 1×", 1.0)
+    row("RTT p99, playing (µs)", "rtt.{}.playing.p99", 1, "≤ 1.5×", 1.5)
+    row("worst RTT while a track ends (ms)", "rtt.{}.trackend.max", 2)
+    # The output method dates a frame to about ±2 ms (see docs/performance.md): two figures that
+    # both fall within that cannot be told apart.
+    row("play reply → first audio (ms)", "latency.{}.play", 1, "≤ 0.5×", 0.5, resolution=2)
+    row("  play sent → first audio (ms)", "latency.{}.play_sent", 1)
+    row("  play sent → reply (ms)", "latency.{}.play_reply", 1)
+    row("pause sent → silence (ms)", "latency.{}.pause", 1, "≤ 0.5×", 0.5, resolution=2)
+    row("  pause sent → reply (ms)", "latency.{}.pause_reply", 1)
+    row(f"follow {follow_seconds} s: client bytes sent", "follow.{}.bytes_out", 0)
+    row(f"follow {follow_seconds} s: client bytes received", "follow.{}.bytes_in", 0)
+    row(f"follow {follow_seconds} s: messages (polls / pushes)", "follow.{}.messages", 0)
+    row(f"follow {follow_seconds} s: client wake-ups", "follow.{}.client_wakeups", 0)
+    row(f"follow {follow_seconds} s: daemon wake-ups (playing too)", "follow.{}.daemon_wakeups", 0)
+    row("  of them for the client (minus playing alone)", "follownet.{}.wakeups", 0)
+    row(f"follow {follow_seconds} s: daemon CPU, ms (playing too)", "follow.{}.daemon_cpu", 1)
+    row("  of it for the client (minus playing alone)", "follownet.{}.cpu", 1)
+
+    head = ("figure", "Reel: median (min–max)", "MPD", "Reel/MPD", "target", "met")
+    widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(6)]
+    print()
+    print(f"Reel vs MPD: {rounds} round(s) A/B, {seconds} s CPU windows, 44.1 kHz stereo 16-bit, "
+          "ALSA pulse -> private PulseAudio null sink")
+    for r in [head, tuple("-" * w for w in widths)] + rows:
+        print("  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip())
+    print(f"machine: {nproc} CPUs, {model}, Linux {kernel}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        print(__doc__)
+        sys.exit(2)
+    command, rest = sys.argv[1], sys.argv[2:]
+    {"mpd": mpd_command, "output": output_latency, "follow": follow, "table": table}.get(
+        command, lambda _: (print(__doc__), sys.exit(2)))(rest)
