@@ -25,11 +25,7 @@ final class CaptureRing: @unchecked Sendable {
         self.bytesPerFrame = bytesPerFrame
         storage = UnsafeMutableRawPointer.allocate(byteCount: capacityFrames * bytesPerFrame, alignment: 16)
         pthread_mutex_init(&mutex, nil)
-        var attributes = pthread_condattr_t()
-        pthread_condattr_init(&attributes)
-        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-        pthread_cond_init(&condition, &attributes)
-        pthread_condattr_destroy(&attributes)
+        initializeMonotonicCondition(&condition)
     }
 
     deinit {

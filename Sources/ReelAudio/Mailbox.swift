@@ -32,11 +32,7 @@ final class Mailbox<Message>: @unchecked Sendable {
         wakeDescriptor = ends[0]
         wakeWriter = ends[1]
         pthread_mutex_init(&mutex, nil)
-        var attributes = pthread_condattr_t()
-        pthread_condattr_init(&attributes)
-        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-        pthread_cond_init(&condition, &attributes)
-        pthread_condattr_destroy(&attributes)
+        initializeMonotonicCondition(&condition)
     }
 
     deinit {
@@ -97,6 +93,15 @@ public final class Locked<Value>: @unchecked Sendable {
     }
 
     public var current: Value { withLock { $0 } }
+}
+
+/// Initializes a condition variable whose timed waits use the monotonic clock.
+func initializeMonotonicCondition(_ condition: inout pthread_cond_t) {
+    var attributes = pthread_condattr_t()
+    pthread_condattr_init(&attributes)
+    pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+    pthread_cond_init(&condition, &attributes)
+    pthread_condattr_destroy(&attributes)
 }
 
 /// Monotonic time in nanoseconds.

@@ -110,9 +110,10 @@ enum AudioFiles {
         defer { closedir(dir) }
         var result: [(name: String, isDirectory: Bool)] = []
         while let entry = readdir(dir) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) { pointer in
-                pointer.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
-            }
+            // Read the name where it lies: copying `d_name` (a 256-byte tuple) reads past a
+            // short record at the end of readdir's buffer (AddressSanitizer caught it).
+            let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
+            let name = String(cString: (UnsafeRawPointer(entry) + nameOffset).assumingMemoryBound(to: CChar.self))
             if name == "." || name == ".." { continue }
             var isDirectory = entry.pointee.d_type == UInt8(DT_DIR)
             if entry.pointee.d_type == UInt8(DT_UNKNOWN) { isDirectory = Self.isDirectory(path + "/" + name) }

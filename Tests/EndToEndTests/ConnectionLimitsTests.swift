@@ -81,7 +81,9 @@ import Testing
         usleep(200_000)
         let afterMemory = daemon.residentKiB
         #expect(afterDescriptors <= baseDescriptorsSettled, "descriptors \(baseDescriptorsSettled) → \(afterDescriptors)")
-        #expect(afterMemory - baseMemory < 2048, "resident memory \(baseMemory) KiB → \(afterMemory) KiB after 10,000 clients")
+        if !runningUnderSanitizer {
+            #expect(afterMemory - baseMemory < 2048, "resident memory \(baseMemory) KiB → \(afterMemory) KiB after 10,000 clients")
+        }
         #expect(try daemon.client().result("daemon.info")["version"] != nil)
         print("10,000 clients: descriptors \(baseDescriptorsSettled) → \(afterDescriptors), RSS \(baseMemory) → \(afterMemory) KiB")
     }
@@ -127,12 +129,15 @@ import Testing
         #expect(line?.contains("uid=\(getuid())") == true)
     }
 
-    @Test(.enabled(if: pulse != nil, "needs the PulseAudio null sink that scripts/test starts"))
+    @Test(
+        .enabled(if: pulse != nil, "needs the PulseAudio null sink that scripts/test starts"),
+        .enabled(if: !runningUnderSanitizer, "a throughput test: meaningless under a sanitizer"))
     func aThousandSubscribersAllGetTheirTicksAndPlaybackDoesNotGlitch() throws {
         Self.raiseOwnFileLimit()
         let sink = try PrivateSink()
         let daemon = try DaemonProcess(device: "pulse", environment: sink.environment)
-        let file = try daemon.tone("load.wav", seconds: 8)
+        // Long enough for a slow machine (or a sanitizer build) to set up 1,000 connections.
+        let file = try daemon.tone("load.wav", seconds: 40)
         var fds: [Int32] = []
         defer { for fd in fds { close(fd) } }
         for _ in 0..<1000 {

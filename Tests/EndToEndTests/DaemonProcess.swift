@@ -110,6 +110,12 @@ final class DaemonProcess: @unchecked Sendable {
     }
 }
 
+/// True when the tests run under a sanitizer (scripts/test-sanitizers): memory figures and
+/// throughput there say nothing about the daemon (AddressSanitizer keeps freed memory in
+/// quarantine; both slow everything down several times).
+let runningUnderSanitizer = ProcessInfo.processInfo.environment["ASAN_OPTIONS"] != nil
+    || ProcessInfo.processInfo.environment["TSAN_OPTIONS"] != nil
+
 struct TestFailure: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }

@@ -144,7 +144,9 @@ import Testing
         try engine.start(
             CaptureRequest(path: "/x", codec: "wav", format: format), onProgress: { _ in progress.withLock { $0 += 1 } },
             onEnd: { _ in })
-        usleep(600_000)
+        // The writer drains the ring four times a second and syncs at the first wake after each
+        // interval: about four syncs a second here.
+        usleep(1_500_000)
         engine.stop()
         #expect(writer.state.syncs >= 3)
         #expect(progress.current >= 3)

@@ -70,3 +70,18 @@ import Testing
         #expect(!TestFiles.exists(directory.file("lost+found")))
     }
 }
+
+/// Regression: listing a directory copied each entry's 256-byte `d_name` whole, reading past a
+/// short record at the end of readdir's buffer (found by AddressSanitizer at start-up).
+@Suite struct DirectoryListingTests {
+    @Test func namesOfEveryLengthAreListedExactly() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reel-listing-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let names = (1...255).map { String(repeating: "n", count: $0) }
+        for name in names { FileManager.default.createFile(atPath: directory.appendingPathComponent(name).path, contents: nil) }
+        let listed = try AudioFiles.entries(of: directory.path)
+        #expect(Set(listed.map(\.name)) == Set(names))
+        #expect(listed.allSatisfy { !$0.isDirectory })
+    }
+}

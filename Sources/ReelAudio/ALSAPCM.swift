@@ -1,4 +1,4 @@
-// The live PCMInput: an alsa-lib capture PCM.
+// The live PCMs: alsa-lib playback and capture handles, owned by one audio thread each.
 
 import CALSA
 import ReelModel
@@ -7,13 +7,16 @@ import ReelModel
 import Glibc
 #endif
 
-/// A capture PCM on alsa-lib. Owned by the recorder's capture thread (see `PCMInput`).
-public final class ALSAInput: PCMInput {
+/// What a playback and a capture PCM on alsa-lib share: opening (with the plug-layer fallback),
+/// recovery calls and closing. Owned by one audio thread (see `PCMDevice`).
+public class ALSAPCM {
     public let name: String
-    private var pcm: OpaquePointer?
+    private let stream: snd_pcm_stream_t
+    var pcm: OpaquePointer?
 
-    public init(name: String) {
+    init(name: String, stream: snd_pcm_stream_t) {
         self.name = name
+        self.stream = stream
         ALSA.silenceLibraryErrors()
     }
 
@@ -21,14 +24,9 @@ public final class ALSAInput: PCMInput {
 
     public func open(_ format: PCMFormat, timing: PCMTiming) throws(ReelError) -> PCMConfiguration {
         close()
-        let (handle, configuration) = try ALSA.open(name, stream: SND_PCM_STREAM_CAPTURE, format, timing: timing)
+        let (handle, configuration) = try ALSA.open(name, stream: stream, format, timing: timing)
         pcm = handle
         return configuration
-    }
-
-    public func read(into buffer: UnsafeMutableRawPointer, frames: Int) -> Int {
-        guard let pcm else { return -Int(EBADFD) }
-        return snd_pcm_readi(pcm, buffer, snd_pcm_uframes_t(frames))
     }
 
     public func prepare() -> Int32 {
@@ -55,5 +53,17 @@ public final class ALSAInput: PCMInput {
         guard let pcm else { return }
         snd_pcm_close(pcm)
         self.pcm = nil
+    }
+}
+
+/// A capture PCM on alsa-lib.
+public final class ALSAInput: ALSAPCM, PCMInput {
+    public init(name: String) {
+        super.init(name: name, stream: SND_PCM_STREAM_CAPTURE)
+    }
+
+    public func read(into buffer: UnsafeMutableRawPointer, frames: Int) -> Int {
+        guard let pcm else { return -Int(EBADFD) }
+        return snd_pcm_readi(pcm, buffer, snd_pcm_uframes_t(frames))
     }
 }
