@@ -96,7 +96,9 @@ import Testing
             let measured = try AudioAnalysis.measure(file, skip: 0.1)
             #expect(abs(measured.seconds - 1.9) < 0.01, "\(format): \(measured.seconds) s decoded")
             #expect(abs(measured.roughFrequency - 440) < 8, "\(format): \(measured.roughFrequency) Hz")
-            #expect(abs(measured.maximumAmplitude - 0.5) < 0.06, "\(format): peak \(measured.maximumAmplitude)")
+            // Lossy codecs overshoot a sine's peaks a little.
+            let peakTolerance = (format == "flac" || format == "wav") ? 0.02 : 0.08
+            #expect(abs(measured.maximumAmplitude - 0.5) < peakTolerance, "\(format): peak \(measured.maximumAmplitude)")
             #expect(abs(measured.rmsAmplitude - 0.3536) < 0.035, "\(format): rms \(measured.rmsAmplitude)")
         }
     }
