@@ -13,19 +13,24 @@ final class RPCTestClient {
     var notifications: [(method: String, params: JSONObject)] = []
 
     init(path: String) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestFailure("socket: \(errno)") }
+        // `fd` is set only once connected: a class whose init throws after setting every stored
+        // property is deinitialized, and `deinit` would close the descriptor a second time —
+        // by then perhaps another test's (seen as EBADF in unrelated tests).
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { throw TestFailure("socket: \(errno)") }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
         withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         guard connected == 0 else {
-            close(fd)
-            throw TestFailure("cannot connect to \(path): \(String(cString: strerror(errno)))")
+            let code = errno
+            close(descriptor)
+            throw TestFailure("cannot connect to \(path): \(String(cString: strerror(code)))")
         }
+        fd = descriptor
     }
 
     deinit { close(fd) }

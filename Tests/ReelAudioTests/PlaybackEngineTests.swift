@@ -159,11 +159,13 @@ import Testing
         expectSameBytes(harness.device.state.written, pcmBytes(of: samples))
     }
 
-    @Test func deviceThatVanishesPausesWithAnErrorAndResumesWhenBack() throws {
-        let path = directory.appendingPathComponent("g.wav").path
+    /// ENODEV: the USB DAC was unplugged; EIO: the device failed.
+    @Test(arguments: [ENODEV, EIO])
+    func deviceThatVanishesPausesWithAnErrorAndResumesWhenBack(code: Int32) throws {
+        let path = directory.appendingPathComponent("g-\(code).wav").path
         let samples = try TestAudio.writeTone(to: path, codec: "wav", seconds: 1)
         let harness = Harness()
-        harness.device.script { $0.writeResults = [Int(-ENODEV)] }
+        harness.device.script { $0.writeResults = [Int(-code)] }
         _ = try harness.load(path)
         #expect(harness.waitUntil { $0.activity == .paused })
         let failed = harness.engine.snapshot
