@@ -1,4 +1,4 @@
-# Shell helpers shared by bench/playback and bench/compare; sourced, not run.
+# Shell helpers shared by the benchmarks in bench/; sourced, not run.
 #
 # The sourcing script sets `bench_name` (for messages) and `work` (a private temporary directory)
 # before calling the functions that need them, and stops what they start in its own EXIT trap.
@@ -40,14 +40,17 @@ stop_pid() {
     wait "$pid" 2>/dev/null || true
 }
 
-# Release build of reeld and reel-bench, as scripts/run builds them (the Swift runtime linked in
-# statically: less resident memory). REEL_BENCH_SCRATCH=DIR builds in DIR. Sets reeld_bin, bench_bin.
+# Release build of reeld and reel-bench (or of the products named), as scripts/run builds them
+# (the Swift runtime linked in statically: less resident memory). REEL_BENCH_SCRATCH=DIR builds
+# in DIR. Sets reeld_bin, bench_bin.
 build_release() {
-    local build=(-c release --static-swift-stdlib) bin
+    local build=(-c release --static-swift-stdlib) bin product products=("$@")
+    ((${#products[@]})) || products=(reeld reel-bench)
     [[ -n "${REEL_BENCH_SCRATCH:-}" ]] && build+=(--scratch-path "$REEL_BENCH_SCRATCH")
-    log "building release reeld and reel-bench"
-    swift build "${build[@]}" --product reeld
-    swift build "${build[@]}" --product reel-bench
+    log "building release ${products[*]}"
+    for product in "${products[@]}"; do
+        swift build "${build[@]}" --product "$product"
+    done
     bin=$(swift build "${build[@]}" --show-bin-path)
     reeld_bin="$bin/reeld"
     bench_bin="$bin/reel-bench"
