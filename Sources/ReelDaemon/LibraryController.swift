@@ -18,7 +18,7 @@ public final class LibraryController: @unchecked Sendable {
     private let player: PlayerController
     private let logger: Logger
     private let writes = DispatchQueue(label: "reel.library.write")
-    private let observers = Locked<(next: Int, all: [Int: Observer])>((1, [:]))
+    private let observers = ObserverList<[LibraryChange]>()
     private var token: ObservationToken?
     /// Set once at start; follows the item being recorded.
     private let recorderSlot = Locked<RecorderController?>(nil)
@@ -55,24 +55,18 @@ public final class LibraryController: @unchecked Sendable {
 
     @discardableResult
     func addObserver(_ observer: @escaping Observer) -> Int {
-        observers.withLock { state in
-            let id = state.next
-            state.next += 1
-            state.all[id] = observer
-            return id
-        }
+        observers.add(observer)
     }
 
     func removeObserver(_ id: Int) {
-        _ = observers.withLock { $0.all.removeValue(forKey: id) }
+        observers.remove(id)
     }
 
     /// Called on the store's delivery queue, once per committed transaction.
     private func deliver(_ changes: [LibraryChange]) {
         player.libraryChanged(changes) { [store] id in try? store.item(id: id) }
         recorderSlot.current?.libraryChanged(changes)
-        let all = observers.withLock { Array($0.all.values) }
-        for observer in all { observer(changes) }
+        observers.notify { changes }
     }
 
     /// What the store learns of an imported file: it must open and its first frames must decode

@@ -23,10 +23,9 @@ public final class PlayerController: @unchecked Sendable {
         var sources: [Int: PlayerSource] = [:]
         /// The file each loaded source plays from (a recording's audio file for an item).
         var files: [Int: String] = [:]
-        var observers: [Int: Observer] = [:]
-        var nextObserver = 1
     }
     private let shared = Locked(Shared())
+    private let observers = ObserverList<PlayerState>()
 
     public init(device: PCMOutput, timing: PCMTiming, logger: Logger) {
         self.logger = logger
@@ -57,23 +56,15 @@ public final class PlayerController: @unchecked Sendable {
     /// Calls `observer` after every change of state, source, format or position by seek.
     @discardableResult
     public func addObserver(_ observer: @escaping Observer) -> Int {
-        shared.withLock { shared in
-            let id = shared.nextObserver
-            shared.nextObserver += 1
-            shared.observers[id] = observer
-            return id
-        }
+        observers.add(observer)
     }
 
     public func removeObserver(_ id: Int) {
-        _ = shared.withLock { $0.observers.removeValue(forKey: id) }
+        observers.remove(id)
     }
 
     fileprivate func engineChanged() {
-        let observers = shared.withLock { Array($0.observers.values) }
-        guard !observers.isEmpty else { return }
-        let current = state
-        for observer in observers { observer(current) }
+        observers.notify { state }
     }
 
     // MARK: Commands

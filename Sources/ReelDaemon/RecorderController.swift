@@ -62,10 +62,9 @@ public final class RecorderController: @unchecked Sendable {
         var lastError: ReelError?
         var lastOverruns = 0
         var lastElapsed = 0.0
-        var observers: [Int: Observer] = [:]
-        var nextObserver = 1
     }
     private let shared = Locked(Shared())
+    private let observers = ObserverList<RecorderState>()
 
     public init(
         device: PCMInput, timing: PCMTiming, store: LibraryStore, defaults: RecordingDefaults, logger: Logger
@@ -100,23 +99,15 @@ public final class RecorderController: @unchecked Sendable {
     /// renamed or moved.
     @discardableResult
     func addObserver(_ observer: @escaping Observer) -> Int {
-        shared.withLock { shared in
-            let id = shared.nextObserver
-            shared.nextObserver += 1
-            shared.observers[id] = observer
-            return id
-        }
+        observers.add(observer)
     }
 
     func removeObserver(_ id: Int) {
-        _ = shared.withLock { $0.observers.removeValue(forKey: id) }
+        observers.remove(id)
     }
 
     private func notify() {
-        let observers = shared.withLock { Array($0.observers.values) }
-        guard !observers.isEmpty else { return }
-        let current = state
-        for observer in observers { observer(current) }
+        observers.notify { state }
     }
 
     // MARK: Commands
