@@ -37,10 +37,17 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
+        // The protocol-neutral core every front end drives: controllers, rules, change feeds.
+        .target(
+            name: "ReelCore",
+            dependencies: [
+                "ReelModel", "ReelProtocol", "ReelAudio", "ReelLibrary",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .target(
             name: "ReelDaemon",
             dependencies: [
-                "ReelModel", "ReelProtocol", "ReelAudio", "ReelLibrary",
+                "ReelModel", "ReelProtocol", "ReelAudio", "ReelLibrary", "ReelCore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -68,10 +75,11 @@ let package = Package(
         .testTarget(name: "ReelProtocolTests", dependencies: ["ReelProtocol"]),
         .testTarget(name: "ReelAudioTests", dependencies: ["ReelAudio"]),
         .testTarget(name: "ReelLibraryTests", dependencies: ["ReelLibrary"]),
+        .testTarget(name: "ReelCoreTests", dependencies: ["ReelCore", "ReelAudio", "ReelLibrary", "ReelModel"]),
         .testTarget(
             name: "ReelDaemonTests",
             dependencies: [
-                "ReelDaemon",
+                "ReelDaemon", "ReelCore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]),

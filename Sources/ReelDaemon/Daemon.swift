@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import ReelAudio
+import ReelCore
 import ReelLibrary
 import ReelModel
 import ServiceLifecycle
@@ -12,72 +13,39 @@ import ServiceLifecycle
 import Glibc
 #endif
 
-/// The daemon's parts for one configuration. `main` builds it and runs `run()`.
+/// The daemon's parts for one configuration: the core on the live devices and every front end
+/// on one event loop. `main` builds it and runs `run()`. A new front end is a folder beside
+/// `JSONRPC/` and a line here.
 public final class Daemon: Sendable {
     public let configuration: DaemonConfiguration
-    let player: PlayerController
-    let recorder: RecorderController
-    let library: LibraryController
-    let stateFile: PlayerStateFile
-    let server: RPCServer
+    let core: ReelCore
+    let rpc: RPCFrontEnd
+    private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     let logger: Logger
     let notifier: SystemdNotifier
 
     public static let version = "0.2.0"
 
-    /// Opens the library (repairing what a crash left) and sets up the player and the server.
+    /// Opens the library (repairing what a crash left) and sets up the core and the front ends.
     /// Throws a `ReelError` when the data directory cannot be used.
     public init(configuration: DaemonConfiguration, environment: [String: String], logger: Logger) throws {
         self.configuration = configuration
         self.logger = logger
         Self.raiseFileLimit(logger: logger)
         notifier = SystemdNotifier(environment: environment)
-        var audioLogger = logger
-        audioLogger[metadataKey: "subsystem"] = "reel.audio"
-        player = PlayerController(
-            device: ALSAOutput(name: configuration.device), timing: configuration.timing, logger: audioLogger)
-        var libraryLogger = logger
-        libraryLogger[metadataKey: "subsystem"] = "reel.library"
-        let store: LibraryStore
-        do {
-            store = try LibraryStore(directory: configuration.dataDir, logger: libraryLogger)
-            let report = try store.reconcile()
-            if !report.isClean {
-                libraryLogger.notice(
-                    "library reconciled",
-                    metadata: [
-                        "strayFiles": "\(report.strayFiles.count)", "missingRecordings": "\(report.missingRecordings.count)",
-                        "partialImports": "\(report.partialImports.count)",
-                        "restoredRecordings": "\(report.restoredRecordings.count)",
-                    ])
-            }
-        } catch {
-            player.shutdown()
-            throw error
-        }
-        library = LibraryController(store: store, player: player, logger: libraryLogger)
-        var recorderLogger = logger
-        recorderLogger[metadataKey: "subsystem"] = "reel.recorder"
-        recorder = RecorderController(
-            device: ALSAInput(name: configuration.captureDevice), timing: configuration.captureTiming, store: store,
-            defaults: configuration.recording, logger: recorderLogger)
-        recorder.repairUnfinished()
-        library.attach(recorder: recorder)
-        stateFile = PlayerStateFile(directory: configuration.dataDir, player: player, logger: audioLogger)
+        core = try ReelCore(
+            dataDirectory: configuration.dataDir, output: ALSAOutput(name: configuration.device),
+            timing: configuration.timing, input: ALSAInput(name: configuration.captureDevice),
+            captureTiming: configuration.captureTiming, recording: configuration.recording,
+            mediaRoots: configuration.mediaRoots, logger: logger)
 
         var serverLogger = logger
         serverLogger[metadataKey: "subsystem"] = "reel.server"
         let info = DaemonInfoSource(configuration: configuration, startedAt: monotonicNanoseconds())
-        server = RPCServer(
-            socketPath: configuration.socket,
-            systemSocket: SocketFile.isSystemDaemon(environment: environment, uid: getuid()),
-            methods: MethodTable.reeld(
-                player: player, recorder: recorder, library: library, mediaRoots: MediaRoots(configuration.mediaRoots),
-                info: info),
-            player: player, recorder: recorder, library: library, logger: serverLogger)
-        if configuration.resumeOnStart != .no, let saved = stateFile.load() {
-            restore(saved, store: store, playing: configuration.resumeOnStart == .playing, logger: audioLogger)
-        }
+        rpc = RPCFrontEnd(
+            core: core, methods: MethodTable.reeld(core: core, info: info), socketPath: configuration.socket,
+            systemSocket: SocketFile.isSystemDaemon(environment: environment, uid: getuid()), loop: group.next(),
+            logger: serverLogger)
     }
 
     /// Raises the open-file limit to what the system allows: every client is a descriptor.
@@ -91,36 +59,9 @@ public final class Daemon: Sendable {
         }
     }
 
-    /// Loads the saved source where it was. A file or recording that is gone is logged and skipped.
-    private func restore(_ saved: SavedPlayerState, store: LibraryStore, playing: Bool, logger: Logger) {
-        let source: PlayerSource
-        let file: String
-        switch saved.source {
-        case .file(let path):
-            source = .file(path: path)
-            file = path
-        case .item(let id):
-            do throws(ReelError) {
-                let item = try store.item(id: id)
-                source = .item(id: item.id, path: item.path, name: item.name)
-                file = try store.audioPath(for: item)
-            } catch {
-                logger.warning("the saved recording is gone; not restoring it", metadata: ["item": "\(id)", "error": "\(error.message)"])
-                return
-            }
-        }
-        logger.info(
-            "restoring the player", metadata: ["source": "\(file)", "position": "\(saved.position)", "playing": "\(playing)"])
-        player.restore(source: source, file: file, position: saved.position, playing: playing) { result in
-            if case .failure(let error) = result {
-                logger.warning("cannot restore the saved source; ignoring it", metadata: ["error": "\(error.message)"])
-            }
-        }
-    }
-
-    /// Runs until SIGTERM or SIGINT, then shuts down in reverse order: the server stops
-    /// accepting and closes its connections, a recording is finished, then the player stops and
-    /// closes the device.
+    /// Runs until SIGTERM or SIGINT, then shuts down in reverse order: the front ends stop
+    /// accepting and close their connections, a recording is finished, then the player saves its
+    /// state, stops and closes the device.
     public func run() async throws {
         let service = DaemonService(daemon: self)
         let group = ServiceGroup(
@@ -132,8 +73,8 @@ public final class Daemon: Sendable {
     }
 
     func start() throws {
-        try server.start()
-        stateFile.start()
+        core.start(resume: ReelCore.Resume(rawValue: configuration.resumeOnStart.rawValue) ?? .paused)
+        try rpc.start()
         logger.info(
             "reeld is ready",
             metadata: [
@@ -146,10 +87,9 @@ public final class Daemon: Sendable {
     func stop() {
         notifier.stopping()
         logger.info("reeld is shutting down")
-        server.stop()
-        recorder.shutdown()
-        stateFile.finish()
-        player.shutdown()
+        rpc.stop()
+        try? group.syncShutdownGracefully()
+        core.shutdown()
     }
 }
 

@@ -2,6 +2,7 @@
 
 import Logging
 import ReelAudio
+import ReelCore
 import ReelModel
 import ReelProtocol
 

@@ -57,6 +57,11 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
         delivery.sync {}
     }
 
+    /// Runs `work` on the delivery queue after the batches committed before this call.
+    func afterDelivered(_ work: @escaping @Sendable () -> Void) {
+        delivery.async(execute: work)
+    }
+
     // MARK: TransactionObserver (writer's queue)
 
     func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool { false }

@@ -120,6 +120,13 @@ public final class LibraryStore: Sendable {
         hub.remove(token)
     }
 
+    /// Runs `work` on the queue that delivers changes to observers, after every batch committed
+    /// so far: a read done there sees the tree as the delivered changes left it, and every later
+    /// change is delivered after it.
+    public func afterDeliveredChanges(_ work: @escaping @Sendable () -> Void) {
+        hub.afterDelivered(work)
+    }
+
     /// Returns once every change committed before this call has been handed to observers.
     /// Do not call it from an observer.
     public func waitUntilChangesDelivered() {

@@ -4,6 +4,7 @@ import ReelAudio
 import Testing
 
 @testable import ReelDaemon
+import ReelCore
 
 @Suite struct DaemonConfigurationTests {
     let environment = ["HOME": "/home/pi", "XDG_RUNTIME_DIR": "/run/user/1000"]

@@ -9,18 +9,18 @@ import Glibc
 /// The configured `media_roots`, resolved once at start. With none, any readable file may be
 /// played or imported. With some, a file must resolve (symlinks and `..` followed) to a path
 /// inside one of them, else the request is `forbidden`.
-struct MediaRoots: Sendable {
-    let roots: [String]
+public struct MediaRoots: Sendable {
+    public let roots: [String]
 
     /// Resolves each root; a root that does not exist is kept as written (it may be mounted later).
-    init(_ roots: [String]) {
+    public init(_ roots: [String]) {
         self.roots = roots.map { root in
             Self.resolve(root) ?? (root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root)
         }
     }
 
     /// Checks `path` (absolute) before reeld opens it.
-    func check(_ path: String) throws(ReelError) {
+    public func check(_ path: String) throws(ReelError) {
         guard !roots.isEmpty else { return }
         guard let resolved = Self.resolve(path) else {
             throw ReelError(.notFound, "no file at \(path)")

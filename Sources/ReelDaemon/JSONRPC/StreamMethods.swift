@@ -1,11 +1,14 @@
 // subscribe / unsubscribe — live streams on the calling connection.
 
+import NIOCore
+import ReelCore
 import ReelLibrary
 import ReelModel
 import ReelProtocol
 
 /// A connection that can hold subscriptions. Called on the connection's event loop.
 protocol SubscriptionHost: AnyObject {
+    var eventLoop: EventLoop { get }
     /// Starts a stream; the player's ticks every `interval` seconds while playing, the
     /// recorder's while recording.
     func subscribe(_ stream: StreamRequest, interval: Double) -> Int
@@ -19,7 +22,6 @@ enum StreamMethods {
     static let minimumInterval = 0.02
 
     static func register(into table: inout MethodTable, library: LibraryController) {
-        let store = library.store
         table.register("subscribe") { call throws(RPCError) in
             let params = call.params
             try params.rejectUnknown(allowed: ["stream", "interval", "item", "path"])
@@ -28,29 +30,34 @@ enum StreamMethods {
             guard interval >= minimumInterval, interval <= 3600 else {
                 throw RPCError.invalidParams("\"interval\" must be from \(minimumInterval) to 3600 seconds, not \(interval)")
             }
-            let request: StreamRequest
+            let connection = call.connection
             switch stream {
             case "player", "recorder", "library":
                 guard try params.optionalItem() == nil else {
                     throw RPCError.invalidParams("the \(stream) stream takes no \"item\" or \"path\"")
                 }
-                request = stream == "player" ? .player : stream == "recorder" ? .recorder : .library
+                let request: StreamRequest = stream == "player" ? .player : stream == "recorder" ? .recorder : .library
+                return .result(subscribed(connection.subscribe(request, interval: interval)))
             case "folder":
                 let reference = try params.optionalItem() ?? .root
-                let folder = try withRPCErrors { () throws(ReelError) in try store.item(reference) }
-                guard folder.kind == .folder else {
-                    throw RPCError(ReelError(.notAFolder, "\(folder.path) is a recording, not a folder"))
+                let host = NIOLoopBound(connection, eventLoop: connection.eventLoop)
+                return .later { complete in
+                    library.watchFolder(reference) { result in
+                        finish(result, host: host, complete: complete, interval: interval) { .folder($0) }
+                    }
                 }
-                request = .folder(folder)
             case "item":
                 let reference = try params.requiredItem()
-                request = .item(try withRPCErrors { () throws(ReelError) in try store.item(reference) })
+                let host = NIOLoopBound(connection, eventLoop: connection.eventLoop)
+                return .later { complete in
+                    library.watchItem(reference) { result in
+                        finish(result, host: host, complete: complete, interval: interval) { .item($0) }
+                    }
+                }
             default:
                 throw RPCError.invalidParams(
                     "unknown stream \"\(stream)\"; streams are: \(streams.joined(separator: ", "))")
             }
-            let id = call.connection.subscribe(request, interval: interval)
-            return .result(.object(["subscription": .int(Int64(id))]))
         }
         table.register("unsubscribe") { call throws(RPCError) in
             try call.params.rejectUnknown(allowed: ["subscription"])
@@ -60,5 +67,25 @@ enum StreamMethods {
             }
             return .result(.object([:]))
         }
+    }
+
+    /// Subscribes on the connection's loop with the watched value, then answers.
+    private static func finish<Value: Sendable>(
+        _ result: Result<Watched<Value>, ReelError>, host: NIOLoopBound<SubscriptionHost>,
+        complete: @escaping @Sendable (Result<JSONValue, RPCError>) -> Void, interval: Double,
+        request: @escaping @Sendable (Watched<Value>) -> StreamRequest
+    ) {
+        switch result {
+        case .failure(let error):
+            complete(.failure(RPCError(error)))
+        case .success(let watched):
+            host.eventLoop.execute {
+                complete(.success(subscribed(host.value.subscribe(request(watched), interval: interval))))
+            }
+        }
+    }
+
+    private static func subscribed(_ id: Int) -> JSONValue {
+        .object(["subscription": .int(Int64(id))])
     }
 }

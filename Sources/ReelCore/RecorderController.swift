@@ -11,15 +11,27 @@ import Glibc
 #endif
 
 /// What `recorder.start` asks for; nil takes the configured default.
-struct RecordingRequest: Sendable {
-    var folder: ItemReference = .root
-    var name: String?
+public struct RecordingRequest: Sendable {
+    public var folder: ItemReference = .root
+    public var name: String?
     /// `flac`, `wav`, `ogg` or `opus`.
-    var codec: String?
-    var sampleRate: Int?
-    var channels: Int?
+    public var codec: String?
+    public var sampleRate: Int?
+    public var channels: Int?
     /// Seconds.
-    var maxDuration: Double?
+    public var maxDuration: Double?
+
+    public init(
+        folder: ItemReference = .root, name: String? = nil, codec: String? = nil, sampleRate: Int? = nil,
+        channels: Int? = nil, maxDuration: Double? = nil
+    ) {
+        self.folder = folder
+        self.name = name
+        self.codec = codec
+        self.sampleRate = sampleRate
+        self.channels = channels
+        self.maxDuration = maxDuration
+    }
 }
 
 /// The defaults of a recording (config `record_format`, `record_sample_rate`, `record_channels`).
@@ -36,11 +48,10 @@ public struct RecordingDefaults: Sendable, Equatable {
 }
 
 /// Owns the capture engine and the recording being made. One recording at a time. Commands and
-/// the engine's own endings run one after another on the recorder's queue; replies and
-/// observers are called there.
+/// the engine's own endings run one after another on the recorder's queue; replies are called
+/// there, and every change (start, end, the item renamed or moved) is published to `changes`.
 public final class RecorderController: @unchecked Sendable {
     public typealias Reply<Value> = @Sendable (Result<Value, ReelError>) -> Void
-    public typealias Observer = @Sendable (RecorderState) -> Void
 
     private let engine: CaptureEngine
     private let store: LibraryStore
@@ -64,7 +75,8 @@ public final class RecorderController: @unchecked Sendable {
         var lastElapsed = 0.0
     }
     private let shared = Locked(Shared())
-    private let observers = ObserverList<RecorderState>()
+    /// The recorder's state when a recording starts or ends, and when its item is renamed or moved.
+    public let changes = StateFeed(RecorderState())
 
     public init(
         device: PCMInput, timing: PCMTiming, store: LibraryStore, defaults: RecordingDefaults, logger: Logger
@@ -91,28 +103,15 @@ public final class RecorderController: @unchecked Sendable {
             format: take.format, overruns: snapshot.overruns, error: nil)
     }
 
-    var isRecording: Bool { shared.current.take != nil }
-
-    // MARK: Observers
-
-    /// Calls `observer` when a recording starts or ends, and when the item being recorded is
-    /// renamed or moved.
-    @discardableResult
-    func addObserver(_ observer: @escaping Observer) -> Int {
-        observers.add(observer)
-    }
-
-    func removeObserver(_ id: Int) {
-        observers.remove(id)
-    }
+    public var isRecording: Bool { shared.current.take != nil }
 
     private func notify() {
-        observers.notify { state }
+        changes.publish(state)
     }
 
     // MARK: Commands
 
-    func start(_ request: RecordingRequest, reply: @escaping Reply<RecorderState>) {
+    public func start(_ request: RecordingRequest, reply: @escaping Reply<RecorderState>) {
         queue.async { [self] in
             do throws(ReelError) {
                 try begin(request)
@@ -125,7 +124,7 @@ public final class RecorderController: @unchecked Sendable {
     }
 
     /// Finishes the recording; replies with its item (duration, size and format filled in).
-    func stop(reply: @escaping Reply<Item>) {
+    public func stop(reply: @escaping Reply<Item>) {
         queue.async { [self] in
             guard shared.current.take != nil else {
                 reply(.failure(ReelError(.notRecording, "nothing is being recorded")))
@@ -138,7 +137,7 @@ public final class RecorderController: @unchecked Sendable {
     }
 
     /// Stops and removes the recording being made.
-    func cancel(reply: @escaping Reply<RecorderState>) {
+    public func cancel(reply: @escaping Reply<RecorderState>) {
         queue.async { [self] in
             guard let take = shared.current.take else {
                 reply(.failure(ReelError(.notRecording, "nothing is being recorded")))
@@ -165,7 +164,7 @@ public final class RecorderController: @unchecked Sendable {
     }
 
     /// Finishes a recording in progress (at SIGTERM) and waits for it.
-    func shutdown() {
+    public func shutdown() {
         queue.sync {
             if shared.current.take != nil {
                 _ = finish(ending: .stopped)
@@ -244,7 +243,7 @@ public final class RecorderController: @unchecked Sendable {
     }
 
     /// `Recording YYYY-MM-DD HH.MM.SS` in local time.
-    static func defaultName(at seconds: time_t) -> String {
+    public static func defaultName(at seconds: time_t) -> String {
         var clock = seconds
         var parts = tm()
         localtime_r(&clock, &parts)
@@ -362,7 +361,7 @@ public final class RecorderController: @unchecked Sendable {
 
     /// Repairs the recordings a previous run did not finish (`kill -9`, a power cut) and keeps
     /// them in the tree with their real length. Called once at start, before clients connect.
-    func repairUnfinished() {
+    public func repairUnfinished() {
         let unfinished: [Item]
         do {
             unfinished = try store.inProgressRecordings()

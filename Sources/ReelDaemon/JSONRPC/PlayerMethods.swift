@@ -1,36 +1,33 @@
 // player.* — playback commands and status.
 
+import ReelCore
 import ReelLibrary
 import ReelModel
 import ReelProtocol
 
+/// Decodes parameters and encodes results; the player's rules are in `PlayerController`.
 enum PlayerMethods {
-    static func register(
-        into table: inout MethodTable, player: PlayerController, library: LibraryController, mediaRoots: MediaRoots
-    ) {
-        let store = library.store
+    static func register(into table: inout MethodTable, player: PlayerController) {
         table.register("player.play") { call throws(RPCError) in
             let params = call.params
             try params.rejectUnknown(allowed: ["file", "item", "path", "position"])
             let position = try params.optionalDouble("position") ?? 0
+            let request: PlayRequest
             if let reference = try params.optionalItem() {
                 guard !params.has("file") else {
                     throw RPCError.invalidParams("give \"file\" or a recording (\"item\"/\"path\"), not both")
                 }
-                let (item, file) = try withRPCErrors { () throws(ReelError) in
-                    let item = try store.item(reference)
-                    return (item, try store.audioPath(for: item))
+                request = .recording(reference)
+            } else {
+                guard let file = try params.optionalString("file") else {
+                    throw RPCError.invalidParams("player.play needs \"file\" (an absolute path), or \"item\"/\"path\" for a recording")
                 }
-                return .awaiting { reply in player.play(recording: item, file: file, position: position, reply: reply) }
+                guard file.hasPrefix("/") else {
+                    throw RPCError.invalidParams("\"file\" must be an absolute path, not \"\(file)\"")
+                }
+                request = .file(file)
             }
-            guard let file = try params.optionalString("file") else {
-                throw RPCError.invalidParams("player.play needs \"file\" (an absolute path), or \"item\"/\"path\" for a recording")
-            }
-            guard file.hasPrefix("/") else {
-                throw RPCError.invalidParams("\"file\" must be an absolute path, not \"\(file)\"")
-            }
-            try withRPCErrors { () throws(ReelError) in try mediaRoots.check(file) }
-            return .awaiting { reply in player.play(file: file, position: position, reply: reply) }
+            return .awaiting { reply in player.play(request, position: position, reply: reply) }
         }
         table.register("player.pause") { call throws(RPCError) in
             try call.params.rejectUnknown(allowed: [])

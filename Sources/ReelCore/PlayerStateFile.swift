@@ -2,6 +2,7 @@
 
 import Dispatch
 import Logging
+import ReelAudio
 import ReelModel
 import ReelProtocol
 
@@ -10,7 +11,7 @@ import Glibc
 #endif
 
 /// What is saved: the source (a file path or a recording's id), the position and the activity.
-struct SavedPlayerState: Equatable {
+public struct SavedPlayerState: Equatable {
     enum Source: Equatable {
         case file(String)
         case item(String)
@@ -74,7 +75,7 @@ struct SavedPlayerState: Equatable {
 /// file, fsynced, renamed over the old one, and the directory fsynced, so a power cut leaves the
 /// old or the new state, never half of one. Writes run on their own queue, never on the audio
 /// thread or the event loop.
-final class PlayerStateFile: @unchecked Sendable {
+public final class PlayerStateFile: @unchecked Sendable {
     static let saveInterval = 5.0
 
     let path: String
@@ -83,11 +84,11 @@ final class PlayerStateFile: @unchecked Sendable {
     private let logger: Logger
     private let queue = DispatchQueue(label: "reel.player.state")
     private var timer: DispatchSourceTimer?
-    private var observer: Int?
+    private var consumer: StateFeed<PlayerState>.Consumer?
     /// Touched on `queue` only.
     private var lastSaved: SavedPlayerState?
 
-    init(directory: String, player: PlayerController, logger: Logger) {
+    public init(directory: String, player: PlayerController, logger: Logger) {
         self.directory = directory
         self.path = directory + "/player-state.json"
         self.player = player
@@ -95,7 +96,7 @@ final class PlayerStateFile: @unchecked Sendable {
     }
 
     /// The saved state, nil when there is none. A file that cannot be read is logged and ignored.
-    func load() -> SavedPlayerState? {
+    public func load() -> SavedPlayerState? {
         guard let file = fopen(path, "r") else {
             if errno != ENOENT {
                 logger.warning("cannot read the saved player state; ignoring it", metadata: ["file": "\(path)"])
@@ -122,12 +123,19 @@ final class PlayerStateFile: @unchecked Sendable {
     }
 
     /// Starts saving on changes and every few seconds while playing.
-    func start() {
+    public func start() {
         let queue = self.queue
-        observer = player.addObserver { [weak self] state in
-            guard let file = self else { return }
-            queue.async { file.save(state) }
+        let changes = player.changes
+        let box = WeakBox<PlayerStateFile>(self)
+        let slot = Locked<StateFeed<PlayerState>.Consumer?>(nil)
+        let consumer = changes.addConsumer {
+            queue.async {
+                guard let file = box.value, let consumer = slot.current else { return }
+                file.save(changes.take(for: consumer).value)
+            }
         }
+        slot.withLock { $0 = consumer }
+        self.consumer = consumer
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + Self.saveInterval, repeating: Self.saveInterval)
         timer.setEventHandler { [weak self] in
@@ -140,9 +148,9 @@ final class PlayerStateFile: @unchecked Sendable {
     }
 
     /// Saves the state now and stops (at shutdown, before the player stops).
-    func finish() {
-        if let observer { player.removeObserver(observer) }
-        observer = nil
+    public func finish() {
+        if let consumer { player.changes.removeConsumer(consumer) }
+        consumer = nil
         let state = player.state
         queue.sync {
             timer?.cancel()

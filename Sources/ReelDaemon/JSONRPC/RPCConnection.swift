@@ -2,6 +2,7 @@
 
 import Logging
 import NIOCore
+import ReelCore
 import ReelModel
 import ReelProtocol
 
@@ -12,22 +13,21 @@ import ReelProtocol
 /// batch's entries in order), so `play` then `seek` on one connection seeks in the new track.
 /// Lines that arrive while a request waits for the player are queued, and reading pauses.
 ///
-/// Slow clients: replies are always queued; stream pushes are skipped while the channel is not
-/// writable and the latest value is sent when it drains (state streams coalesce). A client whose
-/// unread output passes `maxBufferedBytes` is disconnected.
-final class RPCConnection: ChannelInboundHandler, StreamOutput {
+/// Slow clients: replies are always queued; stream pushes (written by the loop's `RPCPushHub`)
+/// are skipped while the channel is not writable and the latest value is sent when it drains
+/// (state streams coalesce). A client whose unread output passes `maxBufferedBytes` is
+/// disconnected.
+final class RPCConnection: ChannelInboundHandler, PushTarget {
     typealias InboundIn = LineFrame
     typealias OutboundOut = ByteBuffer
 
     static let maxBufferedBytes = 1 << 20
 
     private let methods: MethodTable
-    private let player: PlayerController
-    private let recorder: RecorderController
-    private let library: LibraryController
+    private let hub: RPCPushHub
     private let logger: Logger
     private var context: ChannelHandlerContext?
-    private lazy var streams = ConnectionStreams(player: player, recorder: recorder, library: library, output: self)
+    private lazy var streams = RPCConnectionStreams(hub: hub, target: self)
     /// A line is being carried out (possibly waiting for the player).
     private var busy = false
     /// Lines received while busy, carried out in order when it is done.
@@ -48,14 +48,9 @@ final class RPCConnection: ChannelInboundHandler, StreamOutput {
         }
     }
 
-    init(
-        methods: MethodTable, player: PlayerController, recorder: RecorderController, library: LibraryController,
-        logger: Logger
-    ) {
+    init(methods: MethodTable, hub: RPCPushHub, logger: Logger) {
         self.methods = methods
-        self.player = player
-        self.recorder = recorder
-        self.library = library
+        self.hub = hub
         self.logger = logger
     }
 
@@ -222,16 +217,24 @@ final class RPCConnection: ChannelInboundHandler, StreamOutput {
         }
     }
 
-    // MARK: StreamOutput
-
-    var eventLoop: EventLoop? { context?.eventLoop }
+    // MARK: PushTarget
 
     var isWritable: Bool { context?.channel.isWritable ?? false }
 
-    func send(_ line: [UInt8]) { write(line) }
+    func push(_ line: ByteBuffer) {
+        guard let context, !closed, !disconnectIfBackedUp(context, nextLine: line.readableBytes) else { return }
+        context.write(wrapOutboundOut(line), promise: nil)
+    }
 
     func flushPushes() {
         context?.flush()
+    }
+
+    func drop(reason: String) {
+        guard let context, !closed else { return }
+        logger.info("closing a connection", metadata: ["reason": "\(reason)"])
+        closed = true
+        context.close(promise: nil)
     }
 
     // MARK: Output

@@ -1,5 +1,6 @@
 // The one table of methods: names → handlers. Families register themselves from their own files.
 
+import ReelCore
 import ReelModel
 import ReelProtocol
 
@@ -33,17 +34,14 @@ struct MethodTable: Sendable {
 
     var methods: [String] { handlers.keys.sorted() }
 
-    /// Everything reeld answers.
-    static func reeld(
-        player: PlayerController, recorder: RecorderController, library: LibraryController, mediaRoots: MediaRoots,
-        info: DaemonInfoSource
-    ) -> MethodTable {
+    /// Everything reeld answers: a thin table over the core.
+    static func reeld(core: ReelCore, info: DaemonInfoSource) -> MethodTable {
         var table = MethodTable()
         DaemonMethods.register(into: &table, info: info)
-        PlayerMethods.register(into: &table, player: player, library: library, mediaRoots: mediaRoots)
-        RecorderMethods.register(into: &table, recorder: recorder)
-        LibraryMethods.register(into: &table, library: library, mediaRoots: mediaRoots)
-        StreamMethods.register(into: &table, library: library)
+        PlayerMethods.register(into: &table, player: core.player)
+        RecorderMethods.register(into: &table, recorder: core.recorder)
+        LibraryMethods.register(into: &table, library: core.library)
+        StreamMethods.register(into: &table, library: core.library)
         return table
     }
 }
@@ -57,6 +55,18 @@ extension MethodOutcome {
             start { result in
                 complete(result.map(\.json).mapError(RPCError.init))
             }
+        }
+    }
+}
+
+extension MethodOutcome {
+    /// A core reply (called on a core thread) as a deferred method result.
+    static func replying<Value: Sendable>(
+        _ start: @escaping @Sendable (_ reply: @escaping @Sendable (Result<Value, ReelError>) -> Void) -> Void,
+        _ encode: @escaping @Sendable (Value) -> JSONValue
+    ) -> MethodOutcome {
+        .later { complete in
+            start { result in complete(result.map(encode).mapError(RPCError.init)) }
         }
     }
 }

@@ -1,53 +1,71 @@
-// The control socket: accepting connections and framing their lines. Dispatch lives in RPCConnection.
+// Accepting stream connections for a front end: the listening socket, bursts, limits, the open connections.
 
 import Logging
 import NIOCore
 import NIOPosix
 import ReelAudio
 
-/// Listens on the Unix socket with one event loop. `start` binds (replacing a stale socket file,
-/// refusing a live one); `stop` closes the listener and every connection.
-final class RPCServer: Sendable {
-    let socketPath: String
-    /// Group `audio` may connect (system daemon) or only the owner (user daemon).
-    private let systemSocket: Bool
-    private let methods: MethodTable
-    private let player: PlayerController
-    private let recorder: RecorderController
-    private let library: LibraryController
+/// One listening socket of a front end and the connections it accepted, on the daemon's event
+/// loop. Protocol-neutral: what speaks on a connection is set up by `initializeConnection` (a
+/// front end's framing and handler); the listener does what every front end needs:
+/// - bursts: the listen backlog is the system's maximum (`/proc/sys/net/core/somaxconn`) and
+///   each wake-up accepts up to `acceptsPerWakeup` waiting clients, so a thousand clients
+///   connecting at once are all taken;
+/// - descriptors: when the process runs out, the waiting client is refused through a spare
+///   descriptor (`DescriptorReserve`) and the connected ones go on;
+/// - the registry of open connections, closed by `stop`; each client's credentials at debug.
+final class StreamListener: Sendable {
+    static let acceptsPerWakeup = 256
+    let name: String
+    private let group: EventLoopGroup
     private let logger: Logger
-    private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-    private let state = Locked(ServerState())
+    private let initializeConnection: @Sendable (Channel) throws -> Void
+    private let state = Locked(ListenerState())
 
-    private struct ServerState {
+    private struct ListenerState {
         var listener: Channel?
         var connections: [ObjectIdentifier: Channel] = [:]
     }
 
     init(
-        socketPath: String, systemSocket: Bool, methods: MethodTable, player: PlayerController,
-        recorder: RecorderController, library: LibraryController, logger: Logger
+        name: String, group: EventLoopGroup, logger: Logger,
+        initializeConnection: @escaping @Sendable (Channel) throws -> Void
     ) {
-        self.library = library
-        self.socketPath = socketPath
-        self.systemSocket = systemSocket
-        self.methods = methods
-        self.player = player
-        self.recorder = recorder
+        self.name = name
+        self.group = group
         self.logger = logger
+        self.initializeConnection = initializeConnection
     }
 
-    func start() throws {
-        try SocketFile.prepare(socketPath)
-        let methods = self.methods
-        let player = self.player
-        let recorder = self.recorder
-        let library = self.library
+    /// The longest listen queue the system allows.
+    static var systemBacklog: Int32 {
+        var bytes = [UInt8](repeating: 0, count: 32)
+        let fd = open("/proc/sys/net/core/somaxconn", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return 4096 }
+        defer { close(fd) }
+        let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard count > 0, let value = Int32(String(decoding: bytes[0..<count], as: UTF8.self).filter(\.isNumber)),
+            value > 0
+        else { return 4096 }
+        return value
+    }
+
+    /// Listens on the Unix socket at `path` (made by `SocketFile.prepare`/`listen`).
+    func listenUnix(path: String) throws {
+        let backlog = Self.systemBacklog
+        let fd = try SocketFile.listen(path, backlog: backlog)
+        try start(boundDescriptor: fd, backlog: backlog)
+    }
+
+    private func start(boundDescriptor fd: Int32, backlog: Int32) throws {
         let logger = self.logger
         let state = self.state
-        let listenerFD = try SocketFile.listen(socketPath, backlog: 256)
-        let reserve = DescriptorReserve(listener: listenerFD)
+        let initializeConnection = self.initializeConnection
+        let reserve = DescriptorReserve(listener: fd)
         let bootstrap = ServerBootstrap(group: group)
+            // NIO listens again on a bound socket with its own backlog (128 by default).
+            .serverChannelOption(.backlog, value: backlog)
+            .serverChannelOption(.maxMessagesPerRead, value: UInt(Self.acceptsPerWakeup))
             .serverChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(AcceptFailureHandler(reserve: reserve, logger: logger))
@@ -62,23 +80,19 @@ final class RPCServer: Sendable {
                     _ = state.withLock { $0.connections.removeValue(forKey: id) }
                 }
                 if logger.logLevel <= .debug { Self.logPeer(of: channel, logger: logger) }
-                return channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFrameDecoder()))
-                    try channel.pipeline.syncOperations.addHandler(
-                        RPCConnection(methods: methods, player: player, recorder: recorder, library: library, logger: logger))
-                }
+                return channel.eventLoop.makeCompletedFuture { try initializeConnection(channel) }
             }
         let listener: Channel
         do {
-            listener = try bootstrap.withBoundSocket(listenerFD).wait()
+            listener = try bootstrap.withBoundSocket(fd).wait()
         } catch {
-            close(listenerFD)
+            close(fd)
             throw error
         }
-        SocketFile.setPermissions(socketPath, system: systemSocket)
         state.withLock { $0.listener = listener }
     }
 
+    /// Closes the listener and every connection it accepted.
     func stop() {
         let (listener, connections) = state.withLock { state in
             let taken = (state.listener, Array(state.connections.values))
@@ -89,12 +103,6 @@ final class RPCServer: Sendable {
         for connection in connections {
             try? connection.close().wait()
         }
-        try? group.syncShutdownGracefully()
-        unlinkSocket()
-    }
-
-    private func unlinkSocket() {
-        _ = socketPath.withCString { unlink($0) }
     }
 }
 
@@ -102,7 +110,7 @@ final class RPCServer: Sendable {
 import Glibc
 #endif
 
-extension RPCServer {
+extension StreamListener {
     /// Logs who connected (SO_PEERCRED: the client's process, user and group) at debug level.
     static func logPeer(of channel: Channel, logger: Logger) {
         guard let provider = channel as? SocketOptionProvider else { return }

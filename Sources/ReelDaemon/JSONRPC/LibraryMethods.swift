@@ -1,5 +1,6 @@
 // library.* — the tree of folders and recordings.
 
+import ReelCore
 import ReelLibrary
 import ReelModel
 import ReelProtocol
@@ -30,43 +31,52 @@ extension Params {
     }
 }
 
+/// Decodes parameters and encodes results. Reads run on the library's read queue (a search over
+/// a large tree never stalls the event loop), writes on its write queue; the rules (names, media
+/// roots, what may be imported) are the core's.
 enum LibraryMethods {
-    static func register(into table: inout MethodTable, library: LibraryController, mediaRoots: MediaRoots) {
-        let store = library.store
+    static func register(into table: inout MethodTable, library: LibraryController) {
+        /// Runs a read off the event loop and answers with its JSON.
+        @Sendable func reading<Value: Sendable>(
+            _ work: @escaping @Sendable (LibraryStore) throws(ReelError) -> Value,
+            _ encode: @escaping @Sendable (Value) -> JSONValue
+        ) -> MethodOutcome {
+            .replying({ reply in library.read(work, reply: reply) }, encode)
+        }
 
         /// Runs a write on the library's queue and answers with its JSON.
         @Sendable func writing<Value: Sendable>(
-            _ work: @escaping @Sendable () throws(ReelError) -> Value, _ encode: @escaping @Sendable (Value) -> JSONValue
+            _ work: @escaping @Sendable (LibraryStore) throws(ReelError) -> Value,
+            _ encode: @escaping @Sendable (Value) -> JSONValue
         ) -> MethodOutcome {
-            .later { complete in
-                library.write(work) { result in complete(result.map(encode).mapError(RPCError.init)) }
-            }
+            .replying({ reply in library.write(work, reply: reply) }, encode)
         }
 
         table.register("library.list") { call throws(RPCError) in
             try call.params.rejectUnknown(allowed: ["item", "path"])
             let folder = try call.params.optionalItem() ?? .root
-            let listing = try withRPCErrors { () throws(ReelError) in try store.list(folder: folder) }
-            return .result(["folder": listing.folder.json, "items": .array(listing.items.map(\.json))])
+            return reading({ store throws(ReelError) in try store.list(folder: folder) }) { listing in
+                ["folder": listing.folder.json, "items": .array(listing.items.map(\.json))]
+            }
         }
         table.register("library.get") { call throws(RPCError) in
             try call.params.rejectUnknown(allowed: ["item", "path"])
             let reference = try call.params.requiredItem()
-            return .result(try withRPCErrors { () throws(ReelError) in try store.item(reference) }.json)
+            return reading({ store throws(ReelError) in try store.item(reference) }, \.json)
         }
         table.register("library.createFolder") { call throws(RPCError) in
             let params = call.params
             try params.rejectUnknown(allowed: ["parent", "parentPath", "name"])
             let parent = try params.optionalItem(id: "parent", path: "parentPath") ?? .root
             let name = try params.requiredString("name")
-            return writing({ () throws(ReelError) in try store.createFolder(parent: parent, name: name) }, \.json)
+            return writing({ store throws(ReelError) in try store.createFolder(parent: parent, name: name) }, \.json)
         }
         table.register("library.rename") { call throws(RPCError) in
             let params = call.params
             try params.rejectUnknown(allowed: ["item", "path", "name"])
             let reference = try params.requiredItem()
             let name = try params.requiredString("name")
-            return writing({ () throws(ReelError) in try store.rename(reference, to: name) }, \.json)
+            return writing({ store throws(ReelError) in try store.rename(reference, to: name) }, \.json)
         }
         table.register("library.move") { call throws(RPCError) in
             let params = call.params
@@ -75,12 +85,12 @@ enum LibraryMethods {
             guard let destination = try params.optionalItem(id: "to", path: "toPath") else {
                 throw RPCError.invalidParams("library.move needs \"to\" (a folder id) or \"toPath\" (a folder path)")
             }
-            return writing({ () throws(ReelError) in try store.move(reference, to: destination) }, \.json)
+            return writing({ store throws(ReelError) in try store.move(reference, to: destination) }, \.json)
         }
         table.register("library.delete") { call throws(RPCError) in
             try call.params.rejectUnknown(allowed: ["item", "path"])
             let reference = try call.params.requiredItem()
-            return writing({ () throws(ReelError) in try store.delete(reference) }) { count in
+            return writing({ store throws(ReelError) in try store.delete(reference) }) { count in
                 .object(["deleted": .int(Int64(count))])
             }
         }
@@ -93,11 +103,13 @@ enum LibraryMethods {
                 throw RPCError.invalidParams("\"limit\" must be from 1 to \(LibraryStore.maximumSearchLimit), not \(limit)")
             }
             let cursor = try params.optionalString("cursor")
-            let page = try withRPCErrors { () throws(ReelError) in try store.search(query: query, limit: limit, cursor: cursor) }
-            return .result([
-                "items": .array(page.items.map(\.json)),
-                "nextCursor": page.nextCursor.map(JSONValue.string) ?? .null,
-            ])
+            return reading({ store throws(ReelError) in try store.search(query: query, limit: limit, cursor: cursor) }) {
+                page in
+                [
+                    "items": .array(page.items.map(\.json)),
+                    "nextCursor": page.nextCursor.map(JSONValue.string) ?? .null,
+                ]
+            }
         }
         table.register("library.import") { call throws(RPCError) in
             let params = call.params
@@ -110,10 +122,7 @@ enum LibraryMethods {
             if folder == nil { folder = try params.optionalItem() }
             let destination = folder ?? .root
             let name = try params.optionalString("name")
-            try withRPCErrors { () throws(ReelError) in try mediaRoots.check(file) }
-            return writing({ () throws(ReelError) in
-                try store.importFile(path: file, folder: destination, name: name, probe: LibraryController.probe)
-            }, \.json)
+            return .replying({ reply in library.importFile(path: file, folder: destination, name: name, reply: reply) }, \.json)
         }
     }
 }

@@ -6,14 +6,25 @@ import ReelAudio
 import ReelLibrary
 import ReelModel
 
-/// Owns the playback engine and what it is playing. Thread-safe: commands come from the server's
-/// event loop, changes from the audio thread; replies and observers are called on the audio
-/// thread (or the file-opening queue) and must hop to their own thread.
+/// What `play` plays: a file by absolute path, or a recording of the library.
+public enum PlayRequest: Sendable, Equatable {
+    case file(String)
+    case recording(ItemReference)
+}
+
+/// Owns the playback engine and what it is playing, and the rules of playing: a file must be
+/// absolute and inside the media roots, a recording must exist and have its audio.
+///
+/// Threads: commands come from any front end's thread; changes from the audio thread. Replies
+/// are called on the audio thread (or the file-opening queue) and must hop to their own thread.
+/// Every change is published to `changes` (built once, on the thread that made it), which the
+/// front ends take on theirs: nothing front-end specific runs on the audio thread.
 public final class PlayerController: @unchecked Sendable {
     public typealias Reply = @Sendable (Result<PlayerState, ReelError>) -> Void
-    public typealias Observer = @Sendable (PlayerState) -> Void
 
     private let engine: PlaybackEngine
+    private let store: LibraryStore
+    private let mediaRoots: MediaRoots
     private let logger: Logger
     /// Opening a file can take a while (an MP3 is scanned to its end); it never runs on the
     /// event loop or the audio thread.
@@ -25,9 +36,12 @@ public final class PlayerController: @unchecked Sendable {
         var files: [Int: String] = [:]
     }
     private let shared = Locked(Shared())
-    private let observers = ObserverList<PlayerState>()
+    /// The player's state after every change of state, source or format, and every seek.
+    public let changes = StateFeed(PlayerState())
 
-    public init(device: PCMOutput, timing: PCMTiming, logger: Logger) {
+    public init(device: PCMOutput, timing: PCMTiming, store: LibraryStore, mediaRoots: MediaRoots, logger: Logger) {
+        self.store = store
+        self.mediaRoots = mediaRoots
         self.logger = logger
         let relay = ChangeRelay()
         engine = PlaybackEngine(device: device, timing: timing, logger: logger) { _ in relay.fire() }
@@ -51,42 +65,49 @@ public final class PlayerController: @unchecked Sendable {
             underruns: snapshot.counters.xruns, error: snapshot.error)
     }
 
-    // MARK: Observers
-
-    /// Calls `observer` after every change of state, source, format or position by seek.
-    @discardableResult
-    public func addObserver(_ observer: @escaping Observer) -> Int {
-        observers.add(observer)
-    }
-
-    public func removeObserver(_ id: Int) {
-        observers.remove(id)
-    }
-
+    /// Publishes the state after a change (on the audio thread, or wherever the source changed).
     fileprivate func engineChanged() {
-        observers.notify { state }
+        changes.publish(state)
     }
 
     // MARK: Commands
 
-    /// Plays `path` (absolute) from `position` seconds.
-    public func play(file path: String, position: Double = 0, reply: @escaping Reply) {
-        guard path.hasPrefix("/") else {
-            reply(.failure(ReelError(.notFound, "\(path) is not an absolute path")))
-            return
+    /// Plays a file (absolute, inside the media roots: else `not_found` / `forbidden`) or a
+    /// recording (`not_found` if there is none) from `position` seconds.
+    public func play(_ request: PlayRequest, position: Double = 0, reply: @escaping Reply) {
+        switch request {
+        case .file(let path):
+            guard path.hasPrefix("/") else {
+                reply(.failure(ReelError(.notFound, "\(path) is not an absolute path")))
+                return
+            }
+            do throws(ReelError) {
+                try mediaRoots.check(path)
+            } catch {
+                reply(.failure(error))
+                return
+            }
+            load(source: .file(path: path), path: path, position: position, startPlaying: true, reply: reply)
+        case .recording(let reference):
+            openQueue.async { [self] in
+                let item: Item
+                let file: String
+                do throws(ReelError) {
+                    item = try store.item(reference)
+                    file = try store.audioPath(for: item)
+                } catch {
+                    reply(.failure(error))
+                    return
+                }
+                load(
+                    source: .item(id: item.id, path: item.path, name: item.name), path: file, position: position,
+                    startPlaying: true, reply: reply)
+            }
         }
-        load(source: .file(path: path), path: path, position: position, startPlaying: true, reply: reply)
-    }
-
-    /// Plays a recording of the library, whose audio is at `file`.
-    public func play(recording item: Item, file: String, position: Double = 0, reply: @escaping Reply) {
-        load(
-            source: .item(id: item.id, path: item.path, name: item.name), path: file, position: position,
-            startPlaying: true, reply: reply)
     }
 
     /// Loads a saved source at `position`, paused or playing (resume after a restart).
-    func restore(source: PlayerSource, file: String, position: Double, playing: Bool, reply: @escaping Reply) {
+    public func restore(source: PlayerSource, file: String, position: Double, playing: Bool, reply: @escaping Reply) {
         load(source: source, path: file, position: position, startPlaying: playing, reply: reply)
     }
 
@@ -186,8 +207,16 @@ public final class PlayerController: @unchecked Sendable {
         }
     }
 
+    /// The reply to a command: the state it published (built once for the push and the reply),
+    /// or, when it changed nothing, the state now.
     private func adapt(_ reply: @escaping Reply) -> PlaybackCommand.Reply {
-        { [self] result in reply(result.map { _ in state }) }
+        { [self] result in
+            reply(result.map { snapshot in
+                let published = changes.latest.value
+                let current = published.state == snapshot.activity && published.state != .playing
+                return current ? published : state
+            })
+        }
     }
 }
 

@@ -1,0 +1,120 @@
+// The core every front end drives: the player, the recorder and the library, with their rules.
+
+import Logging
+import ReelAudio
+import ReelLibrary
+import ReelModel
+
+/// What a front end calls. Plain Swift values and `ReelError`s in; values, errors and change
+/// feeds out; no protocol, no socket. Every rule (media roots, validation of values, limits,
+/// what a recording may be) is enforced here, so that no front end can skip one.
+///
+/// - `player`: commands and `player.changes` (a `StateFeed<PlayerState>`);
+/// - `recorder`: commands and `recorder.changes` (a `StateFeed<RecorderState>`);
+/// - `library`: reads (off the caller's thread), writes, folder and item watches, and
+///   `library.updates` (an `EventFeed<LibraryUpdate>`, one per committed transaction).
+///
+/// A front end takes from the feeds on its own thread (see `StateFeed`), encodes each change
+/// once and writes it to its subscribers. Threads: every method may be called from any thread
+/// and returns without blocking on I/O; results that take time come through a reply closure
+/// called on a core thread.
+public final class ReelCore: Sendable {
+    public let player: PlayerController
+    public let recorder: RecorderController
+    public let library: LibraryController
+    public let mediaRoots: MediaRoots
+    private let stateFile: PlayerStateFile
+    private let logger: Logger
+
+    /// How the player comes back after a restart.
+    public enum Resume: String, Sendable, CaseIterable {
+        case paused, playing, no
+    }
+
+    /// Opens the library in `dataDirectory` (repairing what a crash left) and sets up the player
+    /// and the recorder on the given devices. Throws a `ReelError` when the data directory cannot
+    /// be used.
+    public init(
+        dataDirectory: String, output: PCMOutput, timing: PCMTiming, input: PCMInput, captureTiming: PCMTiming,
+        recording: RecordingDefaults, mediaRoots: [String], logger: Logger
+    ) throws(ReelError) {
+        self.logger = logger
+        self.mediaRoots = MediaRoots(mediaRoots)
+        var libraryLogger = logger
+        libraryLogger[metadataKey: "subsystem"] = "reel.library"
+        let store = try LibraryStore(directory: dataDirectory, logger: libraryLogger)
+        let report = try store.reconcile()
+        if !report.isClean {
+            libraryLogger.notice(
+                "library reconciled",
+                metadata: [
+                    "strayFiles": "\(report.strayFiles.count)", "missingRecordings": "\(report.missingRecordings.count)",
+                    "partialImports": "\(report.partialImports.count)",
+                    "restoredRecordings": "\(report.restoredRecordings.count)",
+                ])
+        }
+        var audioLogger = logger
+        audioLogger[metadataKey: "subsystem"] = "reel.audio"
+        player = PlayerController(
+            device: output, timing: timing, store: store, mediaRoots: self.mediaRoots, logger: audioLogger)
+        var recorderLogger = logger
+        recorderLogger[metadataKey: "subsystem"] = "reel.recorder"
+        recorder = RecorderController(
+            device: input, timing: captureTiming, store: store, defaults: recording, logger: recorderLogger)
+        recorder.repairUnfinished()
+        library = LibraryController(
+            store: store, player: player, recorder: recorder, mediaRoots: self.mediaRoots, logger: libraryLogger)
+        stateFile = PlayerStateFile(directory: dataDirectory, player: player, logger: audioLogger)
+    }
+
+    /// Restores the saved player (as `resume` says) and starts saving its state.
+    public func start(resume: Resume) {
+        if resume != .no, let saved = stateFile.load() {
+            restore(saved, playing: resume == .playing)
+        }
+        stateFile.start()
+    }
+
+    /// Finishes a recording, saves the player's state, stops the player and closes the devices.
+    public func shutdown() {
+        recorder.shutdown()
+        stateFile.finish()
+        player.shutdown()
+    }
+
+    /// Loads the saved source where it was. A file or recording that is gone is logged and skipped.
+    private func restore(_ saved: SavedPlayerState, playing: Bool) {
+        let store = library.store
+        let source: PlayerSource
+        let file: String
+        switch saved.source {
+        case .file(let path):
+            source = .file(path: path)
+            file = path
+        case .item(let id):
+            do throws(ReelError) {
+                let item = try store.item(id: id)
+                source = .item(id: item.id, path: item.path, name: item.name)
+                file = try store.audioPath(for: item)
+            } catch {
+                logger.warning(
+                    "the saved recording is gone; not restoring it", metadata: ["item": "\(id)", "error": "\(error.message)"])
+                return
+            }
+        }
+        logger.info(
+            "restoring the player", metadata: ["source": "\(file)", "position": "\(saved.position)", "playing": "\(playing)"])
+        let logger = self.logger
+        player.restore(source: source, file: file, position: saved.position, playing: playing) { result in
+            if case .failure(let error) = result {
+                logger.warning("cannot restore the saved source; ignoring it", metadata: ["error": "\(error.message)"])
+            }
+        }
+    }
+}
+
+/// A weak reference that can cross threads.
+final class WeakBox<Object: AnyObject>: @unchecked Sendable {
+    weak var value: Object?
+    init(_ value: Object) { self.value = value }
+}
