@@ -79,7 +79,7 @@ let package = Package(
         .testTarget(
             name: "ReelDaemonTests",
             dependencies: [
-                "ReelDaemon", "ReelCore",
+                "ReelDaemon", "ReelCore", "ReelAudio", "ReelProtocol",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]),

@@ -120,6 +120,50 @@ import Testing
         #expect(try daemon.client().result("daemon.info")["version"] != nil)
     }
 
+    @Test func twoThousandClientsConnectingInABurstAreAllAccepted() throws {
+        Self.raiseOwnFileLimit()
+        let daemon = try DaemonProcess()
+        _ = try daemon.client().result("daemon.info")
+        // Non-blocking connects, as a client with a timeout makes them: a full listen queue
+        // refuses at once (EAGAIN) instead of waiting.
+        var fds: [Int32] = []
+        defer { for fd in fds { close(fd) } }
+        var refused: [String] = []
+        for _ in 0..<2000 {
+            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+            try #require(fd >= 0)
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(daemon.socketPath.utf8)) }
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                }
+            }
+            if connected != 0 { refused.append(String(cString: strerror(errno))) }
+            fds.append(fd)
+        }
+        #expect(refused.isEmpty, "\(refused.count) of 2,000 connections refused: \(Set(refused).sorted())")
+        // Every one of them is served.
+        let request = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"player.status\"}\n"
+        for fd in fds { Self.send(fd, request) }
+        var answered = Set<Int32>()
+        var pollers = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        let deadline = Date().addingTimeInterval(60)
+        while answered.count < fds.count, Date() < deadline {
+            guard poll(&pollers, nfds_t(pollers.count), 100) > 0 else { continue }
+            for index in pollers.indices where pollers[index].revents != 0 {
+                let count = chunk.withUnsafeMutableBytes { recv(pollers[index].fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+                if count > 0, chunk[0..<count].contains(0x0A) {
+                    answered.insert(pollers[index].fd)
+                    pollers[index].events = 0
+                }
+            }
+        }
+        #expect(answered.count == 2000, "\(answered.count) of 2,000 clients answered")
+    }
+
     @Test func eachClientIsLoggedWithItsProcessAndUser() throws {
         let daemon = try DaemonProcess()
         _ = try daemon.client().result("daemon.info")

@@ -102,7 +102,7 @@ final class RPCPushHub: @unchecked Sendable {
         var members: [ObjectIdentifier: RPCSubscription] = [:]
         /// The next tick, at a fixed rate from the first (a late round does not shift the rest).
         var task: Scheduled<Void>?
-        var deadline = NIODeadline.now()
+        var deadline = NIODeadline.uptimeNanoseconds(0)
         /// The members still to be written in the round in progress, if one is.
         var round: [RPCSubscription] = []
         var roundPush: SplicedPush?
@@ -115,6 +115,9 @@ final class RPCPushHub: @unchecked Sendable {
         self.core = core
         self.logger = logger
     }
+
+    /// How many tick timers are armed (one per stream and interval that has members, while active).
+    var armedTickTimers: Int { tickGroups.values.filter { $0.task != nil }.count }
 
     // MARK: Subscribing
 
@@ -451,7 +454,7 @@ final class RPCPushHub: @unchecked Sendable {
         let active = player ? playing : recording
         for (key, group) in tickGroups where key.player == player {
             if active, group.task == nil {
-                group.deadline = .now() + key.interval
+                group.deadline = loop.now + key.interval
                 scheduleTick(group, key: key)
             } else if !active, let task = group.task {
                 task.cancel()
@@ -471,7 +474,7 @@ final class RPCPushHub: @unchecked Sendable {
     private func tick(_ group: TickGroup, key: TickKey) {
         guard tickGroups[key] === group, group.task != nil else { return }
         // The next tick at a fixed rate; ticks that are already past are skipped, not queued.
-        let now = NIODeadline.now()
+        let now = loop.now
         group.deadline = group.deadline + key.interval
         if group.deadline <= now {
             let behind = (now - group.deadline).nanoseconds / key.interval.nanoseconds + 1
@@ -496,7 +499,7 @@ final class RPCPushHub: @unchecked Sendable {
     /// loop read (and answer commands) before writing on.
     private func writeRound(_ group: TickGroup) {
         guard let push = group.roundPush else { return }
-        let deadline = NIODeadline.now() + Self.roundSlice
+        let deadline = loop.now + Self.roundSlice
         var touched: [ObjectIdentifier: PushTarget] = [:]
         while group.roundIndex < group.round.count {
             let subscription = group.round[group.roundIndex]
@@ -504,7 +507,7 @@ final class RPCPushHub: @unchecked Sendable {
             if !subscription.ended, !subscription.awaitingFirstPush, write(push, to: subscription) {
                 touched[ObjectIdentifier(subscription.target)] = subscription.target
             }
-            if group.roundIndex % 16 == 0, NIODeadline.now() >= deadline { break }
+            if group.roundIndex % 16 == 0, loop.now >= deadline { break }
         }
         for target in touched.values { target.flushPushes() }
         if group.roundIndex >= group.round.count {

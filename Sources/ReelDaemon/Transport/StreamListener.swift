@@ -63,8 +63,6 @@ final class StreamListener: Sendable {
         let initializeConnection = self.initializeConnection
         let reserve = DescriptorReserve(listener: fd)
         let bootstrap = ServerBootstrap(group: group)
-            // NIO listens again on a bound socket with its own backlog (128 by default).
-            .serverChannelOption(.backlog, value: backlog)
             .serverChannelOption(.maxMessagesPerRead, value: UInt(Self.acceptsPerWakeup))
             .serverChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -88,6 +86,13 @@ final class StreamListener: Sendable {
         } catch {
             close(fd)
             throw error
+        }
+        // NIO listens again on a socket it is given, with its default backlog of 128 (and the
+        // `.backlog` option does not reach a socket already listening): set ours once more.
+        guard listen(fd, backlog) == 0 else {
+            let error = String(cString: strerror(errno))
+            try? listener.close().wait()
+            throw SocketSetupError("cannot listen on the \(name) socket: \(error)")
         }
         state.withLock { $0.listener = listener }
     }
