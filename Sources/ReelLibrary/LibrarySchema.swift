@@ -3,7 +3,8 @@ import Foundation
 import GRDB
 import ReelModel
 
-/// The schema of `library.sqlite`, one migration per version ("v1" is the first).
+/// The schema of `library.sqlite`, one migration per version ("v1" is the first; "v2" adds the
+/// trigram index of names, `namesIndexSQL`).
 ///
 /// `items` holds the whole tree. `seq` is an ever-increasing row number (AUTOINCREMENT, so never
 /// reused) that orders search results and keys search cursors: a rename or a move keeps it.
@@ -49,8 +50,55 @@ enum LibrarySchema {
                 sql: "INSERT INTO items (id, parent, kind, name, name_fold, created) VALUES (?, NULL, 'folder', '', '', ?)",
                 arguments: [rootID, Timestamp.now()])
         }
+        migrator.registerMigration("v2") { db in
+            try db.execute(sql: namesIndexSQL)
+            // Existing names (a library from before v2); the root has no name to index.
+            try db.execute(sql: "INSERT INTO items_fts (rowid, name_fold) SELECT seq, name_fold FROM items WHERE name_fold <> ''")
+        }
         return migrator
     }
+
+    /// v2: the trigram index that finds search candidates without reading every name.
+    ///
+    /// `items_fts` is an FTS5 table whose rowid is `items.seq` and whose one column is
+    /// `name_fold`, cut by the `trigram` tokenizer into every run of three code points. A
+    /// quoted phrase of three or more code points then matches exactly the names that contain
+    /// it as a substring (consecutive trigrams at consecutive positions), which is the search
+    /// rule; `LibraryStore.search` still checks each candidate with `instr`.
+    ///
+    /// - `case_sensitive 1`: the column is already folded by the store (`fold`, Swift's
+    ///   `lowercased()`), and so is the query. FTS5's own folding (SQLite's Unicode tables) is
+    ///   not the same rule, and we want the index to hold the store's text byte for byte.
+    /// - External content (`content='items'`): the text is stored once, in `items`; the index
+    ///   holds only the trigrams. A contentless table would need the same delete-with-old-values
+    ///   triggers and could not be checked against `items` ('integrity-check'), and an own-content
+    ///   table would keep a second copy of every name. The price of external content: a delete
+    ///   must give the values that were indexed, so the triggers below are the only writers
+    ///   and always pass `OLD.name_fold`, the text they indexed.
+    /// - `columnsize=0`: no per-row token counts; they serve ranking, which search does not use.
+    /// - The root (empty name) is never indexed: it is never a result, and an empty text has no
+    ///   trigrams anyway. Triggers skip any empty name on both sides so deletes stay balanced.
+    ///
+    /// The triggers run on every connection that writes `items` (the store's writer, other
+    /// programs); that needs SQLite with FTS5 and `trusted_schema` on (the default), since
+    /// FTS5 is a virtual table not marked innocuous. `UPDATE OF` fires only when the statement
+    /// sets `seq` or `name_fold`: moves and recording updates leave the index alone, and a
+    /// rename that only changes letter case (same `name_fold`) is skipped by the `WHEN`.
+    static let namesIndexSQL = """
+        CREATE VIRTUAL TABLE items_fts USING fts5(
+          name_fold, content='items', content_rowid='seq', tokenize='trigram case_sensitive 1', columnsize=0);
+        CREATE TRIGGER items_fts_inserted AFTER INSERT ON items WHEN NEW.name_fold <> '' BEGIN
+          INSERT INTO items_fts (rowid, name_fold) VALUES (NEW.seq, NEW.name_fold);
+        END;
+        CREATE TRIGGER items_fts_deleted AFTER DELETE ON items WHEN OLD.name_fold <> '' BEGIN
+          INSERT INTO items_fts (items_fts, rowid, name_fold) VALUES ('delete', OLD.seq, OLD.name_fold);
+        END;
+        CREATE TRIGGER items_fts_updated AFTER UPDATE OF seq, name_fold ON items
+        WHEN OLD.seq IS NOT NEW.seq OR OLD.name_fold IS NOT NEW.name_fold BEGIN
+          INSERT INTO items_fts (items_fts, rowid, name_fold) SELECT 'delete', OLD.seq, OLD.name_fold WHERE OLD.name_fold <> '';
+          INSERT INTO items_fts (rowid, name_fold) SELECT NEW.seq, NEW.name_fold WHERE NEW.name_fold <> '';
+        END;
+        """
 
     /// The case rule of the library: Unicode lowercase mapping (Swift's `lowercased()`), applied
     /// to names when stored and to search queries. Listing order and search both use it, so

@@ -12,6 +12,9 @@ extension LibraryStore {
     /// the query). So across pages no item appears twice, no unchanged matching item is skipped,
     /// and items added meanwhile come on later pages. `nextCursor` is nil on the last page.
     ///
+    /// A query of three or more code points finds its candidates in the trigram index of names
+    /// (no scan of the tree, however rare the match); a shorter one scans names in order.
+    ///
     /// - Parameters:
     ///   - limit: 1…500 (`out_of_range` otherwise).
     ///   - cursor: the `nextCursor` of the previous page of the same query; a cursor that is not
@@ -24,20 +27,19 @@ extension LibraryStore {
         }
         let folded = LibrarySchema.fold(query)
         let after = try cursor.map { cursor throws(ReelError) in try SearchCursor.decode(cursor, query: folded) } ?? 0
+        let needle = Self.searchNeedle(folded)
         return try reading("search for \"\(query)\"") { db in
-            // The narrow (seq, name_fold) index is scanned in seq order; the table is read only
-            // for matches. Only the root has an empty name.
-            let statement = try db.cachedStatement(
-                sql: """
-                    SELECT \(LibrarySchema.itemColumns) FROM items
-                    WHERE seq IN (
-                      SELECT seq FROM items INDEXED BY items_search
-                      WHERE seq > ? AND instr(name_fold, ?) > 0 AND name_fold <> ''
-                      ORDER BY seq LIMIT ?)
-                    ORDER BY seq
-                    """)
+            let statement: Statement
+            let arguments: StatementArguments
+            if needle.unicodeScalars.count >= Self.minimumIndexedQueryLength {
+                statement = try db.cachedStatement(sql: Self.indexedSearchSQL)
+                arguments = [Self.phrase(needle), after, needle, limit + 1]
+            } else {
+                statement = try db.cachedStatement(sql: Self.scanSearchSQL)
+                arguments = [after, needle, limit + 1]
+            }
             var paths = TreePaths(db)
-            var rows = try Row.fetchAll(statement, arguments: [after, folded, limit + 1]).map { ItemRow($0) }
+            var rows = try Row.fetchAll(statement, arguments: arguments).map { ItemRow($0) }
             var next: String?
             if rows.count > limit {
                 rows.removeLast()
@@ -46,6 +48,50 @@ extension LibraryStore {
             let items = try rows.map { try paths.item($0) }
             return (items, next)
         }
+    }
+
+    /// Search by the trigram index (`LibrarySchema.namesIndexSQL`); arguments: the FTS5 phrase,
+    /// the cursor's seq, the needle, the limit. Candidates come from the index in rowid (= seq)
+    /// order from the cursor on, and only they are read from `items`; `instr` keeps the result
+    /// exactly the substring rule even if the index said more. CROSS JOIN keeps the index the
+    /// outer loop, so FTS5 serves `rowid > ?` and the ORDER BY itself and the LIMIT stops it
+    /// early: no sort and no scan of `items`, however rare the match.
+    static let indexedSearchSQL = """
+        SELECT \(LibrarySchema.itemColumns("i")) FROM items_fts f CROSS JOIN items i ON i.seq = f.rowid
+        WHERE f.items_fts MATCH ? AND f.rowid > ? AND instr(i.name_fold, ?) > 0 AND i.name_fold <> ''
+        ORDER BY f.rowid LIMIT ?
+        """
+
+    /// Search by scanning names, for queries too short for trigrams; arguments: the cursor's seq,
+    /// the needle, the limit. The narrow (seq, name_fold) index is scanned in seq order and the
+    /// table is read only for matches. A string that short is in many names, so the limit
+    /// usually comes early. Only the root has an empty name.
+    static let scanSearchSQL = """
+        SELECT \(LibrarySchema.itemColumns) FROM items
+        WHERE seq IN (
+          SELECT seq FROM items INDEXED BY items_search
+          WHERE seq > ? AND instr(name_fold, ?) > 0 AND name_fold <> ''
+          ORDER BY seq LIMIT ?)
+        ORDER BY seq
+        """
+
+    /// The trigram tokenizer's shortest searchable text, in Unicode code points (what it counts):
+    /// a shorter phrase has no trigram and matches nothing in the index.
+    static let minimumIndexedQueryLength = 3
+
+    /// The folded query as SQLite receives it: GRDB binds a `String` as a C string, so nothing
+    /// after a NUL ever reached SQLite (names cannot contain NUL). Cutting there ourselves keeps
+    /// both search paths matching what the scan always matched, and keeps the NUL out of the
+    /// FTS5 phrase (where it would cut the closing quote off).
+    static func searchNeedle(_ folded: String) -> String {
+        guard let nul = folded.utf8.firstIndex(of: 0) else { return folded }
+        return String(folded[..<nul])
+    }
+
+    /// `text` as one FTS5 phrase: in double quotes, any `"` doubled. Inside a phrase every
+    /// other character (`*`, `^`, `:`, `-`, `(`, spaces, …) is plain text for the tokenizer.
+    static func phrase(_ text: String) -> String {
+        "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 }
 
