@@ -110,10 +110,6 @@ public final class LibraryController: @unchecked Sendable {
 
     /// Copies the audio file at `path` (absolute, inside the media roots) into `folder`.
     public func importFile(path: String, folder: ItemReference, name: String?, reply: @escaping Reply<Item>) {
-        guard path.hasPrefix("/") else {
-            reply(.failure(ReelError(.notFound, "\(path) is not an absolute path")))
-            return
-        }
         do throws(ReelError) {
             try mediaRoots.check(path)
         } catch {

@@ -19,8 +19,9 @@ public struct MediaRoots: Sendable {
         }
     }
 
-    /// Checks `path` (absolute) before reeld opens it.
+    /// Checks `path` before reeld opens it: it must be absolute, and inside a root if there are any.
     public func check(_ path: String) throws(ReelError) {
+        guard path.hasPrefix("/") else { throw ReelError(.notFound, "\(path) is not an absolute path") }
         guard !roots.isEmpty else { return }
         guard let resolved = Self.resolve(path) else {
             throw ReelError(.notFound, "no file at \(path)")

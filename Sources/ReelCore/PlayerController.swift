@@ -77,10 +77,6 @@ public final class PlayerController: @unchecked Sendable {
     public func play(_ request: PlayRequest, position: Double = 0, reply: @escaping Reply) {
         switch request {
         case .file(let path):
-            guard path.hasPrefix("/") else {
-                reply(.failure(ReelError(.notFound, "\(path) is not an absolute path")))
-                return
-            }
             do throws(ReelError) {
                 try mediaRoots.check(path)
             } catch {
