@@ -56,6 +56,22 @@ build_release() {
     bench_bin="$bin/reel-bench"
 }
 
+# Debug build of reeld (or of the products named), as a plain `swift build` makes it: much slower
+# code, a stand-in for what a small machine (a Raspberry Pi) sees. REEL_BENCH_SCRATCH=DIR builds in
+# DIR. Sets reeld_bin, bench_bin.
+build_debug() {
+    local build=() bin product products=("$@")
+    ((${#products[@]})) || products=(reeld reel-bench)
+    [[ -n "${REEL_BENCH_SCRATCH:-}" ]] && build+=(--scratch-path "$REEL_BENCH_SCRATCH")
+    log "building debug ${products[*]}"
+    for product in "${products[@]}"; do
+        swift build "${build[@]}" --product "$product"
+    done
+    bin=$(swift build "${build[@]}" --show-bin-path)
+    reeld_bin="$bin/reeld"
+    bench_bin="$bin/reel-bench"
+}
+
 # A private PulseAudio with a null sink (real-time pacing, no sound card), its socket in $work.
 # Sets pulse_pid and exports PULSE_SERVER.
 start_pulse() {
