@@ -126,11 +126,12 @@ public final class PlayerStateFile: @unchecked Sendable {
     public func start() {
         let queue = self.queue
         let changes = player.changes
-        let box = WeakBox<PlayerStateFile>(self)
+        // The consumer is known only once registered, and a publish may wake it before then.
         let slot = Locked<StateFeed<PlayerState>.Consumer?>(nil)
-        let consumer = changes.addConsumer {
+        let consumer = changes.addConsumer { [weak self] in
+            guard let file = self else { return }
             queue.async {
-                guard let file = box.value, let consumer = slot.current else { return }
+                guard let consumer = slot.current else { return }
                 file.save(changes.take(for: consumer).value)
             }
         }

@@ -112,9 +112,3 @@ public final class ReelCore: Sendable {
         }
     }
 }
-
-/// A weak reference that can cross threads.
-final class WeakBox<Object: AnyObject>: @unchecked Sendable {
-    weak var value: Object?
-    init(_ value: Object) { self.value = value }
-}

@@ -72,22 +72,22 @@ final class RPCConnectionStreams: SubscriptionHost {
 
     /// Sends the current value to the subscriptions made by the line just answered.
     func sendFirstPushes() {
-        forget(ended: true)
+        forgetEnded()
         let fresh = subscriptions.values.filter(\.awaitingFirstPush).sorted { $0.id < $1.id }
         for subscription in fresh { hub.pushCurrent(subscription) }
-        forget(ended: true)
+        forgetEnded()
     }
 
     /// The client reads again: send the latest value of every stream that skipped a push.
     func writableAgain() {
-        forget(ended: true)
+        forgetEnded()
         for subscription in subscriptions.values.sorted(by: { $0.id < $1.id }) where subscription.dirty {
             hub.pushCurrent(subscription)
         }
     }
 
     /// Drops the numbers of subscriptions whose stream ended (a folder or item deleted).
-    private func forget(ended: Bool) {
+    private func forgetEnded() {
         for (id, subscription) in subscriptions where subscription.ended { subscriptions[id] = nil }
     }
 

@@ -107,7 +107,6 @@ final class RPCPushHub: @unchecked Sendable {
         var round: [RPCSubscription] = []
         var roundPush: SplicedPush?
         var roundIndex = 0
-        var skipped = 0
     }
 
     init(loop: EventLoop, core: ReelCore, logger: Logger) {
@@ -315,13 +314,11 @@ final class RPCPushHub: @unchecked Sendable {
             // The event stream cannot be kept whole: its clients start again on a new connection.
             logger.warning("the library changed faster than clients could be told; dropping its subscribers",
                            metadata: ["lostUpdates": "\(batch.lost)"])
-            let targets = Set((library.values + folders.values.flatMap(\.values) + items.values.flatMap(\.values)).map {
-                ObjectIdentifier($0.target)
-            })
-            for subscription in library.values + folders.values.flatMap(\.values) + items.values.flatMap(\.values)
-            where targets.contains(ObjectIdentifier(subscription.target)) {
-                subscription.target.drop(reason: "missed library changes")
+            var targets: [ObjectIdentifier: PushTarget] = [:]
+            for subscription in library.values + folders.values.flatMap(\.values) + items.values.flatMap(\.values) {
+                targets[ObjectIdentifier(subscription.target)] = subscription.target
             }
+            for target in targets.values { target.drop(reason: "missed library changes") }
             return
         }
         var touched: [ObjectIdentifier: PushTarget] = [:]
@@ -478,14 +475,12 @@ final class RPCPushHub: @unchecked Sendable {
         group.deadline = group.deadline + key.interval
         if group.deadline <= now {
             let behind = (now - group.deadline).nanoseconds / key.interval.nanoseconds + 1
-            group.skipped += Int(behind)
             group.deadline = group.deadline + .nanoseconds(behind * key.interval.nanoseconds)
         }
         scheduleTick(group, key: key)
         let player = key.player
         guard group.round.isEmpty else {
             // The previous round is still being written: skip this one.
-            group.skipped += 1
             return
         }
         let push = player ? Self.encode(core.player.state) : Self.encode(core.recorder.state)
