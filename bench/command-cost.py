@@ -16,6 +16,8 @@ import statistics
 import sys
 import time
 
+from measuring import options as parse_options, percentile
+
 REQUEST = {
     "reel": b'{"jsonrpc":"2.0","id":1,"method":"player.status"}\n',
     "mpd": b"status\n",
@@ -85,12 +87,6 @@ def daemon_cpu(pid):
     return total, tids
 
 
-def percentile(values, p):
-    """Nearest rank: the smallest value with at least p % of them at or below it."""
-    ordered = sorted(values)
-    return ordered[max(0, -(-len(ordered) * p // 100) - 1)]
-
-
 def measure(protocol, path, pid, count, warmup):
     client = Client(protocol, path)
     try:
@@ -130,21 +126,8 @@ def idle_rate(pid, seconds=2.0):
     return (cpu1 - cpu0) / 1000 / (time.monotonic() - t0)
 
 
-def options(argv, names):
-    values = {}
-    while argv:
-        flag = argv.pop(0)
-        if not flag.startswith("--") or flag[2:] not in names or not argv:
-            fail(f"bad argument {flag}")
-        values[flag[2:]] = argv.pop(0)
-    missing = [n for n in names if n not in values]
-    if missing:
-        fail("missing --" + ", --".join(missing))
-    return values
-
-
 def run(argv):
-    o = options(argv, ["reel-socket", "reel-pid", "mpd-socket", "mpd-pid", "count", "warmup", "rounds"])
+    o = parse_options(argv, ["reel-socket", "reel-pid", "mpd-socket", "mpd-pid", "count", "warmup", "rounds"], fail)
     socket_of = {"reel": o["reel-socket"], "mpd": o["mpd-socket"]}
     pid_of = {"reel": int(o["reel-pid"]), "mpd": int(o["mpd-pid"])}
     count, warmup, rounds = int(o["count"]), int(o["warmup"]), int(o["rounds"])

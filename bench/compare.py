@@ -27,6 +27,12 @@ import sys
 import threading
 import time
 
+from measuring import options as parse_options
+
+
+def options(argv, names):
+    return parse_options(argv, names, fail)
+
 
 def fail(message):
     print(f"error={message}")
@@ -103,19 +109,6 @@ def mpd_command(argv):
         sys.exit(1)
     for line in reply:
         print(line)
-
-
-def options(argv, names):
-    values = {}
-    while argv:
-        flag = argv.pop(0)
-        if flag[2:] not in names or not argv:
-            fail(f"bad argument {flag}")
-        values[flag[2:]] = argv.pop(0)
-    missing = [n for n in names if n not in values]
-    if missing:
-        fail("missing --" + ", --".join(missing))
-    return values
 
 
 # --- time to first audio and to silence --------------------------------------------------------

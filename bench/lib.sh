@@ -43,27 +43,23 @@ stop_pid() {
 # Release build of reeld and reel-bench (or of the products named), as scripts/run builds them
 # (the Swift runtime linked in statically: less resident memory). REEL_BENCH_SCRATCH=DIR builds
 # in DIR. Sets reeld_bin, bench_bin.
-build_release() {
-    local build=(-c release --static-swift-stdlib) bin product products=("$@")
-    ((${#products[@]})) || products=(reeld reel-bench)
-    [[ -n "${REEL_BENCH_SCRATCH:-}" ]] && build+=(--scratch-path "$REEL_BENCH_SCRATCH")
-    log "building release ${products[*]}"
-    for product in "${products[@]}"; do
-        swift build "${build[@]}" --product "$product"
-    done
-    bin=$(swift build "${build[@]}" --show-bin-path)
-    reeld_bin="$bin/reeld"
-    bench_bin="$bin/reel-bench"
-}
+build_release() { build_products release -c release --static-swift-stdlib -- "$@"; }
 
 # Debug build of reeld (or of the products named), as a plain `swift build` makes it: much slower
 # code, a stand-in for what a small machine (a Raspberry Pi) sees. REEL_BENCH_SCRATCH=DIR builds in
 # DIR. Sets reeld_bin, bench_bin.
-build_debug() {
-    local build=() bin product products=("$@")
+build_debug() { build_products debug -- "$@"; }
+
+# Usage: build_products NAME [swift build flags...] -- [products...]
+build_products() {
+    local name=$1 build=() bin product products=()
+    shift
+    while (($#)) && [[ "$1" != "--" ]]; do build+=("$1"); shift; done
+    (($#)) && shift
+    products=("$@")
     ((${#products[@]})) || products=(reeld reel-bench)
     [[ -n "${REEL_BENCH_SCRATCH:-}" ]] && build+=(--scratch-path "$REEL_BENCH_SCRATCH")
-    log "building debug ${products[*]}"
+    log "building $name ${products[*]}"
     for product in "${products[@]}"; do
         swift build "${build[@]}" --product "$product"
     done

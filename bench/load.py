@@ -9,6 +9,8 @@ import subprocess
 import sys
 import time
 
+from measuring import percentile
+
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
@@ -30,12 +32,6 @@ def call(sock, method, params=None, buffer=b""):
         message = json.loads(line)
         if message.get("id") == 1:
             return message.get("result", message.get("error"))
-
-
-def percentile(values, p):
-    """Nearest rank: the smallest value with at least p of them at or below it."""
-    ordered = sorted(values)
-    return ordered[max(0, -(-len(ordered) * p // 100) - 1)]
 
 
 STATUS = b'{"jsonrpc":"2.0","id":1,"method":"player.status"}\n'
