@@ -6,8 +6,12 @@ import ReelModel
 /// anyone. The position is interpolated between measurements, so readers never touch the device.
 public struct PlaybackSnapshot: Sendable, Equatable {
     public var activity: PlayerActivity = .stopped
-    /// The `load` this state belongs to, so the controller can tell whose track ended.
+    /// The track audible now (the `load` or `lineUp` token), so the controller can tell which
+    /// queue entry is playing and whose track ended.
     public var token: Int? = nil
+    /// The tracks the engine holds, in playing order: the audible one first, then those written
+    /// to the device or lined up after it. Empty when stopped.
+    public var lined: [Int] = []
     public var format: AudioFormat? = nil
     public var sampleRate: Int = 0
     public var frameCount: Int64? = nil
@@ -51,8 +55,14 @@ public struct PlaybackSnapshot: Sendable, Equatable {
 public enum PlaybackCommand: Sendable {
     public typealias Reply = @Sendable (Result<PlaybackSnapshot, ReelError>) -> Void
 
-    /// Replace the current track. `startPlaying: false` loads it paused at `startFrame`.
+    /// Replace the current track and everything lined up after it. `startPlaying: false` loads
+    /// it paused at `startFrame`.
     case load(ReaderBox, token: Int, startFrame: Int64, startPlaying: Bool, Reply)
+    /// Makes `next` the track that follows the track `after` (nil: nothing follows it), dropping
+    /// whatever was lined up after `after`. When what is dropped was already written to the
+    /// device, the device is dropped and refilled from the audible frame, so what plays is always
+    /// what was asked. Fails with `not_found` when `after` is no longer held (it ended).
+    case lineUp(after: Int, next: TrackBox?, Reply)
     case pause(Reply)
     case resume(Reply)
     case toggle(Reply)
@@ -65,4 +75,14 @@ public enum PlaybackCommand: Sendable {
 public struct ReaderBox: @unchecked Sendable {
     public let reader: AudioFileReader
     public init(_ reader: AudioFileReader) { self.reader = reader }
+}
+
+/// A track to line up: a reader at its first frame and the token that names it.
+public struct TrackBox: @unchecked Sendable {
+    public let reader: AudioFileReader
+    public let token: Int
+    public init(_ reader: AudioFileReader, token: Int) {
+        self.reader = reader
+        self.token = token
+    }
 }

@@ -1,0 +1,563 @@
+// The audio thread's side of the playback engine: commands, the chain of tracks, the device.
+
+import Logging
+import ReelModel
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A track whose frames are being written, or were written, to the device.
+struct PlaybackSegment {
+    let token: Int
+    let reader: AudioFileReader
+    /// The device frame (counted since the device was last prepared) at which `startFrame` was
+    /// written.
+    var deviceStart: Int64
+    /// The track's own frame written at `deviceStart` (where play, seek or resume started).
+    var startFrame: Int64
+    /// The device frame after the track's last frame, once its decoder has ended.
+    var deviceEnd: Int64? = nil
+}
+
+/// Runs on the audio thread; every stored property belongs to that thread.
+///
+/// The chain: `segments` are the tracks written to the device, in order (the first is the one
+/// audible now, the last the one being decoded); `upcoming` are tracks lined up after them,
+/// not yet written. Positions are kept in device frames since the last prepare
+/// (`deviceWritten`, `deviceAudible`) and turned into the audible track's own frames.
+final class PlaybackRunner: @unchecked Sendable {
+    let device: PCMOutput
+    let timing: PCMTiming
+    let mailbox: Mailbox<PlaybackCommand>
+    let published: Locked<PlaybackSnapshot>
+    let logger: Logger
+    let onChange: PlaybackEngine.ChangeHandler
+    let onWantsNext: PlaybackEngine.WantsNextHandler
+
+    var state = PlaybackSnapshot()
+    var segments: [PlaybackSegment] = []
+    var upcoming: [TrackBox] = []
+    var configuration: PCMConfiguration?
+    var buffer: UnsafeMutableRawPointer?
+    var bufferCapacityBytes = 0
+    var pendingOffset = 0
+    var pendingFrames = 0
+    /// Frames handed to the device since it was last prepared.
+    var deviceWritten: Int64 = 0
+    /// Of those, the frames heard (written minus the device's delay); never goes backwards.
+    var deviceAudible: Int64 = 0
+    /// The last decoder ended and nothing of the same format follows: playing out what is queued.
+    var draining = false
+    /// When the last queued frame must have been heard (monotonic ns), set when draining starts.
+    /// Some devices (PulseAudio) keep reporting their own latency as delay after they ran dry.
+    var drainDeadline: UInt64 = 0
+    var running = true
+
+    init(
+        device: PCMOutput, timing: PCMTiming, mailbox: Mailbox<PlaybackCommand>,
+        published: Locked<PlaybackSnapshot>, logger: Logger, onChange: @escaping PlaybackEngine.ChangeHandler,
+        onWantsNext: @escaping PlaybackEngine.WantsNextHandler
+    ) {
+        self.device = device
+        self.timing = timing
+        self.mailbox = mailbox
+        self.published = published
+        self.logger = logger
+        self.onChange = onChange
+        self.onWantsNext = onWantsNext
+    }
+
+    deinit { buffer?.deallocate() }
+
+    func run() {
+        while running {
+            for command in mailbox.take(wait: state.activity != .playing) {
+                handle(command)
+                if !running { break }
+            }
+            if running && state.activity == .playing {
+                pump()
+            }
+        }
+        closeDevice()
+        segments = []
+        upcoming = []
+    }
+
+    // MARK: Commands
+
+    func handle(_ command: PlaybackCommand) {
+        switch command {
+        case .load(let box, let token, let startFrame, let startPlaying, let reply):
+            reply(load(box.reader, token: token, startFrame: startFrame, startPlaying: startPlaying))
+        case .lineUp(let after, let next, let reply):
+            reply(lineUp(after: after, next: next))
+        case .pause(let reply):
+            reply(pause())
+        case .resume(let reply):
+            reply(resume())
+        case .toggle(let reply):
+            reply(state.activity == .playing ? pause() : resume())
+        case .stop(let reply):
+            stop(error: nil)
+            reply(.success(state))
+        case .seek(let target, let reply):
+            reply(seek(target))
+        case .shutdown(let done):
+            stop(error: nil)
+            running = false
+            done()
+        }
+    }
+
+    func load(_ reader: AudioFileReader, token: Int, startFrame: Int64, startPlaying: Bool)
+        -> Result<PlaybackSnapshot, ReelError>
+    {
+        dropQueued()
+        upcoming = []
+        let frame = min(max(startFrame, 0), reader.frameCount ?? Int64.max)
+        segments = [PlaybackSegment(token: token, reader: reader, deviceStart: 0, startFrame: frame)]
+        becomeAudible(segments[0])
+        state.error = nil
+        do throws(ReelError) {
+            try reader.seek(to: frame)
+            setPosition(frame)
+            if startPlaying {
+                try openDevice(for: reader.pcmFormat)
+                state.activity = .playing
+            } else {
+                state.activity = .paused
+            }
+        } catch {
+            // Stopped, with the track that could not start and why, so the stream shows both.
+            stop(error: error)
+            return .failure(error)
+        }
+        chainChanged()
+        publish(changed: true)
+        onWantsNext(token)
+        return .success(state)
+    }
+
+    func lineUp(after token: Int, next: TrackBox?) -> Result<PlaybackSnapshot, ReelError> {
+        if measure() { publish(changed: true) }
+        guard var index = state.lined.firstIndex(of: token) else {
+            return .failure(ReelError(.notFound, "track \(token) is no longer playing or lined up"))
+        }
+        if index + 1 < state.lined.count ? state.lined[index + 1] == next?.token : next == nil {
+            return .success(state)
+        }
+        if index + 1 < segments.count {
+            // What follows is already in the device: take it back and refill from the audible frame.
+            do throws(ReelError) {
+                try rewindToAudible()
+            } catch {
+                stop(error: error)
+                return .failure(error)
+            }
+            if state.activity == .playing {
+                let prepared = device.prepare()
+                if prepared < 0 {
+                    deviceFailed(code: Int32(prepared))
+                    return .failure(state.error!)
+                }
+            }
+            guard let moved = state.lined.firstIndex(of: token) else {
+                return .failure(ReelError(.notFound, "track \(token) is no longer playing or lined up"))
+            }
+            index = moved
+        }
+        // `token` is now the last segment or lined up: keep what is lined up up to it.
+        let kept = index - (segments.count - 1)
+        upcoming.removeSubrange(kept...)
+        if let next {
+            upcoming.append(next)
+            if draining && kept == 0, next.reader.pcmFormat == configuration?.format {
+                continueWith(next: next)
+            }
+        }
+        chainChanged()
+        publish(changed: false)
+        return .success(state)
+    }
+
+    func pause() -> Result<PlaybackSnapshot, ReelError> {
+        switch state.activity {
+        case .stopped:
+            return .failure(ReelError(.notPlaying, "nothing is playing"))
+        case .paused:
+            return .success(state)
+        case .playing:
+            do throws(ReelError) {
+                try rewindToAudible()
+            } catch {
+                stop(error: error)
+                return .failure(error)
+            }
+            state.activity = .paused
+            publish(changed: true)
+            return .success(state)
+        }
+    }
+
+    func resume() -> Result<PlaybackSnapshot, ReelError> {
+        switch state.activity {
+        case .playing:
+            return .success(state)
+        case .stopped:
+            return .failure(ReelError(.notPlaying, "nothing is loaded to resume; play a file first"))
+        case .paused:
+            guard let audible = segments.first else {
+                return .failure(ReelError(.notPlaying, "nothing is loaded to resume"))
+            }
+            do throws(ReelError) {
+                try openDevice(for: audible.reader.pcmFormat)
+            } catch {
+                state.error = error
+                publish(changed: true)
+                return .failure(error)
+            }
+            state.error = nil
+            state.activity = .playing
+            _ = measure()
+            publish(changed: true)
+            return .success(state)
+        }
+    }
+
+    func seek(_ target: SeekTarget) -> Result<PlaybackSnapshot, ReelError> {
+        guard state.activity != .stopped, !segments.isEmpty else {
+            return .failure(ReelError(.notPlaying, "nothing is playing to seek in"))
+        }
+        _ = measure()
+        let now = monotonicNanoseconds()
+        let rate = Double(state.sampleRate)
+        let current = state.position(at: now)
+        let duration = state.duration ?? Double(Int64.max) / rate
+        let seconds: Double
+        do throws(ReelError) {
+            seconds = try target.resolve(current: current, duration: duration)
+        } catch {
+            return .failure(error)
+        }
+        var frame = frameIndex(seconds: seconds, rate: rate)
+        if let count = state.frameCount { frame = min(frame, count) }
+        do throws(ReelError) {
+            try refill(from: frame)
+        } catch {
+            stop(error: error)
+            return .failure(error)
+        }
+        if state.activity == .playing {
+            let prepared = device.prepare()
+            if prepared < 0 {
+                deviceFailed(code: Int32(prepared))
+                return .failure(state.error!)
+            }
+        }
+        publish(changed: true)
+        return .success(state)
+    }
+
+    /// Stops and closes the device and every decoder; `error` says why if it was not asked for.
+    /// The last audible track's token stays in the state, so the control side knows what ended.
+    func stop(error: ReelError?) {
+        closeDevice()
+        segments = []
+        upcoming = []
+        pendingFrames = 0
+        draining = false
+        let wasStopped = state.activity == .stopped
+        state.activity = .stopped
+        state.audibleFrame = 0
+        state.writtenFrame = 0
+        state.error = error
+        state.measuredAt = monotonicNanoseconds()
+        chainChanged()
+        publish(changed: !wasStopped || error != nil)
+    }
+
+    // MARK: Playing
+
+    /// One step while playing: decode a period if none is pending, hand it to the device
+    /// (blocking for at most about a period), or wait for the device to drain at the end.
+    func pump() {
+        guard let configuration, let buffer, let decoding = segments.last else { return }
+        if pendingFrames == 0 && !draining {
+            let count: Int
+            do throws(ReelError) {
+                count = try decoding.reader.read(into: buffer, frames: configuration.periodFrames)
+            } catch {
+                logger.warning(
+                    "decoding failed", metadata: ["file": "\(decoding.reader.path)", "error": "\(error.message)"])
+                guard !upcoming.isEmpty else {
+                    stop(error: error)
+                    return
+                }
+                // Keep what was decoded: the track ends here and the next one follows.
+                state.error = error
+                publish(changed: true)
+                decoderEnded(configuration: configuration)
+                return
+            }
+            if count == 0 {
+                decoderEnded(configuration: configuration)
+                return
+            }
+            pendingFrames = count
+            pendingOffset = 0
+        }
+        if pendingFrames > 0 {
+            let bytesPerFrame = configuration.format.bytesPerFrame
+            let written = device.write(buffer + pendingOffset * bytesPerFrame, frames: pendingFrames)
+            if written >= 0 {
+                pendingOffset += written
+                pendingFrames -= written
+                deviceWritten += Int64(written)
+            } else if written == -Int(EAGAIN) {
+                // No room: wait for it, or for a command (a pause or seek acts at once).
+                _ = device.wait(timeoutMilliseconds: periodMilliseconds, wakeDescriptor: mailbox.wakeDescriptor)
+            } else if let failure = XrunRecovery.recover(
+                from: Int32(written), device: device, counters: &state.counters,
+                periodMilliseconds: periodMilliseconds)
+            {
+                deviceFailed(code: failure)
+                return
+            }
+            publish(changed: measure())
+            return
+        }
+        // Draining: wait for what is queued to be heard, checking the mailbox every period.
+        let queued = device.delay()
+        if queued <= 0 || monotonicNanoseconds() >= drainDeadline {
+            if let next = upcoming.first {
+                reopen(for: next)
+            } else {
+                trackEnded()
+            }
+            return
+        }
+        // Nothing is left to write, so there is nothing to wait for at the device (its `wait`
+        // answers at once once the buffer has room): sleep until the queue should have played,
+        // at most a period, so the mailbox is still read every period.
+        let rate = max(configuration.format.sampleRate, 1)
+        let untilHeard = max(queued * 1000 / rate, 1)
+        sleepOrCommand(milliseconds: min(untilHeard, periodMilliseconds))
+        publish(changed: measure())
+    }
+
+    /// The decoder of the last segment returned no more frames: the next lined-up track of the
+    /// same format follows in the same buffer; otherwise the device plays out what it holds.
+    func decoderEnded(configuration: PCMConfiguration) {
+        segments[segments.count - 1].deviceEnd = deviceWritten
+        pendingFrames = 0
+        if let next = upcoming.first, next.reader.pcmFormat == configuration.format {
+            continueWith(next: next)
+            return
+        }
+        draining = true
+        _ = device.start()  // a file shorter than the start threshold
+        let queued = UInt64(max(device.delay(), 0))
+        let rate = UInt64(max(configuration.format.sampleRate, 1))
+        // Slack for devices that consume in bursts: two periods, but no more than 200 ms, so
+        // that long periods do not make the end late.
+        drainDeadline = monotonicNanoseconds() + queued * 1_000_000_000 / rate
+            + UInt64(min(2 * periodMilliseconds, 200)) * 1_000_000
+    }
+
+    /// Starts writing `next` (the first lined-up track, of the device's format) right after the
+    /// last frame written: no frame inserted, none dropped.
+    func continueWith(next: TrackBox) {
+        upcoming.removeFirst()
+        draining = false
+        segments.append(PlaybackSegment(token: next.token, reader: next.reader, deviceStart: deviceWritten, startFrame: 0))
+        chainChanged()
+        if upcoming.isEmpty { onWantsNext(next.token) }
+    }
+
+    /// Everything before `next` has been heard and `next` needs another format: reopen the device.
+    func reopen(for next: TrackBox) {
+        upcoming.removeFirst()
+        closeDevice()
+        draining = false
+        segments = [PlaybackSegment(token: next.token, reader: next.reader, deviceStart: 0, startFrame: 0)]
+        becomeAudible(segments[0])
+        setPosition(0)
+        do throws(ReelError) {
+            try openDevice(for: next.reader.pcmFormat)
+        } catch {
+            stop(error: error)
+            return
+        }
+        chainChanged()
+        publish(changed: true)
+        if upcoming.isEmpty { onWantsNext(next.token) }
+    }
+
+    /// Sleeps, but returns as soon as a command is posted.
+    func sleepOrCommand(milliseconds: Int) {
+        guard mailbox.wakeDescriptor >= 0 else {
+            usleep(UInt32(milliseconds) * 1000)
+            return
+        }
+        var descriptor = pollfd(fd: mailbox.wakeDescriptor, events: Int16(POLLIN), revents: 0)
+        _ = poll(&descriptor, 1, Int32(milliseconds))
+    }
+
+    func trackEnded() {
+        logger.debug("track ended", metadata: ["file": "\(segments.last?.reader.path ?? "")"])
+        stop(error: nil)
+    }
+
+    /// The device failed beyond recovery: keep the track, paused where the sound stopped.
+    func deviceFailed(code: Int32) {
+        let error = ReelError(
+            .deviceUnavailable,
+            "ALSA device \"\(device.name)\" failed: \(ALSA.describe(code)); playback is paused, resume when the device is back")
+        logger.error("playback device failed", metadata: ["device": "\(device.name)", "error": "\(ALSA.describe(code))"])
+        do throws(ReelError) {
+            try rewindToAudible()
+        } catch {
+            stop(error: error)
+            return
+        }
+        closeDevice()
+        state.activity = .paused
+        state.error = error
+        publish(changed: true)
+    }
+
+    // MARK: Device and position
+
+    var periodMilliseconds: Int {
+        guard let configuration, configuration.format.sampleRate > 0 else {
+            return max(timing.periodMicroseconds / 1000, 1)
+        }
+        return max(configuration.periodFrames * 1000 / configuration.format.sampleRate, 1)
+    }
+
+    func openDevice(for format: PCMFormat) throws(ReelError) {
+        if let configuration, configuration.format == format {
+            let prepared = device.prepare()
+            if prepared >= 0 { return }
+            closeDevice()
+        }
+        closeDevice()
+        let opened = try device.open(format, timing: timing)
+        configuration = opened
+        let bytes = opened.periodFrames * opened.format.bytesPerFrame
+        if bytes > bufferCapacityBytes {
+            buffer?.deallocate()
+            buffer = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 16)
+            bufferCapacityBytes = bytes
+        }
+        state.interpolationLimitFrames = Int64(opened.periodFrames)
+        logger.debug(
+            "playback device opened",
+            metadata: [
+                "device": "\(device.name)", "format": "\(format)", "period": "\(opened.periodFrames)",
+                "buffer": "\(opened.bufferFrames)",
+            ])
+    }
+
+    func closeDevice() {
+        guard configuration != nil else { return }
+        device.drop()
+        device.close()
+        configuration = nil
+    }
+
+    /// Drops what the device holds and continues from the frame that is audible now.
+    func rewindToAudible() throws(ReelError) {
+        _ = measure()
+        try refill(from: state.audibleFrame)
+    }
+
+    /// Drops what the device holds; the audible track's decoder moves to `frame` of that track,
+    /// and the tracks written after it go back to the front of `upcoming`, at their first frame.
+    func refill(from frame: Int64) throws(ReelError) {
+        guard let audible = segments.first else { return }
+        dropQueued()
+        var requeued: [TrackBox] = []
+        for segment in segments.dropFirst() {
+            // A track that cannot go back to its start is dropped with everything after it; the
+            // control side lines up again when asked.
+            guard (try? segment.reader.seek(to: 0)) != nil else {
+                upcoming = []
+                break
+            }
+            requeued.append(TrackBox(segment.reader, token: segment.token))
+        }
+        upcoming = requeued + upcoming
+        segments = [PlaybackSegment(token: audible.token, reader: audible.reader, deviceStart: 0, startFrame: frame)]
+        try audible.reader.seek(to: frame)
+        setPosition(frame)
+        chainChanged()
+        if upcoming.isEmpty { onWantsNext(audible.token) }
+    }
+
+    func dropQueued() {
+        if configuration != nil { device.drop() }
+        pendingFrames = 0
+        pendingOffset = 0
+        draining = false
+    }
+
+    /// The position jumps to `frame` of the audible track; the device starts counting afresh.
+    func setPosition(_ frame: Int64) {
+        state.epoch &+= 1
+        deviceWritten = 0
+        deviceAudible = 0
+        state.audibleFrame = frame
+        state.writtenFrame = frame
+        state.measuredAt = monotonicNanoseconds()
+    }
+
+    /// The state now describes `segment` as the audible track (its position is set by the caller).
+    func becomeAudible(_ segment: PlaybackSegment) {
+        let reader = segment.reader
+        state.token = segment.token
+        state.format = reader.format
+        state.sampleRate = reader.pcmFormat.sampleRate
+        state.frameCount = reader.frameCount
+        state.epoch &+= 1
+    }
+
+    /// Audible frame = frames handed to the device minus the device's delay. Moves on to the
+    /// next track once its first frame is heard; returns true when it did (a change to publish).
+    func measure() -> Bool {
+        guard !segments.isEmpty else { return false }
+        let queued = configuration == nil ? 0 : device.delay()
+        let delay = Int64(max(queued, 0))
+        deviceAudible = max(deviceWritten - delay, min(deviceAudible, deviceWritten))
+        var switched = false
+        while segments.count > 1 && segments[1].deviceStart <= deviceAudible && segments[0].deviceEnd != nil {
+            segments.removeFirst()
+            switched = true
+        }
+        let audible = segments[0]
+        if switched {
+            becomeAudible(audible)
+            chainChanged()
+        }
+        let writtenEnd = min(deviceWritten, audible.deviceEnd ?? Int64.max)
+        state.audibleFrame = audible.startFrame + deviceAudible - audible.deviceStart
+        state.writtenFrame = audible.startFrame + writtenEnd - audible.deviceStart
+        state.measuredAt = monotonicNanoseconds()
+        return switched
+    }
+
+    /// The tokens held, audible first.
+    func chainChanged() {
+        var lined = segments.map(\.token)
+        lined.append(contentsOf: upcoming.map(\.token))
+        if lined != state.lined { state.lined = lined }
+    }
+
+    func publish(changed: Bool) {
+        let snapshot = state
+        published.withLock { $0 = snapshot }
+        if changed { onChange(snapshot) }
+    }
+}
