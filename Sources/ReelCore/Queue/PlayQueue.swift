@@ -1,0 +1,376 @@
+// The play queue as a value: entries, play order and options under MPD's rules. No I/O, no
+// threads; the core holds one under its lock and applies commands and track changes to it.
+
+import ReelModel
+
+/// The play queue: what `queue.*`, `player.next`/`previous` and the end of an entry change.
+///
+/// Ids are handed out from 1 upwards and never reused (not even after `clear`); positions are
+/// the indices in queue order and change as entries are added, removed and moved. The *play
+/// order* is the queue order, or, with random on, a shuffle of it in which every entry plays
+/// once per round (see `PlayQueue+Order.swift`).
+///
+/// `version` goes up by one on every change of the entries, the current entry or the options,
+/// and only then: a command that fails or changes nothing leaves it alone.
+///
+/// Cost: every operation is O(n) at most, in a few passes over integer arrays. An entry lives in
+/// a *slot* whose index never changes while the entry lives, so adding, removing or moving shifts
+/// only the queue's array of slot numbers and renumbers the positions behind the change; the
+/// dictionary from id to slot changes only for the ids added or removed.
+public struct PlayQueue: Sendable {
+    /// How an entry follows another (see `successor(of:_:)`).
+    public enum Advance: Sendable, Equatable {
+        /// The entry played to its end.
+        case automatic
+        /// `player.next`: single mode does not apply.
+        case manual
+    }
+
+    /// What `remove(ids:)` did to the current entry.
+    public enum CurrentRemoval: Sendable, Equatable {
+        /// The current entry (or the absence of one) stayed.
+        case untouched
+        /// The current entry was removed; `successor` is the current entry now (nil: none).
+        case removed(successor: Int?)
+    }
+
+    /// An entry in its slot; a free slot has id 0.
+    struct Slot {
+        var id: Int
+        var source: PlayerSource
+        var duration: Double?
+        var format: AudioFormat?
+        var missing: Bool
+
+        static let free = Slot(id: 0, source: .file(path: ""), duration: nil, format: nil, missing: false)
+    }
+
+    var slots: [Slot] = []
+    var freeSlots: [Int] = []
+    var slotOfID: [Int: Int] = [:]
+    /// The slot at each position: the queue order.
+    var queue: [Int] = []
+    /// The position of each slot in use (indexed by slot).
+    var positionOfSlot: [Int] = []
+    /// With random on: the slots in play order, and each slot's index in it (indexed by slot).
+    /// With random off `order` is empty and the play order is the queue order.
+    var order: [Int] = []
+    var orderOfSlot: [Int] = []
+    /// With random on: the entry that starts the next round once this one has played (repeat).
+    /// Always in the queue, and never the last of the play order unless it is the only entry.
+    var nextRoundFirst: Int?
+    var nextID = 1
+    var generator: any RandomNumberGenerator & Sendable
+
+    public internal(set) var version = 0
+    public internal(set) var options = QueueOptions()
+    /// The id of the current entry: playing, paused, or where play and resume start.
+    public internal(set) var current: Int?
+
+    /// An empty queue; `generator` shuffles for random mode (give a seeded one in tests).
+    public init(generator: some RandomNumberGenerator & Sendable = SystemRandomNumberGenerator()) {
+        self.generator = generator
+    }
+
+    /// A saved queue: `entries` in queue order get new ids from 1 (ids need not survive a restart),
+    /// `current` is a position (one outside the queue is ignored), and with random on the play
+    /// order is a fresh shuffle with the current entry first. The current entry's new id is
+    /// `current` of the result; `version` is 1.
+    public init(
+        restoring entries: [NewQueueEntry], current: Int?, options: QueueOptions,
+        generator: some RandomNumberGenerator & Sendable = SystemRandomNumberGenerator()
+    ) {
+        self.init(generator: generator)
+        let added = entries.map { allocate($0) }
+        queue = added
+        renumber(from: 0)
+        self.options = options
+        if let current, queue.indices.contains(current) { self.current = slots[queue[current]].id }
+        if options.random { shuffleOrder(first: currentSlot) }
+        version = 1
+    }
+
+    // MARK: Reading
+
+    public var length: Int { queue.count }
+
+    /// The entry with this id, nil if there is none. O(1).
+    public func entry(id: Int) -> QueueEntry? {
+        slotOfID[id].map(makeEntry)
+    }
+
+    /// The position of the entry with this id, nil if there is none. O(1).
+    public func position(of id: Int) -> Int? {
+        slotOfID[id].map { positionOfSlot[$0] }
+    }
+
+    /// The id of the entry at this position, nil outside the queue. O(1).
+    public func id(at position: Int) -> Int? {
+        queue.indices.contains(position) ? slots[queue[position]].id : nil
+    }
+
+    /// Up to `count` entries from position `start`, clamped to the queue (a negative start counts
+    /// as 0; nothing when `start` is at or beyond the end or `count` is not positive).
+    public func entries(start: Int, count: Int) -> [QueueEntry] {
+        let lower = max(start, 0)
+        guard lower < queue.count, count > 0 else { return [] }
+        let upper = lower + min(count, queue.count - lower)
+        return queue[lower..<upper].map(makeEntry)
+    }
+
+    public var allEntries: [QueueEntry] { queue.map(makeEntry) }
+
+    /// `next` is what plays when the current entry ends: `successor(of: current, .automatic)`.
+    public var summary: QueueSummary {
+        QueueSummary(
+            version: version, length: queue.count, current: current,
+            next: current.flatMap { successor(of: $0, .automatic) }, options: options)
+    }
+
+    // MARK: Editing
+
+    /// Inserts `entries`, in this order, at `position` (nil, or the length, appends), or with
+    /// `afterCurrent` right after the current entry (appending when there is none; `position` is
+    /// then not looked at). Returns the new entries with their ids and positions.
+    ///
+    /// With random on, each new entry goes to a random place after the current entry in play
+    /// order, so it plays in this round (MPD); with `afterCurrent` they play right after the
+    /// current entry, in the order given ("play next" means next in shuffle too; MPD would
+    /// shuffle them in).
+    ///
+    /// Throws `not_found` for no entries (e.g. a folder without recordings) and `out_of_range`
+    /// for a position outside 0...length; then nothing changes.
+    public mutating func add(
+        _ entries: [NewQueueEntry], at position: Int?, afterCurrent: Bool
+    ) throws(ReelError) -> [QueueEntry] {
+        guard !entries.isEmpty else { throw ReelError(.notFound, "there is nothing to add to the queue") }
+        let currentSlot = self.currentSlot
+        let insertion: Int
+        if afterCurrent {
+            insertion = currentSlot.map { positionOfSlot[$0] + 1 } ?? queue.count
+        } else if let position {
+            guard position >= 0, position <= queue.count else {
+                throw ReelError(
+                    .outOfRange,
+                    "cannot add at position \(position): the queue has \(queue.count) entries (0 to \(queue.count) are valid)")
+            }
+            insertion = position
+        } else {
+            insertion = queue.count
+        }
+        let added = entries.map { allocate($0) }
+        queue.insert(contentsOf: added, at: insertion)
+        renumber(from: insertion)
+        if options.random { placeInOrder(added, after: currentSlot, rightAfter: afterCurrent) }
+        version += 1
+        return added.map(makeEntry)
+    }
+
+    /// Removes the entries with these ids (repeats count once), all or nothing: an unknown id
+    /// throws `not_found` and nothing changes. When the current entry goes, the current entry
+    /// becomes the one that followed it in play order and stays (MPD; the player starts it when it
+    /// was playing, stops when paused); with repeat, past the end of the play order that is the
+    /// start of the next round. Unlike MPD this ignores single mode (MPD's single + repeat would
+    /// leave no current entry).
+    public mutating func remove(ids: [Int]) throws(ReelError) -> CurrentRemoval {
+        var doomed = [Bool](repeating: false, count: slots.count)
+        var any = false
+        for id in ids {
+            guard let slot = slotOfID[id] else { throw ReelError(.notFound, "no queue entry with id \(id)") }
+            doomed[slot] = true
+            any = true
+        }
+        guard any else { return .untouched }
+        guard let slot = currentSlot, doomed[slot] else {
+            removeSlots(doomed)
+            version += 1
+            return .untouched
+        }
+        let follower = firstSurvivor(after: slot, doomed: doomed).map { slots[$0].id }
+        // Past the end with repeat: the next round, starting where `successor` said it would
+        // (unless that entry goes too).
+        let plannedStart = follower == nil && options.repeats ? roundStart : nil
+        removeSlots(doomed)
+        if follower != nil || !options.repeats || queue.isEmpty {
+            current = follower
+        } else if options.random {
+            let start = plannedStart.flatMap { slotOfID[$0] } ?? nextRoundFirst.flatMap { slotOfID[$0] } ?? order[0]
+            shuffleOrder(first: start)
+            current = slots[start].id
+        } else {
+            current = slots[queue[0]].id
+        }
+        version += 1
+        return .removed(successor: current)
+    }
+
+    /// Moves the entry to `position` (0..<length); the others shift. The play order follows the
+    /// entries (MPD): with random off it is the new queue order, with random on it stays as it was.
+    public mutating func move(id: Int, to position: Int) throws(ReelError) {
+        guard let slot = slotOfID[id] else { throw ReelError(.notFound, "no queue entry with id \(id)") }
+        guard position >= 0, position < queue.count else {
+            throw ReelError(
+                .outOfRange, "cannot move to position \(position): the queue has \(queue.count) entries")
+        }
+        let from = positionOfSlot[slot]
+        guard from != position else { return }
+        queue.remove(at: from)
+        queue.insert(slot, at: position)
+        renumber(from: min(from, position), through: max(from, position))
+        version += 1
+    }
+
+    /// Empties the queue; there is no current entry after it. Ids go on counting.
+    public mutating func clear() {
+        guard !queue.isEmpty || current != nil else { return }
+        slots = []
+        freeSlots = []
+        slotOfID = [:]
+        queue = []
+        positionOfSlot = []
+        order = []
+        orderOfSlot = []
+        nextRoundFirst = nil
+        current = nil
+        version += 1
+    }
+
+    /// Sets the options given (nil leaves one as it is). Random on shuffles the play order with
+    /// the current entry first, so it keeps playing and every other entry follows once; random off
+    /// makes the play order the queue order. Turning random on when it is on does not reshuffle.
+    public mutating func setOptions(repeats: Bool?, random: Bool?, single: SingleMode?, consume: Bool?) {
+        var changed = false
+        if let repeats, repeats != options.repeats { options.repeats = repeats; changed = true }
+        if let single, single != options.single { options.single = single; changed = true }
+        if let consume, consume != options.consume { options.consume = consume; changed = true }
+        if let random, random != options.random {
+            options.random = random
+            changed = true
+            if random {
+                shuffleOrder(first: currentSlot)
+            } else {
+                order = []
+                nextRoundFirst = nil
+            }
+        }
+        if changed { version += 1 }
+    }
+
+    /// Makes the entry current (nil: none), e.g. for `player.play` with an entry or
+    /// `player.previous`. With random on the entry moves in the play order, as MPD does, so the
+    /// round goes on from it: right after the old current entry when that one was playing
+    /// (`currentWasPlaying`, it has been heard), right before it when not (it still plays this
+    /// round), to the front when there was none. Unknown id: `not_found`.
+    public mutating func setCurrent(_ id: Int?, currentWasPlaying: Bool = true) throws(ReelError) {
+        guard let id else {
+            if current != nil { current = nil; version += 1 }
+            return
+        }
+        guard let slot = slotOfID[id] else { throw ReelError(.notFound, "no queue entry with id \(id)") }
+        guard id != current else { return }
+        if options.random {
+            let from = orderOfSlot[slot]
+            var to = 0
+            if let old = currentSlot.map({ orderOfSlot[$0] }) {
+                to = currentWasPlaying ? (from > old ? old + 1 : old) : (from < old ? old - 1 : old)
+            }
+            order.remove(at: from)
+            order.insert(slot, at: to)
+            renumberOrder(from: min(from, to), through: max(from, to))
+            keepNextRoundFirst()
+        }
+        current = id
+        version += 1
+    }
+
+    /// Records what opening the file told: its length, format, or that it is missing. Changes the
+    /// version only when something changed; an unknown id is ignored (it was removed meanwhile).
+    public mutating func setDuration(_ duration: Double?, format: AudioFormat?, missing: Bool, for id: Int) {
+        guard let slot = slotOfID[id] else { return }
+        let old = slots[slot]
+        guard old.duration != duration || old.format != format || old.missing != missing else { return }
+        slots[slot].duration = duration
+        slots[slot].format = format
+        slots[slot].missing = missing
+        version += 1
+    }
+
+    /// Follows a recording that was renamed or moved. Changes the version only when the source
+    /// changed; an unknown id is ignored.
+    public mutating func updateSource(_ source: PlayerSource, for id: Int) {
+        guard let slot = slotOfID[id], slots[slot].source != source else { return }
+        slots[slot].source = source
+        version += 1
+    }
+
+    // MARK: Storage
+
+    var currentSlot: Int? { current.flatMap { slotOfID[$0] } }
+
+    func makeEntry(_ slot: Int) -> QueueEntry {
+        let stored = slots[slot]
+        return QueueEntry(
+            id: stored.id, position: positionOfSlot[slot], source: stored.source, duration: stored.duration,
+            format: stored.format, missing: stored.missing)
+    }
+
+    /// Gives `new` the next id and a slot; the caller puts the slot in the queue.
+    mutating func allocate(_ new: NewQueueEntry) -> Int {
+        let stored = Slot(id: nextID, source: new.source, duration: new.duration, format: new.format, missing: new.missing)
+        nextID += 1
+        let slot: Int
+        if let reused = freeSlots.popLast() {
+            slot = reused
+            slots[slot] = stored
+        } else {
+            slot = slots.count
+            slots.append(stored)
+            positionOfSlot.append(0)
+            orderOfSlot.append(0)
+        }
+        slotOfID[stored.id] = slot
+        return slot
+    }
+
+    /// Removes the slots marked in `doomed` (indexed by slot) from the queue and the play order in
+    /// one pass each, and frees them.
+    mutating func removeSlots(_ doomed: [Bool]) {
+        var kept = 0
+        for position in queue.indices {
+            let slot = queue[position]
+            if doomed[slot] {
+                slotOfID[slots[slot].id] = nil
+                slots[slot] = .free
+                freeSlots.append(slot)
+            } else {
+                queue[kept] = slot
+                positionOfSlot[slot] = kept
+                kept += 1
+            }
+        }
+        queue.removeLast(queue.count - kept)
+        guard options.random else { return }
+        kept = 0
+        for index in order.indices where !doomed[order[index]] {
+            order[kept] = order[index]
+            orderOfSlot[order[kept]] = kept
+            kept += 1
+        }
+        order.removeLast(order.count - kept)
+        keepNextRoundFirst()
+    }
+
+    /// Brings `positionOfSlot` up to date for the positions from `start` (through `end`).
+    mutating func renumber(from start: Int, through end: Int? = nil) {
+        let last = end ?? queue.count - 1
+        guard start <= last else { return }
+        for position in start...last { positionOfSlot[queue[position]] = position }
+    }
+
+    /// Brings `orderOfSlot` up to date for the play order indices from `start` (through `end`).
+    mutating func renumberOrder(from start: Int, through end: Int? = nil) {
+        let last = end ?? order.count - 1
+        guard start <= last else { return }
+        for index in start...last { orderOfSlot[order[index]] = index }
+    }
+}
