@@ -120,6 +120,7 @@ final class PlaybackRunner: @unchecked Sendable {
         segments = [PlaybackSegment(token: token, reader: reader, deviceStart: 0, startFrame: frame)]
         becomeAudible(segments[0])
         state.error = nil
+        state.reachedEnd = false
         do throws(ReelError) {
             try reader.seek(to: frame)
             setPosition(frame)
@@ -261,14 +262,16 @@ final class PlaybackRunner: @unchecked Sendable {
     }
 
     /// Stops and closes the device and every decoder; `error` says why if it was not asked for.
-    /// The last audible track's token stays in the state, so the control side knows what ended.
-    func stop(error: ReelError?) {
+    /// The last audible track's token stays in the state, so the control side knows what ended;
+    /// `reachedEnd` says that it played to its end.
+    func stop(error: ReelError?, reachedEnd: Bool = false) {
         closeDevice()
         segments = []
         upcoming = []
         pendingFrames = 0
         draining = false
         let wasStopped = state.activity == .stopped
+        state.reachedEnd = reachedEnd
         state.activity = .stopped
         state.audibleFrame = 0
         state.writtenFrame = 0
@@ -407,7 +410,7 @@ final class PlaybackRunner: @unchecked Sendable {
 
     func trackEnded() {
         logger.debug("track ended", metadata: ["file": "\(segments.last?.reader.path ?? "")"])
-        stop(error: nil)
+        stop(error: nil, reachedEnd: true)
     }
 
     /// The device failed beyond recovery: keep the track, paused where the sound stopped.

@@ -27,6 +27,9 @@ public struct PlaybackSnapshot: Sendable, Equatable {
     /// How far interpolation may run ahead of a measurement (about one period).
     public var interpolationLimitFrames: Int64 = 0
     public var counters = XrunCounters()
+    /// True once playback stopped because the last track held was played to its end (not by a
+    /// command or a failure); false again at the next start.
+    public var reachedEnd = false
     /// Why playback last stopped or paused on its own; nil after a successful start.
     public var error: ReelError? = nil
 

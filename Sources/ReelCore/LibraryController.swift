@@ -179,7 +179,7 @@ public final class LibraryController: @unchecked Sendable {
 
     /// Called on the store's delivery queue, once per committed transaction.
     private func deliver(_ changes: [LibraryChange]) {
-        player.libraryChanged(changes) { [store] id in try? store.item(id: id) }
+        player.libraryChanged(changes)
         recorder.libraryChanged(changes)
         let watched = watches.current
         let pathsMayHaveMoved = changes.contains { $0.kind == .renamed || $0.kind == .moved }

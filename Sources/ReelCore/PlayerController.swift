@@ -1,4 +1,4 @@
-// The player's control side: turns commands into engine commands and engine changes into PlayerState.
+// The player's control side: the queue, the engine, and the PlayerState every front end sees.
 
 import Dispatch
 import Logging
@@ -6,45 +6,79 @@ import ReelAudio
 import ReelLibrary
 import ReelModel
 
-/// What `play` plays: a file by absolute path, or a recording of the library.
+/// What `play` plays: a file by absolute path, or a recording (or a folder's recordings).
 public enum PlayRequest: Sendable, Equatable {
     case file(String)
     case recording(ItemReference)
 }
 
-/// Owns the playback engine and what it is playing, and the rules of playing: a file must be
-/// absolute and inside the media roots, a recording must exist and have its audio.
+/// Owns the playback engine and the play queue, and the rules of playing: a file must be
+/// absolute and inside the media roots, a recording must exist and have its audio; what plays
+/// next is the queue's to say (repeat, single, random, consume, as MPD).
 ///
-/// Threads: commands come from any front end's thread; changes from the audio thread. Replies
-/// are called on the audio thread (or the file-opening queue) and must hop to their own thread.
-/// Every change is published to `changes` (built once, on the thread that made it), which the
-/// front ends take on theirs: nothing front-end specific runs on the audio thread.
+/// Files of this type: this one (state, player commands), `+Queue` (queue commands),
+/// `+Chain` (starting entries, lining up the next one with the engine, following the engine).
+///
+/// Threads: commands come from any front end's thread. Quick ones (queue edits, status) run
+/// there under `shared`'s lock; anything that opens a file or reads the library runs on `work`,
+/// a serial queue that also reacts to the engine. The engine calls back on the audio thread,
+/// which only publishes and hands over to `work`. Replies are called on the audio thread or
+/// `work` and must hop to their own thread. Every change is published to `changes` and
+/// `queueChanges` (built once), which the front ends take on theirs.
 public final class PlayerController: @unchecked Sendable {
     public typealias Reply = @Sendable (Result<PlayerState, ReelError>) -> Void
 
-    private let engine: PlaybackEngine
-    private let store: LibraryStore
-    private let mediaRoots: MediaRoots
-    private let logger: Logger
-    /// Opening a file can take a while (an MP3 is scanned to its end); it never runs on the
-    /// event loop or the audio thread.
-    private let openQueue = DispatchQueue(label: "reel.player.open")
-    private struct Shared {
-        var nextToken = 1
-        var sources: [Int: PlayerSource] = [:]
-        /// The file each loaded source plays from (a recording's audio file for an item).
-        var files: [Int: String] = [:]
+    let engine: PlaybackEngine
+    let store: LibraryStore
+    let mediaRoots: MediaRoots
+    let logger: Logger
+    /// Opens files, reads the library, reacts to the engine: never the event loop or the audio thread.
+    let work = DispatchQueue(label: "reel.player.work")
+
+    /// A track handed to the engine: which entry it plays, from which file.
+    struct Track {
+        var entry: Int
+        var source: PlayerSource
+        var file: String
     }
-    private let shared = Locked(Shared())
+
+    struct Shared {
+        var queue = PlayQueue()
+        var nextToken = 1
+        /// Tokens the engine holds or held last, to their tracks.
+        var tracks: [Int: Track] = [:]
+        /// The audible token the control side has acted on (advance, consume).
+        var audibleToken: Int?
+        /// The token whose end of playback the control side has acted on.
+        var endedToken: Int?
+        /// Line-ups sent and not yet seen in the engine's chain: token → the entry lined up after it.
+        var linedUp: [Int: Int] = [:]
+        /// Why the last entry was skipped; shown on the player stream until the next command.
+        var skipError: ReelError?
+
+        mutating func newToken(for track: Track) -> Int {
+            let token = nextToken
+            nextToken += 1
+            tracks[token] = track
+            return token
+        }
+    }
+    let shared = Locked(Shared())
+
     /// The player's state after every change of state, source or format, and every seek.
     public let changes = StateFeed(PlayerState())
+    /// The queue's summary after every change of its entries, current entry or options.
+    public let queueChanges = StateFeed(QueueSummary(version: 0, length: 0, current: nil, next: nil, options: QueueOptions()))
 
     public init(device: PCMOutput, timing: PCMTiming, store: LibraryStore, mediaRoots: MediaRoots, logger: Logger) {
         self.store = store
         self.mediaRoots = mediaRoots
         self.logger = logger
-        let relay = ChangeRelay()
-        engine = PlaybackEngine(device: device, timing: timing, logger: logger) { _ in relay.fire() }
+        let relay = EngineRelay()
+        engine = PlaybackEngine(
+            device: device, timing: timing, logger: logger,
+            onWantsNext: { token in relay.wantsNext(token) },
+            onChange: { snapshot in relay.changed(snapshot) })
         relay.target = self
         engine.start()
     }
@@ -52,102 +86,125 @@ public final class PlayerController: @unchecked Sendable {
     /// Stops playback and ends the audio thread.
     public func shutdown() {
         engine.shutdown()
+        work.sync {}
     }
 
     /// The player's state now, with the position interpolated to this moment. Any thread.
     public var state: PlayerState {
         let (snapshot, position) = engine.currentPosition()
-        let now = monotonicNanoseconds()
-        let source = snapshot.token.flatMap { token in shared.withLock { $0.sources[token] } }
-        return PlayerState(
-            state: snapshot.activity, position: position, duration: snapshot.duration,
-            source: source, format: snapshot.format, timestamp: Double(now) / 1e9,
-            underruns: snapshot.counters.xruns, error: snapshot.error)
+        return state(of: snapshot, position: position)
     }
 
-    /// Publishes the state after a change (on the audio thread, or wherever the source changed).
-    fileprivate func engineChanged() {
+    func state(of snapshot: PlaybackSnapshot, position: Double) -> PlayerState {
+        let now = monotonicNanoseconds()
+        let (track, source, skipError) = shared.withLock { shared -> (Track?, PlayerSource?, ReelError?) in
+            guard let token = snapshot.token, let track = shared.tracks[token] else { return (nil, nil, shared.skipError) }
+            // The entry's source follows renames; a track whose entry left the queue keeps its own.
+            let source = shared.queue.entry(id: track.entry)?.source ?? track.source
+            return (track, source, shared.skipError)
+        }
+        let entry = track.flatMap { track in shared.withLock { $0.queue.position(of: track.entry) != nil ? track.entry : nil } }
+        return PlayerState(
+            state: snapshot.activity, position: position, duration: snapshot.duration,
+            source: source, entry: entry, format: snapshot.format, timestamp: Double(now) / 1e9,
+            underruns: snapshot.counters.xruns, error: snapshot.error ?? skipError)
+    }
+
+    /// Publishes the player's state (after an engine change, a skipped entry, a rename).
+    func publishState() {
         changes.publish(state)
     }
 
     // MARK: Commands
 
     /// Plays a file (absolute, inside the media roots: else `not_found` / `forbidden`) or a
-    /// recording (`not_found` if there is none) from `position` seconds.
+    /// recording, or a folder's recordings, from `position` seconds: the queue becomes that.
     public func play(_ request: PlayRequest, position: Double = 0, reply: @escaping Reply) {
+        guard Self.isValidStart(position) else {
+            reply(.failure(Self.invalidStart(position)))
+            return
+        }
+        let addition: QueueAddition
         switch request {
-        case .file(let path):
+        case .file(let path): addition = .file(path)
+        case .recording(let reference): addition = .recording(reference)
+        }
+        work.async { [self] in
+            let entries: [NewQueueEntry]
             do throws(ReelError) {
-                try mediaRoots.check(path)
+                entries = try resolve(addition)
             } catch {
                 reply(.failure(error))
                 return
             }
-            load(source: .file(path: path), path: path, position: position, startPlaying: true, reply: reply)
-        case .recording(let reference):
-            openQueue.async { [self] in
-                let item: Item
-                let file: String
-                do throws(ReelError) {
-                    item = try store.item(reference)
-                    file = try store.audioPath(for: item)
-                } catch {
-                    reply(.failure(error))
-                    return
-                }
-                load(
-                    source: .item(id: item.id, path: item.path, name: item.name), path: file, position: position,
-                    startPlaying: true, reply: reply)
+            let first = shared.withLock { shared -> Int? in
+                shared.queue.clear()
+                let added = try? shared.queue.add(entries, at: nil, afterCurrent: false)
+                publishQueue(shared)
+                return added?.first?.id
             }
+            guard let first else {
+                reply(.failure(ReelError(.notFound, "nothing to play")))
+                return
+            }
+            start(entry: first, position: position, playing: true, skipping: false, reply: reply)
         }
     }
 
-    /// Loads a saved source at `position`, paused or playing (resume after a restart).
-    public func restore(source: PlayerSource, file: String, position: Double, playing: Bool, reply: @escaping Reply) {
-        load(source: source, path: file, position: position, startPlaying: playing, reply: reply)
-    }
-
-    /// Follows the recording being played: a rename or move (of it or a folder above it) updates
-    /// the source at once; its deletion stops playback. Called on the library's delivery queue;
-    /// `lookup` reads an item's current state.
-    func libraryChanged(_ changes: [LibraryChange], lookup: (String) -> Item?) {
-        guard let token = engine.snapshot.token,
-              case .item(let id, let oldPath, _)? = shared.withLock({ $0.sources[token] })
-        else { return }
-        if changes.contains(where: { $0.kind == .removed && $0.item.id == id }) {
-            shared.withLock { $0.sources[token] = nil }
-            logger.info("the recording being played was deleted; stopping", metadata: ["path": "\(oldPath)"])
-            engine.send(.stop({ _ in }))
+    /// Plays the queue entry `id` from `position` seconds (`not_found` when there is none).
+    public func play(entry id: Int, position: Double = 0, reply: @escaping Reply) {
+        guard Self.isValidStart(position) else {
+            reply(.failure(Self.invalidStart(position)))
             return
         }
-        guard changes.contains(where: { $0.kind == .renamed || $0.kind == .moved }),
-              let item = lookup(id), item.path != oldPath
-        else { return }
-        shared.withLock { $0.sources[token] = .item(id: item.id, path: item.path, name: item.name) }
-        engineChanged()
+        guard shared.withLock({ $0.queue.entry(id: id) }) != nil else {
+            reply(.failure(ReelError(.notFound, "no queue entry with id \(id)")))
+            return
+        }
+        work.async { [self] in
+            start(entry: id, position: position, playing: true, skipping: false, reply: reply)
+        }
+    }
+
+    /// Plays what the queue says: resumes when paused; when stopped, starts the current entry
+    /// from its start, or the first entry once the queue has ended.
+    public func play(reply: @escaping Reply) {
+        resume(reply: reply)
+    }
+
+    /// Loads entry `id` at `position`, paused or playing (after a restart, or to get ready).
+    public func load(entry id: Int, position: Double, playing: Bool, reply: @escaping Reply) {
+        work.async { [self] in
+            start(entry: id, position: position, playing: playing, skipping: false, reply: reply)
+        }
     }
 
     public func pause(reply: @escaping Reply) {
+        clearSkipError()
         engine.send(.pause(adapt(reply)))
     }
 
     public func resume(reply: @escaping Reply) {
-        if engine.snapshot.activity == .stopped, let (path, source) = reloadableSource() {
-            load(source: source, path: path, position: 0, startPlaying: true, reply: reply)
+        clearSkipError()
+        if engine.snapshot.activity == .stopped {
+            startFromQueue(reply: reply)
             return
         }
         engine.send(.resume(adapt(reply)))
     }
 
     public func toggle(reply: @escaping Reply) {
-        if engine.snapshot.activity == .stopped, let (path, source) = reloadableSource() {
-            load(source: source, path: path, position: 0, startPlaying: true, reply: reply)
+        clearSkipError()
+        if engine.snapshot.activity == .stopped {
+            startFromQueue(reply: reply)
             return
         }
         engine.send(.toggle(adapt(reply)))
     }
 
+    /// Stops; the current entry stays, and `resume` plays it from its start.
     public func stop(reply: @escaping Reply) {
+        clearSkipError()
         engine.send(.stop(adapt(reply)))
     }
 
@@ -155,57 +212,86 @@ public final class PlayerController: @unchecked Sendable {
         engine.send(.seek(target, adapt(reply)))
     }
 
-    // MARK: Loading
-
-    private func load(source: PlayerSource, path: String, position: Double, startPlaying: Bool, reply: @escaping Reply) {
-        guard position.isFinite, position >= 0, position <= maximumSeconds else {
-            reply(.failure(ReelError(.outOfRange, "cannot start at \(position) s: a position is 0 or more seconds")))
-            return
-        }
-        openQueue.async { [self] in
-            let reader: AudioFileReader
-            do throws(ReelError) {
-                reader = try AudioFileOpener.open(path: path)
-            } catch var error {
-                if case .item(_, let treePath, _) = source {
-                    // Name the recording, not its file inside the data directory.
-                    error.message = "cannot play the recording \(treePath): \(error.message)"
-                }
-                logger.info("cannot play", metadata: ["file": "\(path)", "error": "\(error.message)"])
-                reply(.failure(error))
-                return
-            }
-            if let duration = reader.duration, position > duration {
-                reply(.failure(ReelError(
-                    .outOfRange,
-                    "cannot start \(path) at \(formatSeconds(position)): it is \(formatSeconds(duration)) long")))
-                return
-            }
-            let token = shared.withLock { shared in
-                let token = shared.nextToken
-                shared.nextToken += 1
-                shared.sources = [token: source]
-                shared.files = [token: path]
-                return token
-            }
-            let startFrame = frameIndex(seconds: position, rate: Double(reader.pcmFormat.sampleRate))
-            logger.info("play", metadata: ["file": "\(path)", "format": "\(reader.format.codec)"])
-            engine.send(.load(ReaderBox(reader), token: token, startFrame: startFrame, startPlaying: startPlaying, adapt(reply)))
+    /// Plays the next entry in play order (`not_playing` when stopped); after the last one,
+    /// with no repeat, playback stops.
+    public func next(reply: @escaping Reply) {
+        skip(consuming: true, reply: reply) { queue, current in
+            queue.successor(of: current, .manual)
         }
     }
 
-    /// The current source and its file, to open again from the start (after stop or end of file).
-    private func reloadableSource() -> (String, PlayerSource)? {
-        guard let token = engine.snapshot.token else { return nil }
-        return shared.withLock { shared in
-            guard let source = shared.sources[token], let file = shared.files[token] else { return nil }
-            return (file, source)
+    /// Plays the previous entry in play order; on the first entry, restarts it (`not_playing`
+    /// when stopped).
+    public func previous(reply: @escaping Reply) {
+        skip(consuming: false, reply: reply) { queue, current in
+            queue.predecessor(of: current)
         }
+    }
+
+    /// Moves to another entry; with consume on, `next` removes the entry it leaves (as MPD).
+    private func skip(consuming: Bool, reply: @escaping Reply, _ target: @escaping @Sendable (PlayQueue, Int) -> Int?) {
+        clearSkipError()
+        let snapshot = engine.snapshot
+        guard snapshot.activity != .stopped else {
+            reply(.failure(ReelError(.notPlaying, "nothing is playing; play an entry first")))
+            return
+        }
+        work.async { [self] in
+            let decision = shared.withLock { shared -> (current: Int, next: Int?)? in
+                guard let current = shared.queue.current else { return nil }
+                let next = target(shared.queue, current)
+                if consuming, shared.queue.options.consume, next != current {
+                    _ = try? shared.queue.remove(ids: [current])
+                }
+                return (current, next)
+            }
+            guard let decision else {
+                reply(.failure(ReelError(.notPlaying, "nothing is playing; play an entry first")))
+                return
+            }
+            guard let next = decision.next else {
+                shared.withLock { shared in
+                    try? shared.queue.setCurrent(nil)
+                    publishQueue(shared)
+                }
+                engine.send(.stop(adapt(reply)))
+                return
+            }
+            start(entry: next, position: 0, playing: true, skipping: true, reply: reply)
+        }
+    }
+
+    // MARK: Helpers
+
+    private func startFromQueue(reply: @escaping Reply) {
+        work.async { [self] in
+            guard let entry = shared.withLock({ $0.queue.current ?? $0.queue.first }) else {
+                reply(.failure(ReelError(.notPlaying, "the queue is empty; add something to play first")))
+                return
+            }
+            start(entry: entry, position: 0, playing: true, skipping: true, reply: reply)
+        }
+    }
+
+    func clearSkipError() {
+        let had = shared.withLock { shared -> Bool in
+            defer { shared.skipError = nil }
+            return shared.skipError != nil
+        }
+        if had { publishState() }
+    }
+
+    static func isValidStart(_ position: Double) -> Bool {
+        position.isFinite && position >= 0 && position <= maximumSeconds
+    }
+
+    static func invalidStart(_ position: Double) -> ReelError {
+        ReelError(.outOfRange, "cannot start at \(position) s: a position is 0 or more seconds")
     }
 
     /// The reply to a command: the state it published (built once for the push and the reply),
     /// or, when it changed nothing, the state now.
-    private func adapt(_ reply: @escaping Reply) -> PlaybackCommand.Reply {
+    func adapt(_ reply: @escaping Reply) -> PlaybackCommand.Reply {
         { [self] result in
             reply(result.map { snapshot in
                 let published = changes.latest.value
@@ -216,8 +302,9 @@ public final class PlayerController: @unchecked Sendable {
     }
 }
 
-/// Lets the engine's change handler reach the controller that owns the engine without a cycle.
-private final class ChangeRelay: @unchecked Sendable {
+/// Lets the engine's callbacks reach the controller that owns the engine without a cycle.
+private final class EngineRelay: @unchecked Sendable {
     weak var target: PlayerController?
-    func fire() { target?.engineChanged() }
+    func changed(_ snapshot: PlaybackSnapshot) { target?.engineChanged(snapshot) }
+    func wantsNext(_ token: Int) { target?.engineWantsNext(after: token) }
 }

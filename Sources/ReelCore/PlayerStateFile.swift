@@ -10,93 +10,64 @@ import ReelProtocol
 import Glibc
 #endif
 
-/// What is saved: the source (a file path or a recording's id), the position and the activity.
-public struct SavedPlayerState: Equatable {
-    enum Source: Equatable {
-        case file(String)
-        case item(String)
-    }
-
-    var source: Source
-    var position: Double
-    var state: PlayerActivity
-
-    init(source: Source, position: Double, state: PlayerActivity) {
-        self.source = source
-        self.position = position
-        self.state = state
-    }
-
-    /// The state worth saving, or nil when nothing is loaded.
-    init?(_ player: PlayerState) {
-        switch player.source {
-        case .file(let path)?: source = .file(path)
-        case .item(let id, _, _)?: source = .item(id)
-        case nil: return nil
-        }
-        position = player.position
-        state = player.state
-    }
-
-    var json: JSONValue {
-        let sourceJSON: JSONValue
-        switch source {
-        case .file(let path): sourceJSON = ["file": .string(path)]
-        case .item(let id): sourceJSON = ["item": .string(id)]
-        }
-        return ["version": 1, "source": sourceJSON, "position": .double(position), "state": .string(state.rawValue)]
-    }
-
-    /// Throws a message naming what is wrong.
-    init(json: JSONValue) throws(ReelError) {
-        func corrupt(_ what: String) -> ReelError { ReelError(.corruptFile, "the saved player state \(what)") }
-        guard json["version"]?.intValue == 1 else { throw corrupt("has no version 1") }
-        if let path = json["source"]?["file"]?.stringValue, path.hasPrefix("/") {
-            source = .file(path)
-        } else if let id = json["source"]?["item"]?.stringValue {
-            source = .item(id)
-        } else {
-            throw corrupt("has no source")
-        }
-        guard let position = json["position"]?.doubleValue, position.isFinite, position >= 0 else {
-            throw corrupt("has no valid position")
-        }
-        guard let raw = json["state"]?.stringValue, let state = PlayerActivity(rawValue: raw) else {
-            throw corrupt("has no valid state")
-        }
-        self.position = position
-        self.state = state
-    }
-}
-
-/// Keeps `player-state.json` in the data directory up to date: at once after each discrete
-/// change (play, pause, stop, seek, a new source), every 5 s while playing and never more often
-/// than that while nothing else changes (to spare SD cards), and at shutdown. Written to a temp
-/// file, fsynced, renamed over the old one, and the directory fsynced, so a power cut leaves the
-/// old or the new state, never half of one. Writes run on their own queue, never on the audio
-/// thread or the event loop.
+/// Keeps `player-state.json` (entry, position, activity, volume) and `queue.json` (entries,
+/// options) in the data directory up to date: within half a second of a change (a burst of
+/// changes is saved once), every 5 s while playing (the position), and at shutdown. The queue
+/// file is rewritten only when the queue changed. Each file is written to a temp file, fsynced,
+/// renamed over the old one, and the directory fsynced, so a power cut leaves the old or the
+/// new state, never half of one. Writes run on their own queue, never on the audio thread or
+/// the event loop.
 public final class PlayerStateFile: @unchecked Sendable {
     static let saveInterval = 5.0
+    static let settleDelay = 0.5
 
     let path: String
+    let queuePath: String
     private let directory: String
     private let player: PlayerController
     private let logger: Logger
     private let queue = DispatchQueue(label: "reel.player.state")
     private var timer: DispatchSourceTimer?
-    private var consumer: StateFeed<PlayerState>.Consumer?
+    private var consumers: (StateFeed<PlayerState>.Consumer, StateFeed<QueueSummary>.Consumer)?
     /// Touched on `queue` only.
     private var lastSaved: SavedPlayerState?
+    private var lastSavedQueueVersion: Int?
+    private var saveScheduled = false
+    /// The volume and mute to save, when a mixer is set (read on `queue`).
+    var mixerState: (@Sendable () -> (volume: Int?, muted: Bool))?
 
     public init(directory: String, player: PlayerController, logger: Logger) {
         self.directory = directory
         self.path = directory + "/player-state.json"
+        self.queuePath = directory + "/queue.json"
         self.player = player
         self.logger = logger
     }
 
-    /// The saved state, nil when there is none. A file that cannot be read is logged and ignored.
-    public func load() -> SavedPlayerState? {
+    /// The saved state and queue, nil when there is none. A file that cannot be read is logged
+    /// and ignored.
+    public func load() -> (SavedPlayerState, SavedQueue)? {
+        guard let json = read(path) else { return nil }
+        let state: SavedPlayerState
+        do throws(ReelError) {
+            state = try SavedPlayerState(json: json)
+        } catch {
+            logger.warning("\(error.message); ignoring it", metadata: ["file": "\(path)"])
+            return nil
+        }
+        if let legacy = state.legacySource {
+            return (state, SavedQueue(entries: [legacy], options: QueueOptions()))
+        }
+        guard let queueJSON = read(queuePath) else { return (state, SavedQueue(entries: [], options: QueueOptions())) }
+        do throws(ReelError) {
+            return (state, try SavedQueue(json: queueJSON))
+        } catch {
+            logger.warning("\(error.message); ignoring it", metadata: ["file": "\(queuePath)"])
+            return (state, SavedQueue(entries: [], options: QueueOptions()))
+        }
+    }
+
+    private func read(_ path: String) -> JSONValue? {
         guard let file = fopen(path, "r") else {
             if errno != ENOENT {
                 logger.warning("cannot read the saved player state; ignoring it", metadata: ["file": "\(path)"])
@@ -105,83 +76,108 @@ public final class PlayerStateFile: @unchecked Sendable {
         }
         defer { fclose(file) }
         var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while bytes.count < 65536 {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while bytes.count < 256 << 20 {
             let count = fread(&chunk, 1, chunk.count, file)
             if count <= 0 { break }
             bytes += chunk[0..<count]
         }
         do {
-            let json = try JSONValue.parse(bytes)
-            return try SavedPlayerState(json: json)
-        } catch let error as ReelError {
-            logger.warning("\(error.message); ignoring it", metadata: ["file": "\(path)"])
+            return try JSONValue.parse(bytes)
         } catch {
             logger.warning("the saved player state is not valid JSON (\(error)); ignoring it", metadata: ["file": "\(path)"])
+            return nil
         }
-        return nil
     }
 
     /// Starts saving on changes and every few seconds while playing.
     public func start() {
-        let queue = self.queue
-        let changes = player.changes
-        // The consumer is known only once registered, and a publish may wake it before then.
-        let slot = Locked<StateFeed<PlayerState>.Consumer?>(nil)
-        let consumer = changes.addConsumer { [weak self] in
-            guard let file = self else { return }
-            queue.async {
-                guard let consumer = slot.current else { return }
-                file.save(changes.take(for: consumer).value)
-            }
-        }
-        slot.withLock { $0 = consumer }
-        self.consumer = consumer
+        let playerConsumer = player.changes.addConsumer { [weak self] in self?.changed() }
+        let queueConsumer = player.queueChanges.addConsumer { [weak self] in self?.changed() }
+        consumers = (playerConsumer, queueConsumer)
+        queue.async { [self] in saveNow() }
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + Self.saveInterval, repeating: Self.saveInterval)
         timer.setEventHandler { [weak self] in
-            guard let self else { return }
-            let state = self.player.state
-            if state.state == .playing { self.save(state) }
+            guard let self, self.player.changes.latest.value.state == .playing else { return }
+            self.saveNow()
         }
         timer.resume()
         self.timer = timer
     }
 
-    /// Saves the state now and stops (at shutdown, before the player stops).
-    public func finish() {
-        if let consumer { player.changes.removeConsumer(consumer) }
-        consumer = nil
-        let state = player.state
-        queue.sync {
-            timer?.cancel()
-            timer = nil
-            save(state)
+    /// Saves once the burst of changes has settled.
+    func changed() {
+        queue.async { [self] in
+            if let consumers {
+                _ = player.changes.take(for: consumers.0)
+                _ = player.queueChanges.take(for: consumers.1)
+            }
+            guard !saveScheduled else { return }
+            saveScheduled = true
+            queue.asyncAfter(deadline: .now() + Self.settleDelay) { [self] in
+                saveScheduled = false
+                saveNow()
+            }
         }
     }
 
-    private func save(_ state: PlayerState) {
-        guard let saved = SavedPlayerState(state), saved != lastSaved else { return }
+    /// Saves the state now and stops (at shutdown, before the player stops).
+    public func finish() {
+        if let consumers {
+            player.changes.removeConsumer(consumers.0)
+            player.queueChanges.removeConsumer(consumers.1)
+        }
+        consumers = nil
+        queue.sync {
+            timer?.cancel()
+            timer = nil
+            saveNow()
+        }
+    }
+
+    /// Writes what changed. On `queue`.
+    private func saveNow() {
+        let (state, queueSnapshot) = player.savedState()
+        let mixer = mixerState?()
+        var saved = state
+        saved.volume = mixer?.volume
+        saved.muted = mixer?.muted ?? false
+        if queueSnapshot.version != lastSavedQueueVersion {
+            if write(queueSnapshot.saved.json, to: queuePath) { lastSavedQueueVersion = queueSnapshot.version }
+        }
+        if saved != lastSaved, write(saved.json, to: path) {
+            lastSaved = saved
+        }
+    }
+
+    /// Writes `json` to `path` atomically and durably; false (logged) when it could not.
+    private func write(_ json: JSONValue, to path: String) -> Bool {
         let temporary = path + ".tmp"
-        let bytes = saved.json.jsonBytes + [0x0A]
+        let bytes = json.jsonBytes + [0x0A]
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             logger.warning("cannot save the player state", metadata: ["file": "\(temporary)", "error": "\(String(cString: strerror(errno)))"])
-            return
+            return false
         }
-        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if written <= 0 { break }
+            offset += written
+        }
         let synced = fsync(fd)
         close(fd)
-        guard written == bytes.count, synced == 0, rename(temporary, path) == 0 else {
+        guard offset == bytes.count, synced == 0, rename(temporary, path) == 0 else {
             logger.warning("cannot save the player state", metadata: ["file": "\(path)", "error": "\(String(cString: strerror(errno)))"])
             unlink(temporary)
-            return
+            return false
         }
         let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if directoryFD >= 0 {
             fsync(directoryFD)
             close(directoryFD)
         }
-        lastSaved = saved
+        return true
     }
 }

@@ -67,10 +67,10 @@ public final class ReelCore: Sendable {
         stateFile = PlayerStateFile(directory: dataDirectory, player: player, logger: audioLogger)
     }
 
-    /// Restores the saved player (as `resume` says) and starts saving its state.
+    /// Restores the saved queue and player (as `resume` says) and starts saving their state.
     public func start(resume: Resume) {
-        if resume != .no, let saved = stateFile.load() {
-            restore(saved, playing: resume == .playing)
+        if let (state, queue) = stateFile.load() {
+            player.restore(state, queue: queue, load: resume != .no, playing: resume == .playing)
         }
         stateFile.start()
     }
@@ -80,35 +80,5 @@ public final class ReelCore: Sendable {
         recorder.shutdown()
         stateFile.finish()
         player.shutdown()
-    }
-
-    /// Loads the saved source where it was. A file or recording that is gone is logged and skipped.
-    private func restore(_ saved: SavedPlayerState, playing: Bool) {
-        let store = library.store
-        let source: PlayerSource
-        let file: String
-        switch saved.source {
-        case .file(let path):
-            source = .file(path: path)
-            file = path
-        case .item(let id):
-            do throws(ReelError) {
-                let item = try store.item(id: id)
-                source = .item(id: item.id, path: item.path, name: item.name)
-                file = try store.audioPath(for: item)
-            } catch {
-                logger.warning(
-                    "the saved recording is gone; not restoring it", metadata: ["item": "\(id)", "error": "\(error.message)"])
-                return
-            }
-        }
-        logger.info(
-            "restoring the player", metadata: ["source": "\(file)", "position": "\(saved.position)", "playing": "\(playing)"])
-        let logger = self.logger
-        player.restore(source: source, file: file, position: saved.position, playing: playing) { result in
-            if case .failure(let error) = result {
-                logger.warning("cannot restore the saved source; ignoring it", metadata: ["error": "\(error.message)"])
-            }
-        }
     }
 }

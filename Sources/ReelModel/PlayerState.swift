@@ -21,6 +21,8 @@ public struct PlayerState: Equatable, Sendable {
     /// Seconds, or nil when nothing is loaded.
     public var duration: Double?
     public var source: PlayerSource?
+    /// The queue entry being played (its id), or nil.
+    public var entry: Int?
     public var format: AudioFormat?
     /// Monotonic seconds at which `position` was true.
     public var timestamp: Double
@@ -32,13 +34,14 @@ public struct PlayerState: Equatable, Sendable {
 
     public init(
         state: PlayerActivity = .stopped, position: Double = 0, duration: Double? = nil,
-        source: PlayerSource? = nil, format: AudioFormat? = nil, timestamp: Double = 0,
+        source: PlayerSource? = nil, entry: Int? = nil, format: AudioFormat? = nil, timestamp: Double = 0,
         underruns: Int = 0, error: ReelError? = nil
     ) {
         self.state = state
         self.position = position
         self.duration = duration
         self.source = source
+        self.entry = entry
         self.format = format
         self.timestamp = timestamp
         self.underruns = underruns

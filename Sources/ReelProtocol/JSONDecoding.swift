@@ -65,6 +65,17 @@ struct ObjectReader {
         return value
     }
 
+    func bool(_ key: String) throws(JSONDecodingError) -> Bool {
+        guard let value = object[key]?.boolValue else { throw wrongType(key, "a boolean") }
+        return value
+    }
+
+    func optionalInt(_ key: String) throws(JSONDecodingError) -> Int? {
+        guard let value = optional(key) else { return nil }
+        guard let int = value.intValue else { throw wrongType(key, "an integer or null") }
+        return int
+    }
+
     /// An integer member that may be absent (then `defaultValue`).
     func int(_ key: String, default defaultValue: Int) throws(JSONDecodingError) -> Int {
         guard optional(key) != nil else { return defaultValue }

@@ -60,13 +60,14 @@ extension ReelError {
 }
 
 extension PlayerState {
-    /// `{"state","position","duration","source","format","timestamp","underruns","error"}`.
+    /// `{"state","position","duration","source","entry","format","timestamp","underruns","error"}`.
     public var jsonObject: JSONObject {
         [
             "state": .string(state.rawValue),
             "position": .double(position),
             "duration": duration.map(JSONValue.double) ?? .null,
             "source": source?.json ?? .null,
+            "entry": entry.map { .int(Int64($0)) } ?? .null,
             "format": format?.json ?? .null,
             "timestamp": .double(timestamp),
             "underruns": .int(Int64(underruns)),
@@ -76,7 +77,7 @@ extension PlayerState {
 
     public var json: JSONValue { .object(jsonObject) }
 
-    /// `underruns` and `error` may be absent (0 and nil).
+    /// `underruns`, `entry` and `error` may be absent (0 and nil).
     public init(json: JSONValue) throws(JSONDecodingError) {
         let reader = try ObjectReader(json, as: "PlayerState")
         let rawState = try reader.string("state")
@@ -88,6 +89,7 @@ extension PlayerState {
             position: try reader.double("position"),
             duration: try reader.optionalDouble("duration"),
             source: try reader.optional("source").map { (v) throws(JSONDecodingError) in try PlayerSource(json: v) },
+            entry: try reader.optionalInt("entry"),
             format: try reader.optional("format").map { (v) throws(JSONDecodingError) in try AudioFormat(json: v) },
             timestamp: try reader.double("timestamp"),
             underruns: try reader.int("underruns", default: 0),

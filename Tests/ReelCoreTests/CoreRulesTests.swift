@@ -58,10 +58,11 @@ import Testing
         let woken = StateFeedTests.Counter()
         let consumer = core.player.changes.addConsumer { woken.bump() }
         // Loaded paused (the `null` device would play it out at once).
+        let added = Awaited<Result<[QueueEntry], ReelError>>()
+        core.player.add(.file(directory + "/a.wav"), at: nil, afterCurrent: false) { added.put($0) }
+        let entry = try #require(try added.get()?.get().first)
         let loaded = Awaited<Result<PlayerState, ReelError>>()
-        core.player.restore(source: .file(path: directory + "/a.wav"), file: directory + "/a.wav", position: 0, playing: false) {
-            loaded.put($0)
-        }
+        core.player.load(entry: entry.id, position: 0, playing: false) { loaded.put($0) }
         #expect((try? loaded.get()?.get())?.state == .paused)
         _ = core.player.changes.take(for: consumer)
         let before = core.player.changes.latest.version

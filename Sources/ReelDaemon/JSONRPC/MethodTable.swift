@@ -39,6 +39,7 @@ struct MethodTable: Sendable {
         var table = MethodTable()
         DaemonMethods.register(into: &table, info: info)
         PlayerMethods.register(into: &table, player: core.player)
+        QueueMethods.register(into: &table, player: core.player)
         RecorderMethods.register(into: &table, recorder: core.recorder)
         LibraryMethods.register(into: &table, library: core.library)
         StreamMethods.register(into: &table, library: core.library)

@@ -10,24 +10,34 @@ enum PlayerMethods {
     static func register(into table: inout MethodTable, player: PlayerController) {
         table.register("player.play") { call throws(RPCError) in
             let params = call.params
-            try params.rejectUnknown(allowed: ["file", "item", "path", "position"])
+            try params.rejectUnknown(allowed: ["file", "item", "path", "entry", "position"])
             let position = try params.optionalDouble("position") ?? 0
+            if let entry = try params.optionalInt("entry") {
+                guard !params.has("file"), try params.optionalItem() == nil else {
+                    throw RPCError.invalidParams("give \"entry\", \"file\" or a recording (\"item\"/\"path\"), only one")
+                }
+                return .awaiting { reply in player.play(entry: entry, position: position, reply: reply) }
+            }
+            guard params.has("file") || params.has("item") || params.has("path") else {
+                guard !params.has("position") else {
+                    throw RPCError.invalidParams("\"position\" needs \"entry\", \"file\" or a recording to start")
+                }
+                return .awaiting { reply in player.play(reply: reply) }
+            }
             let request: PlayRequest
-            if let reference = try params.optionalItem() {
-                guard !params.has("file") else {
-                    throw RPCError.invalidParams("give \"file\" or a recording (\"item\"/\"path\"), not both")
-                }
-                request = .recording(reference)
-            } else {
-                guard let file = try params.optionalString("file") else {
-                    throw RPCError.invalidParams("player.play needs \"file\" (an absolute path), or \"item\"/\"path\" for a recording")
-                }
-                guard file.hasPrefix("/") else {
-                    throw RPCError.invalidParams("\"file\" must be an absolute path, not \"\(file)\"")
-                }
-                request = .file(file)
+            switch try params.playable() {
+            case .file(let path): request = .file(path)
+            case .recording(let reference): request = .recording(reference)
             }
             return .awaiting { reply in player.play(request, position: position, reply: reply) }
+        }
+        table.register("player.next") { call throws(RPCError) in
+            try call.params.rejectUnknown(allowed: [])
+            return .awaiting { reply in player.next(reply: reply) }
+        }
+        table.register("player.previous") { call throws(RPCError) in
+            try call.params.rejectUnknown(allowed: [])
+            return .awaiting { reply in player.previous(reply: reply) }
         }
         table.register("player.pause") { call throws(RPCError) in
             try call.params.rejectUnknown(allowed: [])

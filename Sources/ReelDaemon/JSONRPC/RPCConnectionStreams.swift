@@ -12,6 +12,7 @@ enum StreamRequest {
     case folder(Watched<FolderListing>)
     case item(Watched<Item>)
     case library
+    case changes(ChangeStreamKind)
 }
 
 /// The subscriptions of one connection, numbered from 1. Lives on the connection's event loop;
@@ -41,6 +42,7 @@ final class RPCConnectionStreams: SubscriptionHost {
         case .folder(let watched): stream = .folder(id: watched.value.folder.id)
         case .item(let watched): stream = .item(id: watched.value.id)
         case .library: stream = .library
+        case .changes(let kind): stream = .changes(kind)
         }
         let subscription = RPCSubscription(
             target: target, id: id, stream: stream, interval: .nanoseconds(Int64(interval * 1e9)))
@@ -51,7 +53,7 @@ final class RPCConnectionStreams: SubscriptionHost {
         case .item(let watched):
             subscription.firstItem = .changed(watched.value)
             subscription.firstSequence = watched.sequence
-        case .player, .recorder, .library:
+        case .player, .recorder, .library, .changes:
             break
         }
         hub.add(subscription)

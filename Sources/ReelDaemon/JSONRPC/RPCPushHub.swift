@@ -26,6 +26,8 @@ final class RPCSubscription {
         case folder(id: String)
         case item(id: String)
         case library
+        /// A state pushed on change only, never ticked (`queue`, `mixer`).
+        case changes(ChangeStreamKind)
     }
 
     unowned let target: PushTarget
@@ -85,6 +87,7 @@ final class RPCPushHub: @unchecked Sendable {
     private var folders: [String: [ObjectIdentifier: RPCSubscription]] = [:]
     private var items: [String: [ObjectIdentifier: RPCSubscription]] = [:]
     private var library: [ObjectIdentifier: RPCSubscription] = [:]
+    private var changeStreams: [ChangeStreamKind: ChangeStream] = [:]
     private var playerConsumer: StateFeed<PlayerState>.Consumer?
     private var recorderConsumer: StateFeed<RecorderState>.Consumer?
     private var libraryConsumer: EventFeed<LibraryUpdate>.Consumer?
@@ -154,7 +157,27 @@ final class RPCPushHub: @unchecked Sendable {
         case .library:
             library[key] = subscription
             observeLibrary()
+        case .changes(let kind):
+            let stream = changeStream(kind)
+            stream.members[key] = subscription
+            if stream.members.count == 1 {
+                let bound = NIOLoopBound(self, eventLoop: loop)
+                let loop = self.loop
+                stream.start { loop.execute { bound.value.changeStreamFired(kind) } }
+            }
         }
+    }
+
+    private func changeStream(_ kind: ChangeStreamKind) -> ChangeStream {
+        if let stream = changeStreams[kind] { return stream }
+        let stream = ChangeStream(kind: kind, core: core)
+        changeStreams[kind] = stream
+        return stream
+    }
+
+    private func changeStreamFired(_ kind: ChangeStreamKind) {
+        guard let stream = changeStreams[kind], let push = stream.take() else { return }
+        broadcast(push, to: stream.members.values)
     }
 
     /// Ends a subscription (unsubscribe, end of its stream, or its connection closed).
@@ -188,6 +211,11 @@ final class RPCPushHub: @unchecked Sendable {
             core.library.unwatchItem(id)
         case .library:
             library[key] = nil
+        case .changes(let kind):
+            if let stream = changeStreams[kind] {
+                stream.members[key] = nil
+                if stream.members.isEmpty { stream.stop() }
+            }
         }
         if folders.isEmpty, items.isEmpty, library.isEmpty, let consumer = libraryConsumer {
             core.library.updates.removeConsumer(consumer)
@@ -231,6 +259,8 @@ final class RPCPushHub: @unchecked Sendable {
             }
         case .library:
             break  // an event stream has no current value
+        case .changes(let kind):
+            write(changeStream(kind).current(), to: subscription)
         }
     }
 

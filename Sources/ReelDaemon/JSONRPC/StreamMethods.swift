@@ -17,7 +17,7 @@ protocol SubscriptionHost: AnyObject {
 }
 
 enum StreamMethods {
-    static let streams = ["player", "recorder", "folder", "item", "library"]
+    static let streams = ["player", "recorder", "folder", "item", "library", "queue"]
     static let defaultInterval = 0.25
     static let minimumInterval = 0.02
 
@@ -32,11 +32,17 @@ enum StreamMethods {
             }
             let connection = call.connection
             switch stream {
-            case "player", "recorder", "library":
+            case "player", "recorder", "library", "queue":
                 guard try params.optionalItem() == nil else {
                     throw RPCError.invalidParams("the \(stream) stream takes no \"item\" or \"path\"")
                 }
-                let request: StreamRequest = stream == "player" ? .player : stream == "recorder" ? .recorder : .library
+                let request: StreamRequest
+                switch stream {
+                case "player": request = .player
+                case "recorder": request = .recorder
+                case "queue": request = .changes(.queue)
+                default: request = .library
+                }
                 return .result(subscribed(connection.subscribe(request, interval: interval)))
             case "folder":
                 let reference = try params.optionalItem() ?? .root

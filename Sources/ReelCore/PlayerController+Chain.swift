@@ -1,0 +1,236 @@
+// Keeping the engine's chain of tracks what the queue says: starting entries, lining up the
+// next one ahead of time, and following the engine as entries become audible or end.
+
+import ReelAudio
+import ReelLibrary
+import ReelModel
+
+extension PlayerController {
+    /// An entry opened and ready for the engine.
+    struct OpenedEntry {
+        var id: Int
+        var track: Track
+        var reader: AudioFileReader
+    }
+
+    // MARK: Starting
+
+    /// Loads entry `id` (on `work`). With `skipping`, an entry that cannot be opened is skipped
+    /// with an error on the player stream and the next one in play order is tried, until every
+    /// entry has failed; without, its error is the reply.
+    func start(entry id: Int, position: Double, playing: Bool, skipping: Bool, reply: @escaping Reply) {
+        let opened: OpenedEntry
+        do throws(ReelError) {
+            opened = try skipping ? openPlayable(from: id, including: true) : open(entry: id)
+        } catch {
+            reply(.failure(error))
+            publishState()
+            return
+        }
+        if let duration = opened.reader.duration, position > duration {
+            reply(.failure(ReelError(
+                .outOfRange,
+                "cannot start \(opened.track.file) at \(formatSeconds(position)): it is \(formatSeconds(duration)) long")))
+            return
+        }
+        let token = shared.withLock { shared -> Int in
+            let token = shared.newToken(for: opened.track)
+            shared.audibleToken = token
+            try? shared.queue.setCurrent(opened.id)
+            publishQueue(shared)
+            return token
+        }
+        let startFrame = frameIndex(seconds: position, rate: Double(opened.reader.pcmFormat.sampleRate))
+        logger.info("play", metadata: ["file": "\(opened.track.file)", "format": "\(opened.reader.format.codec)"])
+        engine.send(.load(ReaderBox(opened.reader), token: token, startFrame: startFrame, startPlaying: playing, adapt(reply)))
+    }
+
+    /// Opens entry `id`'s file, or throws why it cannot be played (and marks it missing when
+    /// its file is gone).
+    func open(entry id: Int) throws(ReelError) -> OpenedEntry {
+        guard let entry = shared.withLock({ $0.queue.entry(id: id) }) else {
+            throw ReelError(.notFound, "no queue entry with id \(id)")
+        }
+        var file = ""
+        do throws(ReelError) {
+            let source: PlayerSource
+            switch entry.source {
+            case .file(let path):
+                try mediaRoots.check(path)
+                file = path
+                source = entry.source
+            case .item(let itemID, _, _):
+                let item = try store.item(id: itemID)
+                file = try store.audioPath(for: item)
+                source = .item(id: item.id, path: item.path, name: item.name)
+            }
+            let reader = try AudioFileOpener.open(path: file)
+            shared.withLock { shared in
+                shared.queue.setDuration(reader.duration, format: reader.format, missing: false, for: id)
+            }
+            return OpenedEntry(id: id, track: Track(entry: id, source: source, file: file), reader: reader)
+        } catch var error {
+            if case .item(_, let treePath, _) = entry.source {
+                // Name the recording, not its file inside the data directory.
+                error.message = "cannot play the recording \(treePath): \(error.message)"
+            }
+            logger.info("cannot play", metadata: ["file": "\(file)", "error": "\(error.message)"])
+            if error.reason == .notFound {
+                shared.withLock { shared in
+                    shared.queue.setDuration(entry.duration, format: entry.format, missing: true, for: id)
+                }
+            }
+            throw error
+        }
+    }
+
+    /// Opens the first entry that plays, starting at `id` (or after it, when `including` is
+    /// false) and following the play order; each one that fails is skipped with its error on
+    /// the player stream. Throws the last error when every entry failed, `not_found` when
+    /// there is nothing to try.
+    func openPlayable(from id: Int, including: Bool) throws(ReelError) -> OpenedEntry {
+        let limit = shared.withLock { $0.queue.length }
+        var candidate: Int? = including ? id : shared.withLock { $0.queue.successor(of: id, .automatic) }
+        var lastError = ReelError(.notFound, "nothing follows in the queue")
+        var attempts = 0
+        while let current = candidate, attempts < limit {
+            attempts += 1
+            do throws(ReelError) {
+                return try open(entry: current)
+            } catch {
+                lastError = error
+                shared.withLock { $0.skipError = error }
+                publishState()
+                candidate = shared.withLock { $0.queue.successor(of: current, .automatic) }
+            }
+        }
+        throw lastError
+    }
+
+    // MARK: Following the engine
+
+    /// On the audio thread after each discrete engine change: publish, then act on `work`.
+    func engineChanged(_ snapshot: PlaybackSnapshot) {
+        changes.publish(state(of: snapshot, position: engine.currentPosition().position))
+        work.async { [self] in followEngine(snapshot) }
+    }
+
+    /// On the audio thread: the engine started decoding `token` with nothing after it.
+    func engineWantsNext(after token: Int) {
+        work.async { [self] in lineUp(after: token) }
+    }
+
+    /// On `work`: a new audible entry advances the queue (consume, single oneshot); the end of
+    /// the chain ends the queue or, when the next entry could not be lined up in time, starts it.
+    func followEngine(_ snapshot: PlaybackSnapshot) {
+        var startNext: Int?
+        shared.withLock { shared in
+            // Tokens grow with every start and line-up: an older one is a late report.
+            guard let token = snapshot.token, let track = shared.tracks[token], token >= (shared.audibleToken ?? 0)
+            else { return }
+            if shared.audibleToken != token {
+                if let previous = shared.audibleToken, let finished = shared.tracks[previous],
+                   shared.queue.position(of: finished.entry) != nil
+                {
+                    _ = shared.queue.advance(from: finished.entry, to: track.entry)
+                } else if shared.queue.position(of: track.entry) != nil {
+                    try? shared.queue.setCurrent(track.entry)
+                }
+                shared.audibleToken = token
+                shared.skipError = nil
+                publishQueue(shared)
+            }
+            if snapshot.activity == .stopped && snapshot.reachedEnd && shared.endedToken != token {
+                shared.endedToken = token
+                let finished = track.entry
+                if shared.queue.position(of: finished) != nil {
+                    let next = shared.queue.successor(of: finished, .automatic)
+                    _ = shared.queue.advance(from: finished, to: next)
+                    startNext = next
+                }
+                publishQueue(shared)
+            }
+            prune(&shared, keeping: snapshot.lined + [token])
+        }
+        if let next = startNext {
+            // The next entry was not lined up in time (or could not be): start it now.
+            start(entry: next, position: 0, playing: true, skipping: true) { _ in }
+        }
+    }
+
+    /// Forgets tracks the engine no longer holds (keeping the newest, which may be in flight).
+    private func prune(_ shared: inout Shared, keeping tokens: [Int]) {
+        guard shared.tracks.count > tokens.count + 8 else { return }
+        let keep = Set(tokens)
+        let audible = shared.audibleToken
+        let recent = shared.nextToken - 4
+        shared.tracks = shared.tracks.filter { keep.contains($0.key) || $0.key == audible || $0.key >= recent }
+        shared.linedUp = shared.linedUp.filter { shared.tracks[$0.key] != nil }
+    }
+
+    // MARK: Lining up
+
+    /// On `work`: opens the entry that follows `token`'s and lines it up in the engine, unless
+    /// it is already lined up. Entries that fail are skipped (with an error on the stream).
+    func lineUp(after token: Int) {
+        guard let after = shared.withLock({ $0.tracks[token]?.entry }) else { return }
+        for _ in 0..<3 {
+            let wanted = shared.withLock { shared -> Int?? in
+                guard shared.queue.position(of: after) != nil else { return .none }
+                let next = shared.queue.successor(of: after, .automatic)
+                if let next, shared.linedUp[token] == next { return .none }
+                return .some(next)
+            }
+            guard case .some(let next) = wanted else { return }
+            guard let next else {
+                shared.withLock { $0.linedUp[token] = nil }
+                engine.send(.lineUp(after: token, next: nil, { _ in }))
+                return
+            }
+            let opened: OpenedEntry
+            do throws(ReelError) {
+                opened = try openPlayable(from: next, including: true)
+            } catch {
+                // Every entry failed: nothing follows; playback stops after this one.
+                engine.send(.lineUp(after: token, next: nil, { _ in }))
+                return
+            }
+            // The queue may have changed while the file opened: line up only what still follows.
+            let sent = shared.withLock { shared -> Int? in
+                guard shared.queue.position(of: after) != nil,
+                      let still = shared.queue.successor(of: after, .automatic),
+                      still == next || still == opened.id
+                else { return nil }
+                let nextToken = shared.newToken(for: opened.track)
+                shared.linedUp[token] = opened.id
+                return nextToken
+            }
+            if let sent {
+                engine.send(.lineUp(after: token, next: TrackBox(opened.reader, token: sent), { _ in }))
+                return
+            }
+        }
+    }
+
+    /// On `work`, after a queue edit: where the engine's chain no longer follows the queue
+    /// (the next entry removed or moved, random turned on), line up what the queue says now.
+    func reconcileChain() {
+        let lined = engine.snapshot.lined
+        guard !lined.isEmpty else { return }
+        let mismatch = shared.withLock { shared -> Int? in
+            for (index, token) in lined.enumerated() {
+                guard let entry = shared.tracks[token]?.entry, shared.queue.position(of: entry) != nil else {
+                    return nil
+                }
+                let wanted = shared.queue.successor(of: entry, .automatic)
+                let held = index + 1 < lined.count ? shared.tracks[lined[index + 1]]?.entry : shared.linedUp[token]
+                if wanted != held {
+                    shared.linedUp[token] = nil
+                    return token
+                }
+            }
+            return nil
+        }
+        if let token = mismatch { lineUp(after: token) }
+    }
+}

@@ -1,0 +1,227 @@
+// Queue commands: add, list, remove, move, clear, options; and following the library.
+
+import ReelAudio
+import ReelLibrary
+import ReelModel
+
+/// What `queue.add` adds: a file by absolute path, or a recording, or a folder's recordings
+/// (its own by name, then each subfolder likewise, recursively: MPD's order for a directory).
+public enum QueueAddition: Sendable, Equatable {
+    case file(String)
+    case recording(ItemReference)
+}
+
+/// A window of the queue (`queue.list`).
+public struct QueueListing: Sendable, Equatable {
+    public var summary: QueueSummary
+    public var entries: [QueueEntry]
+}
+
+extension PlayerController {
+    public typealias AddReply = @Sendable (Result<[QueueEntry], ReelError>) -> Void
+
+    /// Adds a file, a recording or a folder's recordings at `position` (nil appends), or right
+    /// after the current entry. A file must be absolute, inside the media roots and decodable; a
+    /// folder must hold recordings. On error nothing is added.
+    public func add(_ addition: QueueAddition, at position: Int?, afterCurrent: Bool, reply: @escaping AddReply) {
+        if let position, position < 0 {
+            reply(.failure(ReelError(.outOfRange, "position \(position) is outside the queue (0…\(queueLength))")))
+            return
+        }
+        work.async { [self] in
+            let entries: [NewQueueEntry]
+            do throws(ReelError) {
+                entries = try resolve(addition)
+            } catch {
+                reply(.failure(error))
+                return
+            }
+            let result = shared.withLock { shared -> Result<[QueueEntry], ReelError> in
+                do throws(ReelError) {
+                    let added = try shared.queue.add(entries, at: position, afterCurrent: afterCurrent)
+                    publishQueue(shared)
+                    return .success(added)
+                } catch {
+                    return .failure(error)
+                }
+            }
+            reply(result)
+            if case .success = result { reconcileChain() }
+        }
+    }
+
+    var queueLength: Int { shared.withLock { $0.queue.length } }
+
+    /// A window of the queue: `count` entries from position `start` (all from `start` when nil).
+    public func listQueue(start: Int = 0, count: Int? = nil) throws(ReelError) -> QueueListing {
+        guard start >= 0 else { throw ReelError(.outOfRange, "start \(start) is outside the queue") }
+        if let count, count < 0 { throw ReelError(.outOfRange, "count \(count) is negative") }
+        return shared.withLock { shared in
+            QueueListing(
+                summary: shared.queue.summary,
+                entries: shared.queue.entries(start: start, count: count ?? max(shared.queue.length - start, 0)))
+        }
+    }
+
+    /// The queue's summary now. Any thread.
+    public var queueSummary: QueueSummary { shared.withLock { $0.queue.summary } }
+
+    /// Removes entries (all or none: an unknown id is `not_found`). Removing the entry being
+    /// played starts the next one while playing, and stops while paused.
+    public func removeEntries(ids: [Int]) throws(ReelError) -> QueueSummary {
+        let snapshot = engine.snapshot
+        let outcome = try shared.withLock { shared throws(ReelError) -> (QueueSummary, restart: Int??) in
+            let playing = snapshot.token.flatMap { shared.tracks[$0]?.entry }
+            let removal = try shared.queue.remove(ids: ids)
+            var restart: Int?? = nil
+            if snapshot.activity != .stopped, let playing, shared.queue.position(of: playing) == nil {
+                // What was playing left the queue.
+                if case .removed(let successor) = removal {
+                    restart = .some(successor)
+                } else {
+                    restart = .some(shared.queue.current)
+                }
+            }
+            publishQueue(shared)
+            return (shared.queue.summary, restart)
+        }
+        switch outcome.restart {
+        case .some(let successor?) where snapshot.activity == .playing:
+            work.async { [self] in start(entry: successor, position: 0, playing: true, skipping: true) { _ in } }
+        case .some:
+            engine.send(.stop({ _ in }))
+        case .none:
+            work.async { [self] in reconcileChain() }
+        }
+        return outcome.0
+    }
+
+    /// Moves an entry to `position` (`not_found`, `out_of_range`).
+    public func moveEntry(id: Int, to position: Int) throws(ReelError) -> QueueSummary {
+        let summary = try shared.withLock { shared throws(ReelError) -> QueueSummary in
+            try shared.queue.move(id: id, to: position)
+            publishQueue(shared)
+            return shared.queue.summary
+        }
+        work.async { [self] in reconcileChain() }
+        return summary
+    }
+
+    /// Empties the queue and stops playback (as MPD's `clear`).
+    public func clearQueue() -> QueueSummary {
+        let summary = shared.withLock { shared -> QueueSummary in
+            shared.queue.clear()
+            publishQueue(shared)
+            return shared.queue.summary
+        }
+        if engine.snapshot.activity != .stopped { engine.send(.stop({ _ in })) }
+        return summary
+    }
+
+    /// Changes any of the options; nil leaves one as it is.
+    public func setQueueOptions(repeats: Bool? = nil, random: Bool? = nil, single: SingleMode? = nil, consume: Bool? = nil)
+        -> QueueOptions
+    {
+        let options = shared.withLock { shared -> QueueOptions in
+            shared.queue.setOptions(repeats: repeats, random: random, single: single, consume: consume)
+            publishQueue(shared)
+            return shared.queue.options
+        }
+        work.async { [self] in reconcileChain() }
+        return options
+    }
+
+    /// Publishes the queue's summary; called under `shared`'s lock so that summaries go out in
+    /// the order of the changes.
+    func publishQueue(_ shared: Shared) {
+        let summary = shared.queue.summary
+        if summary != queueChanges.latest.value { queueChanges.publish(summary) }
+    }
+
+    // MARK: Resolving additions
+
+    /// The entries an addition stands for (on `work`: it opens files and reads the library).
+    func resolve(_ addition: QueueAddition) throws(ReelError) -> [NewQueueEntry] {
+        switch addition {
+        case .file(let path):
+            try mediaRoots.check(path)
+            let reader = try AudioFileOpener.open(path: path)
+            return [NewQueueEntry(source: .file(path: path), duration: reader.duration, format: reader.format)]
+        case .recording(let reference):
+            let item = try store.item(reference)
+            guard item.kind == .folder else {
+                return [NewQueueEntry(
+                    source: .item(id: item.id, path: item.path, name: item.name), duration: item.duration,
+                    format: item.format)]
+            }
+            var entries: [NewQueueEntry] = []
+            try collectRecordings(in: item, into: &entries)
+            guard !entries.isEmpty else {
+                throw ReelError(.notFound, "the folder \(item.path) holds no recordings")
+            }
+            return entries
+        }
+    }
+
+    /// A folder's recordings by name, then each subfolder's the same way.
+    private func collectRecordings(in folder: Item, into entries: inout [NewQueueEntry]) throws(ReelError) {
+        let items = try store.list(folder: .id(folder.id)).items.sorted { $0.name < $1.name }
+        for item in items where item.kind == .recording {
+            entries.append(NewQueueEntry(
+                source: .item(id: item.id, path: item.path, name: item.name), duration: item.duration, format: item.format))
+        }
+        for item in items where item.kind == .folder {
+            try collectRecordings(in: item, into: &entries)
+        }
+    }
+
+    // MARK: Following the library
+
+    /// A deleted recording leaves the queue; a renamed or moved one (or one in a renamed or moved
+    /// folder) is followed. Called on the library's delivery queue.
+    func libraryChanged(_ changes: [LibraryChange]) {
+        var removedIDs: Set<String> = []
+        var removedFolders: [String] = []
+        var renames: [(old: String, new: String, name: String, id: String)] = []
+        for change in changes {
+            switch change.kind {
+            case .removed:
+                if change.item.kind == .recording { removedIDs.insert(change.item.id) } else { removedFolders.append(change.item.path + "/") }
+            case .renamed, .moved:
+                if let old = change.oldPath { renames.append((old, change.item.path, change.item.name, change.item.id)) }
+            case .added, .updated:
+                break
+            }
+        }
+        guard !removedIDs.isEmpty || !removedFolders.isEmpty || !renames.isEmpty else { return }
+        let gone = shared.withLock { shared -> [Int] in
+            var gone: [Int] = []
+            for entry in shared.queue.allEntries {
+                guard case .item(let id, var path, var name) = entry.source else { continue }
+                if removedIDs.contains(id) || removedFolders.contains(where: { path.hasPrefix($0) }) {
+                    gone.append(entry.id)
+                    continue
+                }
+                var changed = false
+                for rename in renames {
+                    if rename.id == id {
+                        path = rename.new
+                        name = rename.name
+                        changed = true
+                    } else if path.hasPrefix(rename.old + "/") {
+                        path = rename.new + path.dropFirst(rename.old.count)
+                        changed = true
+                    }
+                }
+                if changed { shared.queue.updateSource(.item(id: id, path: path, name: name), for: entry.id) }
+            }
+            if !renames.isEmpty { publishQueue(shared) }
+            return gone
+        }
+        if !gone.isEmpty {
+            logger.info("recordings in the queue were deleted; removing them", metadata: ["entries": "\(gone.count)"])
+            _ = try? removeEntries(ids: gone)
+        }
+        if !renames.isEmpty { publishState() }
+    }
+}

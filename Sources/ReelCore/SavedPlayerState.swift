@@ -1,0 +1,121 @@
+// What is saved of the player and the queue, and its JSON form.
+
+import ReelModel
+import ReelProtocol
+
+/// The player's saved state (`player-state.json`): where playback was, in which entry, and the
+/// volume. Version 1 (Reel 0.2) saved one source instead of a queue entry; it is read as a
+/// one-entry queue.
+public struct SavedPlayerState: Equatable {
+    /// The queue position of the current entry, or nil.
+    var current: Int?
+    var position: Double
+    var state: PlayerActivity
+    var volume: Int?
+    var muted: Bool
+    /// From a version 1 file: the one source it played, which becomes the queue.
+    var legacySource: SavedQueue.Entry?
+
+    init(current: Int?, position: Double, state: PlayerActivity, volume: Int? = nil, muted: Bool = false) {
+        self.current = current
+        self.position = position
+        self.state = state
+        self.volume = volume
+        self.muted = muted
+    }
+
+    var json: JSONValue {
+        [
+            "version": 2, "current": current.map { .int(Int64($0)) } ?? .null, "position": .double(position),
+            "state": .string(state.rawValue), "volume": volume.map { .int(Int64($0)) } ?? .null, "muted": .bool(muted),
+        ]
+    }
+
+    /// Throws a message naming what is wrong.
+    init(json: JSONValue) throws(ReelError) {
+        func corrupt(_ what: String) -> ReelError { ReelError(.corruptFile, "the saved player state \(what)") }
+        guard let version = json["version"]?.intValue, version == 1 || version == 2 else {
+            throw corrupt("has no version 1 or 2")
+        }
+        guard let position = json["position"]?.doubleValue, position.isFinite, position >= 0 else {
+            throw corrupt("has no valid position")
+        }
+        guard let raw = json["state"]?.stringValue, let state = PlayerActivity(rawValue: raw) else {
+            throw corrupt("has no valid state")
+        }
+        self.position = position
+        self.state = state
+        if version == 1 {
+            if let path = json["source"]?["file"]?.stringValue, path.hasPrefix("/") {
+                legacySource = SavedQueue.Entry(source: .file(path: path))
+            } else if let id = json["source"]?["item"]?.stringValue {
+                legacySource = SavedQueue.Entry(source: .item(id: id, path: "", name: ""))
+            } else {
+                throw corrupt("has no source")
+            }
+            current = 0
+            volume = nil
+            muted = false
+            return
+        }
+        current = json["current"]?.intValue
+        if let current, current < 0 { throw corrupt("has a negative current entry") }
+        volume = json["volume"]?.intValue.map { min(max($0, 0), 100) }
+        muted = json["muted"]?.boolValue ?? false
+    }
+}
+
+/// The saved queue (`queue.json`): its entries and options. Written only when the queue changes.
+public struct SavedQueue: Equatable {
+    struct Entry: Equatable {
+        var source: PlayerSource
+        var duration: Double? = nil
+        var format: AudioFormat? = nil
+    }
+
+    var entries: [Entry]
+    var options: QueueOptions
+
+    var json: JSONValue {
+        let list: [JSONValue] = entries.map { entry in
+            var object = entry.source.json.objectValue ?? JSONObject()
+            if let duration = entry.duration { object["duration"] = .double(duration) }
+            if let format = entry.format { object["format"] = format.json }
+            return .object(object)
+        }
+        return [
+            "version": 1, "entries": .array(list),
+            "options": [
+                "repeat": .bool(options.repeats), "random": .bool(options.random),
+                "single": .string(options.single.rawValue), "consume": .bool(options.consume),
+            ],
+        ]
+    }
+
+    init(entries: [Entry], options: QueueOptions) {
+        self.entries = entries
+        self.options = options
+    }
+
+    /// Throws a message naming what is wrong; an entry that cannot be read is skipped.
+    init(json: JSONValue) throws(ReelError) {
+        guard json["version"]?.intValue == 1, let list = json["entries"]?.arrayValue else {
+            throw ReelError(.corruptFile, "the saved queue has no version 1 entries")
+        }
+        entries = list.compactMap { value -> Entry? in
+            guard let source = try? PlayerSource(json: value) else { return nil }
+            if case .file(let path) = source, !path.hasPrefix("/") { return nil }
+            return Entry(
+                source: source, duration: value["duration"]?.doubleValue,
+                format: value["format"].flatMap { try? AudioFormat(json: $0) })
+        }
+        var options = QueueOptions()
+        if let saved = json["options"] {
+            options.repeats = saved["repeat"]?.boolValue ?? false
+            options.random = saved["random"]?.boolValue ?? false
+            options.single = saved["single"]?.stringValue.flatMap(SingleMode.init(rawValue:)) ?? .off
+            options.consume = saved["consume"]?.boolValue ?? false
+        }
+        self.options = options
+    }
+}

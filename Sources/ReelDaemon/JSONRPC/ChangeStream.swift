@@ -1,0 +1,56 @@
+// Streams pushed on change only (the queue's summary, the mixer): one consumer of the core's
+// feed while anyone subscribes, each change encoded once for every subscriber.
+
+import ReelCore
+import ReelModel
+import ReelProtocol
+
+/// The streams of this kind: `queue` (`queue.changed`).
+enum ChangeStreamKind: Hashable {
+    case queue
+}
+
+/// One change stream of one `RPCPushHub`. Lives on the hub's event loop.
+final class ChangeStream {
+    let kind: ChangeStreamKind
+    private let core: ReelCore
+    var members: [ObjectIdentifier: RPCSubscription] = [:]
+    private var stopConsuming: (() -> Void)?
+    private var takeLatest: (() -> SplicedPush)?
+
+    init(kind: ChangeStreamKind, core: ReelCore) {
+        self.kind = kind
+        self.core = core
+    }
+
+    /// Registers with the core's feed; `wake` is called from the producer's thread.
+    func start(wake: @escaping @Sendable () -> Void) {
+        switch kind {
+        case .queue:
+            let feed = core.player.queueChanges
+            let consumer = feed.addConsumer(wake: wake)
+            takeLatest = { Self.encode(feed.take(for: consumer).value) }
+            stopConsuming = { feed.removeConsumer(consumer) }
+        }
+    }
+
+    func stop() {
+        stopConsuming?()
+        stopConsuming = nil
+        takeLatest = nil
+    }
+
+    /// The newest value, encoded once; nil when not started.
+    func take() -> SplicedPush? { takeLatest?() }
+
+    /// The value now, for a new subscriber's first push.
+    func current() -> SplicedPush {
+        switch kind {
+        case .queue: Self.encode(core.player.queueSummary)
+        }
+    }
+
+    static func encode(_ summary: QueueSummary) -> SplicedPush {
+        SplicedPush(method: "queue.changed", members: summary.jsonObject)
+    }
+}

@@ -1,0 +1,107 @@
+// queue.* — the play queue: list, add, remove, move, clear, options.
+
+import ReelCore
+import ReelModel
+import ReelProtocol
+
+/// Decodes parameters and encodes results; the queue's rules are in `PlayerController`.
+enum QueueMethods {
+    static func register(into table: inout MethodTable, player: PlayerController) {
+        table.register("queue.list") { call throws(RPCError) in
+            let params = call.params
+            try params.rejectUnknown(allowed: ["start", "count"])
+            let start = try params.optionalInt("start") ?? 0
+            let count = try params.optionalInt("count")
+            let listing = try withRPCErrors { () throws(ReelError) in try player.listQueue(start: start, count: count) }
+            var object = listing.summary.jsonObject
+            object["entries"] = .array(listing.entries.map(\.json))
+            return .result(.object(object))
+        }
+        table.register("queue.add") { call throws(RPCError) in
+            let params = call.params
+            try params.rejectUnknown(allowed: ["file", "item", "path", "position", "next"])
+            let addition = try params.playable()
+            let position = try params.optionalInt("position")
+            let next = try params.optionalBool("next") ?? false
+            if next && position != nil {
+                throw RPCError.invalidParams("give \"position\" or \"next\", not both")
+            }
+            return .replying({ reply in player.add(addition, at: position, afterCurrent: next, reply: reply) }) { entries in
+                ["entries": .array(entries.map(\.json))]
+            }
+        }
+        table.register("queue.remove") { call throws(RPCError) in
+            let params = call.params
+            try params.rejectUnknown(allowed: ["id", "ids"])
+            let ids: [Int]
+            switch (try params.optionalInt("id"), params["ids"]) {
+            case (let id?, nil):
+                ids = [id]
+            case (nil, let list?):
+                guard let array = list.arrayValue, !array.isEmpty else {
+                    throw RPCError.invalidParams("\"ids\" must be a non-empty array of entry ids")
+                }
+                ids = try array.map { (value) throws(RPCError) -> Int in
+                    guard let id = value.intValue else { throw RPCError.invalidParams("\"ids\" must hold integers") }
+                    return id
+                }
+            default:
+                throw RPCError.invalidParams("queue.remove needs \"id\" or \"ids\" (not both)")
+            }
+            let summary = try withRPCErrors { () throws(ReelError) in try player.removeEntries(ids: ids) }
+            return .result(summaryResult(summary))
+        }
+        table.register("queue.move") { call throws(RPCError) in
+            let params = call.params
+            try params.rejectUnknown(allowed: ["id", "position"])
+            let id = try params.requiredInt("id")
+            let position = try params.requiredInt("position")
+            let summary = try withRPCErrors { () throws(ReelError) in try player.moveEntry(id: id, to: position) }
+            return .result(summaryResult(summary))
+        }
+        table.register("queue.clear") { call throws(RPCError) in
+            try call.params.rejectUnknown(allowed: [])
+            return .result(summaryResult(player.clearQueue()))
+        }
+        table.register("queue.setOptions") { call throws(RPCError) in
+            let params = call.params
+            try params.rejectUnknown(allowed: ["repeat", "random", "single", "consume"])
+            let single = try params["single"].map { (value) throws(RPCError) -> SingleMode in
+                guard let mode = SingleMode(json: value) else {
+                    throw RPCError.invalidParams("single must be true, false or \"oneshot\"")
+                }
+                return mode
+            }
+            let options = player.setQueueOptions(
+                repeats: try params.optionalBool("repeat"), random: try params.optionalBool("random"), single: single,
+                consume: try params.optionalBool("consume"))
+            return .result(options.json)
+        }
+    }
+
+    /// `{version, length, current, next}`: what remove, move and clear answer.
+    static func summaryResult(_ summary: QueueSummary) -> JSONValue {
+        var object = summary.jsonObject
+        object["options"] = nil
+        return .object(object)
+    }
+}
+
+extension Params {
+    /// `file` (an absolute path) or an item (`item` id or `path` in the tree).
+    func playable() throws(RPCError) -> QueueAddition {
+        if let reference = try optionalItem() {
+            guard !has("file") else {
+                throw RPCError.invalidParams("give \"file\" or a recording (\"item\"/\"path\"), not both")
+            }
+            return .recording(reference)
+        }
+        guard let file = try optionalString("file") else {
+            throw RPCError.invalidParams("\(method) needs \"file\" (an absolute path), or \"item\"/\"path\" for a recording or folder")
+        }
+        guard file.hasPrefix("/") else {
+            throw RPCError.invalidParams("\"file\" must be an absolute path, not \"\(file)\"")
+        }
+        return .file(file)
+    }
+}

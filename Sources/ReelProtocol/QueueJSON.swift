@@ -1,0 +1,81 @@
+// The queue's values as JSON (`QueueEntry`, options, `queue.changed` in `protocol.md`), and back.
+
+import ReelModel
+
+extension QueueOptions {
+    /// `{"repeat","random","single","consume"}`; `single` is `true`, `false` or `"oneshot"`.
+    public var json: JSONValue {
+        let singleJSON: JSONValue
+        switch single {
+        case .off: singleJSON = .bool(false)
+        case .on: singleJSON = .bool(true)
+        case .oneshot: singleJSON = .string("oneshot")
+        }
+        return ["repeat": .bool(repeats), "random": .bool(random), "single": singleJSON, "consume": .bool(consume)]
+    }
+
+    public init(json: JSONValue) throws(JSONDecodingError) {
+        let reader = try ObjectReader(json, as: "options")
+        guard let single = SingleMode(json: reader.object["single"] ?? .bool(false)) else {
+            throw JSONDecodingError("options.single must be true, false or \"oneshot\"")
+        }
+        self.init(
+            repeats: try reader.bool("repeat"), random: try reader.bool("random"), single: single,
+            consume: try reader.bool("consume"))
+    }
+}
+
+extension SingleMode {
+    /// `true`, `false` or `"oneshot"` (as MPD's `single` takes them); nil for anything else.
+    public init?(json: JSONValue) {
+        switch json {
+        case .bool(let on): self = on ? .on : .off
+        case .string("oneshot"): self = .oneshot
+        default: return nil
+        }
+    }
+}
+
+extension QueueEntry {
+    /// `{"id","position","source","duration","format"}`, and `"missing": true` for an entry
+    /// whose file is gone.
+    public var json: JSONValue {
+        var object: JSONObject = [
+            "id": .int(Int64(id)), "position": .int(Int64(position)), "source": source.json,
+            "duration": duration.map(JSONValue.double) ?? .null, "format": format?.json ?? .null,
+        ]
+        if missing { object["missing"] = .bool(true) }
+        return .object(object)
+    }
+
+    public init(json: JSONValue) throws(JSONDecodingError) {
+        let reader = try ObjectReader(json, as: "QueueEntry")
+        self.init(
+            id: try reader.int("id"), position: try reader.int("position"),
+            source: try PlayerSource(json: reader.object["source"] ?? .null),
+            duration: try reader.optionalDouble("duration"),
+            format: try reader.optional("format").map { (v) throws(JSONDecodingError) in try AudioFormat(json: v) },
+            missing: reader.object["missing"]?.boolValue ?? false)
+    }
+}
+
+extension QueueSummary {
+    /// `{"version","length","current","next","options"}` (`queue.changed`).
+    public var jsonObject: JSONObject {
+        [
+            "version": .int(Int64(version)), "length": .int(Int64(length)),
+            "current": current.map { .int(Int64($0)) } ?? .null, "next": next.map { .int(Int64($0)) } ?? .null,
+            "options": options.json,
+        ]
+    }
+
+    public var json: JSONValue { .object(jsonObject) }
+
+    public init(json: JSONValue) throws(JSONDecodingError) {
+        let reader = try ObjectReader(json, as: "queue")
+        self.init(
+            version: try reader.int("version"), length: try reader.int("length"),
+            current: try reader.optionalInt("current"), next: try reader.optionalInt("next"),
+            options: try QueueOptions(json: reader.object["options"] ?? .null))
+    }
+}
