@@ -36,6 +36,8 @@ final class PlaybackRunner: @unchecked Sendable {
     let onWantsNext: PlaybackEngine.WantsNextHandler
 
     var state = PlaybackSnapshot()
+    /// The software volume, applied to each decoded buffer before it is written.
+    var gain = GainStage()
     var segments: [PlaybackSegment] = []
     var upcoming: [TrackBox] = []
     var configuration: PCMConfiguration?
@@ -104,6 +106,8 @@ final class PlaybackRunner: @unchecked Sendable {
             reply(.success(state))
         case .seek(let target, let reply):
             reply(seek(target))
+        case .setGain(let volume, let muted, let reply):
+            reply(setGain(volume: volume, muted: muted))
         case .shutdown(let done):
             stop(error: nil)
             running = false
@@ -261,6 +265,26 @@ final class PlaybackRunner: @unchecked Sendable {
         return .success(state)
     }
 
+    func setGain(volume: Int, muted: Bool) -> Result<PlaybackSnapshot, ReelError> {
+        let before = gain.target
+        gain.setTarget(volume: volume, muted: muted)
+        guard gain.target != before, state.activity == .playing, configuration != nil else { return .success(state) }
+        // Replace what the device holds (up to the whole buffer) from the frame heard now.
+        do throws(ReelError) {
+            try rewindToAudible()
+        } catch {
+            stop(error: error)
+            return .failure(error)
+        }
+        let prepared = device.prepare()
+        if prepared < 0 {
+            deviceFailed(code: Int32(prepared))
+            return .failure(state.error!)
+        }
+        publish(changed: false)
+        return .success(state)
+    }
+
     /// Stops and closes the device and every decoder; `error` says why if it was not asked for.
     /// The last audible track's token stays in the state, so the control side knows what ended;
     /// `reachedEnd` says that it played to its end.
@@ -308,6 +332,7 @@ final class PlaybackRunner: @unchecked Sendable {
                 decoderEnded(configuration: configuration)
                 return
             }
+            gain.apply(to: buffer, frames: count, format: configuration.format)
             pendingFrames = count
             pendingOffset = 0
         }

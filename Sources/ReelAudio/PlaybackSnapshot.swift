@@ -71,6 +71,10 @@ public enum PlaybackCommand: Sendable {
     case toggle(Reply)
     case stop(Reply)
     case seek(SeekTarget, Reply)
+    /// The software volume: applied to every frame written from now on. While playing, what
+    /// the device holds is replaced from the audible frame, so the change is heard at once
+    /// (ramped over a few milliseconds, without a click), whatever the buffer's length.
+    case setGain(volume: Int, muted: Bool, Reply)
     case shutdown(@Sendable () -> Void)
 }
 

@@ -103,7 +103,13 @@ public final class PlayerController: @unchecked Sendable {
             let source = shared.queue.entry(id: track.entry)?.source ?? track.source
             return (track, source, shared.skipError)
         }
-        let entry = track.flatMap { track in shared.withLock { $0.queue.position(of: track.entry) != nil ? track.entry : nil } }
+        // Once stopped, the entry is the queue's current one (none after the queue ended).
+        let entry = track.flatMap { track in
+            shared.withLock { shared -> Int? in
+                guard shared.queue.position(of: track.entry) != nil else { return nil }
+                return snapshot.activity != .stopped || shared.queue.current == track.entry ? track.entry : nil
+            }
+        }
         return PlayerState(
             state: snapshot.activity, position: position, duration: snapshot.duration,
             source: source, entry: entry, format: snapshot.format, timestamp: Double(now) / 1e9,

@@ -11,6 +11,8 @@ import ReelModel
 ///
 /// - `player`: commands and `player.changes` (a `StateFeed<PlayerState>`);
 /// - `recorder`: commands and `recorder.changes` (a `StateFeed<RecorderState>`);
+/// - `player` also holds the play queue (`player.queueChanges`);
+/// - `mixer`: the volume, and `mixer.changes`;
 /// - `library`: reads (off the caller's thread), writes, folder and item watches, and
 ///   `library.updates` (an `EventFeed<LibraryUpdate>`, one per committed transaction).
 ///
@@ -22,8 +24,11 @@ public final class ReelCore: Sendable {
     public let player: PlayerController
     public let recorder: RecorderController
     public let library: LibraryController
+    public let mixer: MixerController
     public let mediaRoots: MediaRoots
     private let stateFile: PlayerStateFile
+    /// What was saved at the last shutdown, restored by `start`.
+    private let saved: (SavedPlayerState, SavedQueue)?
     private let logger: Logger
 
     /// How the player comes back after a restart.
@@ -36,7 +41,8 @@ public final class ReelCore: Sendable {
     /// be used.
     public init(
         dataDirectory: String, output: PCMOutput, timing: PCMTiming, input: PCMInput, captureTiming: PCMTiming,
-        recording: RecordingDefaults, mediaRoots: [String], logger: Logger
+        recording: RecordingDefaults, mediaRoots: [String], mixer mixerSettings: MixerSettings = MixerSettings(),
+        logger: Logger
     ) throws(ReelError) {
         self.logger = logger
         self.mediaRoots = MediaRoots(mediaRoots)
@@ -65,11 +71,17 @@ public final class ReelCore: Sendable {
         library = LibraryController(
             store: store, player: player, recorder: recorder, mediaRoots: self.mediaRoots, logger: libraryLogger)
         stateFile = PlayerStateFile(directory: dataDirectory, player: player, logger: audioLogger)
+        saved = stateFile.load()
+        let savedVolume = saved.map { (volume: $0.0.volume, muted: $0.0.muted) }
+        mixer = MixerController(
+            settings: mixerSettings, playbackDevice: output.name, player: player, saved: savedVolume, logger: audioLogger)
+        let mixer = self.mixer
+        stateFile.mixerState = { mixer.saved }
     }
 
     /// Restores the saved queue and player (as `resume` says) and starts saving their state.
     public func start(resume: Resume) {
-        if let (state, queue) = stateFile.load() {
+        if let (state, queue) = saved {
             player.restore(state, queue: queue, load: resume != .no, playing: resume == .playing)
         }
         stateFile.start()
@@ -79,6 +91,7 @@ public final class ReelCore: Sendable {
     public func shutdown() {
         recorder.shutdown()
         stateFile.finish()
+        mixer.shutdown()
         player.shutdown()
     }
 }

@@ -6,7 +6,7 @@ import ReelProtocol
 /// The player's saved state (`player-state.json`): where playback was, in which entry, and the
 /// volume. Version 1 (Reel 0.2) saved one source instead of a queue entry; it is read as a
 /// one-entry queue.
-public struct SavedPlayerState: Equatable {
+public struct SavedPlayerState: Equatable, Sendable {
     /// The queue position of the current entry, or nil.
     var current: Int?
     var position: Double
@@ -66,8 +66,8 @@ public struct SavedPlayerState: Equatable {
 }
 
 /// The saved queue (`queue.json`): its entries and options. Written only when the queue changes.
-public struct SavedQueue: Equatable {
-    struct Entry: Equatable {
+public struct SavedQueue: Equatable, Sendable {
+    struct Entry: Equatable, Sendable {
         var source: PlayerSource
         var duration: Double? = nil
         var format: AudioFormat? = nil

@@ -37,7 +37,7 @@ public final class Daemon: Sendable {
             dataDirectory: configuration.dataDir, output: ALSAOutput(name: configuration.device),
             timing: configuration.timing, input: ALSAInput(name: configuration.captureDevice),
             captureTiming: configuration.captureTiming, recording: configuration.recording,
-            mediaRoots: configuration.mediaRoots, logger: logger)
+            mediaRoots: configuration.mediaRoots, mixer: configuration.mixer, logger: logger)
 
         var serverLogger = logger
         serverLogger[metadataKey: "subsystem"] = "reel.server"

@@ -32,6 +32,8 @@ public struct DaemonConfiguration: Equatable, Sendable {
     public var mediaRoots: [String] = []
     /// Format, rate and channels of a recording when `recorder.start` does not say.
     public var recording = RecordingDefaults()
+    /// `mixer`, `mixer_device`, `mixer_control`, `volume_on_start`.
+    public var mixer = MixerSettings()
 
     /// `resume_on_start`: restore the last source paused (the default), playing, or not at all.
     public enum ResumeOnStart: String, Sendable, CaseIterable {
@@ -98,7 +100,8 @@ public struct DaemonConfiguration: Equatable, Sendable {
         ("period_ms", "REEL_PERIOD_MS"), ("buffer_ms", "REEL_BUFFER_MS"),
         ("resume_on_start", "REEL_RESUME_ON_START"), ("media_roots", "REEL_MEDIA_ROOTS"),
         ("record_format", "REEL_RECORD_FORMAT"), ("record_sample_rate", "REEL_RECORD_SAMPLE_RATE"),
-        ("record_channels", "REEL_RECORD_CHANNELS"),
+        ("record_channels", "REEL_RECORD_CHANNELS"), ("mixer", "REEL_MIXER"), ("mixer_device", "REEL_MIXER_DEVICE"),
+        ("mixer_control", "REEL_MIXER_CONTROL"), ("volume_on_start", "REEL_VOLUME_ON_START"),
     ]
 
     /// Applies a TOML config file's text. `source` names the file in errors.
@@ -195,6 +198,25 @@ public struct DaemonConfiguration: Equatable, Sendable {
                 throw ConfigurationError("\(source): \"\(value)\" is not a channel count from 1 to 8")
             }
             recording.channels = channels
+        case "mixer":
+            guard let kind = MixerKind(rawValue: value) else {
+                throw ConfigurationError("\(source): \"\(value)\" is not one of software, hardware, none")
+            }
+            mixer.kind = kind
+        case "mixer_device":
+            guard !value.isEmpty else { throw ConfigurationError("\(source): the mixer device cannot be empty") }
+            mixer.device = value
+        case "mixer_control":
+            guard !value.isEmpty else { throw ConfigurationError("\(source): the mixer control cannot be empty") }
+            mixer.control = value
+        case "volume_on_start":
+            if value == "last" {
+                mixer.startVolume = .last
+            } else if let level = Int(value), (0...100).contains(level) {
+                mixer.startVolume = .level(level)
+            } else {
+                throw ConfigurationError("\(source): \"\(value)\" is not \"last\" or a volume from 0 to 100")
+            }
         case "period_ms": periodMilliseconds = try milliseconds()
         case "buffer_ms": bufferMilliseconds = try milliseconds()
         default:

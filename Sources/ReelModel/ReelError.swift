@@ -20,6 +20,7 @@ public enum ErrorReason: String, Sendable, CaseIterable {
     case diskFull = "disk_full"
     case ioError = "io_error"
     case forbidden
+    case noMixer = "no_mixer"
 }
 
 /// An application error: what went wrong (`reason`) and what to do about it (`message`).

@@ -7,7 +7,7 @@
 /// formats}`.
 public struct DaemonInfo: Sendable, Equatable {
     /// The protocol version this build speaks (`protocol` in the reply).
-    public static let currentProtocolVersion = 1
+    public static let currentProtocolVersion = 2
 
     /// The daemon's version, e.g. `1.0.0`.
     public var version: String

@@ -5,9 +5,9 @@ import ReelCore
 import ReelModel
 import ReelProtocol
 
-/// The streams of this kind: `queue` (`queue.changed`).
+/// The streams of this kind: `queue` (`queue.changed`), `mixer` (`mixer.state`).
 enum ChangeStreamKind: Hashable {
-    case queue
+    case queue, mixer
 }
 
 /// One change stream of one `RPCPushHub`. Lives on the hub's event loop.
@@ -31,6 +31,11 @@ final class ChangeStream {
             let consumer = feed.addConsumer(wake: wake)
             takeLatest = { Self.encode(feed.take(for: consumer).value) }
             stopConsuming = { feed.removeConsumer(consumer) }
+        case .mixer:
+            let feed = core.mixer.changes
+            let consumer = feed.addConsumer(wake: wake)
+            takeLatest = { Self.encode(feed.take(for: consumer).value) }
+            stopConsuming = { feed.removeConsumer(consumer) }
         }
     }
 
@@ -47,7 +52,12 @@ final class ChangeStream {
     func current() -> SplicedPush {
         switch kind {
         case .queue: Self.encode(core.player.queueSummary)
+        case .mixer: Self.encode(core.mixer.state)
         }
+    }
+
+    static func encode(_ state: MixerState) -> SplicedPush {
+        SplicedPush(method: "mixer.state", members: state.jsonObject)
     }
 
     static func encode(_ summary: QueueSummary) -> SplicedPush {

@@ -40,6 +40,7 @@ struct MethodTable: Sendable {
         DaemonMethods.register(into: &table, info: info)
         PlayerMethods.register(into: &table, player: core.player)
         QueueMethods.register(into: &table, player: core.player)
+        MixerMethods.register(into: &table, mixer: core.mixer)
         RecorderMethods.register(into: &table, recorder: core.recorder)
         LibraryMethods.register(into: &table, library: core.library)
         StreamMethods.register(into: &table, library: core.library)

@@ -1,4 +1,4 @@
-// The queue's values as JSON (`QueueEntry`, options, `queue.changed` in `protocol.md`), and back.
+// The queue's and the mixer's values as JSON (`QueueEntry`, options, `queue.changed`, `MixerState`), and back.
 
 import ReelModel
 
@@ -77,5 +77,28 @@ extension QueueSummary {
             version: try reader.int("version"), length: try reader.int("length"),
             current: try reader.optionalInt("current"), next: try reader.optionalInt("next"),
             options: try QueueOptions(json: reader.object["options"] ?? .null))
+    }
+}
+
+extension MixerState {
+    /// `{"volume","muted","kind","control"}` (`mixer.state`).
+    public var jsonObject: JSONObject {
+        [
+            "volume": volume.map { .int(Int64($0)) } ?? .null, "muted": .bool(muted), "kind": .string(kind.rawValue),
+            "control": control.map(JSONValue.string) ?? .null,
+        ]
+    }
+
+    public var json: JSONValue { .object(jsonObject) }
+
+    public init(json: JSONValue) throws(JSONDecodingError) {
+        let reader = try ObjectReader(json, as: "MixerState")
+        let raw = try reader.string("kind")
+        guard let kind = MixerKind(rawValue: raw) else {
+            throw JSONDecodingError("MixerState.kind must be software, hardware or none, not \"\(raw)\"")
+        }
+        self.init(
+            volume: try reader.optionalInt("volume"), muted: try reader.bool("muted"), kind: kind,
+            control: try reader.optionalString("control"))
     }
 }
