@@ -15,6 +15,14 @@ func makeCore(mediaRoots: [String] = []) throws -> (ReelCore, String) {
     return (core, directory)
 }
 
+/// A core on `directory`'s data directory (to restart one on the same data), not started.
+func makeCore(at directory: String) throws -> ReelCore {
+    try ReelCore(
+        dataDirectory: directory + "/data", output: ALSAOutput(name: "null"), timing: PCMTiming(),
+        input: ALSAInput(name: "null"), captureTiming: PCMTiming(), recording: RecordingDefaults(),
+        mediaRoots: [], logger: Logger(label: "test"))
+}
+
 /// A 16-bit mono WAV of `frames` frames of a ramp at 8 kHz.
 func writeWAV(_ path: String, frames: Int = 8000) throws {
     var data = Data()

@@ -1,0 +1,200 @@
+import Foundation
+import ReelCore
+import ReelLibrary
+import ReelModel
+import Testing
+
+/// The queue driving the player through the core, on ALSA's `null` device (unpaced: a file
+/// plays out in milliseconds), with real files and a real library. No socket.
+@Suite struct QueuePlaybackTests {
+    func add(_ core: ReelCore, _ addition: QueueAddition, at position: Int? = nil, next: Bool = false) -> Result<[QueueEntry], ReelError> {
+        let added = Awaited<Result<[QueueEntry], ReelError>>()
+        core.player.add(addition, at: position, afterCurrent: next) { added.put($0) }
+        return added.get() ?? .failure(ReelError(.ioError, "no reply"))
+    }
+
+    func run(_ start: (@escaping PlayerController.Reply) -> Void) -> Result<PlayerState, ReelError> {
+        let done = Awaited<Result<PlayerState, ReelError>>()
+        start { done.put($0) }
+        return done.get() ?? .failure(ReelError(.ioError, "no reply"))
+    }
+
+    func waitUntil(timeout: Double = 10, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if condition() { return true }
+            usleep(10_000)
+        }
+        return condition()
+    }
+
+    func files(_ directory: String, count: Int) throws -> [String] {
+        try (1...count).map { index in
+            let path = directory + "/t\(index).wav"
+            try writeWAV(path, frames: 800)
+            return path
+        }
+    }
+
+    @Test func theQueuePlaysEveryEntryInOrderAndEndsWithNoCurrentEntry() throws {
+        let (core, directory) = try makeCore()
+        defer { core.shutdown() }
+        let paths = try files(directory, count: 3)
+        for path in paths { _ = try add(core, .file(path)).get() }
+        let first = try #require(try core.player.listQueue().entries.first)
+        let started = try run { core.player.play(entry: first.id, reply: $0) }.get()
+        #expect(started.entry == first.id)
+        #expect(waitUntil { core.player.queueSummary.current == nil && core.player.state.state == .stopped })
+        let summary = core.player.queueSummary
+        #expect(summary.length == 3, "nothing is consumed without consume")
+        #expect(core.player.state.entry == nil)
+        // play (or resume) starts again at the first entry.
+        let again = try run { core.player.play(reply: $0) }.get()
+        #expect(again.entry == first.id)
+    }
+
+    @Test func consumeRemovesEachEntryOnceTheNextStarts() throws {
+        let (core, directory) = try makeCore()
+        defer { core.shutdown() }
+        for path in try files(directory, count: 4) { _ = try add(core, .file(path)).get() }
+        _ = core.player.setQueueOptions(consume: true)
+        let first = try #require(try core.player.listQueue().entries.first)
+        _ = try run { core.player.play(entry: first.id, reply: $0) }.get()
+        #expect(waitUntil { core.player.state.state == .stopped && core.player.queueSummary.length == 0 },
+                "left: \(core.player.queueSummary)")
+    }
+
+    @Test func singleStopsAfterTheEntry() throws {
+        let (core, directory) = try makeCore()
+        defer { core.shutdown() }
+        for path in try files(directory, count: 3) { _ = try add(core, .file(path)).get() }
+        _ = core.player.setQueueOptions(single: .oneshot)
+        let entries = try core.player.listQueue().entries
+        _ = try run { core.player.play(entry: entries[1].id, reply: $0) }.get()
+        #expect(waitUntil { core.player.state.state == .stopped })
+        usleep(200_000)
+        let summary = core.player.queueSummary
+        #expect(summary.options.single == .off, "oneshot goes off once it stopped playback")
+        #expect(summary.current == entries[1].id)
+    }
+
+    @Test func badInputIsRefusedAndChangesNothing() throws {
+        let (core, directory) = try makeCore()
+        defer { core.shutdown() }
+        for path in try files(directory, count: 2) { _ = try add(core, .file(path)).get() }
+        let before = core.player.queueSummary
+
+        #expect(throws: ReelError.self) { try core.player.removeEntries(ids: [999]) }
+        #expect(throws: ReelError.self) { try core.player.moveEntry(id: 1, to: 5) }
+        #expect(throws: ReelError.self) { try core.player.moveEntry(id: 999, to: 0) }
+        if case .failure(let error) = add(core, .file(directory + "/t1.wav"), at: 7) {
+            #expect(error.reason == .outOfRange)
+        } else {
+            Issue.record("adding at position 7 of 2 succeeded")
+        }
+        // A file that does not decode, and one that is not there.
+        FileManager.default.createFile(atPath: directory + "/noise.wav", contents: Data(repeating: 7, count: 4096))
+        if case .failure(let error) = add(core, .file(directory + "/noise.wav")) {
+            #expect(error.reason == .unsupportedFormat || error.reason == .corruptFile, "\(error)")
+        } else {
+            Issue.record("a file that does not decode was added")
+        }
+        if case .failure(let error) = add(core, .file(directory + "/absent.wav")) {
+            #expect(error.reason == .notFound)
+        } else {
+            Issue.record("a missing file was added")
+        }
+        // A folder with no recordings.
+        let folder = Awaited<Result<Item, ReelError>>()
+        core.library.write({ store throws(ReelError) in try store.createFolder(name: "Empty") }) { folder.put($0) }
+        _ = try #require(try folder.get()?.get())
+        if case .failure(let error) = add(core, .recording(.path("/Empty"))) {
+            #expect(error.reason == .notFound)
+            #expect(error.message.contains("/Empty"))
+        } else {
+            Issue.record("an empty folder was added")
+        }
+        if case .failure(let error) = run({ core.player.play(entry: 999, reply: $0) }) {
+            #expect(error.reason == .notFound)
+        } else {
+            Issue.record("playing entry 999 succeeded")
+        }
+        if case .failure(let error) = run({ core.player.next(reply: $0) }) {
+            #expect(error.reason == .notPlaying)
+        } else {
+            Issue.record("next while stopped succeeded")
+        }
+        let setVolume = Awaited<Result<MixerState, ReelError>>()
+        core.mixer.setVolume(101) { setVolume.put($0) }
+        #expect((try? setVolume.get()?.get()) == nil)
+        #expect(core.mixer.state.volume == 100)
+        #expect(core.player.queueSummary == before, "a refused command changed the queue")
+    }
+
+    @Test func aFolderAddsItsRecordingsByNameThenItsSubfoldersAndADeletedRecordingLeaves() throws {
+        let (core, directory) = try makeCore()
+        defer { core.shutdown() }
+        let made = Awaited<Result<[Item], ReelError>>()
+        core.library.write({ store throws(ReelError) in
+            let album = try store.createFolder(name: "Album")
+            let disc = try store.createFolder(parent: .id(album.id), name: "Disc 2")
+            return [album, disc]
+        }) { made.put($0) }
+        _ = try #require(try made.get()?.get())
+        for (name, folder) in [("b", "/Album"), ("a", "/Album"), ("c", "/Album/Disc 2")] {
+            let path = directory + "/\(name).wav"
+            try writeWAV(path)
+            let imported = Awaited<Result<Item, ReelError>>()
+            core.library.importFile(path: path, folder: .path(folder), name: name) { imported.put($0) }
+            _ = try #require(try imported.get()?.get())
+        }
+        let added = try add(core, .recording(.path("/Album"))).get()
+        #expect(added.map { entryPath($0) } == ["/Album/a", "/Album/b", "/Album/Disc 2/c"])
+        // A rename is followed; a deletion removes the entry.
+        let renamed = Awaited<Result<Item, ReelError>>()
+        core.library.write({ store throws(ReelError) in try store.rename(.path("/Album"), to: "LP") }) { renamed.put($0) }
+        _ = try #require(try renamed.get()?.get())
+        #expect(waitUntil { (try? core.player.listQueue().entries.map { entryPath($0) }) == ["/LP/a", "/LP/b", "/LP/Disc 2/c"] },
+                "\(String(describing: try? core.player.listQueue().entries.map { entryPath($0) }))")
+        let deleted = Awaited<Result<Int, ReelError>>()
+        core.library.write({ store throws(ReelError) in try store.delete(.path("/LP/b")) }) { deleted.put($0) }
+        _ = try #require(try deleted.get()?.get())
+        #expect(waitUntil { core.player.queueSummary.length == 2 })
+    }
+
+    func entryPath(_ entry: QueueEntry) -> String {
+        switch entry.source {
+        case .file(let path): path
+        case .item(_, let path, _): path
+        }
+    }
+
+    @Test func theQueueAndVolumeSurviveARestartOfTheCore() throws {
+        let directory = NSTemporaryDirectory() + "reel-core-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try writeWAV(directory + "/long.wav", frames: 8000 * 60)
+        try writeWAV(directory + "/short.wav", frames: 800)
+        do {
+            let core = try makeCore(at: directory)
+            _ = try add(core, .file(directory + "/short.wav")).get()
+            let long = try add(core, .file(directory + "/long.wav")).get()[0]
+            _ = core.player.setQueueOptions(repeats: true, single: .on)
+            _ = try run { core.player.load(entry: long.id, position: 12.5, playing: false, reply: $0) }.get()
+            let volume = Awaited<Result<MixerState, ReelError>>()
+            core.mixer.setVolume(35) { volume.put($0) }
+            _ = try #require(try volume.get()?.get())
+            core.shutdown()
+        }
+        let core = try makeCore(at: directory)
+        defer { core.shutdown() }
+        core.start(resume: .paused)
+        #expect(waitUntil { core.player.state.state == .paused })
+        let state = core.player.state
+        let listing = try core.player.listQueue()
+        #expect(listing.entries.map { entryPath($0) } == [directory + "/short.wav", directory + "/long.wav"])
+        #expect(state.entry == listing.entries[1].id)
+        #expect(abs(state.position - 12.5) < 0.01)
+        #expect(listing.summary.options == QueueOptions(repeats: true, single: .on))
+        #expect(core.mixer.state.volume == 35)
+    }
+}
