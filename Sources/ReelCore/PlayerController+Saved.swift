@@ -33,9 +33,12 @@ extension PlayerController {
                 return NewQueueEntry(source: entry.source, duration: entry.duration, format: entry.format, missing: !exists)
             case .item(let id, let path, let name):
                 guard let item = try? store.item(id: id) else {
+                    self.logger.warning(
+                        "the saved recording is gone; its queue entry stays, marked missing",
+                        metadata: ["item": "\(id)", "path": "\(path)"])
                     return NewQueueEntry(source: entry.source, duration: entry.duration, format: entry.format, missing: true)
                 }
-                _ = (path, name)
+                _ = name
                 return NewQueueEntry(
                     source: .item(id: item.id, path: item.path, name: item.name), duration: item.duration ?? entry.duration,
                     format: item.format ?? entry.format)

@@ -99,9 +99,13 @@ public final class PlayerController: @unchecked Sendable {
         let now = monotonicNanoseconds()
         let (track, source, skipError) = shared.withLock { shared -> (Track?, PlayerSource?, ReelError?) in
             guard let token = snapshot.token, let track = shared.tracks[token] else { return (nil, nil, shared.skipError) }
-            // The entry's source follows renames; a track whose entry left the queue keeps its own.
-            let source = shared.queue.entry(id: track.entry)?.source ?? track.source
-            return (track, source, shared.skipError)
+            // The entry's source follows renames; a track whose entry left the queue keeps its
+            // own while it plays, and has none once stopped (its recording was deleted, the
+            // queue cleared).
+            guard let entry = shared.queue.entry(id: track.entry) else {
+                return snapshot.activity == .stopped ? (nil, nil, shared.skipError) : (track, track.source, shared.skipError)
+            }
+            return (track, entry.source, shared.skipError)
         }
         // Once stopped, the entry is the queue's current one (none after the queue ended).
         let entry = track.flatMap { track in
@@ -111,8 +115,8 @@ public final class PlayerController: @unchecked Sendable {
             }
         }
         return PlayerState(
-            state: snapshot.activity, position: position, duration: snapshot.duration,
-            source: source, entry: entry, format: snapshot.format, timestamp: Double(now) / 1e9,
+            state: snapshot.activity, position: position, duration: source == nil ? nil : snapshot.duration,
+            source: source, entry: entry, format: source == nil ? nil : snapshot.format, timestamp: Double(now) / 1e9,
             underruns: snapshot.counters.xruns, error: snapshot.error ?? skipError)
     }
 

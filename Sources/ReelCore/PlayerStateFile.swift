@@ -11,8 +11,9 @@ import Glibc
 #endif
 
 /// Keeps `player-state.json` (entry, position, activity, volume) and `queue.json` (entries,
-/// options) in the data directory up to date: within half a second of a change (a burst of
-/// changes is saved once), every 5 s while playing (the position), and at shutdown. The queue
+/// options) in the data directory up to date: at once after a change of the player, within
+/// half a second of a queue edit (a burst of edits is saved once), every 5 s while playing
+/// (the position), and at shutdown. The queue
 /// file is rewritten only when the queue changed. Each file is written to a temp file, fsynced,
 /// renamed over the old one, and the directory fsynced, so a power cut leaves the old or the
 /// new state, never half of one. Writes run on their own queue, never on the audio thread or
@@ -33,6 +34,7 @@ public final class PlayerStateFile: @unchecked Sendable {
     private var lastSaved: SavedPlayerState?
     private var lastSavedQueueVersion: Int?
     private var saveScheduled = false
+    private var lastPlayerVersion: UInt64 = 0
     /// The volume and mute to save, when a mixer is set (read on `queue`).
     var mixerState: (@Sendable () -> (volume: Int?, muted: Bool))?
 
@@ -92,8 +94,8 @@ public final class PlayerStateFile: @unchecked Sendable {
 
     /// Starts saving on changes and every few seconds while playing.
     public func start() {
-        let playerConsumer = player.changes.addConsumer { [weak self] in self?.changed() }
-        let queueConsumer = player.queueChanges.addConsumer { [weak self] in self?.changed() }
+        let playerConsumer = player.changes.addConsumer { [weak self] in self?.changed(player: true) }
+        let queueConsumer = player.queueChanges.addConsumer { [weak self] in self?.changed(player: false) }
         consumers = (playerConsumer, queueConsumer)
         queue.async { [self] in saveNow() }
         let timer = DispatchSource.makeTimerSource(queue: queue)
@@ -106,12 +108,17 @@ public final class PlayerStateFile: @unchecked Sendable {
         self.timer = timer
     }
 
-    /// Saves once the burst of changes has settled.
-    func changed() {
+    /// A change of the player (play, pause, seek, a new entry) is saved at once; queue edits
+    /// once their burst has settled (adding a thousand files writes the queue once or twice).
+    func changed(player playerChanged: Bool) {
         queue.async { [self] in
-            if let consumers {
-                _ = player.changes.take(for: consumers.0)
-                _ = player.queueChanges.take(for: consumers.1)
+            guard let consumers else { return }
+            let playerVersion = player.changes.take(for: consumers.0).version
+            _ = player.queueChanges.take(for: consumers.1)
+            if playerChanged && playerVersion != lastPlayerVersion {
+                lastPlayerVersion = playerVersion
+                saveNow()
+                return
             }
             guard !saveScheduled else { return }
             saveScheduled = true

@@ -374,12 +374,13 @@ struct CLILibraryTests {
         #expect(state.duration == 75)
     }
 
-    @Test func playOfAFolderOrAMissingTreePathExitsOne() throws {
+    @Test func playOfAnEmptyFolderOrAMissingTreePathExitsOne() throws {
         let cli = try LibraryCLI()
         try cli.buildSampleTree()
-        let folder = try cli.run("play", "/Meetings")
+        _ = try cli.ok("mkdir", "/Empty")
+        let folder = try cli.run("play", "/Empty")
         #expect(folder.status == 1, "\(folder)")
-        #expect(folder.stderr.contains("/Meetings"))
+        #expect(folder.stderr.contains("/Empty holds no recordings"), "\(folder)")
         let missing = try cli.run("play", "/Meetings/Nope")
         #expect(missing.status == 1, "\(missing)")
         #expect(missing.stderr == "reel: no item at /Meetings/Nope\n")

@@ -44,7 +44,9 @@ import Testing
         #expect(reason(try client.call("library.rename", ["path": "/", "name": "x"])) == "root")
         #expect(reason(try client.call("library.delete", ["path": "/"])) == "root")
         #expect(reason(try client.call("library.move", ["path": "/", "toPath": "/A"])) == "root")
-        #expect(reason(try client.call("player.play", ["path": "/A"])) == "not_a_recording")
+        // A folder plays its recordings (protocol 2); one that holds none is not found.
+        #expect(reason(try client.call("player.play", ["path": "/A/B"])) == "not_found")
+        #expect(reason(try client.call("queue.add", ["path": "/A/B"])) == "not_found")
         if case .failure(let error) = try client.call("library.search", ["query": "x", "limit": 501]) {
             #expect(error.code == -32602)
         } else {

@@ -22,13 +22,13 @@ struct ModelJSONTests {
 
     @Test func playerStateHasTheProtocolShape() {
         #expect(PlayerState.stopped.json.jsonString
-            == #"{"state":"stopped","position":0.0,"duration":null,"source":null,"format":null,"timestamp":0.0,"underruns":0,"error":null}"#)
+            == #"{"state":"stopped","position":0.0,"duration":null,"source":null,"entry":null,"format":null,"timestamp":0.0,"underruns":0,"error":null}"#)
         let item = Self.states[2].json
         #expect(item["source"] == ["item": "0b9f7f0e-1111-4c1e-9a55-2b8e4b0c1f3a", "path": "/Meetings/Standup", "name": "Standup"])
         #expect(item["format"] == ["codec": "opus", "sampleRate": 48000, "channels": 1])
         #expect(item["error"] == ["reason": "device_unavailable", "message": "the device hw:1,0 disappeared"])
         #expect(Self.states[1].json["source"] == ["path": "/abs/file.flac"])
-        #expect(item.objectValue?.keys == ["state", "position", "duration", "source", "format", "timestamp", "underruns", "error"])
+        #expect(item.objectValue?.keys == ["state", "position", "duration", "source", "entry", "format", "timestamp", "underruns", "error"])
     }
 
     @Test func decodesAPushedStateWithItsSubscriptionAndIntegers() throws {
@@ -80,7 +80,7 @@ struct ModelJSONTests {
         let info = DaemonInfo(version: "1.0.0", device: "default", captureDevice: "hw:1,0", dataDir: "/var/lib/reel",
                               uptime: 12.5, formats: ["flac", "wav"])
         let json = info.json
-        #expect(json["protocol"] == .int(1))
+        #expect(json["protocol"] == .int(2))
         #expect(json.objectValue?.keys == ["version", "protocol", "device", "captureDevice", "dataDir", "uptime", "formats"])
         #expect(try DaemonInfo(json: try JSONValue.parse(json.jsonBytes)) == info)
     }
