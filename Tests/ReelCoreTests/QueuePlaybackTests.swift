@@ -1,4 +1,6 @@
 import Foundation
+import Logging
+import ReelAudio
 import ReelCore
 import ReelLibrary
 import ReelModel
@@ -196,5 +198,44 @@ import Testing
         #expect(abs(state.position - 12.5) < 0.01)
         #expect(listing.summary.options == QueueOptions(repeats: true, single: .on))
         #expect(core.mixer.state.volume == 35)
+    }
+}
+
+/// The hardware mixer through the core, on ALSA's `pulse` control device: its `Master` is the
+/// PulseAudio sink's volume (no dB range: the raw path), checked with `pactl`.
+@Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["REEL_TEST_PULSE_SERVER"] != nil,
+                             "needs the PulseAudio null sink that scripts/test starts"))
+struct HardwareMixerTests {
+    func pactl(_ arguments: String...) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/pactl")
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        process.waitUntilExit()
+        return String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    }
+
+    @Test func aSettingReachesTheSinkAndAChangeMadeElsewhereIsPublished() throws {
+        let directory = NSTemporaryDirectory() + "reel-core-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        _ = try pactl("set-sink-volume", "@DEFAULT_SINK@", "100%")
+        let core = try ReelCore(
+            dataDirectory: directory + "/data", output: ALSAOutput(name: "null"), timing: PCMTiming(),
+            input: ALSAInput(name: "null"), captureTiming: PCMTiming(), recording: RecordingDefaults(), mediaRoots: [],
+            mixer: MixerSettings(kind: .hardware, device: "pulse"), logger: Logger(label: "test"))
+        defer { core.shutdown() }
+        #expect(core.mixer.state.kind == .hardware)
+        #expect(core.mixer.state.control == "Master")
+        let set = Awaited<Result<MixerState, ReelError>>()
+        core.mixer.setVolume(37) { set.put($0) }
+        #expect((try set.get()?.get())?.volume == 37)
+        #expect(try pactl("get-sink-volume", "@DEFAULT_SINK@").contains(" 37%"))
+        _ = try pactl("set-sink-volume", "@DEFAULT_SINK@", "60%")
+        let deadline = Date().addingTimeInterval(5)
+        while core.mixer.changes.latest.value.volume != 60 && Date() < deadline { usleep(20_000) }
+        #expect(core.mixer.changes.latest.value.volume == 60, "a change made with pactl was not published")
+        _ = try pactl("set-sink-volume", "@DEFAULT_SINK@", "100%")
     }
 }
