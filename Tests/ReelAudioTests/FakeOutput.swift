@@ -21,6 +21,8 @@ final class FakeOutput: PCMOutput, @unchecked Sendable {
         var bytesPerFrame = 0
         var isOpen = false
         var writeDelayMicroseconds: UInt32 = 0
+        /// Once this many frames are written, the device is full (-EAGAIN) until it is raised.
+        var fullAfterFrames: Int?
     }
 
     var state: State { lock.current }
@@ -40,6 +42,9 @@ final class FakeOutput: PCMOutput, @unchecked Sendable {
 
     func write(_ buffer: UnsafeRawPointer, frames: Int) -> Int {
         let (result, pause) = lock.withLock { state -> (Int, UInt32) in
+            if let full = state.fullAfterFrames, state.framesWritten >= full {
+                return (-Int(EAGAIN), 0)
+            }
             if !state.writeResults.isEmpty {
                 let result = state.writeResults.removeFirst()
                 state.calls.append("write \(result)")
@@ -65,7 +70,12 @@ final class FakeOutput: PCMOutput, @unchecked Sendable {
     }
     func drop() { lock.withLock { $0.calls.append("drop") } }
     func wait(timeoutMilliseconds: Int) -> Int32 {
-        lock.withLock { $0.calls.append("wait") }
+        let full = lock.withLock { state -> Bool in
+            if let full = state.fullAfterFrames, state.framesWritten >= full { return true }
+            state.calls.append("wait")
+            return false
+        }
+        if full { usleep(1000) }
         return 0
     }
     func close() { lock.withLock { $0.isOpen = false; $0.calls.append("close") } }

@@ -217,3 +217,60 @@ import Testing
         #expect(player.engine.snapshot.counters.xruns == 0)
     }
 }
+
+/// Lining up another track after one that is already in the device (the queue changed): the
+/// engine drops what the device holds and refills from the audible frame, so what is heard is
+/// the current track to its end, then the new next one — never the old one.
+@Suite struct LineUpReplacementTests {
+    let directory = TestAudio.temporaryDirectory()
+
+    func write(_ samples: ArraySlice<Int16>, _ name: String) throws -> String {
+        let path = directory.appendingPathComponent(name).path
+        let writer = try SndFileWriter(path: path, codec: "wav", format: PCMFormat(sample: .s16, sampleRate: 44100, channels: 2))
+        let frames = Array(samples)
+        try frames.withUnsafeBytes { raw in try writer.write(raw.baseAddress!, frames: frames.count / 2) }
+        writer.close()
+        return path
+    }
+
+    @Test func replacingATrackAlreadyInTheDeviceRefillsFromTheAudibleFrame() throws {
+        let samples = GaplessTests.distinctSamples(frames: 16_000)
+        let a = try write(samples[0..<16_000], "a.wav")  // 8,000 frames
+        let b = try write(samples[16_000..<24_000], "b.wav")  // 4,000 frames
+        let c = try write(samples[24_000..<32_000], "c.wav")  // 4,000 frames
+        let device = FakeOutput()
+        // The device holds 3,000 frames (its delay); it fills up once B is partly in it.
+        device.script { $0.delayFrames = 3000; $0.fullAfterFrames = 9000 }
+        let engine = PlaybackEngine(device: device, logger: Logger(label: "test")) { _ in }
+        engine.start()
+        defer { engine.shutdown() }
+        engine.send(.load(ReaderBox(try AudioFileOpener.open(path: a)), token: 1, startFrame: 0, startPlaying: true, { _ in }))
+        engine.send(.lineUp(after: 1, next: TrackBox(try AudioFileOpener.open(path: b), token: 2), { _ in }))
+        // Wait until B is being written while A is still what is heard (9,000 − 3,000 < 8,000).
+        let deadline = Date().addingTimeInterval(20)
+        while device.state.framesWritten < 9000 && Date() < deadline { usleep(1000) }
+        #expect(device.state.framesWritten >= 9000, "written \(device.state.framesWritten)")
+        let replaced = Locked<Result<PlaybackSnapshot, ReelError>?>(nil)
+        engine.send(.lineUp(after: 1, next: TrackBox(try AudioFileOpener.open(path: c), token: 3), { result in
+            replaced.withLock { $0 = result }
+        }))
+        while replaced.current == nil && Date() < deadline { usleep(1000) }
+        #expect((try? replaced.current?.get()) != nil, "the line-up failed: \(String(describing: replaced.current))")
+        device.script { $0.fullAfterFrames = nil }
+        while engine.snapshot.activity != .stopped && Date() < deadline { usleep(5_000) }
+        #expect(engine.snapshot.activity == .stopped)
+        #expect(device.state.calls.contains("drop"))
+        // What was written: A from its start (and some of B), then — after the drop — A again
+        // from the audible frame k (= frames written before the drop − the delay), then C.
+        let written = device.state.written.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+        let expectedTail = { (k: Int) in Array(samples[(k * 2)..<16_000]) + Array(samples[24_000..<32_000]) }
+        let k = (0..<8000).first { k in
+            let start = (k + 3000) * 2
+            return start < written.count && written.count - start == (8000 - k + 4000) * 2
+                && Array(written[start...]) == expectedTail(k)
+        }
+        #expect(k != nil, "the refill is not A from the audible frame followed by C")
+        if let k { #expect(k + 3000 > 8000, "B had not reached the device before the replacement") }
+        #expect(!written.contains(samples[16_000 + 2 * 3999]), "the end of B was written")
+    }
+}
