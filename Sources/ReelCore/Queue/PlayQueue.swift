@@ -11,7 +11,9 @@ import ReelModel
 /// once per round (see `PlayQueue+Order.swift`).
 ///
 /// `version` goes up by one on every change of the entries, the current entry or the options,
-/// and only then: a command that fails or changes nothing leaves it alone.
+/// and only then: a command that fails or changes nothing leaves it alone. The queries are pure
+/// functions of the value: `successor(of:_:)` answers the same until the next change, so a
+/// player that decoded the next entry ahead compares `summary.next` after each command.
 ///
 /// Cost: every operation is O(n) at most, in a few passes over integer arrays. An entry lives in
 /// a *slot* whose index never changes while the entry lives, so adding, removing or moving shifts
@@ -60,16 +62,18 @@ public struct PlayQueue: Sendable {
     /// Always in the queue, and never the last of the play order unless it is the only entry.
     var nextRoundFirst: Int?
     var nextID = 1
-    var generator: any RandomNumberGenerator & Sendable
+    var generator: Xoshiro
 
     public internal(set) var version = 0
     public internal(set) var options = QueueOptions()
     /// The id of the current entry: playing, paused, or where play and resume start.
     public internal(set) var current: Int?
 
-    /// An empty queue; `generator` shuffles for random mode (give a seeded one in tests).
-    public init(generator: some RandomNumberGenerator & Sendable = SystemRandomNumberGenerator()) {
-        self.generator = generator
+    /// An empty queue. `generator` seeds the queue's own generator for random mode, so a seeded
+    /// one (in tests) makes every shuffle repeat from run to run.
+    public init(generator: some RandomNumberGenerator = SystemRandomNumberGenerator()) {
+        var source = generator
+        self.generator = Xoshiro(seededFrom: &source)
     }
 
     /// A saved queue: `entries` in queue order get new ids from 1 (ids need not survive a restart),
@@ -78,7 +82,7 @@ public struct PlayQueue: Sendable {
     /// `current` of the result; `version` is 1.
     public init(
         restoring entries: [NewQueueEntry], current: Int?, options: QueueOptions,
-        generator: some RandomNumberGenerator & Sendable = SystemRandomNumberGenerator()
+        generator: some RandomNumberGenerator = SystemRandomNumberGenerator()
     ) {
         self.init(generator: generator)
         let added = entries.map { allocate($0) }
