@@ -263,19 +263,22 @@ public struct PlayQueue: Sendable {
         if changed { version += 1 }
     }
 
-    /// Makes the entry current (nil: none), e.g. for `player.play` with an entry or
-    /// `player.previous`. With random on the entry moves in the play order, as MPD does, so the
-    /// round goes on from it: right after the old current entry when that one was playing
-    /// (`currentWasPlaying`, it has been heard), right before it when not (it still plays this
-    /// round), to the front when there was none. Unknown id: `not_found`.
-    public mutating func setCurrent(_ id: Int?, currentWasPlaying: Bool = true) throws(ReelError) {
+    /// Makes the entry current (nil: none), e.g. for `player.play` with an entry. With random on
+    /// the entry moves in the play order, as MPD does, so the round goes on from it: right after
+    /// the old current entry when that one was playing (`currentWasPlaying`, it has been heard),
+    /// right before it when not (it still plays this round), to the front when there was none.
+    /// `keepOrder` leaves the play order alone: for `player.previous`, whose `predecessor` is
+    /// where it is (MPD; moving it would make a second previous come back). Unknown id: `not_found`.
+    public mutating func setCurrent(
+        _ id: Int?, currentWasPlaying: Bool = true, keepOrder: Bool = false
+    ) throws(ReelError) {
         guard let id else {
             if current != nil { current = nil; version += 1 }
             return
         }
         guard let slot = slotOfID[id] else { throw ReelError(.notFound, "no queue entry with id \(id)") }
         guard id != current else { return }
-        if options.random {
+        if options.random && !keepOrder {
             let from = orderOfSlot[slot]
             var to = 0
             if let old = currentSlot.map({ orderOfSlot[$0] }) {
