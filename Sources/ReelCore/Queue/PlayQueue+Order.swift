@@ -63,7 +63,7 @@ extension PlayQueue {
     /// The entry `finished` is done and `next` starts (its first frame is audible), or playback
     /// ends (`next` nil). Use it for an entry that ended (`.automatic`, with `next` from
     /// `successor(of: finished, .automatic)`) and for `player.next` (`.manual`); use `setCurrent`
-    /// for `player.previous` and for playing a chosen entry.
+    /// for playing a chosen entry, and with `keepOrder: true` for `player.previous`.
     ///
     /// - Consume removes `finished` (unless `next` is `finished` itself).
     /// - With random on, a `next` that comes earlier in play order than `finished` starts a new
