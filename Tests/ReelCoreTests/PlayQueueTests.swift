@@ -521,6 +521,24 @@ import Testing
         Self.expectConsistent(queue)
     }
 
+    @Test func previousInRandomModeWalksBackThePlayOrder() throws {
+        var queue = Self.queue(8, options: QueueOptions(random: true), current: 2, seed: 6)
+        for _ in 0..<4 { queue.advance(from: queue.current!, to: queue.successor(of: queue.current!, .manual)) }
+        let order = Self.playOrder(queue)
+        #expect(queue.current == order[4])
+        for back in [3, 2, 1, 0, 0] {
+            try queue.setCurrent(queue.predecessor(of: queue.current!), keepOrder: true)
+            #expect(queue.current == order[back])
+        }
+        #expect(Self.playOrder(queue) == order)
+        // Moving it instead would bring the second previous back to where the first started.
+        var moving = Self.queue(8, options: QueueOptions(random: true), current: 2, seed: 6)
+        for _ in 0..<4 { moving.advance(from: moving.current!, to: moving.successor(of: moving.current!, .manual)) }
+        try moving.setCurrent(moving.predecessor(of: moving.current!))
+        try moving.setCurrent(moving.predecessor(of: moving.current!))
+        #expect(moving.current == order[4])
+    }
+
     // MARK: The end of an entry
 
     @Test func consumeRemovesEachFinishedEntry() throws {
@@ -754,7 +772,9 @@ import Testing
                     single: [SingleMode.off, .on, .oneshot].randomElement(using: &rng),
                     consume: Int.random(in: 0..<4, using: &rng) == 0)
             case 7:
-                try queue.setCurrent(model.randomElement(using: &rng), currentWasPlaying: Bool.random(using: &rng))
+                try queue.setCurrent(
+                    model.randomElement(using: &rng), currentWasPlaying: Bool.random(using: &rng),
+                    keepOrder: Int.random(in: 0..<4, using: &rng) == 0)
             default:
                 guard let current = queue.current else { continue }
                 let how: PlayQueue.Advance = Bool.random(using: &rng) ? .automatic : .manual

@@ -1,0 +1,75 @@
+// Where the entries live: slots that keep their index while an entry lives, and the integer
+// arrays that give positions and play order.
+
+import ReelModel
+
+extension PlayQueue {
+    var currentSlot: Int? { current.flatMap { slotOfID[$0] } }
+
+    func makeEntry(_ slot: Int) -> QueueEntry {
+        let stored = slots[slot]
+        return QueueEntry(
+            id: stored.id, position: positionOfSlot[slot], source: stored.source, duration: stored.duration,
+            format: stored.format, missing: stored.missing)
+    }
+
+    /// Gives `new` the next id and a slot; the caller puts the slot in the queue.
+    mutating func allocate(_ new: NewQueueEntry) -> Int {
+        let stored = Slot(id: nextID, source: new.source, duration: new.duration, format: new.format, missing: new.missing)
+        nextID += 1
+        let slot: Int
+        if let reused = freeSlots.popLast() {
+            slot = reused
+            slots[slot] = stored
+        } else {
+            slot = slots.count
+            slots.append(stored)
+            positionOfSlot.append(0)
+            orderOfSlot.append(0)
+        }
+        slotOfID[stored.id] = slot
+        return slot
+    }
+
+    /// Removes the slots marked in `doomed` (indexed by slot) from the queue and the play order in
+    /// one pass each, and frees them.
+    mutating func removeSlots(_ doomed: [Bool]) {
+        var kept = 0
+        for position in queue.indices {
+            let slot = queue[position]
+            if doomed[slot] {
+                slotOfID[slots[slot].id] = nil
+                slots[slot] = .free
+                freeSlots.append(slot)
+            } else {
+                queue[kept] = slot
+                positionOfSlot[slot] = kept
+                kept += 1
+            }
+        }
+        queue.removeLast(queue.count - kept)
+        guard options.random else { return }
+        kept = 0
+        for index in order.indices where !doomed[order[index]] {
+            order[kept] = order[index]
+            orderOfSlot[order[kept]] = kept
+            kept += 1
+        }
+        order.removeLast(order.count - kept)
+        keepNextRoundFirst()
+    }
+
+    /// Brings `positionOfSlot` up to date for the positions from `start` (through `end`).
+    mutating func renumber(from start: Int, through end: Int? = nil) {
+        let last = end ?? queue.count - 1
+        guard start <= last else { return }
+        for position in start...last { positionOfSlot[queue[position]] = position }
+    }
+
+    /// Brings `orderOfSlot` up to date for the play order indices from `start` (through `end`).
+    mutating func renumberOrder(from start: Int, through end: Int? = nil) {
+        let last = end ?? order.count - 1
+        guard start <= last else { return }
+        for index in start...last { orderOfSlot[order[index]] = index }
+    }
+}
