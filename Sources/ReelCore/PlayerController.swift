@@ -222,44 +222,45 @@ public final class PlayerController: @unchecked Sendable {
         engine.send(.seek(target, adapt(reply)))
     }
 
-    /// Plays the next entry in play order (`not_playing` when stopped); after the last one,
-    /// with no repeat, playback stops.
+    /// Plays the next entry in play order (`not_playing` when stopped); with consume on, the
+    /// entry it leaves is removed; after the last one, with no repeat, playback stops.
     public func next(reply: @escaping Reply) {
-        skip(consuming: true, reply: reply) { queue, current in
-            queue.successor(of: current, .manual)
+        skip(reply: reply) { queue, current in
+            let next = queue.successor(of: current, .manual)
+            queue.advance(from: current, to: next, .manual)
+            return next
         }
     }
 
     /// Plays the previous entry in play order; on the first entry, restarts it (`not_playing`
-    /// when stopped).
+    /// when stopped). In random mode the play order stays as it is.
     public func previous(reply: @escaping Reply) {
-        skip(consuming: false, reply: reply) { queue, current in
-            queue.predecessor(of: current)
+        skip(reply: reply) { queue, current in
+            guard let previous = queue.predecessor(of: current) else { return nil }
+            try? queue.setCurrent(previous, keepOrder: true)
+            return previous
         }
     }
 
-    /// Moves to another entry; with consume on, `next` removes the entry it leaves (as MPD).
-    private func skip(consuming: Bool, reply: @escaping Reply, _ target: @escaping @Sendable (PlayQueue, Int) -> Int?) {
+    /// Moves to the entry `move` picks (and applies to the queue), or stops when it picks none.
+    private func skip(reply: @escaping Reply, _ move: @escaping @Sendable (inout PlayQueue, Int) -> Int?) {
         clearSkipError()
-        let snapshot = engine.snapshot
-        guard snapshot.activity != .stopped else {
+        guard engine.snapshot.activity != .stopped else {
             reply(.failure(ReelError(.notPlaying, "nothing is playing; play an entry first")))
             return
         }
         work.async { [self] in
-            let decision = shared.withLock { shared -> (current: Int, next: Int?)? in
-                guard let current = shared.queue.current else { return nil }
-                let next = target(shared.queue, current)
-                if consuming, shared.queue.options.consume, next != current {
-                    _ = try? shared.queue.remove(ids: [current])
-                }
-                return (current, next)
+            let decision = shared.withLock { shared -> Int?? in
+                guard let current = shared.queue.current else { return .none }
+                let target = move(&shared.queue, current)
+                publishQueue(shared)
+                return .some(target)
             }
-            guard let decision else {
+            guard case .some(let target) = decision else {
                 reply(.failure(ReelError(.notPlaying, "nothing is playing; play an entry first")))
                 return
             }
-            guard let next = decision.next else {
+            guard let target else {
                 shared.withLock { shared in
                     try? shared.queue.setCurrent(nil)
                     publishQueue(shared)
@@ -267,7 +268,7 @@ public final class PlayerController: @unchecked Sendable {
                 engine.send(.stop(adapt(reply)))
                 return
             }
-            start(entry: next, position: 0, playing: true, skipping: true, reply: reply)
+            start(entry: target, position: 0, playing: true, skipping: true, reply: reply)
         }
     }
 

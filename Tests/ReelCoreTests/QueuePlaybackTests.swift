@@ -80,6 +80,22 @@ import Testing
         #expect(summary.current == entries[1].id)
     }
 
+    @Test func nextConsumesTheEntryItLeavesAndPreviousOnTheFirstRestartsIt() throws {
+        let (core, directory) = try makeCore()
+        defer { core.shutdown() }
+        for path in try files(directory, count: 3) { _ = try add(core, .file(path)).get() }
+        let ids = try core.player.listQueue().entries.map(\.id)
+        _ = try run { core.player.load(entry: ids[0], position: 0, playing: false, reply: $0) }.get()
+        let restarted = try run { core.player.previous(reply: $0) }.get()
+        #expect(restarted.entry == ids[0], "previous on the first entry restarts it")
+        _ = try run { core.player.load(entry: ids[0], position: 0, playing: false, reply: $0) }.get()
+        _ = core.player.setQueueOptions(consume: true)
+        let next = try run { core.player.next(reply: $0) }.get()
+        #expect(next.entry == ids[1])
+        #expect(core.player.queueSummary.length == 2, "next with consume removes the entry it leaves")
+        #expect(try core.player.listQueue().entries.map(\.id) == [ids[1], ids[2]])
+    }
+
     @Test func badInputIsRefusedAndChangesNothing() throws {
         let (core, directory) = try makeCore()
         defer { core.shutdown() }
