@@ -374,12 +374,13 @@ struct CLILibraryTests {
         #expect(state.duration == 75)
     }
 
-    @Test func playOfAFolderOrAMissingTreePathExitsOne() throws {
+    @Test func playOfAnEmptyFolderOrAMissingTreePathExitsOne() throws {
         let cli = try LibraryCLI()
         try cli.buildSampleTree()
-        let folder = try cli.run("play", "/Meetings")
+        // A folder plays its recordings (QueueCLITests); one without any is refused.
+        let folder = try cli.run("play", "/Meetings/Notes")
         #expect(folder.status == 1, "\(folder)")
-        #expect(folder.stderr.contains("/Meetings"))
+        #expect(folder.stderr.contains("/Meetings/Notes"))
         let missing = try cli.run("play", "/Meetings/Nope")
         #expect(missing.status == 1, "\(missing)")
         #expect(missing.stderr == "reel: no item at /Meetings/Nope\n")
