@@ -118,7 +118,9 @@ public final class MixerController: @unchecked Sendable {
         }
         queue.async { [self] in
             let current = readState().volume ?? 0
-            let target = min(max(volume ?? (current + (offset ?? 0)), 0), 100)
+            // Clamped before adding: an offset of any size lands on 0 or 100, never overflows.
+            let step = min(max(offset ?? 0, -100), 100)
+            let target = min(max(volume ?? (current + step), 0), 100)
             do throws(ReelError) {
                 if let hardware {
                     try hardware.setVolume(target)

@@ -297,7 +297,9 @@ public final class PlayerController: @unchecked Sendable {
     }
 
     static func invalidStart(_ position: Double) -> ReelError {
-        ReelError(.outOfRange, "cannot start at \(position) s: a position is 0 or more seconds")
+        position > maximumSeconds
+            ? ReelError(.outOfRange, "cannot start at \(position) s: that is past any file's end")
+            : ReelError(.outOfRange, "cannot start at \(position) s: a position is 0 or more seconds")
     }
 
     /// The reply to a command: the state it published (built once for the push and the reply),

@@ -23,19 +23,26 @@ func playerCall(_ client: DaemonClient, _ method: String, _ params: JSONObject =
 struct PlayCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "play",
-        abstract: "Play an audio file or a recording of the library.",
+        abstract: "Play the queue, an entry of it, an audio file or a recording of the library.",
         discussion: """
-            How ARG is read: an existing local file (not a directory) is played as a file; a \
-            relative name is taken from the current directory. Otherwise an ARG that starts with \
-            '/' is a recording's tree path in the library: reel play /Meetings/Standup. Anything \
-            else is an error naming the file that was not found (exit 1). A local file wins over a \
-            recording with the same path.
+            With no ARG, plays the queue: resumes when paused, else starts its current entry \
+            (the first once the queue has ended). How ARG is read: an existing local file (not a \
+            directory) is played as a file; a relative name is taken from the current directory. \
+            Otherwise a number N plays the queue's entry N (as `reel queue` numbers them, from 1) \
+            and leaves the queue as it is. Otherwise an ARG that starts with '/' is a recording's \
+            tree path in the library: reel play /Meetings/Standup; a folder plays its recordings. \
+            Anything else is an error naming the file that was not found (exit 1). A local file \
+            wins over a recording with the same path, and over a queue position (a file named 3 \
+            in the current directory). A file or a recording replaces the queue with itself; use \
+            `reel add` to keep the queue.
             """)
 
     @OptionGroup var connection: ConnectionOptions
 
-    @Argument(help: ArgumentHelp("A local audio file, or a recording's tree path (/Folder/Name).", valueName: "arg"))
-    var file: String
+    @Argument(help: ArgumentHelp(
+        "A local audio file, a queue position (3), or a recording's or folder's tree path (/Folder/Name).",
+        valueName: "arg"))
+    var file: String?
 
     @Option(
         name: .customLong("at"), parsing: .unconditional,
@@ -44,7 +51,10 @@ struct PlayCommand: ParsableCommand {
 
     func validate() throws {
         _ = try startPosition()
-        if file.isEmpty { throw ValidationError("the file name is empty") }
+        if file?.isEmpty == true { throw ValidationError("the file name is empty") }
+        if file == nil && at != nil {
+            throw ValidationError("--at needs something to play: a file, a queue position or a tree path")
+        }
     }
 
     /// `--at` in seconds; `+10` is read as 10 s from the start.
@@ -59,14 +69,23 @@ struct PlayCommand: ParsableCommand {
     }
 
     func run() throws {
+        guard let file else {
+            let client = try connection.connect()
+            Output.line(Output.summary(try playerCall(client, "player.play"), naming: true))
+            return
+        }
         var params: JSONObject
+        var client: DaemonClient?
         switch try PlayArgument.resolve(file) {
         case .file(let path): params = ["file": .string(path)]
         case .treePath(let path): params = ["path": .string(path)]
+        case .queuePosition(let position):
+            let connected = try connection.connect()
+            client = connected
+            params = ["entry": .int(Int64(try QueueReader.entry(at: position, connected).entry.id))]
         }
         if let position = try startPosition() { params["position"] = .double(position) }
-        let client = try connection.connect()
-        let state = try playerCall(client, "player.play", params)
+        let state = try playerCall(try client ?? connection.connect(), "player.play", params)
         Output.line(Output.summary(state, naming: true))
     }
 }

@@ -25,8 +25,11 @@ struct Reel: ParsableCommand {
         version: Reel.version,
         subcommands: [
             PlayCommand.self, PauseCommand.self, ResumeCommand.self, ToggleCommand.self,
-            StopCommand.self, SeekCommand.self, StatusCommand.self, WatchCommand.self, RecordCommand.self,
-            InfoCommand.self,
+            StopCommand.self, SeekCommand.self, StatusCommand.self, WatchCommand.self,
+            AddCommand.self, QueueCommand.self, NextCommand.self, PreviousCommand.self, DeleteCommand.self,
+            QueueMoveCommand.self, ClearCommand.self, RepeatCommand.self, RandomCommand.self, SingleCommand.self,
+            ConsumeCommand.self, VolumeCommand.self, MuteCommand.self,
+            RecordCommand.self, InfoCommand.self,
             ListCommand.self, TreeCommand.self, MakeFolderCommand.self, MoveCommand.self, RenameCommand.self,
             RemoveCommand.self, SearchCommand.self, ImportCommand.self,
         ])

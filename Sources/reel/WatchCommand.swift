@@ -1,6 +1,6 @@
-// watch: follow the player and recorder streams. On a terminal, one line redrawn in place with
-// a progress bar (and the recording, while there is one); otherwise one line per change of the
-// displayed text, for scripts and logs.
+// watch: follow the player, recorder and queue streams. On a terminal, one line redrawn in place
+// with a progress bar, the entry's place in the queue (and the recording, while there is one);
+// otherwise one line per change of the displayed text, for scripts and logs.
 
 import ArgumentParser
 import ReelModel
@@ -17,10 +17,11 @@ struct WatchCommand: ParsableCommand {
         commandName: "watch",
         abstract: "Follow the player and the recorder live until interrupted.",
         discussion: """
-            On a terminal, redraws one progress line, with the recording's elapsed time and level \
-            while recording; when stdout is not a terminal, prints a line each time the player's \
-            state or whole-second position changes, and one per second recorded. Ctrl-C ends it (exit 0); \
-            if the daemon goes away it exits 3.
+            On a terminal, redraws one progress line, with the queue entry being played and the \
+            queue's length, (2/14), and the recording's elapsed time and level while recording; \
+            when stdout is not a terminal, prints a line each time the player's state, \
+            whole-second position or place in the queue changes, and one per second recorded. \
+            Ctrl-C ends it (exit 0); if the daemon goes away it exits 3.
             """)
 
     @OptionGroup var connection: ConnectionOptions
@@ -44,16 +45,44 @@ struct WatchCommand: ParsableCommand {
         _ = try client.call("subscribe", params)
         params["stream"] = "recorder"
         _ = try client.call("subscribe", params)
+        _ = try Self.subscribeToQueue(client)
 
         let display: WatchDisplay = isatty(1) != 0 ? TerminalDisplay() : PlainDisplay()
+        var place = QueuePlace()
+        var player: PlayerState?
         while true {
-            switch try client.nextEvent() {
+            let event: DaemonClient.Event
+            do throws(CLIError) {
+                event = try client.nextEvent()
+            } catch {
+                display.finish()
+                throw error
+            }
+            switch event {
             case .notification("player.state", let params):
-                do {
-                    display.show(try PlayerState(json: .object(params)))
+                do throws(CLIError) {
+                    let state: PlayerState
+                    do {
+                        state = try PlayerState(json: .object(params))
+                    } catch {
+                        throw CLIError.unexpectedReply("subscribe", error)
+                    }
+                    player = state
+                    try place.follow(entry: state.entry, client)
+                    display.show(state, place: place.text)
                 } catch {
                     display.finish()
-                    throw CLIError.unexpectedReply("subscribe", error)
+                    if error.exitCode == 0 { return }
+                    throw error
+                }
+            case .notification("queue.changed", let params):
+                do throws(CLIError) {
+                    try place.changed(QueueReader.decodeSummary(.object(params), from: "subscribe"), client)
+                    if let player { display.show(player, place: place.text) }
+                } catch {
+                    display.finish()
+                    if error.exitCode == 0 { return }
+                    throw error
                 }
             case .notification("recorder.state", let params):
                 do {
@@ -77,9 +106,63 @@ struct WatchCommand: ParsableCommand {
     }
 }
 
+extension WatchCommand {
+    /// Subscribes to the queue stream; false when the daemon refuses it (one without a queue,
+    /// protocol 1): then no place is shown.
+    static func subscribeToQueue(_ client: DaemonClient) throws(CLIError) -> Bool {
+        do throws(CLIError) {
+            _ = try client.call("subscribe", ["stream": "queue"])
+            return true
+        } catch {
+            guard error.exitCode == CLIError.refusedExitCode else { throw error }
+            return false
+        }
+    }
+}
+
+/// Where the entry being played is in the queue: looked up when the entry or the queue changes.
+struct QueuePlace {
+    private(set) var entry: Int?
+    /// 1-based; nil when nothing is played or it is not in the queue.
+    private(set) var position: Int?
+    private(set) var length = 0
+    /// The queue version `position` was found in.
+    private var version: Int?
+
+    /// `2/14`, or nil when no entry is played.
+    var text: String? { position.map { "\($0)/\(length)" } }
+
+    /// The player's entry is `entry` now.
+    mutating func follow(entry: Int?, _ client: DaemonClient) throws(CLIError) {
+        guard entry != self.entry || (entry != nil && version == nil) else { return }
+        self.entry = entry
+        try lookUp(client)
+    }
+
+    /// The queue changed: its length, and perhaps the entry's position.
+    mutating func changed(_ summary: QueueSummary, _ client: DaemonClient) throws(CLIError) {
+        length = summary.length
+        guard summary.version != version else { return }
+        version = nil
+        try lookUp(client)
+    }
+
+    private mutating func lookUp(_ client: DaemonClient) throws(CLIError) {
+        guard let entry else {
+            position = nil
+            return
+        }
+        let found = try QueueReader.position(of: entry, hint: position, client)
+        position = found.position
+        length = found.summary.length
+        version = found.summary.version
+    }
+}
+
 /// How `watch` shows each state.
 protocol WatchDisplay: AnyObject {
-    func show(_ state: PlayerState)
+    /// `place` is the entry's place in the queue, `2/14`.
+    func show(_ state: PlayerState, place: String?)
     func show(_ state: RecorderState)
     /// Leaves the output tidy (cursor back, final newline).
     func finish()
@@ -92,8 +175,9 @@ final class PlainDisplay: WatchDisplay {
 
     init() {}
 
-    func show(_ state: PlayerState) {
-        let text = Output.statusLine(state)
+    func show(_ state: PlayerState, place: String?) {
+        var text = Output.statusLine(state)
+        if let place { text += "  (\(place))" }
         guard text != last else { return }
         last = text
         Output.line(text)
@@ -119,14 +203,16 @@ final class TerminalDisplay: WatchDisplay {
     private var last: String?
     private var finished = false
     private var player = PlayerState.stopped
+    private var place: String?
     private var recorder = RecorderState.idle
 
     init() {
         Output.write("\u{1B}[?25l", to: 1)
     }
 
-    func show(_ state: PlayerState) {
+    func show(_ state: PlayerState, place: String?) {
         player = state
+        self.place = place
         redraw()
     }
 
@@ -137,13 +223,13 @@ final class TerminalDisplay: WatchDisplay {
 
     private func redraw() {
         let width = Output.terminalWidth()
-        var text: String
+        var extras: [String] = []
+        if let place { extras.append("(\(place))") }
         if recorder.state == .recording {
-            let recording = "REC \(formatSeconds(recorder.elapsed))" + (recorder.peak.map { " \(Int($0.rounded())) dB" } ?? "")
-            text = Output.progressLine(player, width: max(width - recording.count - 3, 10)) + "  " + recording
-        } else {
-            text = Output.progressLine(player, width: width)
+            extras.append("REC \(formatSeconds(recorder.elapsed))" + (recorder.peak.map { " \(Int($0.rounded())) dB" } ?? ""))
         }
+        let suffix = extras.map { "  " + $0 }.joined()
+        let text = Output.progressLine(player, width: max(width - suffix.count, 10)) + suffix
         guard text != last else { return }
         last = text
         Output.write("\r\(text)\u{1B}[K", to: 1)

@@ -96,6 +96,17 @@ import Testing
         #expect(try core.player.listQueue().entries.map(\.id) == [ids[1], ids[2]])
     }
 
+    /// A regression: an offset near Int.max overflowed and killed the daemon.
+    @Test func aVolumeOffsetOfAnySizeIsClamped() throws {
+        let (core, _) = try makeCore()
+        defer { core.shutdown() }
+        for (offset, expected) in [(Int.max, 100), (Int.min, 0), (-30, 0), (45, 45)] {
+            let set = Awaited<Result<MixerState, ReelError>>()
+            core.mixer.setVolume(offset: offset) { set.put($0) }
+            #expect((try set.get()?.get())?.volume == expected, "offset \(offset)")
+        }
+    }
+
     @Test func badInputIsRefusedAndChangesNothing() throws {
         let (core, directory) = try makeCore()
         defer { core.shutdown() }

@@ -156,7 +156,7 @@ public struct PlayQueue: Sendable {
             guard position >= 0, position <= queue.count else {
                 throw ReelError(
                     .outOfRange,
-                    "cannot add at position \(position): the queue has \(queue.count) entries (0 to \(queue.count) are valid)")
+                    "cannot add at position \(position): the queue has \(Self.entries(queue.count)) (0 to \(queue.count) are valid)")
             }
             insertion = position
         } else {
@@ -214,7 +214,7 @@ public struct PlayQueue: Sendable {
         guard let slot = slotOfID[id] else { throw ReelError(.notFound, "no queue entry with id \(id)") }
         guard position >= 0, position < queue.count else {
             throw ReelError(
-                .outOfRange, "cannot move to position \(position): the queue has \(queue.count) entries")
+                .outOfRange, "cannot move to position \(position): the queue has \(Self.entries(queue.count))")
         }
         let from = positionOfSlot[slot]
         guard from != position else { return }
@@ -312,4 +312,9 @@ public struct PlayQueue: Sendable {
         slots[slot].source = source
         version += 1
     }
+}
+
+extension PlayQueue {
+    /// "1 entry", "3 entries", for messages.
+    static func entries(_ count: Int) -> String { count == 1 ? "1 entry" : "\(count) entries" }
 }
