@@ -469,6 +469,7 @@ def real_time(args, parts, lengths, whole, formats):
     say()
     say(f"(1, 2) Gapless in real time: ALSA pulse → private PulseAudio null sink, its monitor recorded with "
         f"parec; {len(lengths)} files, {len(junctions)} junctions, {total / RATE:.1f} s")
+    stream_start(args, parts, lengths[0])
     for ext in formats:
         say(f"  {ext.upper()} (load {load_average()} before):")
         directory = os.path.join(args.work, f"pulse-{ext}")
@@ -550,6 +551,33 @@ def position_report(pushes, ids, lengths, indices, dating, indent):
     for error, entry, position, actual in off[:10]:
         say(f"{indent}  said file {file_of[entry]} at {position:.3f} s; the output was at file {file_at(actual)}, "
             f"{(actual - ordered[file_at(actual) - 1]) / RATE:.3f} s ({error:+.0f} ms)")
+
+
+def stream_start(args, parts, length):
+    """What the monitor misses at the start of any PulseAudio stream: paplay plays file 1 and the
+    first signal frame at the monitor is counted."""
+    if shutil.which("paplay") is None:
+        say("  reference, paplay of file 1: not measured: paplay is missing")
+        return
+    firsts = []
+    for _ in range(3):
+        recorder = Recorder(args.source)
+        recorders.append(recorder)
+        time.sleep(0.5)
+        result = subprocess.run(["paplay", os.path.join(parts, "part-001.wav")], capture_output=True, text=True)
+        time.sleep(0.3)
+        recorder.stop()
+        if result.returncode != 0:
+            say(f"  reference, paplay of file 1: not measured: {result.stderr.strip()}")
+            return
+        indices = decode(bytes(recorder.data), length)
+        first = next((i for i in indices if i != -1), None)
+        if first is None:
+            say("  reference, paplay of file 1: not measured: no signal at the monitor")
+            return
+        firsts.append(first)
+    say(f"  reference: paplay of file 1, 3 times: its first signal frame at the monitor was frame "
+        f"{', '.join(str(f) for f in firsts)} (PulseAudio's monitor misses the start of a new stream)")
 
 
 def silence_runs(recorder, junctions, total):
