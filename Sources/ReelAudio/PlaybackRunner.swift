@@ -54,6 +54,8 @@ final class PlaybackRunner: @unchecked Sendable {
     /// When the last queued frame must have been heard (monotonic ns), set when draining starts.
     /// Some devices (PulseAudio) keep reporting their own latency as delay after they ran dry.
     var drainDeadline: UInt64 = 0
+    /// When what was queued as draining started should have been heard (monotonic ns).
+    var drainExpectedEnd: UInt64 = 0
     var running = true
 
     init(
@@ -344,8 +346,9 @@ final class PlaybackRunner: @unchecked Sendable {
                 pendingFrames -= written
                 deviceWritten += Int64(written)
             } else if written == -Int(EAGAIN) {
-                // No room: wait for it, or for a command (a pause or seek acts at once).
-                _ = device.wait(timeoutMilliseconds: periodMilliseconds, wakeDescriptor: mailbox.wakeDescriptor)
+                // No room: wait for it, or for a command (a pause or seek acts at once), or
+                // until the next track becomes audible, so that the switch is published then.
+                _ = device.wait(timeoutMilliseconds: waitMilliseconds, wakeDescriptor: mailbox.wakeDescriptor)
             } else if let failure = XrunRecovery.recover(
                 from: Int32(written), device: device, counters: &state.counters,
                 periodMilliseconds: periodMilliseconds)
@@ -357,8 +360,11 @@ final class PlaybackRunner: @unchecked Sendable {
             return
         }
         // Draining: wait for what is queued to be heard, checking the mailbox every period.
+        // A device may report an empty queue too early (PulseAudio's plugin, now and then):
+        // it is believed only once the queue should have played.
         let queued = device.delay()
-        if queued <= 0 || monotonicNanoseconds() >= drainDeadline {
+        let now = monotonicNanoseconds()
+        if (queued <= 0 && now >= drainExpectedEnd) || now >= drainDeadline {
             if let next = upcoming.first {
                 reopen(for: next)
             } else {
@@ -371,7 +377,7 @@ final class PlaybackRunner: @unchecked Sendable {
         // at most a period, so the mailbox is still read every period.
         let rate = max(configuration.format.sampleRate, 1)
         let untilHeard = max(queued * 1000 / rate, 1)
-        sleepOrCommand(milliseconds: min(untilHeard, periodMilliseconds))
+        sleepOrCommand(milliseconds: min(untilHeard, waitMilliseconds))
         publish(changed: measure())
     }
 
@@ -390,8 +396,8 @@ final class PlaybackRunner: @unchecked Sendable {
         let rate = UInt64(max(configuration.format.sampleRate, 1))
         // Slack for devices that consume in bursts: two periods, but no more than 200 ms, so
         // that long periods do not make the end late.
-        drainDeadline = monotonicNanoseconds() + queued * 1_000_000_000 / rate
-            + UInt64(min(2 * periodMilliseconds, 200)) * 1_000_000
+        drainExpectedEnd = monotonicNanoseconds() + queued * 1_000_000_000 / rate
+        drainDeadline = drainExpectedEnd + UInt64(min(2 * periodMilliseconds, 200)) * 1_000_000
     }
 
     /// Starts writing `next` (the first lined-up track, of the device's format) right after the
@@ -463,6 +469,15 @@ final class PlaybackRunner: @unchecked Sendable {
             return max(timing.periodMicroseconds / 1000, 1)
         }
         return max(configuration.periodFrames * 1000 / configuration.format.sampleRate, 1)
+    }
+
+    /// How long to wait for the device: a period, or less when the next track's first frame
+    /// will be heard sooner (at least 2 ms, so a late estimate cannot make the thread spin).
+    var waitMilliseconds: Int {
+        guard segments.count > 1, let configuration, configuration.format.sampleRate > 0 else { return periodMilliseconds }
+        let frames = max(segments[1].deviceStart - deviceAudible, 0)
+        let untilNext = Int(frames * 1000 / Int64(configuration.format.sampleRate)) + 1
+        return min(periodMilliseconds, max(untilNext, 2))
     }
 
     func openDevice(for format: PCMFormat) throws(ReelError) {

@@ -210,7 +210,10 @@ import Testing
         let middle = try write(tone[(44_111 * 2)..<(44_811 * 2)], to: "rm.flac", codec: "flac")
         let b = try write(tone[(44_811 * 2)...], to: "rb.flac", codec: "flac")
         let started = Date()
-        let player = ChainPlayer(device: "pulse", paths: [a, middle, b], paced: true)
+        // A 1 s buffer, as reeld's default 2 s one, leaves the opener time even on a slow machine.
+        let player = ChainPlayer(
+            device: "pulse", paths: [a, middle, b], paced: true,
+            timing: PCMTiming(periodMicroseconds: 100_000, bufferMicroseconds: 1_000_000))
         #expect(player.waitUntilStopped(timeout: 10))
         #expect(Date().timeIntervalSince(started) >= 2.4, "2.5 s of audio ended early")
         #expect(player.audibleTokens == [1, 2, 3])
