@@ -56,6 +56,7 @@ import Testing
         let decoded = try decodeAll(reader)
         let seconds = Double(decoded.count / 2) / 44100
         #expect(abs(seconds - 10) < 0.1, "decoded \(seconds) s")
+        #expect(waitForFinalLength(reader))
         #expect(abs((reader.duration ?? 0) - 10) < 0.1)
     }
 

@@ -29,7 +29,9 @@ import Testing
         let path = directory.appendingPathComponent("tone.\(codec)").path
         try TestAudio.writeTone(to: path, codec: codec, seconds: 1, rate: codec == "opus" ? 48000 : 44100)
         #expect(MP3Layout.read(path: path) == nil)
-        #expect(try AudioFileOpener.open(path: path) is SndFileReader)
+        let reader = try AudioFileOpener.open(path: path)
+        #expect(reader is SndFileReader)
+        #expect(reader.frameCountIsFinal)
     }
 
     @Test func frameHeaderFields() throws {

@@ -96,3 +96,8 @@ func waitUntil(seconds: Double = 60, _ done: () -> Bool) -> Bool {
     while !done() && Date() < deadline { usleep(1000) }
     return done()
 }
+
+/// Waits until the reader's frame count is final (an MP3's background scan ended).
+func waitForFinalLength(_ reader: AudioFileReader) -> Bool {
+    waitUntil { reader.frameCountIsFinal }
+}
