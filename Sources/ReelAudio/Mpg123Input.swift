@@ -46,6 +46,12 @@ final class Mpg123Input: @unchecked Sendable {
         var flags = MPG123_QUIET.rawValue | MPG123_GAPLESS.rawValue
         if ignoringTag { flags |= MPG123_IGNORE_STREAMLENGTH.rawValue }
         mpg123_param2(handle, Int32(MPG123_ADD_FLAGS.rawValue), Int(flags), 0)
+        // A seek decodes this many frames before the target and throws their sound away, so that
+        // the target frame finds its bit reservoir and the previous frame's overlap as a straight
+        // decode does: the sound after a seek is then the same, sample for sample. libmpg123's
+        // default, 4, is short of that where frames are small: Layer III may take its data from
+        // up to 511 bytes back, 9 frames of 32 kb/s at 48 kHz, and needs two good frames before.
+        mpg123_param2(handle, Int32(MPG123_PREFRAMES.rawValue), 16, 0)
         let read: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, Int) -> Int = { raw, buffer, count in
             let input = Unmanaged<Mpg123Input>.fromOpaque(raw!).takeUnretainedValue()
             guard !input.isStopped else { return -1 }
