@@ -19,7 +19,8 @@ public protocol AudioFileReader: AnyObject {
     /// it can change, once, from nil to the count; the player polls it (it is cheap: an atomic
     /// load, no lock) and publishes the new duration.
     var frameCount: Int64? { get }
-    /// True when `frameCount` will not change any more.
+    /// True when `frameCount` will not change any more. Read it before `frameCount`: true, then
+    /// the count read after it is the final one.
     var frameCountIsFinal: Bool { get }
     /// Decodes up to `frames` frames into `buffer`; 0 at the end of the file.
     func read(into buffer: UnsafeMutableRawPointer, frames: Int) throws(ReelError) -> Int
