@@ -6,15 +6,22 @@ import ReelModel
 import Glibc
 #endif
 
-/// A decoder positioned in a file. Used by one thread at a time (the audio thread while playing).
+/// A decoder positioned in a file. Used by one thread at a time (the audio thread while playing),
+/// except `frameCount` and `frameCountIsFinal`, which any thread may read.
 public protocol AudioFileReader: AnyObject {
     var path: String { get }
     /// What clients see: codec, rate, channels.
     var format: AudioFormat { get }
     /// What `read` produces.
     var pcmFormat: PCMFormat { get }
-    /// Frames in the file, or nil when the file does not say (an unfinished FLAC).
+    /// Frames in the file, exact, or nil when they are not known: an unfinished FLAC, or an MP3
+    /// without a Xing/Info tag while a background thread counts them. Until `frameCountIsFinal`
+    /// it can change, once, from nil to the count; the player polls it (it is cheap: an atomic
+    /// load, no lock) and publishes the new duration.
     var frameCount: Int64? { get }
+    /// True when `frameCount` will not change any more. Read it before `frameCount`: true, then
+    /// the count read after it is the final one.
+    var frameCountIsFinal: Bool { get }
     /// Decodes up to `frames` frames into `buffer`; 0 at the end of the file.
     func read(into buffer: UnsafeMutableRawPointer, frames: Int) throws(ReelError) -> Int
     /// Moves so that the next `read` starts at `frame`.
@@ -22,6 +29,9 @@ public protocol AudioFileReader: AnyObject {
 }
 
 extension AudioFileReader {
+    /// A reader whose length is known at open says so.
+    public var frameCountIsFinal: Bool { true }
+
     public var duration: Double? {
         frameCount.map { Double($0) / Double(pcmFormat.sampleRate) }
     }
@@ -31,11 +41,24 @@ extension AudioFileReader {
 public enum AudioFileOpener {
     /// libsndfile for everything except MP3, which goes to libmpg123 directly: libsndfile
     /// takes the length of an MP3 without a Xing/Info header from its first frame and stops there.
-    public static func open(path: String) throws(ReelError) -> AudioFileReader {
+    ///
+    /// A file that begins (after ID3v2 tags) with MPEG Layer III frames is an MP3 without asking
+    /// libsndfile; anything else is offered to libsndfile first, and MPEG audio it recognises
+    /// (Layers I and II, or Layer III after junk) still goes to libmpg123.
+    ///
+    /// - Parameter mp3Length: when the length of an MP3 without a Xing/Info tag is found: for
+    ///   playing, `.background` (the default; `open` returns at once); `.atOpen` for a caller
+    ///   that needs the exact length from the start and can wait (the library's import).
+    public static func open(path: String, mp3Length: Mpg123Reader.LengthScan = .background) throws(ReelError)
+        -> AudioFileReader
+    {
         try checkRegularFile(path)
+        if let layout = MP3Layout.read(path: path) {
+            return try Mpg123Reader(path: path, layout: layout, lengthScan: mp3Length)
+        }
         let reader = try SndFileReader(path: path)
         if reader.isMPEG {
-            return try Mpg123Reader(path: path)
+            return try Mpg123Reader(path: path, layout: nil, lengthScan: mp3Length)
         }
         return reader
     }

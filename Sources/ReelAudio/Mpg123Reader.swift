@@ -1,4 +1,6 @@
-// Decoding MP3 through libmpg123, which scans the whole file for its true length.
+// Decoding MP3 through libmpg123. The length comes from the file's Xing/Info tag when it has
+// one; otherwise a scan of the whole file finds it, on a background thread while the file plays,
+// so that a file of ten hours opens as fast as one of a minute.
 
 import CMPG123
 import ReelModel
@@ -7,51 +9,95 @@ import ReelModel
 import Glibc
 #endif
 
-/// An MP3 decoder producing 16-bit frames. Not thread-safe; one owner at a time.
+/// An MP3 decoder producing 16-bit frames. Not thread-safe; one owner at a time, except
+/// `frameCount` and `frameCountIsFinal`, which any thread may read.
 public final class Mpg123Reader: AudioFileReader {
+    /// When the length of a file without a usable Xing/Info tag is found.
+    public enum LengthScan: Sendable {
+        /// After `init` returns, on a background thread; `frameCount` is nil until then. For playing.
+        case background
+        /// Before `init` returns, by reading the whole file. For callers that need the length
+        /// and can wait (the library's import).
+        case atOpen
+    }
+
+    /// Where the length came from.
+    enum LengthSource: Equatable {
+        case header, scanAtOpen, backgroundScan
+    }
+
     public let path: String
     public let format: AudioFormat
     public let pcmFormat: PCMFormat
-    public let frameCount: Int64?
+    public var frameCount: Int64? { length.frames }
+    public var frameCountIsFinal: Bool { length.isFinal }
+    let lengthSource: LengthSource
+    /// What libmpg123 read of the file while the reader opened: its first frames and the end
+    /// (for an ID3v1 tag) — unless the length was scanned at open.
+    let bytesReadAtOpen: Int
+    private let input: Mpg123Input
     private var handle: OpaquePointer?
+    private let length: Mpg123Length
 
-    private static let initialized: Bool = {
-        mpg123_init()
-        return true
-    }()
+    public convenience init(path: String, lengthScan: LengthScan = .background) throws(ReelError) {
+        try self.init(path: path, layout: MP3Layout.read(path: path), lengthScan: lengthScan)
+    }
 
-    public init(path: String) throws(ReelError) {
-        _ = Self.initialized
+    /// `layout`: the start of the file, as `MP3Layout.read` found it (nil if it found no frame
+    /// there, for instance after junk that libmpg123 skips). `backgroundScan` false (for tests)
+    /// leaves a pending length pending and seeks without the scan's index.
+    init(path: String, layout: MP3Layout?, lengthScan: LengthScan, backgroundScan: Bool = true) throws(ReelError) {
         self.path = path
-        var code: Int32 = 0
-        guard let handle = mpg123_new(nil, &code) else {
-            throw ReelError(.ioError, "cannot start the MP3 decoder: \(String(cString: mpg123_plain_strerror(code)))")
-        }
-        func fail(_ reason: ErrorReason, _ what: String) -> ReelError {
+        input = try Mpg123Input(path: path)
+        // A tag whose count the file cannot hold: libmpg123 is told to ignore it, else it would
+        // cut LAME's padding off a frame that is not the last, and decode fewer frames than its
+        // scan counts.
+        let ignoringTag = layout.map { $0.xing != nil && $0.declaredFrames == nil } ?? false
+        let handle = try input.openHandle(path: path, ignoringTag: ignoringTag)
+        func fail(_ what: String) -> ReelError {
             let detail = String(cString: mpg123_strerror(handle))
             mpg123_delete(handle)
-            return ReelError(reason, "\(what) \(path): \(detail)")
+            return ReelError(.corruptFile, "\(what) \(path): \(detail)")
         }
-        mpg123_param2(handle, Int32(MPG123_ADD_FLAGS.rawValue), Int(MPG123_QUIET.rawValue | MPG123_GAPLESS.rawValue), 0)
-        guard mpg123_open(handle, path) == MPG123_OK.rawValue else { throw fail(.corruptFile, "cannot open") }
         var rate = 0
         var channels: Int32 = 0
         var encoding: Int32 = 0
         guard mpg123_getformat(handle, &rate, &channels, &encoding) == MPG123_OK.rawValue, rate > 0, channels > 0
-        else { throw fail(.corruptFile, "cannot decode") }
+        else { throw fail("cannot decode") }
         // Fix the output format so a stream that changes rate mid-file cannot change it under us.
         mpg123_format_none(handle)
         mpg123_format(handle, rate, channels, Int32(MPG123_ENC_SIGNED_16.rawValue))
-        // The length from a full scan, not from the first frame (VBR files without a Xing header).
-        guard mpg123_scan(handle) == MPG123_OK.rawValue else { throw fail(.corruptFile, "cannot scan") }
-        let length = mpg123_length(handle)
+        // With the tag's frame count (libmpg123 read the same tag: it reports the same count),
+        // mpg123_length is exact: those frames less the LAME tag's encoder delay and padding.
+        // Without it, mpg123_length only extrapolates the first frame's bitrate to the file size.
+        var frames: Int64?
+        if let declared = layout?.declaredFrames, Int64(mpg123_framelength(handle)) == declared,
+            mpg123_length(handle) >= 0
+        {
+            frames = Int64(mpg123_length(handle))
+            lengthSource = .header
+        } else if lengthScan == .atOpen {
+            guard mpg123_scan(handle) == MPG123_OK.rawValue, mpg123_length(handle) >= 0 else { throw fail("cannot scan") }
+            frames = Int64(mpg123_length(handle))
+            lengthSource = .scanAtOpen
+        } else {
+            lengthSource = .backgroundScan
+        }
+        bytesReadAtOpen = input.bytesRead
         self.handle = handle
         format = AudioFormat(codec: "mp3", sampleRate: rate, channels: Int(channels))
         pcmFormat = PCMFormat(sample: .s16, sampleRate: rate, channels: Int(channels))
-        frameCount = length >= 0 ? Int64(length) : nil
+        length = Mpg123Length(frames: frames)
+        // Also with the length known: the scan's seek index spares a seek far ahead from parsing
+        // every frame before it on the audio thread.
+        if lengthScan == .background && backgroundScan { length.startScan(path: path, ignoringTag: ignoringTag) }
     }
 
+    /// True once the background scan has ended (for tests).
+    var backgroundScanFinished: Bool { length.scanFinished }
+
     deinit {
+        length.cancel()
         if let handle {
             mpg123_close(handle)
             mpg123_delete(handle)
@@ -76,10 +122,21 @@ public final class Mpg123Reader: AudioFileReader {
         return filled / pcmFormat.bytesPerFrame
     }
 
+    /// Sample-exact: libmpg123 finds the frame through its index (the scan's, once it is ready)
+    /// or by parsing forward from the last frame it indexed, never by guessing (no MPG123_FUZZY).
     public func seek(to frame: Int64) throws(ReelError) {
         guard let handle else { return }
+        installIndex()
         if mpg123_seek(handle, off_t(frame), SEEK_SET) < 0 {
             throw ReelError(.corruptFile, "cannot seek in \(path): \(String(cString: mpg123_strerror(handle)))")
+        }
+    }
+
+    /// Hands the background scan's frame index to our handle, once it is ready.
+    private func installIndex() {
+        guard let handle, var index = length.takeIndex() else { return }
+        _ = index.offsets.withUnsafeMutableBufferPointer {
+            mpg123_set_index(handle, $0.baseAddress, index.step, $0.count)
         }
     }
 }

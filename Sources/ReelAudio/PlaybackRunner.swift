@@ -568,7 +568,8 @@ final class PlaybackRunner: @unchecked Sendable {
     }
 
     /// Audible frame = frames handed to the device minus the device's delay. Moves on to the
-    /// next track once its first frame is heard; returns true when it did (a change to publish).
+    /// next track once its first frame is heard, and takes a length learned late; returns true
+    /// when either happened (a change to publish).
     func measure() -> Bool {
         guard !segments.isEmpty else { return false }
         let queued = configuration == nil ? 0 : device.delay()
@@ -584,11 +585,17 @@ final class PlaybackRunner: @unchecked Sendable {
             becomeAudible(audible)
             chainChanged()
         }
+        // An MP3 without a Xing/Info tag learns its length in the background: publish it.
+        var lengthLearned = false
+        if state.frameCount == nil, let count = audible.reader.frameCount {
+            state.frameCount = count
+            lengthLearned = true
+        }
         let writtenEnd = min(deviceWritten, audible.deviceEnd ?? Int64.max)
         state.audibleFrame = audible.startFrame + deviceAudible - audible.deviceStart
         state.writtenFrame = audible.startFrame + writtenEnd - audible.deviceStart
         state.measuredAt = monotonicNanoseconds()
-        return switched
+        return switched || lengthLearned
     }
 
     /// The tokens held, audible first.

@@ -230,7 +230,8 @@ public final class LibraryController: @unchecked Sendable {
     /// What the store learns of an imported file: it must open and its first frames must decode
     /// (as for playing it); its duration and format.
     static func probe(_ path: String) throws(ReelError) -> (duration: Double?, format: AudioFormat) {
-        let reader = try AudioFileOpener.open(path: path)
+        // The exact length now, also for an MP3 without a Xing/Info tag: the store keeps it.
+        let reader = try AudioFileOpener.open(path: path, mp3Length: .atOpen)
         let frames = 4096
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: frames * reader.pcmFormat.bytesPerFrame, alignment: 16)
         defer { buffer.deallocate() }

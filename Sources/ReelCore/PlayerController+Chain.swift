@@ -140,6 +140,11 @@ extension PlayerController {
                 shared.skipError = nil
                 publishQueue(shared)
             }
+            if let duration = snapshot.duration, let entry = shared.queue.entry(id: track.entry), entry.duration != duration {
+                // A length learned while playing (an MP3 without a Xing/Info tag).
+                shared.queue.setDuration(duration, format: entry.format, missing: entry.missing, for: entry.id)
+                publishQueue(shared)
+            }
             if snapshot.activity == .stopped && snapshot.reachedEnd && shared.endedToken != token {
                 shared.endedToken = token
                 let finished = track.entry

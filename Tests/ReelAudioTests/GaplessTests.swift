@@ -277,3 +277,29 @@ import Testing
         #expect(!written.contains(samples[16_000 + 2 * 3999]), "the end of B was written")
     }
 }
+
+/// An MP3 without a Xing/Info tag starts at once with no duration; the engine publishes the
+/// length when the background count ends, while it plays.
+@Suite struct LateLengthTests {
+    @Test func theLengthOfAnUntaggedMP3IsPublishedWhileItPlays() throws {
+        let directory = TestAudio.temporaryDirectory()
+        let path = directory.appendingPathComponent("untagged.mp3").path
+        try TestAudio.writeTone(to: path, codec: "mp3-noxing", seconds: 20)
+        let device = FakeOutput()
+        device.script { $0.fullAfterFrames = 44_100 }  // holds the engine in the first second
+        let changes = Locked<[PlaybackSnapshot]>([])
+        let engine = PlaybackEngine(device: device, logger: Logger(label: "test")) { snapshot in
+            changes.withLock { $0.append(snapshot) }
+        }
+        engine.start()
+        defer { engine.shutdown() }
+        let reader = try AudioFileOpener.open(path: path)
+        engine.send(.load(ReaderBox(reader), token: 1, startFrame: 0, startPlaying: true, { _ in }))
+        let deadline = Date().addingTimeInterval(20)
+        while engine.snapshot.frameCount == nil && Date() < deadline { usleep(5_000) }
+        let count = try #require(engine.snapshot.frameCount, "the length was never published")
+        #expect(abs(Double(count) / 44_100 - 20) < 0.05, "\(count) frames")
+        #expect(changes.current.contains { $0.frameCount == count }, "no change was published with the length")
+        #expect(engine.snapshot.activity == .playing)
+    }
+}

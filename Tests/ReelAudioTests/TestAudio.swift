@@ -3,6 +3,7 @@
 import Foundation
 import ReelAudio
 import ReelModel
+import Testing
 
 enum TestAudio {
     /// A fresh temporary directory, removed by the caller's `defer`.
@@ -28,20 +29,31 @@ enum TestAudio {
         return samples
     }
 
-    /// Writes a tone with libsndfile (`wav`, `flac`, `ogg`, `opus`) or lame (`mp3`, `mp3-noxing`
-    /// for a VBR file without a Xing/Info header). Returns the samples written.
+    /// Writes a tone with libsndfile (`wav`, `flac`, `ogg`, `opus`) or lame: `mp3` (VBR, with
+    /// LAME's Xing tag), `mp3-cbr` (128 kb/s, with LAME's Info tag), and each of them without its
+    /// tag (`mp3-noxing`, `mp3-cbr-noxing`), and `mp3-xing-only` (a Xing tag without LAME's
+    /// extension: no encoder delay or padding, as other encoders write it). Returns the samples
+    /// written.
     @discardableResult
     static func writeTone(
-        to path: String, codec: String, seconds: Double, rate: Int = 44100, channels: Int = 2
+        to path: String, codec: String, seconds: Double, rate: Int = 44100, channels: Int = 2,
+        amplitude: Double = 0.5
     ) throws -> [Int16] {
-        let samples = toneSamples(seconds: seconds, rate: rate, channels: channels)
+        let samples = toneSamples(seconds: seconds, rate: rate, channels: channels, amplitude: amplitude)
         if codec.hasPrefix("mp3") {
             let wav = path + ".src.wav"
-            try writeTone(to: wav, codec: "wav", seconds: seconds, rate: rate, channels: channels)
+            try writeTone(to: wav, codec: "wav", seconds: seconds, rate: rate, channels: channels, amplitude: amplitude)
             defer { try? FileManager.default.removeItem(atPath: wav) }
-            var arguments = ["--quiet", "-V", "4"]
-            if codec == "mp3-noxing" { arguments.append("-t") }
+            var arguments = ["--quiet"] + (codec.hasPrefix("mp3-cbr") ? ["-b", "128"] : ["-V", "4"])
+            if codec.hasSuffix("-noxing") { arguments.append("-t") }
             try run("/usr/bin/lame", arguments + [wav, path])
+            if codec == "mp3-xing-only" {
+                // LAME's extension (36 bytes from "LAME") follows the Xing fields in the first frame.
+                var data = try Data(contentsOf: URL(fileURLWithPath: path))
+                let lame = try #require(data.prefix(1000).range(of: Data("LAME".utf8)))
+                data.replaceSubrange(lame.lowerBound..<(lame.lowerBound + 36), with: Data(count: 36))
+                try data.write(to: URL(fileURLWithPath: path))
+            }
             return samples
         }
         let writer = try SndFileWriter(
@@ -63,4 +75,29 @@ enum TestAudio {
             throw ReelError(.ioError, "\(executable) \(arguments.joined(separator: " ")) exited \(process.terminationStatus)")
         }
     }
+
+    /// Every frame from the reader's position to the end of the file, interleaved.
+    static func decodeAll(_ reader: AudioFileReader) throws -> [Int16] {
+        var samples: [Int16] = []
+        var chunk = [Int16](repeating: 0, count: 4096 * reader.pcmFormat.channels)
+        while true {
+            let frames = try chunk.withUnsafeMutableBytes { try reader.read(into: $0.baseAddress!, frames: 4096) }
+            if frames == 0 { break }
+            samples.append(contentsOf: chunk[0..<(frames * reader.pcmFormat.channels)])
+        }
+        return samples
+    }
+}
+
+/// Waits (up to a generous deadline, so a loaded machine does not fail the test) until `done`
+/// holds; returns whether it does.
+func waitUntil(seconds: Double = 60, _ done: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while !done() && Date() < deadline { usleep(1000) }
+    return done()
+}
+
+/// Waits until the reader's frame count is final (an MP3's background scan ended).
+func waitForFinalLength(_ reader: AudioFileReader) -> Bool {
+    waitUntil { reader.frameCountIsFinal }
 }
