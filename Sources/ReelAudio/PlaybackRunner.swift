@@ -56,6 +56,8 @@ final class PlaybackRunner: @unchecked Sendable {
     var drainDeadline: UInt64 = 0
     /// When what was queued as draining started should have been heard (monotonic ns).
     var drainExpectedEnd: UInt64 = 0
+    /// The track whose successor the control side was asked for and has not answered yet.
+    var awaitingLineUp: Int?
     var running = true
 
     init(
@@ -143,12 +145,13 @@ final class PlaybackRunner: @unchecked Sendable {
         }
         chainChanged()
         publish(changed: true)
-        onWantsNext(token)
+        wantNext(after: token)
         return .success(state)
     }
 
     func lineUp(after token: Int, next: TrackBox?) -> Result<PlaybackSnapshot, ReelError> {
         if measure() { publish(changed: true) }
+        if awaitingLineUp == token { awaitingLineUp = nil }
         guard var index = state.lined.firstIndex(of: token) else {
             return .failure(ReelError(.notFound, "track \(token) is no longer playing or lined up"))
         }
@@ -298,6 +301,7 @@ final class PlaybackRunner: @unchecked Sendable {
         draining = false
         let wasStopped = state.activity == .stopped
         state.reachedEnd = reachedEnd
+        awaitingLineUp = nil
         state.activity = .stopped
         state.audibleFrame = 0
         state.writtenFrame = 0
@@ -360,11 +364,13 @@ final class PlaybackRunner: @unchecked Sendable {
             return
         }
         // Draining: wait for what is queued to be heard, checking the mailbox every period.
-        // A device may report an empty queue too early (PulseAudio's plugin, now and then):
-        // it is believed only once the queue should have played.
+        // A device may report an empty queue too early (PulseAudio's plugin, at a stream's
+        // start): it is believed only once the queue should have played, and not while the
+        // control side has yet to say what follows (it gets until the deadline).
         let queued = device.delay()
         let now = monotonicNanoseconds()
-        if (queued <= 0 && now >= drainExpectedEnd) || now >= drainDeadline {
+        let drained = queued <= 0 && now >= drainExpectedEnd && awaitingLineUp == nil
+        if drained || now >= drainDeadline {
             if let next = upcoming.first {
                 reopen(for: next)
             } else {
@@ -376,7 +382,11 @@ final class PlaybackRunner: @unchecked Sendable {
         // answers at once once the buffer has room): sleep until the queue should have played,
         // at most a period, so the mailbox is still read every period.
         let rate = max(configuration.format.sampleRate, 1)
-        let untilHeard = max(queued * 1000 / rate, 1)
+        var untilHeard = max(queued * 1000 / rate, 1)
+        if queued <= 0 && awaitingLineUp != nil {
+            // Nothing to hear: sleep until the answer (a command wakes us) or the deadline.
+            untilHeard = max(Int((drainDeadline &- now) / 1_000_000), 1)
+        }
         sleepOrCommand(milliseconds: min(untilHeard, waitMilliseconds))
         publish(changed: measure())
     }
@@ -407,7 +417,7 @@ final class PlaybackRunner: @unchecked Sendable {
         draining = false
         segments.append(PlaybackSegment(token: next.token, reader: next.reader, deviceStart: deviceWritten, startFrame: 0))
         chainChanged()
-        if upcoming.isEmpty { onWantsNext(next.token) }
+        if upcoming.isEmpty { wantNext(after: next.token) }
     }
 
     /// Everything before `next` has been heard and `next` needs another format: reopen the device.
@@ -426,7 +436,14 @@ final class PlaybackRunner: @unchecked Sendable {
         }
         chainChanged()
         publish(changed: true)
-        if upcoming.isEmpty { onWantsNext(next.token) }
+        if upcoming.isEmpty { wantNext(after: next.token) }
+    }
+
+    /// Asks the control side what follows `token`; until it answers (`lineUp(after: token)`,
+    /// with a track or none), the end of the chain waits for it up to the drain deadline.
+    func wantNext(after token: Int) {
+        awaitingLineUp = token
+        onWantsNext(token)
     }
 
     /// Sleeps, but returns as soon as a command is posted.
@@ -537,7 +554,7 @@ final class PlaybackRunner: @unchecked Sendable {
         try audible.reader.seek(to: frame)
         setPosition(frame)
         chainChanged()
-        if upcoming.isEmpty { onWantsNext(audible.token) }
+        if upcoming.isEmpty { wantNext(after: audible.token) }
     }
 
     func dropQueued() {
