@@ -160,19 +160,8 @@ final class PlaybackRunner: @unchecked Sendable {
         }
         if index + 1 < segments.count {
             // What follows is already in the device: take it back and refill from the audible frame.
-            do throws(ReelError) {
-                try rewindToAudible()
-            } catch {
-                stop(error: error)
-                return .failure(error)
-            }
-            if state.activity == .playing {
-                let prepared = device.prepare()
-                if prepared < 0 {
-                    deviceFailed(code: Int32(prepared))
-                    return .failure(state.error!)
-                }
-            }
+            _ = measure()
+            if let error = refillAndContinue(from: state.audibleFrame) { return .failure(error) }
             guard let moved = state.lined.firstIndex(of: token) else {
                 return .failure(ReelError(.notFound, "track \(token) is no longer playing or lined up"))
             }
@@ -253,19 +242,7 @@ final class PlaybackRunner: @unchecked Sendable {
         }
         var frame = frameIndex(seconds: seconds, rate: rate)
         if let count = state.frameCount { frame = min(frame, count) }
-        do throws(ReelError) {
-            try refill(from: frame)
-        } catch {
-            stop(error: error)
-            return .failure(error)
-        }
-        if state.activity == .playing {
-            let prepared = device.prepare()
-            if prepared < 0 {
-                deviceFailed(code: Int32(prepared))
-                return .failure(state.error!)
-            }
-        }
+        if let error = refillAndContinue(from: frame) { return .failure(error) }
         publish(changed: true)
         return .success(state)
     }
@@ -275,17 +252,8 @@ final class PlaybackRunner: @unchecked Sendable {
         gain.setTarget(volume: volume, muted: muted)
         guard gain.target != before, state.activity == .playing, configuration != nil else { return .success(state) }
         // Replace what the device holds (up to the whole buffer) from the frame heard now.
-        do throws(ReelError) {
-            try rewindToAudible()
-        } catch {
-            stop(error: error)
-            return .failure(error)
-        }
-        let prepared = device.prepare()
-        if prepared < 0 {
-            deviceFailed(code: Int32(prepared))
-            return .failure(state.error!)
-        }
+        _ = measure()
+        if let error = refillAndContinue(from: state.audibleFrame) { return .failure(error) }
         publish(changed: false)
         return .success(state)
     }
@@ -555,6 +523,25 @@ final class PlaybackRunner: @unchecked Sendable {
         setPosition(frame)
         chainChanged()
         if upcoming.isEmpty { wantNext(after: audible.token) }
+    }
+
+    /// `refill(from:)`, then, while playing, prepares the device to take the new frames. On
+    /// failure playback is stopped (a decoder that cannot seek) or paused (the device failed),
+    /// and the error is returned.
+    func refillAndContinue(from frame: Int64) -> ReelError? {
+        do throws(ReelError) {
+            try refill(from: frame)
+        } catch {
+            stop(error: error)
+            return error
+        }
+        guard state.activity == .playing else { return nil }
+        let prepared = device.prepare()
+        guard prepared >= 0 else {
+            deviceFailed(code: Int32(prepared))
+            return state.error
+        }
+        return nil
     }
 
     func dropQueued() {
