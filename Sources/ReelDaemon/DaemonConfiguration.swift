@@ -34,6 +34,13 @@ public struct DaemonConfiguration: Equatable, Sendable {
     public var recording = RecordingDefaults()
     /// `mixer`, `mixer_device`, `mixer_control`, `volume_on_start`.
     public var mixer = MixerSettings()
+    /// `mpd_listen`: where the MPD protocol is spoken; empty turns it off.
+    public var mpdListen: [ListenAddress] = [.tcp(host: "127.0.0.1", port: 6600)]
+    /// `mpd_password`: when set, MPD clients may run only what needs no permission until they
+    /// send it.
+    public var mpdPassword: String?
+    /// `mpd_recordings_dir`: the top-level MPD directory that holds the recordings tree.
+    public var mpdRecordingsDirectory = "Recordings"
 
     /// `resume_on_start`: restore the last source paused (the default), playing, or not at all.
     public enum ResumeOnStart: String, Sendable, CaseIterable {
@@ -102,6 +109,8 @@ public struct DaemonConfiguration: Equatable, Sendable {
         ("record_format", "REEL_RECORD_FORMAT"), ("record_sample_rate", "REEL_RECORD_SAMPLE_RATE"),
         ("record_channels", "REEL_RECORD_CHANNELS"), ("mixer", "REEL_MIXER"), ("mixer_device", "REEL_MIXER_DEVICE"),
         ("mixer_control", "REEL_MIXER_CONTROL"), ("volume_on_start", "REEL_VOLUME_ON_START"),
+        ("mpd_listen", "REEL_MPD_LISTEN"), ("mpd_password", "REEL_MPD_PASSWORD"),
+        ("mpd_recordings_dir", "REEL_MPD_RECORDINGS_DIR"),
     ]
 
     /// Applies a TOML config file's text. `source` names the file in errors.
@@ -131,6 +140,15 @@ public struct DaemonConfiguration: Equatable, Sendable {
                     roots.append(root)
                 }
                 text = roots.joined(separator: ":")
+            case .array(let elements) where key == "mpd_listen":
+                var addresses: [String] = []
+                for element in elements {
+                    guard case .string(let address) = element else {
+                        throw ConfigurationError("\(source):\(line): mpd_listen must be an array of strings")
+                    }
+                    addresses.append(address)
+                }
+                text = addresses.isEmpty ? "none" : addresses.joined(separator: ",")
             default:
                 throw ConfigurationError("\(source):\(line): \(key) must be a string or a number, not \(value.typeName)")
             }
@@ -217,6 +235,31 @@ public struct DaemonConfiguration: Equatable, Sendable {
             } else {
                 throw ConfigurationError("\(source): \"\(value)\" is not \"last\" or a volume from 0 to 100")
             }
+        case "mpd_listen":
+            // Comma-separated (as in REEL_MPD_LISTEN); `none` turns the MPD protocol off.
+            if value == "none" {
+                mpdListen = []
+            } else {
+                var addresses: [ListenAddress] = []
+                for part in value.split(separator: ",") {
+                    do throws(ConfigurationError) {
+                        addresses.append(try ListenAddress(parsing: part.trimmingSpaces))
+                    } catch {
+                        throw ConfigurationError("\(source): \(error.description)")
+                    }
+                }
+                mpdListen = addresses
+            }
+        case "mpd_password":
+            guard !value.isEmpty, !value.contains(where: \.isNewline) else {
+                throw ConfigurationError("\(source): the MPD password cannot be empty or contain a line break")
+            }
+            mpdPassword = value
+        case "mpd_recordings_dir":
+            guard !value.isEmpty, !value.contains("/"), value != ".", value != ".." else {
+                throw ConfigurationError("\(source): \"\(value)\" is not a directory name (no \"/\", not empty)")
+            }
+            mpdRecordingsDirectory = value
         case "period_ms": periodMilliseconds = try milliseconds()
         case "buffer_ms": bufferMilliseconds = try milliseconds()
         default:
@@ -237,6 +280,13 @@ public struct DaemonConfiguration: Equatable, Sendable {
         } catch {
             throw ConfigurationError("record_format, record_sample_rate and record_channels: \(error.message)")
         }
+    }
+}
+
+extension Substring {
+    /// Without leading and trailing spaces and tabs.
+    var trimmingSpaces: String {
+        String(drop(while: { $0 == " " || $0 == "\t" }).reversed().drop(while: { $0 == " " || $0 == "\t" }).reversed())
     }
 }
 

@@ -31,6 +31,10 @@ struct Reeld: AsyncParsableCommand {
     var captureDevice: String?
     @Option(help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String?
+    @Option(help: "Speak the MPD protocol on HOST:PORT, [IPv6]:PORT or a Unix socket path (repeatable); none turns it off.")
+    var mpdListen: [String] = []
+    @Option(help: "Password MPD clients must send before commands that need permission.")
+    var mpdPassword: String?
 
     func run() async throws {
         let environment = Environment.current
@@ -48,6 +52,8 @@ struct Reeld: AsyncParsableCommand {
             let flags: [(String, String?)] = [
                 ("socket", socket), ("data_dir", dataDir), ("device", device),
                 ("capture_device", captureDevice), ("log_level", logLevel),
+                ("mpd_listen", mpdListen.isEmpty ? nil : mpdListen.joined(separator: ",")),
+                ("mpd_password", mpdPassword),
             ]
             for case (let key, let value?) in flags {
                 try settings.set(key, value, source: "--" + String(key.map { $0 == "_" ? "-" : $0 }))

@@ -57,6 +57,13 @@ final class StreamListener: Sendable {
         try start(boundDescriptor: fd, backlog: backlog)
     }
 
+    /// Listens on TCP `host:port`.
+    func listenTCP(host: String, port: Int) throws {
+        let backlog = Self.systemBacklog
+        let fd = try TCPSocket.listen(host: host, port: port, backlog: backlog)
+        try start(boundDescriptor: fd, backlog: backlog)
+    }
+
     private func start(boundDescriptor fd: Int32, backlog: Int32) throws {
         let logger = self.logger
         let state = self.state

@@ -1,0 +1,140 @@
+// Idle events for every MPD connection on one event loop, from the core's change feeds.
+
+import Logging
+import NIOCore
+import ReelCore
+import ReelModel
+
+/// Turns the core's feeds into MPD's idle subsystems and posts them to every connection:
+/// - `player.changes` → `player` (play, pause, stop, seek, a new entry, an error);
+/// - `player.queueChanges` → `playlist` when the entries changed, `options` when
+///   repeat/random/single/consume changed, `player` when the current entry changed;
+/// - `mixer.changes` → `mixer`;
+/// - `library.updates` → `database` (a folder or recording added, renamed, moved or deleted);
+/// - `update` (the command) → `update`, posted by `MPDDatabaseCommands` itself.
+///
+/// One consumer per feed for the whole front end (not per connection): a change costs its
+/// producer one wake-up; here it costs one `post` per connection. A connection keeps events
+/// while it is not idling (MPD's per-client flags), so nothing is lost between two `idle`s.
+///
+/// It also closes connections silent for 60 s (not idling, not waiting), with one sweep every
+/// 10 s rather than a timer per connection.
+///
+/// Threads: everything runs on `loop`; the feeds wake it from their threads.
+final class MPDEventHub: @unchecked Sendable {
+    let loop: EventLoop
+    private let core: ReelCore
+    private var connections: [ObjectIdentifier: MPDConnection] = [:]
+    private var consumers: Consumers?
+    private var lastQueue: QueueSummary
+    private var sweep: RepeatedTask?
+    static let timeout = TimeAmount.seconds(60)
+    static let sweepInterval = TimeAmount.seconds(10)
+
+    private struct Consumers {
+        let player: StateFeed<PlayerState>.Consumer
+        let queue: StateFeed<QueueSummary>.Consumer
+        let mixer: StateFeed<MixerState>.Consumer
+        let library: EventFeed<LibraryUpdate>.Consumer
+    }
+
+    init(loop: EventLoop, core: ReelCore) {
+        self.loop = loop
+        self.core = core
+        lastQueue = core.player.queueChanges.latest.value
+    }
+
+    /// Registers with the core's feeds (on the event loop).
+    func start() {
+        loop.preconditionInEventLoop()
+        let bound = NIOLoopBound(self, eventLoop: loop)
+        let loop = self.loop
+        let core = self.core
+        consumers = Consumers(
+            player: core.player.changes.addConsumer { loop.execute { bound.value.playerChanged() } },
+            queue: core.player.queueChanges.addConsumer { loop.execute { bound.value.queueChanged() } },
+            mixer: core.mixer.changes.addConsumer { loop.execute { bound.value.mixerChanged() } },
+            library: core.library.updates.addConsumer { loop.execute { bound.value.libraryChanged() } })
+        lastQueue = core.player.queueChanges.latest.value
+        sweep = loop.scheduleRepeatedTask(initialDelay: Self.sweepInterval, delay: Self.sweepInterval) { _ in
+            bound.value.expireSilentConnections()
+        }
+    }
+
+    /// Leaves the feeds (on the event loop).
+    func stop() {
+        sweep?.cancel()
+        sweep = nil
+        guard let consumers else { return }
+        core.player.changes.removeConsumer(consumers.player)
+        core.player.queueChanges.removeConsumer(consumers.queue)
+        core.mixer.changes.removeConsumer(consumers.mixer)
+        core.library.updates.removeConsumer(consumers.library)
+        self.consumers = nil
+    }
+
+    func add(_ connection: MPDConnection) {
+        connections[ObjectIdentifier(connection)] = connection
+    }
+
+    func remove(_ connection: MPDConnection) {
+        connections.removeValue(forKey: ObjectIdentifier(connection))
+    }
+
+    var connectionCount: Int { connections.count }
+
+    /// Posts `events` to every connection (on the event loop).
+    func post(_ events: MPDSubsystems) {
+        guard !events.isEmpty else { return }
+        for connection in connections.values {
+            connection.post(events)
+        }
+    }
+
+    // MARK: Feeds
+
+    private func playerChanged() {
+        guard let consumers else { return }
+        _ = core.player.changes.take(for: consumers.player)
+        post(.player)
+    }
+
+    private func queueChanged() {
+        guard let consumers else { return }
+        let summary = core.player.queueChanges.take(for: consumers.queue).value
+        post(Self.events(from: lastQueue, to: summary))
+        lastQueue = summary
+    }
+
+    /// What a queue change means to an MPD client.
+    static func events(from old: QueueSummary, to new: QueueSummary) -> MPDSubsystems {
+        var events: MPDSubsystems = []
+        // Until the queue tells entry changes apart: a new version with the same options and
+        // current entry is an edit of the entries.
+        if new.version != old.version, new.options == old.options, new.current == old.current || new.length != old.length {
+            events.insert(.playlist)
+        }
+        if new.options != old.options { events.insert(.options) }
+        if new.current != old.current { events.insert(.player) }
+        return events
+    }
+
+    private func mixerChanged() {
+        guard let consumers else { return }
+        _ = core.mixer.changes.take(for: consumers.mixer)
+        post(.mixer)
+    }
+
+    private func libraryChanged() {
+        guard let consumers else { return }
+        let batch = core.library.updates.take(for: consumers.library)
+        if !batch.events.isEmpty || batch.lost > 0 { post(.database) }
+    }
+
+    private func expireSilentConnections() {
+        let deadline = NIODeadline.now() - Self.timeout
+        for connection in Array(connections.values) {
+            connection.expireIfSilent(since: deadline)
+        }
+    }
+}
