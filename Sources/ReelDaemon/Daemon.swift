@@ -20,6 +20,7 @@ public final class Daemon: Sendable {
     public let configuration: DaemonConfiguration
     let core: ReelCore
     let rpc: RPCFrontEnd
+    let mpd: MPDFrontEnd
     private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     let logger: Logger
     let notifier: SystemdNotifier
@@ -42,10 +43,14 @@ public final class Daemon: Sendable {
         var serverLogger = logger
         serverLogger[metadataKey: "subsystem"] = "reel.server"
         let info = DaemonInfoSource(configuration: configuration, startedAt: monotonicNanoseconds())
+        let loop = group.next()
+        let systemSocket = SocketFile.isSystemDaemon(environment: environment, uid: getuid())
         rpc = RPCFrontEnd(
             core: core, methods: MethodTable.reeld(core: core, info: info), socketPath: configuration.socket,
-            systemSocket: SocketFile.isSystemDaemon(environment: environment, uid: getuid()), loop: group.next(),
-            logger: serverLogger)
+            systemSocket: systemSocket, loop: loop, logger: serverLogger)
+        var mpdLogger = logger
+        mpdLogger[metadataKey: "subsystem"] = "reel.mpd"
+        mpd = MPDFrontEnd(core: core, configuration: configuration, systemSocket: systemSocket, loop: loop, logger: mpdLogger)
     }
 
     /// Raises the open-file limit to what the system allows: every client is a descriptor.
@@ -75,11 +80,13 @@ public final class Daemon: Sendable {
     func start() throws {
         core.start(resume: ReelCore.Resume(rawValue: configuration.resumeOnStart.rawValue) ?? .paused)
         try rpc.start()
+        try mpd.start()
         logger.info(
             "reeld is ready",
             metadata: [
                 "socket": "\(configuration.socket)", "device": "\(configuration.device)",
                 "dataDir": "\(configuration.dataDir)", "version": "\(Self.version)",
+                "mpd": "\(configuration.mpdListen.isEmpty ? "off" : configuration.mpdListen.map(\.description).joined(separator: ", "))",
             ])
         notifier.ready()
     }
@@ -87,6 +94,7 @@ public final class Daemon: Sendable {
     func stop() {
         notifier.stopping()
         logger.info("reeld is shutting down")
+        mpd.stop()
         rpc.stop()
         try? group.syncShutdownGracefully()
         core.shutdown()

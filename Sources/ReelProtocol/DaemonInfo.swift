@@ -4,7 +4,7 @@
 // decodes it with `init(json:)`.
 
 /// What `daemon.info` returns: `{version, protocol, device, captureDevice, dataDir, uptime,
-/// formats}`.
+/// formats, listeners}`.
 public struct DaemonInfo: Sendable, Equatable {
     /// The protocol version this build speaks (`protocol` in the reply).
     public static let currentProtocolVersion = 2
@@ -23,11 +23,24 @@ public struct DaemonInfo: Sendable, Equatable {
     public var uptime: Double
     /// The codecs the daemon can play, e.g. `["flac","mp3","opus","vorbis","wav"]`.
     public var formats: [String]
+    /// Where the daemon listens, one entry per address of every front end.
+    public var listeners: [Listener]
+
+    /// One listening address: `{"protocol": "json-rpc"|"mpd", "address": "127.0.0.1:6600"}`.
+    public struct Listener: Sendable, Equatable {
+        public var protocolName: String
+        public var address: String
+        public init(protocolName: String, address: String) {
+            self.protocolName = protocolName
+            self.address = address
+        }
+    }
 
     public init(
         version: String, protocolVersion: Int = DaemonInfo.currentProtocolVersion, device: String,
-        captureDevice: String, dataDir: String, uptime: Double, formats: [String]
+        captureDevice: String, dataDir: String, uptime: Double, formats: [String], listeners: [Listener] = []
     ) {
+        self.listeners = listeners
         self.version = version
         self.protocolVersion = protocolVersion
         self.device = device
@@ -46,6 +59,7 @@ public struct DaemonInfo: Sendable, Equatable {
             "dataDir": .string(dataDir),
             "uptime": .double(uptime),
             "formats": .array(formats.map(JSONValue.string)),
+            "listeners": .array(listeners.map { ["protocol": .string($0.protocolName), "address": .string($0.address)] }),
         ]
     }
 
@@ -60,9 +74,18 @@ public struct DaemonInfo: Sendable, Equatable {
                 formats.append(format)
             }
         }
+        var listeners: [Listener] = []
+        if let raw = reader.optional("listeners") {
+            guard let elements = raw.arrayValue else { throw reader.wrongType("listeners", "an array of objects") }
+            for element in elements {
+                let entry = try ObjectReader(element, as: "listener")
+                listeners.append(Listener(protocolName: try entry.string("protocol"), address: try entry.string("address")))
+            }
+        }
         self.init(
             version: try reader.string("version"), protocolVersion: try reader.int("protocol"),
             device: try reader.string("device"), captureDevice: try reader.string("captureDevice"),
-            dataDir: try reader.string("dataDir"), uptime: try reader.double("uptime"), formats: formats)
+            dataDir: try reader.string("dataDir"), uptime: try reader.double("uptime"), formats: formats,
+            listeners: listeners)
     }
 }

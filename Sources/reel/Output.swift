@@ -149,7 +149,11 @@ enum Output {
             ("device", info.device), ("capture device", info.captureDevice), ("data dir", info.dataDir),
         ]
         if !info.formats.isEmpty { rows.append(("formats", info.formats.joined(separator: ", "))) }
-        rows.append(("socket", socket))
+        if info.listeners.isEmpty {
+            rows.append(("socket", socket))
+        } else {
+            for listener in info.listeners { rows.append((listener.protocolName, listener.address)) }
+        }
         let labelWidth = rows.map(\.0.count).max() ?? 0
         for (label, value) in rows { lines.append("\((label + ":").padding(to: labelWidth + 2))\(value)") }
         return lines.joined(separator: "\n")

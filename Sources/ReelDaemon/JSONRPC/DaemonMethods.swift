@@ -14,7 +14,9 @@ struct DaemonInfoSource: Sendable {
             device: configuration.device, captureDevice: configuration.captureDevice,
             dataDir: configuration.dataDir,
             uptime: Double(monotonicNanoseconds() - startedAt) / 1e9,
-            formats: AudioFileOpener.decodableCodecs)
+            formats: AudioFileOpener.decodableCodecs,
+            listeners: [DaemonInfo.Listener(protocolName: "json-rpc", address: configuration.socket)]
+                + configuration.mpdListen.map { DaemonInfo.Listener(protocolName: "mpd", address: $0.description) })
     }
 }
 

@@ -33,6 +33,8 @@ struct MPDRequest {
     let name: String
     let arguments: [String]
     let client: MPDClient
+    /// The table the command came from (for `commands`).
+    let table: MPDCommandTable
 
     var count: Int { arguments.count }
 
@@ -103,17 +105,17 @@ struct MPDRequest {
 typealias MPDReply = @Sendable (Result<MPDResponse, MPDAck>) -> Void
 
 /// One command of the table.
-struct MPDCommand {
+struct MPDCommand: Sendable {
     let name: String
     let permission: MPDPermission
     /// Argument counts; `max` nil means any number.
     let min: Int
     let max: Int?
-    let run: (MPDRequest, @escaping MPDReply) -> Void
+    let run: @Sendable (MPDRequest, @escaping MPDReply) -> Void
 
     init(
         _ name: String, _ permission: MPDPermission, _ min: Int, _ max: Int?,
-        _ run: @escaping (MPDRequest, @escaping MPDReply) -> Void
+        _ run: @escaping @Sendable (MPDRequest, @escaping MPDReply) -> Void
     ) {
         self.name = name
         self.permission = permission
@@ -125,7 +127,7 @@ struct MPDCommand {
     /// A handler that answers at once: returns the body or throws the ACK.
     static func now(
         _ name: String, _ permission: MPDPermission, _ min: Int, _ max: Int?,
-        _ body: @escaping (MPDRequest) throws(MPDAck) -> MPDResponse
+        _ body: @escaping @Sendable (MPDRequest) throws(MPDAck) -> MPDResponse
     ) -> MPDCommand {
         MPDCommand(name, permission, min, max) { request, reply in
             do throws(MPDAck) {
@@ -151,7 +153,7 @@ struct MPDCommand {
 
 /// The commands, by name. `commands` lists exactly these (those the client may run), sorted as
 /// MPD sorts its table; anything else is `ACK [5@0] {} unknown command "x"`.
-struct MPDCommandTable {
+struct MPDCommandTable: Sendable {
     private let byName: [String: MPDCommand]
     let sorted: [MPDCommand]
 

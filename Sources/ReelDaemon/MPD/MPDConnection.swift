@@ -283,7 +283,7 @@ final class MPDConnection: ChannelInboundHandler {
         guard let command = table.command(named: parsed.name) else {
             return .answered(.failure(MPDAck(.unknown, "unknown command \"\(parsed.name)\"", command: "")))
         }
-        let request = MPDRequest(name: command.name, arguments: parsed.arguments, client: client)
+        let request = MPDRequest(name: command.name, arguments: parsed.arguments, client: client, table: table)
         do throws(MPDAck) {
             try command.check(request)
         } catch {

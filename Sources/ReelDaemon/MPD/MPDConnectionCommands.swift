@@ -1,0 +1,137 @@
+// MPD's connection and server commands: ping, close, idle, password, commands, tagtypes, and the lists clients read at connect.
+
+import ReelAudio
+import ReelCore
+
+/// Commands about the connection and the server: `ping`, `close` and `idle` (carried out by
+/// `MPDConnection` itself; listed here for `commands` and the permission check), `password`,
+/// `commands`, `notcommands`, `tagtypes` and its subcommands, `binarylimit`, `urlhandlers`,
+/// `decoders`, `outputs`, `replay_gain_status`, `listplaylists` (Reel has no stored playlists:
+/// always empty).
+enum MPDConnectionCommands {
+    static func commands(_ context: MPDContext) -> [MPDCommand] {
+        let noop: @Sendable (MPDRequest, @escaping MPDReply) -> Void = { _, reply in reply(.success(MPDResponse())) }
+        return [
+            .now("ping", [], 0, 0) { _ in MPDResponse() },
+            MPDCommand("close", [], 0, nil, noop),
+            MPDCommand("idle", .read, 0, nil, noop),
+            .now("password", [], 1, 1) { request throws(MPDAck) in
+                guard let password = context.password, request[0] == password else {
+                    throw MPDAck(.password, "incorrect password")
+                }
+                request.client.permission = .all
+                return MPDResponse()
+            },
+            MPDCommand("commands", [], 0, 0) { request, reply in
+                reply(.success(list(request.table, permitted: true, for: request.client)))
+            },
+            MPDCommand("notcommands", [], 0, 0) { request, reply in
+                reply(.success(list(request.table, permitted: false, for: request.client)))
+            },
+            .now("tagtypes", [], 0, nil) { request throws(MPDAck) in try tagtypes(request) },
+            .now("binarylimit", [], 1, 1) { request throws(MPDAck) in
+                let limit = try request.unsigned(0)
+                guard limit >= 64 else { throw MPDAck(.argument, "Value too small") }
+                request.client.binaryLimit = limit
+                return MPDResponse()
+            },
+            .now("urlhandlers", .read, 0, 0) { request in
+                var response = MPDResponse()
+                if request.client.isLocal { response.field("handler", "file://") }
+                return response
+            },
+            .now("decoders", .read, 0, 0) { _ in decoders },
+            .now("outputs", .read, 0, 0) { _ in
+                var response = MPDResponse()
+                response.field("outputid", 0)
+                response.field("outputname", "ALSA")
+                response.field("plugin", "alsa")
+                response.field("outputenabled", 1)
+                return response
+            },
+            .now("replay_gain_status", .read, 0, 0) { _ in
+                var response = MPDResponse()
+                response.field("replay_gain_mode", "off")
+                return response
+            },
+            .now("listplaylists", .read, 0, 0) { _ in MPDResponse() },
+        ]
+    }
+
+    /// `commands` (what this client may run) or `notcommands` (what it may not), by name.
+    private static func list(_ table: MPDCommandTable, permitted: Bool, for client: MPDClient) -> MPDResponse {
+        var response = MPDResponse()
+        for command in table.sorted
+        where client.permission.isSuperset(of: command.permission) == permitted {
+            response.field("command", command.name)
+        }
+        return response
+    }
+
+    /// `tagtypes` lists the enabled tags; `clear`, `all`, `enable T…`, `disable T…` change them.
+    private static func tagtypes(_ request: MPDRequest) throws(MPDAck) -> MPDResponse {
+        var response = MPDResponse()
+        guard request.count > 0 else {
+            for name in request.client.tags.names { response.field("tagtype", name) }
+            return response
+        }
+        let names = Array(request.arguments.dropFirst())
+        switch request[0] {
+        case "clear":
+            request.client.tags = .none
+        case "all":
+            request.client.tags = .all
+        case "enable", "disable":
+            guard !names.isEmpty else { throw MPDAck(.argument, "Not enough arguments") }
+            var tags: [MPDTag] = []
+            for name in names {
+                if let tag = MPDTag(name: name) {
+                    tags.append(tag)
+                } else if !MPDTag.isMPDTagName(name) {
+                    throw MPDAck(.argument, "Unknown tag type: \(name)")
+                }
+            }
+            if request[0] == "enable" { request.client.tags.enable(tags) } else { request.client.tags.disable(tags) }
+        default:
+            throw MPDAck(.argument, "Unknown sub command")
+        }
+        return response
+    }
+
+    /// The decoders Reel plays with: libsndfile (WAV, FLAC, Ogg Vorbis, Opus) and libmpg123 (MP3).
+    private static let decoders: MPDResponse = {
+        var response = MPDResponse()
+        let codecs = Set(AudioFileOpener.decodableCodecs)
+        let sndfile: [(codec: String, suffixes: [String], mime: [String])] = [
+            ("wav", ["wav"], ["audio/wav", "audio/x-wav"]), ("flac", ["flac"], ["audio/flac", "audio/x-flac"]),
+            ("vorbis", ["ogg", "oga"], ["audio/ogg", "audio/vorbis"]), ("opus", ["opus"], ["audio/ogg", "audio/opus"]),
+        ]
+        response.field("plugin", "sndfile")
+        for entry in sndfile where codecs.contains(entry.codec) {
+            for suffix in entry.suffixes { response.field("suffix", suffix) }
+        }
+        for entry in sndfile where codecs.contains(entry.codec) {
+            for mime in entry.mime { response.field("mime_type", mime) }
+        }
+        if codecs.contains("mp3") {
+            response.field("plugin", "mpg123")
+            response.field("suffix", "mp3")
+            response.field("mime_type", "audio/mpeg")
+        }
+        return response
+    }()
+}
+
+extension MPDTag {
+    /// MPD's tag names (`src/tag/Names.cxx`), which `tagtypes enable/disable` accepts even when
+    /// Reel reports no such tag.
+    static let mpdTagNames: Set<String> = [
+        "artist", "artistsort", "album", "albumsort", "albumartist", "albumartistsort", "title", "titlesort", "track",
+        "name", "genre", "mood", "date", "originaldate", "composer", "composersort", "performer", "conductor", "work",
+        "ensemble", "movement", "movementnumber", "showmovement", "location", "grouping", "comment", "disc", "label",
+        "musicbrainz_artistid", "musicbrainz_albumid", "musicbrainz_albumartistid", "musicbrainz_trackid",
+        "musicbrainz_releasetrackid", "musicbrainz_workid", "musicbrainz_releasegroupid",
+    ]
+
+    static func isMPDTagName(_ name: String) -> Bool { mpdTagNames.contains(name.lowercased()) }
+}

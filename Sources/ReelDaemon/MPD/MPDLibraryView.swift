@@ -1,0 +1,155 @@
+// The library as MPD's database: the recordings tree under one top-level directory, with URIs and song fields.
+
+import ReelLibrary
+import ReelModel
+
+/// How the recordings tree looks to an MPD client. The tree is the top-level directory
+/// `Recordings` (`mpd_recordings_dir`); the folder `/Meetings/2025` is the directory
+/// `Recordings/Meetings/2025`, and the recording `Standup` in it (a FLAC) the file
+/// `Recordings/Meetings/2025/Standup.flac`. A file played by absolute path is shown by that path.
+struct MPDLibraryView: Sendable {
+    let recordingsDirectory: String
+
+    /// What an MPD URI names.
+    enum Target: Equatable {
+        /// `""` or `/`: the database's root (which holds `Recordings`).
+        case root
+        /// A folder of the tree, by tree path (`/` for `Recordings` itself).
+        case folder(String)
+        /// A path under `Recordings` that is a folder or a recording with its extension; the
+        /// store tells which (`item(forTreePath:)`).
+        case treeItem(String)
+        /// An absolute file (`/…` or `file:///…`).
+        case file(String)
+        /// A URL with a scheme Reel does not play (`http://…`).
+        case unsupported(String)
+    }
+
+    /// Reads a client's URI. Nil when it is not in the database (nothing outside `Recordings`).
+    func target(of uri: String) -> Target? {
+        if uri.hasPrefix("file://") { return .file(String(uri.dropFirst("file://".count))) }
+        if uri.hasPrefix("/"), uri != "/" { return .file(uri) }
+        if let scheme = uri.firstRange(of: "://"), !uri[..<scheme.lowerBound].contains("/") {
+            return .unsupported(String(uri[..<scheme.lowerBound]))
+        }
+        let trimmed = uri.split(separator: "/", omittingEmptySubsequences: true)
+        guard let first = trimmed.first else { return .root }
+        guard first == recordingsDirectory else { return nil }
+        if trimmed.contains(where: { $0 == "." || $0 == ".." }) { return nil }
+        guard trimmed.count > 1 else { return .folder("/") }
+        return .treeItem("/" + trimmed.dropFirst().joined(separator: "/"))
+    }
+
+    /// The item a `.treeItem` path names: the folder or recording at that tree path, or the
+    /// recording whose name plus its format's extension it is.
+    func item(forTreePath path: String, in store: LibraryStore) throws(ReelError) -> Item {
+        do {
+            return try store.item(path: path)
+        } catch let error where error.reason == .notFound {
+            guard let dot = path.lastIndex(of: "."), let slash = path.lastIndex(of: "/"), dot > slash else { throw error }
+            let ext = path[path.index(after: dot)...]
+            let item = try store.item(path: String(path[..<dot]))
+            guard item.kind == .recording, Self.fileExtension(item.format?.codec) == ext else { throw error }
+            return item
+        }
+    }
+
+    /// `Recordings/A/B` for the folder `/A/B` (`Recordings` for the root).
+    func directoryURI(ofFolder path: String) -> String {
+        path == "/" ? recordingsDirectory : recordingsDirectory + path
+    }
+
+    /// `Recordings/A/Name.flac` for the recording `/A/Name`.
+    func fileURI(ofRecording path: String, codec: String?) -> String {
+        recordingsDirectory + path + "." + Self.fileExtension(codec)
+    }
+
+    /// The extension a recording's file has in the MPD view.
+    static func fileExtension(_ codec: String?) -> String {
+        switch codec {
+        case "vorbis": "ogg"
+        case let codec?: codec
+        case nil: "wav"
+        }
+    }
+
+    /// A recording as an MPD song: `Title` its name, `Album` its folder's name, `Date` its day;
+    /// a recording still being recorded (no duration yet) has no `Time`.
+    func song(of item: Item) -> MPDSong {
+        var tags: [(MPDTag, String)] = []
+        let parentName = item.path.split(separator: "/").dropLast().last.map(String.init)
+        if let parentName { tags.append((.album, parentName)) }
+        tags.append((.title, item.name))
+        tags.append((.date, String(item.created.prefix(10))))
+        return MPDSong(
+            uri: fileURI(ofRecording: item.path, codec: item.format?.codec), lastModified: item.created,
+            format: item.format, tags: tags, duration: item.duration)
+    }
+
+    /// A queue entry as an MPD song; `item` is its recording when it is one (read from the store).
+    func song(of entry: QueueEntry, item: Item?) -> MPDSong {
+        var song: MPDSong
+        switch entry.source {
+        case .item(_, let path, _):
+            if let item {
+                song = self.song(of: item)
+            } else {
+                song = MPDSong(uri: fileURI(ofRecording: path, codec: entry.format?.codec))
+            }
+        case .file(let path):
+            song = MPDSong(uri: path)
+        }
+        if let format = entry.format { song.format = format }
+        if let duration = entry.duration { song.duration = duration }
+        song.position = entry.position
+        song.id = entry.id
+        return song
+    }
+
+    /// The recordings of `entries` (by id), read in one go on the store's read queue.
+    static func items(of entries: [QueueEntry], in store: LibraryStore) -> [String: Item] {
+        var items: [String: Item] = [:]
+        for entry in entries {
+            guard case .item(let id, _, _) = entry.source, items[id] == nil else { continue }
+            if let item = try? store.item(id: id) { items[id] = item }
+        }
+        return items
+    }
+}
+
+/// One song as MPD prints it, in MPD's order: `file`, `Last-Modified`, `Format`, the tags,
+/// `Time` (whole seconds), `duration`, `Pos`, `Id`.
+struct MPDSong {
+    var uri: String
+    var lastModified: String?
+    var format: AudioFormat?
+    var tags: [(MPDTag, String)] = []
+    var duration: Double?
+    var position: Int?
+    var id: Int?
+
+    func write(into response: inout MPDResponse, tags wanted: MPDTagSet) {
+        response.field("file", uri)
+        if let lastModified { response.field("Last-Modified", lastModified) }
+        if let format { response.field("Format", Self.formatText(format)) }
+        for (tag, value) in tags where wanted.contains(tag) {
+            response.field(tag.rawValue, value)
+        }
+        if let duration {
+            response.field("Time", Int(duration.rounded()))
+            response.field("duration", seconds: duration)
+        }
+        if let position { response.field("Pos", position) }
+        if let id { response.field("Id", id) }
+    }
+
+    /// MPD's audio format text, `44100:16:2`: decoded lossy formats are floating point (`f`).
+    static func formatText(_ format: AudioFormat) -> String {
+        let bits: String
+        switch format.codec {
+        case "mp3", "vorbis", "opus": bits = "f"
+        default: bits = "16"
+        }
+        return "\(format.sampleRate):\(bits):\(format.channels)"
+    }
+}

@@ -1,0 +1,166 @@
+// MPD's playback, volume and option commands, on the core's player and mixer.
+
+import ReelCore
+import ReelModel
+
+/// `play`, `playid`, `pause`, `stop`, `next`, `previous`, `seek`, `seekid`, `seekcur`,
+/// `setvol`, `volume`, `getvol`, `repeat`, `random`, `single`, `consume`, with MPD's
+/// behaviour where it differs from Reel's JSON-RPC: `pause`, `next` and `previous` while
+/// stopped do nothing, `play` while paused resumes, `setvol` unmutes.
+enum MPDPlaybackCommands {
+    static func commands(_ context: MPDContext) -> [MPDCommand] {
+        let player = context.core.player
+        let mixer = context.core.mixer
+        return [
+            MPDCommand("play", .player, 0, 1) { request, reply in
+                guard request.count == 1 else { return player.play(reply: done(reply)) }
+                do throws(MPDAck) {
+                    let position = try request.int(0)
+                    if position < 0 { return player.play(reply: done(reply)) }
+                    guard let id = player.entry(at: position)?.id else { throw MPDAck(.argument, "Bad song index") }
+                    player.play(entry: id, reply: done(reply))
+                } catch {
+                    reply(.failure(error))
+                }
+            },
+            MPDCommand("playid", .player, 0, 1) { request, reply in
+                guard request.count == 1 else { return player.play(reply: done(reply)) }
+                do throws(MPDAck) {
+                    let id = try request.int(0)
+                    if id < 0 { return player.play(reply: done(reply)) }
+                    guard player.entry(id: id)?.position != nil else { throw MPDAck(.noExist, "No such song") }
+                    player.play(entry: id, reply: done(reply))
+                } catch {
+                    reply(.failure(error))
+                }
+            },
+            MPDCommand("pause", .player, 0, 1) { request, reply in
+                do throws(MPDAck) {
+                    let pause = request.count == 1 ? try request.bool(0) : nil
+                    guard player.state.state != .stopped else { return reply(.success(MPDResponse())) }
+                    switch pause {
+                    case nil: player.toggle(reply: done(reply))
+                    case true?: player.pause(reply: done(reply))
+                    case false?: player.resume(reply: done(reply))
+                    }
+                } catch {
+                    reply(.failure(error))
+                }
+            },
+            MPDCommand("stop", .player, 0, 0) { _, reply in player.stop(reply: done(reply)) },
+            MPDCommand("next", .player, 0, 0) { _, reply in
+                guard player.state.state != .stopped else { return reply(.success(MPDResponse())) }
+                player.next(reply: done(reply))
+            },
+            MPDCommand("previous", .player, 0, 0) { _, reply in
+                guard player.state.state != .stopped else { return reply(.success(MPDResponse())) }
+                player.previous(reply: done(reply))
+            },
+            MPDCommand("seek", .player, 2, 2) { request, reply in
+                do throws(MPDAck) {
+                    let position = try request.unsigned(0)
+                    let time = try request.seconds(1)
+                    guard let id = player.entry(at: position)?.id else { throw MPDAck(.argument, "Bad song index") }
+                    seek(player, entry: id, to: time, reply: reply)
+                } catch {
+                    reply(.failure(error))
+                }
+            },
+            MPDCommand("seekid", .player, 2, 2) { request, reply in
+                do throws(MPDAck) {
+                    let id = try request.unsigned(0)
+                    let time = try request.seconds(1)
+                    guard player.entry(id: id)?.position != nil else { throw MPDAck(.noExist, "No such song") }
+                    seek(player, entry: id, to: time, reply: reply)
+                } catch {
+                    reply(.failure(error))
+                }
+            },
+            MPDCommand("seekcur", .player, 1, 1) { request, reply in
+                do throws(MPDAck) {
+                    let text = request[0]
+                    let relative = text.hasPrefix("+") || text.hasPrefix("-")
+                    let value = try request.seconds(0, signed: relative)
+                    guard player.state.state != .stopped else { throw MPDAck(.playerSync, "Not playing") }
+                    player.seek(relative ? .relative(value) : .absolute(value), reply: done(reply))
+                } catch {
+                    reply(.failure(error))
+                }
+            },
+            MPDCommand("setvol", .player, 1, 1) { request, reply in
+                do throws(MPDAck) {
+                    let volume = try request.unsigned(0)
+                    guard volume <= 100 else { throw .argument("Number too large", request[0]) }
+                    guard mixer.state.kind != .none else { throw MPDAck(.system, "No mixer") }
+                    if mixer.state.muted {
+                        mixer.setMuted(false) { _ in mixer.setVolume(volume, reply: doneMixer(reply)) }
+                    } else {
+                        mixer.setVolume(volume, reply: doneMixer(reply))
+                    }
+                } catch {
+                    reply(.failure(error))
+                }
+            },
+            MPDCommand("volume", .player, 1, 1) { request, reply in
+                do throws(MPDAck) {
+                    let offset = try request.int(0, in: -100...100)
+                    guard mixer.state.kind != .none else { throw MPDAck(.system, "No mixer") }
+                    if mixer.state.muted {
+                        mixer.setMuted(false) { _ in mixer.setVolume(offset: offset, reply: doneMixer(reply)) }
+                    } else {
+                        mixer.setVolume(offset: offset, reply: doneMixer(reply))
+                    }
+                } catch {
+                    reply(.failure(error))
+                }
+            },
+            .now("getvol", .read, 0, 0) { _ in
+                var response = MPDResponse()
+                if let volume = mpdVolume(mixer.state) { response.field("volume", volume) }
+                return response
+            },
+            option("repeat") { request throws(MPDAck) in _ = player.setQueueOptions(repeats: try request.bool(0)) },
+            option("random") { request throws(MPDAck) in _ = player.setQueueOptions(random: try request.bool(0)) },
+            option("consume") { request throws(MPDAck) in _ = player.setQueueOptions(consume: try request.bool(0)) },
+            option("single") { request throws(MPDAck) in
+                let mode: SingleMode = request[0] == "oneshot" ? .oneshot : try request.bool(0) ? .on : .off
+                _ = player.setQueueOptions(single: mode)
+            },
+        ]
+    }
+
+    /// The volume MPD shows: 0 while muted, nil without a mixer.
+    static func mpdVolume(_ state: MixerState) -> Int? {
+        guard state.kind != .none, let volume = state.volume else { return nil }
+        return state.muted ? 0 : volume
+    }
+
+    /// MPD's `seek`/`seekid`: the same entry (playing or paused) seeks in place; another entry
+    /// (or a stopped player) starts playing it at `time`.
+    private static func seek(_ player: PlayerController, entry id: Int, to time: Double, reply: @escaping MPDReply) {
+        let state = player.state
+        if state.state != .stopped, state.entry == id {
+            player.seek(.absolute(time), reply: done(reply))
+        } else {
+            player.play(entry: id, position: time, reply: done(reply))
+        }
+    }
+
+    /// A queue option command: `NAME 0|1` (or `oneshot` for single).
+    private static func option(_ name: String, _ set: @escaping @Sendable (MPDRequest) throws(MPDAck) -> Void) -> MPDCommand {
+        .now(name, .player, 1, 1) { request throws(MPDAck) in
+            try set(request)
+            return MPDResponse()
+        }
+    }
+
+    /// A player reply as an MPD reply: no body, or the error as an ACK.
+    static func done(_ reply: @escaping MPDReply) -> PlayerController.Reply {
+        { result in reply(result.map { _ in MPDResponse() }.mapError(MPDAck.init)) }
+    }
+
+    static func doneMixer(_ reply: @escaping MPDReply) -> MixerController.Reply {
+        { result in reply(result.map { _ in MPDResponse() }.mapError(MPDAck.init)) }
+    }
+}
+

@@ -1,0 +1,258 @@
+// MPD's queue commands: add, delete, move, swap, shuffle, clear, and the queue's listings.
+
+import ReelCore
+import ReelLibrary
+import ReelModel
+
+/// `add`, `addid`, `clear`, `delete`, `deleteid`, `move`, `moveid`, `swap`, `swapid`,
+/// `shuffle`, `playlist`, `playlistinfo`, `playlistid`, `plchanges`, `plchangesposid`, on the
+/// core's queue. Positions and ranges as MPD reads them; songs as `MPDLibraryView` names them.
+enum MPDQueueCommands {
+    static func commands(_ context: MPDContext) -> [MPDCommand] {
+        let player = context.core.player
+        return [
+            MPDCommand("add", .add, 1, 2) { request, reply in
+                add(context, request) { result in reply(result.map { _ in MPDResponse() }) }
+            },
+            MPDCommand("addid", .add, 1, 2) { request, reply in
+                add(context, request, songOnly: true) { result in
+                    reply(result.map { entries in
+                        var response = MPDResponse()
+                        if let id = entries.first?.id { response.field("Id", id) }
+                        return response
+                    })
+                }
+            },
+            .now("clear", .player, 0, 0) { _ in
+                _ = player.clearQueue()
+                return MPDResponse()
+            },
+            .now("delete", .player, 1, 1) { request throws(MPDAck) in
+                let (start, end) = try request.range(0)
+                let length = player.queueSummary.length
+                guard start < length, (end ?? length) <= length else { throw MPDAck(.argument, "Bad song index") }
+                let ids = (start..<(end ?? length)).compactMap { player.entry(at: $0)?.id }
+                guard !ids.isEmpty else { return MPDResponse() }
+                try core(player.removeEntries(ids: ids))
+                return MPDResponse()
+            },
+            .now("deleteid", .player, 1, 1) { request throws(MPDAck) in
+                let id = try request.unsigned(0)
+                guard player.entry(id: id) != nil else { throw MPDAck(.noExist, "No such song") }
+                try core(player.removeEntries(ids: [id]))
+                return MPDResponse()
+            },
+            .now("move", .player, 2, 2) { request throws(MPDAck) in
+                let (start, end) = try request.range(0)
+                let length = player.queueSummary.length
+                let upper = end ?? length
+                guard start < length, upper <= length else { throw MPDAck(.argument, "Bad song index") }
+                let to = try target(request, 1, count: upper - start, player: player)
+                try core(player.moveEntries(range: start..<upper, to: to))
+                return MPDResponse()
+            },
+            .now("moveid", .player, 2, 2) { request throws(MPDAck) in
+                let id = try request.unsigned(0)
+                guard player.entry(id: id) != nil else { throw MPDAck(.noExist, "No such song") }
+                let to = try target(request, 1, count: 1, player: player)
+                try core(player.moveEntry(id: id, to: to))
+                return MPDResponse()
+            },
+            .now("swap", .player, 2, 2) { request throws(MPDAck) in
+                guard let first = player.entry(at: try request.unsigned(0)), let second = player.entry(at: try request.unsigned(1))
+                else { throw MPDAck(.argument, "Bad song index") }
+                try core(player.swapEntries(id: first.id, with: second.id))
+                return MPDResponse()
+            },
+            .now("swapid", .player, 2, 2) { request throws(MPDAck) in
+                let first = try request.unsigned(0)
+                let second = try request.unsigned(1)
+                guard player.entry(id: first) != nil, player.entry(id: second) != nil else {
+                    throw MPDAck(.noExist, "No such song")
+                }
+                try core(player.swapEntries(id: first, with: second))
+                return MPDResponse()
+            },
+            .now("shuffle", .player, 0, 1) { request throws(MPDAck) in
+                var range: Range<Int>? = nil
+                if request.count == 1 {
+                    let (start, end) = try request.range(0)
+                    let length = player.queueSummary.length
+                    let upper = min(end ?? length, length)
+                    guard start <= upper else { throw MPDAck(.argument, "Bad song index") }
+                    range = start..<upper
+                }
+                try core(player.shuffleQueue(range: range))
+                return MPDResponse()
+            },
+            MPDCommand("playlist", .read, 0, 0) { _, reply in
+                var response = MPDResponse()
+                let entries = (try? player.listQueue().entries) ?? []
+                for entry in entries {
+                    let song = context.view.song(of: entry, item: nil)
+                    response.field("\(entry.position):file", song.uri)
+                }
+                reply(.success(response))
+            },
+            MPDCommand("playlistinfo", .read, 0, 1) { request, reply in
+                do throws(MPDAck) {
+                    var entries = (try? player.listQueue().entries) ?? []
+                    if request.count == 1 {
+                        let (start, end) = try request.range(0)
+                        guard start < entries.count || (end != nil && start == end) else {
+                            throw MPDAck(.argument, "Bad song index")
+                        }
+                        entries = Array(entries[min(start, entries.count)..<min(end ?? entries.count, entries.count)])
+                    }
+                    songs(entries, context, request, reply)
+                } catch {
+                    reply(.failure(error))
+                }
+            },
+            MPDCommand("playlistid", .read, 0, 1) { request, reply in
+                do throws(MPDAck) {
+                    if request.count == 1 {
+                        let id = try request.unsigned(0)
+                        guard let entry = player.entry(id: id) else { throw MPDAck(.noExist, "No such song") }
+                        songs([entry], context, request, reply)
+                    } else {
+                        songs((try? player.listQueue().entries) ?? [], context, request, reply)
+                    }
+                } catch {
+                    reply(.failure(error))
+                }
+            },
+            MPDCommand("plchanges", .read, 1, 2) { request, reply in
+                do throws(MPDAck) {
+                    songs(try changes(request, player), context, request, reply)
+                } catch {
+                    reply(.failure(error))
+                }
+            },
+            .now("plchangesposid", .read, 1, 2) { request throws(MPDAck) in
+                var response = MPDResponse()
+                for entry in try changes(request, player) {
+                    response.field("cpos", entry.position)
+                    response.field("Id", entry.id)
+                }
+                return response
+            },
+        ]
+    }
+
+    /// The entries changed since the client's `playlist` version (the version MPD prints is
+    /// the core's `entriesVersion` plus one), optionally within a position range.
+    private static func changes(_ request: MPDRequest, _ player: PlayerController) throws(MPDAck) -> [QueueEntry] {
+        let version = try request.unsigned(0)
+        var entries = player.queueChanges(since: max(version - 1, -1))
+        if request.count == 2 {
+            let (start, end) = try request.range(1)
+            entries = entries.filter { $0.position >= start && $0.position < (end ?? Int.max) }
+        }
+        return entries
+    }
+
+    /// Writes `entries` as songs: their recordings are read on the store's read queue first.
+    static func songs(_ entries: [QueueEntry], _ context: MPDContext, _ request: MPDRequest, _ reply: @escaping MPDReply) {
+        let tags = request.client.tags
+        let view = context.view
+        guard entries.contains(where: { $0.itemID != nil }) else {
+            var response = MPDResponse()
+            for entry in entries { view.song(of: entry, item: nil).write(into: &response, tags: tags) }
+            return reply(.success(response))
+        }
+        context.core.library.read({ store in MPDLibraryView.items(of: entries, in: store) }) { result in
+            let items = (try? result.get()) ?? [:]
+            var response = MPDResponse()
+            for entry in entries {
+                view.song(of: entry, item: entry.itemID.flatMap { items[$0] }).write(into: &response, tags: tags)
+            }
+            reply(.success(response))
+        }
+    }
+
+    /// The position argument of `move`/`moveid`: absolute, or `+N`/`-N` relative to the current
+    /// entry (MPD 0.23).
+    private static func target(_ request: MPDRequest, _ index: Int, count: Int, player: PlayerController) throws(MPDAck) -> Int {
+        let text = request[index]
+        let length = player.queueSummary.length
+        if text.hasPrefix("+") || text.hasPrefix("-") {
+            guard let current = player.queueSummary.current, let position = player.entry(id: current)?.position else {
+                throw MPDAck(.argument, "No current song")
+            }
+            let offset = try request.int(index)
+            let to = text.hasPrefix("+") ? position + 1 + offset : position - offset
+            guard to >= 0, to + count <= length else { throw MPDAck(.argument, "Bad song index") }
+            return to
+        }
+        let to = try request.int(index)
+        guard to >= 0, to + count <= length else { throw MPDAck(.argument, "Bad song index") }
+        return to
+    }
+
+    /// `add URI [POS]`: a directory (recursively, in MPD's order), a song, or — over a Unix
+    /// socket only — an absolute file inside the media roots.
+    private static func add(
+        _ context: MPDContext, _ request: MPDRequest, songOnly: Bool = false,
+        reply: @escaping @Sendable (Result<[QueueEntry], MPDAck>) -> Void
+    ) {
+        let player = context.core.player
+        let position: Int?
+        do throws(MPDAck) {
+            position = request.count == 2 ? try insertion(request, 1, player: player) : nil
+        } catch {
+            return reply(.failure(error))
+        }
+        let finish: PlayerController.AddReply = { result in reply(result.mapError(MPDAck.init)) }
+        switch context.view.target(of: request[0]) {
+        case nil:
+            reply(.failure(MPDAck(.noExist, "No such directory")))
+        case .unsupported:
+            reply(.failure(MPDAck(.noExist, "Unsupported URI scheme")))
+        case .file(let path):
+            guard request.client.isLocal else { return reply(.failure(MPDAck(.permission, "Access denied"))) }
+            player.add(.file(path), at: position, afterCurrent: false, reply: finish)
+        case .root, .folder("/"):
+            if songOnly { return reply(.failure(MPDAck(.noExist, "No such song"))) }
+            player.add(.recording(.root), at: position, afterCurrent: false, reply: finish)
+        case .folder(let path), .treeItem(let path):
+            let view = context.view
+            context.core.library.read({ store throws(ReelError) in try view.item(forTreePath: path, in: store) }) { result in
+                switch result {
+                case .success(let item):
+                    if songOnly, item.kind != .recording { return reply(.failure(MPDAck(.noExist, "No such song"))) }
+                    player.add(.recording(.id(item.id)), at: position, afterCurrent: false, reply: finish)
+                case .failure:
+                    reply(.failure(MPDAck(.noExist, "No such directory")))
+                }
+            }
+        }
+    }
+
+    /// The position argument of `add`/`addid`: absolute, or `+N`/`-N` relative to the current entry.
+    private static func insertion(_ request: MPDRequest, _ index: Int, player: PlayerController) throws(MPDAck) -> Int {
+        let text = request[index]
+        let length = player.queueSummary.length
+        if text.hasPrefix("+") || text.hasPrefix("-") {
+            guard let current = player.queueSummary.current, let position = player.entry(id: current)?.position else {
+                throw MPDAck(.argument, "No current song")
+            }
+            let offset = try request.int(index)
+            let at = text.hasPrefix("+") ? position + 1 + offset : position - offset
+            guard at >= 0, at <= length else { throw MPDAck(.argument, "Bad song index") }
+            return at
+        }
+        let at = try request.unsigned(index)
+        guard at <= length else { throw MPDAck(.argument, "Bad song index") }
+        return at
+    }
+
+    /// Runs a core call that throws `ReelError`, as an ACK.
+    static func core<Value>(_ body: @autoclosure () throws(ReelError) -> Value) throws(MPDAck) -> Value {
+        do throws(ReelError) {
+            return try body()
+        } catch {
+            throw MPDAck(error)
+        }
+    }
+}

@@ -1,0 +1,147 @@
+// MPD's `status`, `currentsong` and `stats`: the core's state in MPD's fields and order.
+
+import NIOCore
+import ReelCore
+import ReelLibrary
+import ReelModel
+
+enum MPDStatusCommands {
+    static func commands(_ context: MPDContext) -> [MPDCommand] {
+        let core = context.core
+        let view = context.view
+        return [
+            .now("status", .read, 0, 0) { _ in status(core) },
+            MPDCommand("currentsong", .read, 0, 0) { request, reply in
+                let summary = core.player.queueSummary
+                guard let id = summary.current, let entry = core.player.entry(id: id) else {
+                    return reply(.success(MPDResponse()))
+                }
+                let tags = request.client.tags
+                core.library.read({ store in MPDLibraryView.items(of: [entry], in: store) }) { result in
+                    let items = (try? result.get()) ?? [:]
+                    var response = MPDResponse()
+                    view.song(of: entry, item: entry.itemID.flatMap { items[$0] }).write(into: &response, tags: tags)
+                    reply(.success(response))
+                }
+            },
+            MPDCommand("stats", .read, 0, 0) { _, reply in
+                let uptime = Int((NIODeadline.now() - context.startedAt).nanoseconds / 1_000_000_000)
+                core.library.read({ store throws(ReelError) in try MPDStatusCommands.totals(store) }) { result in
+                    switch result {
+                    case .success(let totals):
+                        var response = MPDResponse()
+                        response.field("artists", 0)
+                        response.field("albums", totals.albums)
+                        response.field("songs", totals.songs)
+                        response.field("uptime", uptime)
+                        response.field("db_playtime", Int(totals.playtime.rounded()))
+                        response.field("db_update", totals.lastUpdate)
+                        response.field("playtime", uptime)
+                        reply(.success(response))
+                    case .failure(let error):
+                        reply(.failure(MPDAck(error)))
+                    }
+                }
+            },
+        ]
+    }
+
+    /// MPD's `status` fields, in MPD 0.23's order.
+    static func status(_ core: ReelCore) -> MPDResponse {
+        let player = core.player.state
+        let summary = core.player.queueSummary
+        var response = MPDResponse()
+        if let volume = MPDPlaybackCommands.mpdVolume(core.mixer.state) { response.field("volume", volume) }
+        response.field("repeat", summary.options.repeats ? 1 : 0)
+        response.field("random", summary.options.random ? 1 : 0)
+        response.field("single", summary.options.single == .oneshot ? "oneshot" : summary.options.single == .on ? "1" : "0")
+        response.field("consume", summary.options.consume ? 1 : 0)
+        response.field("partition", "default")
+        response.field("playlist", summary.entriesVersion + 1)
+        response.field("playlistlength", summary.length)
+        response.field("mixrampdb", "0.000000")
+        let state: String
+        switch player.state {
+        case .stopped: state = "stop"
+        case .playing: state = "play"
+        case .paused: state = "pause"
+        }
+        response.field("state", state)
+        if let current = summary.current, let position = core.player.entry(id: current)?.position {
+            response.field("song", position)
+            response.field("songid", current)
+        }
+        if player.state != .stopped {
+            let elapsed = player.position
+            let total = player.duration
+            response.field("time", "\(Int(elapsed.rounded())):\(Int((total ?? 0).rounded()))")
+            response.field("elapsed", seconds: elapsed)
+            response.field("bitrate", 0)
+            if let total { response.field("duration", seconds: total) }
+            if let format = player.format { response.field("audio", MPDSong.formatText(format)) }
+        }
+        if let error = player.error { response.field("error", error.message) }
+        if let next = summary.next, let position = core.player.entry(id: next)?.position {
+            response.field("nextsong", position)
+            response.field("nextsongid", next)
+        }
+        return response
+    }
+
+    struct Totals: Sendable {
+        var songs = 0
+        var albums = 0
+        var playtime = 0.0
+        var lastUpdate = 0
+    }
+
+    /// Recordings, folders holding recordings, their total length and the newest one's time:
+    /// one walk of the tree on the store's read queue.
+    static func totals(_ store: LibraryStore) throws(ReelError) -> Totals {
+        var totals = Totals()
+        var folders: [ItemReference] = [.root]
+        while let folder = folders.popLast() {
+            let listing = try store.list(folder: folder)
+            var hasRecording = false
+            for item in listing.items {
+                switch item.kind {
+                case .folder:
+                    folders.append(.id(item.id))
+                case .recording:
+                    hasRecording = true
+                    totals.songs += 1
+                    totals.playtime += item.duration ?? 0
+                    totals.lastUpdate = max(totals.lastUpdate, epochSeconds(item.created) ?? 0)
+                }
+            }
+            if hasRecording { totals.albums += 1 }
+        }
+        return totals
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Seconds since 1970 of an ISO 8601 UTC time as the library writes it (`2026-11-22T14:03:05Z`).
+func epochSeconds(_ iso: String) -> Int? {
+    let parts = iso.split(whereSeparator: { "-T:Z".contains($0) }).compactMap { Int32($0) }
+    guard parts.count >= 6 else { return nil }
+    var fields = tm()
+    fields.tm_year = parts[0] - 1900
+    fields.tm_mon = parts[1] - 1
+    fields.tm_mday = parts[2]
+    fields.tm_hour = parts[3]
+    fields.tm_min = parts[4]
+    fields.tm_sec = parts[5]
+    return Int(timegm(&fields))
+}
+
+extension QueueEntry {
+    /// The recording's id when this entry is one.
+    var itemID: String? {
+        if case .item(let id, _, _) = source { return id }
+        return nil
+    }
+}
