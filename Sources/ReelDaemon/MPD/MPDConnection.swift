@@ -4,6 +4,13 @@ import Logging
 import NIOCore
 import ReelAudio
 
+/// Where connections register for idle events and the silence timeout (`MPDEventHub`).
+/// Called on the connection's event loop.
+protocol MPDConnectionRegistry: AnyObject {
+    func add(_ connection: MPDConnection)
+    func remove(_ connection: MPDConnection)
+}
+
 /// Handles one MPD connection, as MPD's `Client` does (`src/client/Process.cxx`):
 /// - the greeting `OK MPD 0.23.0` on connect;
 /// - each line is one command, carried out in order; lines that arrive while a command waits
@@ -31,7 +38,7 @@ final class MPDConnection: ChannelInboundHandler {
     static let maxBufferedBytes = 8 * 1024 * 1024
 
     private let table: MPDCommandTable
-    private let hub: MPDEventHub
+    private let hub: MPDConnectionRegistry
     private let logger: Logger
     let client: MPDClient
     private var context: ChannelHandlerContext?
@@ -56,7 +63,7 @@ final class MPDConnection: ChannelInboundHandler {
     private var draining = false
     private var closed = false
 
-    init(table: MPDCommandTable, hub: MPDEventHub, client: MPDClient, logger: Logger) {
+    init(table: MPDCommandTable, hub: MPDConnectionRegistry, client: MPDClient, logger: Logger) {
         self.table = table
         self.hub = hub
         self.client = client

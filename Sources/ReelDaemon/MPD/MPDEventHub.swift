@@ -21,7 +21,7 @@ import ReelModel
 /// 10 s rather than a timer per connection.
 ///
 /// Threads: everything runs on `loop`; the feeds wake it from their threads.
-final class MPDEventHub: @unchecked Sendable {
+final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
     let loop: EventLoop
     private let core: ReelCore
     private var connections: [ObjectIdentifier: MPDConnection] = [:]
