@@ -679,7 +679,12 @@ import Testing
         #expect(queue.current == 3)
         #expect(queue.options == QueueOptions(repeats: true))
         #expect(queue.version == 1)
-        #expect(queue.summary == QueueSummary(version: 1, length: 4, current: 3, next: 4, options: QueueOptions(repeats: true)))
+        #expect(queue.summary == QueueSummary(
+            version: 1, entriesVersion: 1, length: 4, current: 3, next: 4, options: QueueOptions(repeats: true)))
+        #expect(queue.changes(since: 0).map(\.id) == [1, 2, 3, 4])
+        #expect(queue.changes(since: 1).isEmpty)
+        // A client that saw a longer history before the restart gets everything (MPD).
+        #expect(queue.changes(since: 57).map(\.id) == [1, 2, 3, 4])
         Self.expectConsistent(queue)
 
         var random = PlayQueue(
@@ -694,6 +699,153 @@ import Testing
         let empty = PlayQueue(restoring: [], current: 0, options: QueueOptions(random: true))
         #expect(empty.length == 0 && empty.current == nil && empty.first == nil)
         Self.expectConsistent(empty)
+    }
+
+    // MARK: Change versions (MPD's plchanges)
+
+    /// The ids `changes(since:)` reports, in position order; each entry as the queue has it.
+    static func changed(_ queue: PlayQueue, since version: Int, sourceLocation: SourceLocation = #_sourceLocation) -> [Int] {
+        let changes = queue.changes(since: version)
+        #expect(changes.allSatisfy { queue.entry(id: $0.id) == $0 }, sourceLocation: sourceLocation)
+        #expect(changes.map(\.position) == changes.map(\.position).sorted(), sourceLocation: sourceLocation)
+        return changes.map(\.id)
+    }
+
+    @Test func theEntriesVersionCountsChangesOfTheEntriesOnly() throws {
+        var queue = PlayQueue(generator: Seeded(1))
+        var version = queue.entriesVersion
+        func changed(_ what: String, sourceLocation: SourceLocation = #_sourceLocation) {
+            #expect(queue.entriesVersion == version + 1, "\(what)", sourceLocation: sourceLocation)
+            #expect(queue.summary.entriesVersion == queue.entriesVersion, sourceLocation: sourceLocation)
+            version = queue.entriesVersion
+        }
+        func unchanged(_ what: String, sourceLocation: SourceLocation = #_sourceLocation) {
+            #expect(queue.entriesVersion == version, "\(what)", sourceLocation: sourceLocation)
+        }
+        _ = try queue.add(Self.files(["a", "b", "c", "d", "e"]), at: nil, afterCurrent: false); changed("add")
+        _ = try? queue.add([Self.file("x")], at: 9, afterCurrent: false); unchanged("add out of range")
+        try queue.setCurrent(2); unchanged("setCurrent")
+        try queue.move(id: 1, to: 3); changed("move")
+        try? queue.move(id: 1, to: 9); unchanged("move out of range")
+        try queue.move(id: 1, to: 3); unchanged("move to where it is")
+        _ = try queue.remove(ids: [4]); changed("remove")
+        _ = try? queue.remove(ids: [4]); unchanged("remove unknown")
+        _ = try queue.remove(ids: []); unchanged("remove nothing")
+        queue.setOptions(repeats: true, random: nil, single: nil, consume: nil); unchanged("repeat")
+        queue.setOptions(repeats: nil, random: nil, single: .oneshot, consume: nil); unchanged("single")
+        queue.setOptions(repeats: nil, random: nil, single: .off, consume: nil); unchanged("single off")
+        queue.setOptions(repeats: nil, random: true, single: nil, consume: nil); unchanged("random")
+        queue.advance(from: 2, to: queue.successor(of: 2, .automatic)); unchanged("advance")
+        Self.playToTheLast(&queue)
+        let last = try #require(queue.current)
+        queue.advance(from: last, to: queue.successor(of: last, .automatic)); unchanged("a new round")
+        try queue.setCurrent(queue.predecessor(of: queue.current!), keepOrder: true); unchanged("previous")
+        queue.setOptions(repeats: nil, random: false, single: nil, consume: true); unchanged("random off, consume")
+        let current = try #require(queue.current)
+        queue.advance(from: current, to: queue.successor(of: current, .automatic)); changed("consumed")
+        queue.setDuration(3, format: nil, missing: false, for: queue.current!); changed("duration")
+        queue.setDuration(3, format: nil, missing: false, for: queue.current!); unchanged("same duration")
+        queue.setDuration(3, format: nil, missing: true, for: queue.current!); changed("missing")
+        queue.updateSource(.file(path: "/elsewhere.flac"), for: queue.current!); changed("source")
+        try queue.setCurrent(nil); unchanged("no current")
+        queue.clear(); changed("clear")
+        queue.clear(); unchanged("clear empty")
+        #expect(queue.version > queue.entriesVersion)
+    }
+
+    @Test func addingMarksTheNewEntriesAndTheOnesThatShift() throws {
+        var queue = Self.queue(5)
+        let start = queue.entriesVersion
+        let added = try queue.add(Self.files(["x", "y"]), at: 2, afterCurrent: false)
+        #expect(Self.changed(queue, since: start) == [6, 7, 3, 4, 5])
+        #expect(queue.changes(since: start).map(\.position) == [2, 3, 4, 5, 6])
+        #expect(added.map(\.id) == [6, 7])
+        #expect(Self.changed(queue, since: queue.entriesVersion).isEmpty)
+        // Appended: only the new entry.
+        let appended = queue.entriesVersion
+        _ = try queue.add([Self.file("z")], at: nil, afterCurrent: false)
+        #expect(Self.changed(queue, since: appended) == [8])
+        // Since an older version: what changed since then, together.
+        #expect(Self.changed(queue, since: start) == [6, 7, 3, 4, 5, 8])
+        // Since before anything: every entry.
+        #expect(Self.changed(queue, since: 0) == Self.ids(queue))
+        #expect(Self.changed(queue, since: -5) == Self.ids(queue))
+    }
+
+    @Test func removingMarksTheEntriesThatMoveUp() throws {
+        var queue = Self.queue(6, current: 1)
+        let version = queue.entriesVersion
+        _ = try queue.remove(ids: [4, 2])
+        #expect(Self.changed(queue, since: version) == [3, 5, 6])
+        #expect(queue.changes(since: version).map(\.position) == [1, 2, 3])
+        // The last entry: nothing moves (a client learns from the length that it went).
+        let beforeLast = queue.entriesVersion
+        _ = try queue.remove(ids: [6])
+        #expect(queue.entriesVersion == beforeLast + 1)
+        #expect(Self.changed(queue, since: beforeLast).isEmpty)
+        #expect(queue.length == 3)
+    }
+
+    @Test func clearingAndConsumingMarkWhatMoved() throws {
+        var queue = Self.queue(3)
+        let beforeClear = queue.entriesVersion
+        queue.clear()
+        #expect(queue.entriesVersion == beforeClear + 1)
+        #expect(queue.changes(since: beforeClear).isEmpty)
+        let added = try queue.add(Self.files(["a", "b"]), at: nil, afterCurrent: false)
+        // A client that saw the queue before the clear gets every entry.
+        #expect(Self.changed(queue, since: beforeClear) == added.map(\.id))
+
+        var consuming = Self.queue(4, options: QueueOptions(consume: true), current: 1)
+        var version = consuming.entriesVersion
+        consuming.advance(from: 1, to: 2)
+        #expect(Self.changed(consuming, since: version) == [2, 3, 4])
+        // The last one consumed: nothing moves.
+        try consuming.setCurrent(4)
+        version = consuming.entriesVersion
+        consuming.advance(from: 4, to: nil)
+        #expect(consuming.entriesVersion == version + 1)
+        #expect(Self.changed(consuming, since: version).isEmpty)
+        #expect(Self.ids(consuming) == [2, 3])
+    }
+
+    @Test func aChangedLengthFormatOrSourceMarksTheEntry() {
+        var queue = Self.queue(3)
+        var version = queue.entriesVersion
+        queue.setDuration(10, format: nil, missing: false, for: 2)
+        #expect(Self.changed(queue, since: version) == [2])
+        version = queue.entriesVersion
+        queue.setDuration(10, format: nil, missing: false, for: 2)
+        queue.setDuration(1, format: nil, missing: false, for: 99)
+        #expect(queue.entriesVersion == version)
+        queue.setDuration(nil, format: AudioFormat(codec: "flac", sampleRate: 48000, channels: 2), missing: true, for: 3)
+        #expect(Self.changed(queue, since: version) == [3])
+        version = queue.entriesVersion
+        queue.updateSource(.item(id: "u", path: "/Talks/New", name: "New"), for: 1)
+        #expect(Self.changed(queue, since: version) == [1])
+    }
+
+    @Test func theCurrentEntryAndTheOptionsMarkNothing() throws {
+        var queue = Self.queue(6, seed: 9)
+        let entriesVersion = queue.entriesVersion
+        let version = queue.version
+        try queue.setCurrent(3)
+        queue.setOptions(repeats: true, random: true, single: .on, consume: nil)
+        queue.advance(from: 3, to: queue.successor(of: 3, .manual), .manual)
+        try queue.setCurrent(queue.predecessor(of: queue.current!), keepOrder: true)
+        queue.setOptions(repeats: nil, random: false, single: .off, consume: true)
+        try queue.setCurrent(nil)
+        #expect(queue.version == version + 6)
+        #expect(queue.entriesVersion == entriesVersion)
+        #expect(queue.summary.entriesVersion == entriesVersion)
+        #expect(queue.changes(since: entriesVersion).isEmpty)
+    }
+
+    @Test func entriesByPosition() {
+        let queue = Self.queue(3)
+        #expect(queue.entry(at: 1) == queue.entry(id: 2))
+        #expect(queue.entry(at: 1)?.position == 1)
+        #expect(queue.entry(at: 3) == nil && queue.entry(at: -1) == nil)
     }
 
     // MARK: Scale and a random walk
