@@ -1,4 +1,5 @@
-// Queue commands: add, list, remove, move, clear, options; and following the library.
+// Queue commands: add, list, look up, changes, remove, move, swap, shuffle, clear, options; and
+// following the library.
 
 import ReelAudio
 import ReelLibrary
@@ -66,6 +67,19 @@ extension PlayerController {
     /// The queue's summary now. Any thread.
     public var queueSummary: QueueSummary { shared.withLock { $0.queue.summary } }
 
+    /// The entry with this id, nil if there is none. Any thread.
+    public func entry(id: Int) -> QueueEntry? { shared.withLock { $0.queue.entry(id: id) } }
+
+    /// The entry at this position, nil outside the queue. Any thread.
+    public func entry(at position: Int) -> QueueEntry? { shared.withLock { $0.queue.entry(at: position) } }
+
+    /// The entries added, moved or changed since the summary's `entriesVersion` was `version`,
+    /// in position order (MPD's `plchanges`; see `PlayQueue.changes(since:)`). Entries removed
+    /// at the end are not listed: compare the summary's `length`. Any thread.
+    public func changedEntries(since version: Int) -> [QueueEntry] {
+        shared.withLock { $0.queue.changes(since: version) }
+    }
+
     /// Removes entries (all or none: an unknown id is `not_found`). Removing the entry being
     /// played starts the next one while playing, and stops while paused.
     public func removeEntries(ids: [Int]) throws(ReelError) -> QueueSummary {
@@ -103,6 +117,50 @@ extension PlayerController {
             publishQueue(shared)
             return shared.queue.summary
         }
+        work.async { [self] in reconcileChain() }
+        return summary
+    }
+
+    /// Moves the entries at the positions `range` so that the first of them is at `position`
+    /// (MPD's `move START:END TO`; `out_of_range`, see `PlayQueue.move(range:to:)`). Any thread;
+    /// the chain is brought in line on `work`.
+    public func moveEntries(range: Range<Int>, to position: Int) throws(ReelError) -> QueueSummary {
+        let summary = try shared.withLock { shared throws(ReelError) -> QueueSummary in
+            try shared.queue.move(range: range, to: position)
+            publishQueue(shared)
+            return shared.queue.summary
+        }
+        work.async { [self] in reconcileChain() }
+        return summary
+    }
+
+    /// Swaps the positions of two entries (MPD's `swapid`; `not_found`). Any thread; the chain is
+    /// brought in line on `work`.
+    public func swapEntries(id: Int, with other: Int) throws(ReelError) -> QueueSummary {
+        let summary = try shared.withLock { shared throws(ReelError) -> QueueSummary in
+            try shared.queue.swap(id: id, with: other)
+            publishQueue(shared)
+            return shared.queue.summary
+        }
+        work.async { [self] in reconcileChain() }
+        return summary
+    }
+
+    /// Shuffles the entries at the positions `range`, nil for all (MPD's `shuffle`; an end past
+    /// the queue is clipped, a bad start is `out_of_range`). While playing or paused the current
+    /// entry goes on and, when inside the range, moves to its start; when stopped there is no
+    /// current entry afterwards (see `PlayQueue.shuffle(range:playing:)`). Any thread; the
+    /// chain is brought in line on `work`.
+    public func shuffleQueue(range: Range<Int>? = nil) throws(ReelError) -> QueueSummary {
+        let playing = engine.snapshot.activity != .stopped
+        let (summary, currentChanged) = try shared.withLock { shared throws(ReelError) -> (QueueSummary, Bool) in
+            let before = shared.queue.current
+            try shared.queue.shuffle(range: range, playing: playing)
+            publishQueue(shared)
+            return (shared.queue.summary, shared.queue.current != before)
+        }
+        // Stopped: the player's entry is the current one, which is gone now.
+        if currentChanged { publishState() }
         work.async { [self] in reconcileChain() }
         return summary
     }

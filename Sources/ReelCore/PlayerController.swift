@@ -68,7 +68,8 @@ public final class PlayerController: @unchecked Sendable {
     /// The player's state after every change of state, source or format, and every seek.
     public let changes = StateFeed(PlayerState())
     /// The queue's summary after every change of its entries, current entry or options.
-    public let queueChanges = StateFeed(QueueSummary(version: 0, length: 0, current: nil, next: nil, options: QueueOptions()))
+    public let queueChanges = StateFeed(
+        QueueSummary(version: 0, entriesVersion: 0, length: 0, current: nil, next: nil, options: QueueOptions()))
 
     public init(device: PCMOutput, timing: PCMTiming, store: LibraryStore, mediaRoots: MediaRoots, logger: Logger) {
         self.store = store

@@ -70,6 +70,11 @@ public struct NewQueueEntry: Sendable, Equatable {
 public struct QueueSummary: Sendable, Equatable {
     /// Goes up on every change of the entries, the current entry or the options.
     public var version: Int
+    /// Goes up when the entries or their positions change (added, removed, moved, swapped,
+    /// shuffled, cleared, consumed; an entry's length, format, missing flag or source), and not
+    /// when only the current entry or the options change: MPD's `playlist` version. Not part of
+    /// the JSON-RPC protocol; a summary read from JSON has it equal to `version`.
+    public var entriesVersion: Int
     public var length: Int
     /// The id of the current entry: playing, paused, or where play will start.
     public var current: Int?
@@ -77,8 +82,9 @@ public struct QueueSummary: Sendable, Equatable {
     public var next: Int?
     public var options: QueueOptions
 
-    public init(version: Int, length: Int, current: Int?, next: Int?, options: QueueOptions) {
+    public init(version: Int, entriesVersion: Int, length: Int, current: Int?, next: Int?, options: QueueOptions) {
         self.version = version
+        self.entriesVersion = entriesVersion
         self.length = length
         self.current = current
         self.next = next

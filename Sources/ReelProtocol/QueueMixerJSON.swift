@@ -71,10 +71,13 @@ extension QueueSummary {
 
     public var json: JSONValue { .object(jsonObject) }
 
+    /// `entriesVersion` is not on the wire: it is taken to be `version` (every change counts as
+    /// a change of the entries).
     public init(json: JSONValue) throws(JSONDecodingError) {
         let reader = try ObjectReader(json, as: "queue")
+        let version = try reader.int("version")
         self.init(
-            version: try reader.int("version"), length: try reader.int("length"),
+            version: version, entriesVersion: version, length: try reader.int("length"),
             current: try reader.optionalInt("current"), next: try reader.optionalInt("next"),
             options: try QueueOptions(json: reader.object["options"] ?? .null))
     }

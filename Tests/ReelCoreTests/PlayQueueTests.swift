@@ -679,7 +679,12 @@ import Testing
         #expect(queue.current == 3)
         #expect(queue.options == QueueOptions(repeats: true))
         #expect(queue.version == 1)
-        #expect(queue.summary == QueueSummary(version: 1, length: 4, current: 3, next: 4, options: QueueOptions(repeats: true)))
+        #expect(queue.summary == QueueSummary(
+            version: 1, entriesVersion: 1, length: 4, current: 3, next: 4, options: QueueOptions(repeats: true)))
+        #expect(queue.changes(since: 0).map(\.id) == [1, 2, 3, 4])
+        #expect(queue.changes(since: 1).isEmpty)
+        // A client that saw a longer history before the restart gets everything (MPD).
+        #expect(queue.changes(since: 57).map(\.id) == [1, 2, 3, 4])
         Self.expectConsistent(queue)
 
         var random = PlayQueue(
@@ -694,6 +699,466 @@ import Testing
         let empty = PlayQueue(restoring: [], current: 0, options: QueueOptions(random: true))
         #expect(empty.length == 0 && empty.current == nil && empty.first == nil)
         Self.expectConsistent(empty)
+    }
+
+    // MARK: Swapping, moving a range, shuffling
+
+    /// The `ReelError` `body` throws, nil when it throws none.
+    static func thrown(sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void) -> ReelError? {
+        do {
+            try body()
+            return nil
+        } catch let error as ReelError {
+            return error
+        } catch {
+            Issue.record("\(error) is not a ReelError", sourceLocation: sourceLocation)
+            return nil
+        }
+    }
+
+    @Test func swapping() throws {
+        var queue = Self.queue(5, current: 2)
+        try queue.swap(id: 2, with: 5)
+        #expect(Self.ids(queue) == [1, 5, 3, 4, 2])
+        #expect(queue.current == 2)
+        // The play order is the queue order: the current entry is the last now.
+        #expect(queue.successor(of: 2, .automatic) == nil)
+        #expect(queue.successor(of: 5, .automatic) == 3)
+        try queue.swap(id: 4, with: 1)
+        #expect(Self.ids(queue) == [4, 5, 3, 1, 2])
+        let version = queue.version
+        try queue.swap(id: 3, with: 3)
+        #expect(queue.version == version, "an entry swapped with itself changes nothing")
+        #expect(Self.thrown { try queue.swap(id: 9, with: 1) } == ReelError(.notFound, "no queue entry with id 9"))
+        #expect(Self.thrown { try queue.swap(id: 1, with: 12) } == ReelError(.notFound, "no queue entry with id 12"))
+        #expect(queue.version == version)
+        #expect(Self.ids(queue) == [4, 5, 3, 1, 2])
+        Self.expectConsistent(queue)
+    }
+
+    @Test func swappingInRandomModeKeepsThePlayOrder() throws {
+        var queue = Self.queue(10, options: QueueOptions(repeats: true, random: true), current: 4, seed: 12)
+        for _ in 0..<3 { queue.advance(from: queue.current!, to: queue.successor(of: queue.current!, .manual)) }
+        let current = try #require(queue.current)
+        let order = Self.playOrder(queue)
+        let next = queue.successor(of: current, .automatic)
+        let nextRound = queue.nextRoundFirst
+        try queue.swap(id: current, with: order[9])
+        try queue.swap(id: order[0], with: order[5])
+        #expect(Self.playOrder(queue) == order)
+        #expect(queue.current == current)
+        #expect(queue.successor(of: current, .automatic) == next)
+        #expect(queue.nextRoundFirst == nextRound)
+        Self.expectConsistent(queue)
+    }
+
+    @Test func movingARange() throws {
+        var queue = Self.queue(8, current: 3)
+        try queue.move(range: 1..<4, to: 4)
+        #expect(Self.ids(queue) == [1, 5, 6, 7, 2, 3, 4, 8])
+        #expect(queue.current == 3)
+        // The play order is the queue order.
+        #expect(queue.successor(of: 3, .automatic) == 4)
+        #expect(queue.successor(of: 7, .automatic) == 2)
+        try queue.move(range: 4..<7, to: 1)
+        #expect(Self.ids(queue) == Array(1...8))
+        try queue.move(range: 5..<8, to: 0)
+        #expect(Self.ids(queue) == [6, 7, 8, 1, 2, 3, 4, 5])
+        try queue.move(range: 0..<3, to: 5)  // the last valid target: length - count
+        #expect(Self.ids(queue) == Array(1...8))
+        try queue.move(range: 2..<3, to: 7)  // one entry, as move(id:to:)
+        #expect(Self.ids(queue) == [1, 2, 4, 5, 6, 7, 8, 3])
+        Self.expectConsistent(queue)
+
+        let version = queue.version
+        try queue.move(range: 2..<5, to: 2)
+        #expect(queue.version == version, "a range moved to where it is changes nothing")
+        #expect(Self.thrown { try queue.move(range: 2..<5, to: 6) } == ReelError(
+            .outOfRange, "cannot move 3 entries to position 6: the queue has 8 entries (0 to 5 are valid)"))
+        #expect(Self.thrown { try queue.move(range: 2..<5, to: -1) }?.reason == .outOfRange)
+        #expect(Self.thrown { try queue.move(range: 6..<9, to: 0) } == ReelError(
+            .outOfRange, "cannot move positions 6 to 8: the queue has 8 entries"))
+        #expect(Self.thrown { try queue.move(range: -1..<2, to: 3) }?.message.contains("-1") == true)
+        #expect(Self.thrown { try queue.move(range: 3..<3, to: 0) } == ReelError(
+            .outOfRange, "cannot move the empty range 3..<3: it holds no entries"))
+        #expect(Self.thrown { try queue.move(range: 0..<8, to: 1) }?.reason == .outOfRange)
+        #expect(queue.version == version)
+        #expect(Self.ids(queue) == [1, 2, 4, 5, 6, 7, 8, 3])
+        var empty = PlayQueue()
+        #expect(Self.thrown { try empty.move(range: 0..<1, to: 0) }?.reason == .outOfRange)
+    }
+
+    @Test func movingARangeInRandomModeKeepsThePlayOrder() throws {
+        var queue = Self.queue(10, options: QueueOptions(random: true), current: 6, seed: 14)
+        let order = Self.playOrder(queue)
+        try queue.move(range: 3..<7, to: 0)
+        try queue.move(range: 0..<2, to: 8)
+        #expect(Self.ids(queue) == [6, 7, 1, 2, 3, 8, 9, 10, 4, 5])
+        #expect(Self.playOrder(queue) == order)
+        #expect(queue.current == 6)
+        Self.expectConsistent(queue)
+    }
+
+    @Test func shufflingWhilePlayingKeepsTheCurrentEntryFirstInTheRange() throws {
+        var queue = Self.queue(10, current: 5, seed: 3)
+        let version = queue.version
+        try queue.shuffle(range: nil, playing: true)
+        #expect(queue.version == version + 1)
+        #expect(queue.current == 5)
+        #expect(queue.position(of: 5) == 0)
+        #expect(Set(Self.ids(queue)) == Set(1...10))
+        #expect(Self.ids(queue) != [5, 2, 3, 4, 1, 6, 7, 8, 9, 10], "only the current entry moved")
+        // Random off: the rest of the queue follows the current entry.
+        #expect(queue.successor(of: 5, .automatic) == queue.id(at: 1))
+        Self.expectConsistent(queue)
+
+        // A range around the current entry: it goes to the range's start; outside, nothing moves.
+        var ranged = Self.queue(10, current: 5, seed: 4)
+        try ranged.shuffle(range: 2..<8, playing: true)
+        let ids = Self.ids(ranged)
+        #expect(Array(ids[0..<2]) == [1, 2] && Array(ids[8...]) == [9, 10])
+        #expect(ids[2] == 5)
+        #expect(Set(ids[2..<8]) == Set(3...8))
+        #expect(ranged.current == 5)
+        // A range without it: it stays where it is.
+        try ranged.shuffle(range: 5..<10, playing: true)
+        let after = Self.ids(ranged)
+        #expect(ranged.current == 5 && ranged.position(of: 5) == 2)
+        #expect(Array(after[0..<5]) == Array(ids[0..<5]))
+        #expect(Set(after[5...]) == Set(ids[5...]))
+        Self.expectConsistent(ranged)
+    }
+
+    @Test func shufflingWhileStoppedLeavesNoCurrentEntry() throws {
+        var queue = Self.queue(6, current: 2, seed: 5)
+        try queue.shuffle(range: 3..<6, playing: false)
+        #expect(queue.current == nil)
+        #expect(Array(Self.ids(queue)[0..<3]) == [1, 2, 3])
+        #expect(Set(Self.ids(queue)[3...]) == [4, 5, 6])
+        #expect(queue.first == 1)
+        Self.expectConsistent(queue)
+    }
+
+    @Test func shufflingClipsTheEndAndNeedsTwoEntries() throws {
+        var queue = Self.queue(6, current: 2, seed: 6)
+        let version = queue.version
+        // Fewer than two entries: nothing happens, not even to the current entry.
+        try queue.shuffle(range: 4..<5, playing: false)
+        try queue.shuffle(range: 5..<100, playing: false)
+        try queue.shuffle(range: 6..<9, playing: false)
+        try queue.shuffle(range: 3..<3, playing: false)
+        #expect(queue.version == version && queue.current == 2)
+        // An end past the queue is clipped to it.
+        try queue.shuffle(range: 3..<100, playing: true)
+        #expect(queue.version == version + 1)
+        #expect(Array(Self.ids(queue)[0..<3]) == [1, 2, 3])
+        #expect(Set(Self.ids(queue)[3...]) == [4, 5, 6])
+        #expect(queue.current == 2)
+        // A start outside the queue.
+        #expect(Self.thrown { try queue.shuffle(range: 7..<9, playing: true) } == ReelError(
+            .outOfRange, "cannot shuffle from position 7: the queue has 6 entries (0 to 6 are valid)"))
+        #expect(Self.thrown { try queue.shuffle(range: -1..<3, playing: true) }?.reason == .outOfRange)
+        #expect(queue.version == version + 1)
+        var empty = PlayQueue()
+        try empty.shuffle(range: nil, playing: false)
+        #expect(empty.version == 0)
+        Self.expectConsistent(queue)
+    }
+
+    @Test func shufflingInRandomModeKeepsThePlayOrder() throws {
+        var queue = Self.queue(12, options: QueueOptions(repeats: true, random: true), current: 7, seed: 13)
+        for _ in 0..<4 { queue.advance(from: queue.current!, to: queue.successor(of: queue.current!, .manual)) }
+        let current = try #require(queue.current)
+        let order = Self.playOrder(queue)
+        let next = queue.successor(of: current, .automatic)
+        let nextRound = queue.nextRoundFirst
+        let positions = Self.ids(queue)
+        try queue.shuffle(range: nil, playing: true)
+        #expect(Self.ids(queue) != positions)
+        #expect(queue.position(of: current) == 0)
+        #expect(queue.current == current)
+        #expect(Self.playOrder(queue) == order)
+        #expect(queue.successor(of: current, .automatic) == next)
+        #expect(queue.nextRoundFirst == nextRound)
+        Self.expectConsistent(queue)
+        // Stopped: nothing is current; play starts at the first of the play order.
+        try queue.shuffle(range: 2..<12, playing: false)
+        #expect(queue.current == nil)
+        #expect(queue.first == order.first)
+        #expect(Self.playOrder(queue) == order)
+        Self.expectConsistent(queue)
+    }
+
+    // MARK: Change versions (MPD's plchanges)
+
+    /// The ids `changes(since:)` reports, in position order; each entry as the queue has it.
+    static func changed(_ queue: PlayQueue, since version: Int, sourceLocation: SourceLocation = #_sourceLocation) -> [Int] {
+        let changes = queue.changes(since: version)
+        #expect(changes.allSatisfy { queue.entry(id: $0.id) == $0 }, sourceLocation: sourceLocation)
+        #expect(changes.map(\.position) == changes.map(\.position).sorted(), sourceLocation: sourceLocation)
+        return changes.map(\.id)
+    }
+
+    @Test func theEntriesVersionCountsChangesOfTheEntriesOnly() throws {
+        var queue = PlayQueue(generator: Seeded(1))
+        var version = queue.entriesVersion
+        func changed(_ what: String, sourceLocation: SourceLocation = #_sourceLocation) {
+            #expect(queue.entriesVersion == version + 1, "\(what)", sourceLocation: sourceLocation)
+            #expect(queue.summary.entriesVersion == queue.entriesVersion, sourceLocation: sourceLocation)
+            version = queue.entriesVersion
+        }
+        func unchanged(_ what: String, sourceLocation: SourceLocation = #_sourceLocation) {
+            #expect(queue.entriesVersion == version, "\(what)", sourceLocation: sourceLocation)
+        }
+        _ = try queue.add(Self.files(["a", "b", "c", "d", "e"]), at: nil, afterCurrent: false); changed("add")
+        _ = try? queue.add([Self.file("x")], at: 9, afterCurrent: false); unchanged("add out of range")
+        try queue.setCurrent(2); unchanged("setCurrent")
+        try queue.move(id: 1, to: 3); changed("move")
+        try? queue.move(id: 1, to: 9); unchanged("move out of range")
+        try queue.move(id: 1, to: 3); unchanged("move to where it is")
+        try queue.swap(id: 1, with: 3); changed("swap")
+        try queue.swap(id: 1, with: 1); unchanged("swap with itself")
+        try? queue.swap(id: 1, with: 99); unchanged("swap unknown")
+        try queue.move(range: 0..<2, to: 2); changed("move range")
+        try queue.move(range: 2..<4, to: 2); unchanged("move range to where it is")
+        try? queue.move(range: 2..<9, to: 0); unchanged("move range out of range")
+        try queue.shuffle(range: nil, playing: true); changed("shuffle")
+        try queue.shuffle(range: 0..<1, playing: true); unchanged("shuffle one entry")
+        try? queue.shuffle(range: 8..<9, playing: true); unchanged("shuffle out of range")
+        _ = try queue.remove(ids: [4]); changed("remove")
+        _ = try? queue.remove(ids: [4]); unchanged("remove unknown")
+        _ = try queue.remove(ids: []); unchanged("remove nothing")
+        queue.setOptions(repeats: true, random: nil, single: nil, consume: nil); unchanged("repeat")
+        queue.setOptions(repeats: nil, random: nil, single: .oneshot, consume: nil); unchanged("single")
+        queue.setOptions(repeats: nil, random: nil, single: .off, consume: nil); unchanged("single off")
+        queue.setOptions(repeats: nil, random: true, single: nil, consume: nil); unchanged("random")
+        queue.advance(from: 2, to: queue.successor(of: 2, .automatic)); unchanged("advance")
+        Self.playToTheLast(&queue)
+        let last = try #require(queue.current)
+        queue.advance(from: last, to: queue.successor(of: last, .automatic)); unchanged("a new round")
+        try queue.setCurrent(queue.predecessor(of: queue.current!), keepOrder: true); unchanged("previous")
+        queue.setOptions(repeats: nil, random: false, single: nil, consume: true); unchanged("random off, consume")
+        let current = try #require(queue.current)
+        queue.advance(from: current, to: queue.successor(of: current, .automatic)); changed("consumed")
+        queue.setDuration(3, format: nil, missing: false, for: queue.current!); changed("duration")
+        queue.setDuration(3, format: nil, missing: false, for: queue.current!); unchanged("same duration")
+        queue.setDuration(3, format: nil, missing: true, for: queue.current!); changed("missing")
+        queue.updateSource(.file(path: "/elsewhere.flac"), for: queue.current!); changed("source")
+        try queue.setCurrent(nil); unchanged("no current")
+        queue.clear(); changed("clear")
+        queue.clear(); unchanged("clear empty")
+        #expect(queue.version > queue.entriesVersion)
+    }
+
+    @Test func addingMarksTheNewEntriesAndTheOnesThatShift() throws {
+        var queue = Self.queue(5)
+        let start = queue.entriesVersion
+        let added = try queue.add(Self.files(["x", "y"]), at: 2, afterCurrent: false)
+        #expect(Self.changed(queue, since: start) == [6, 7, 3, 4, 5])
+        #expect(queue.changes(since: start).map(\.position) == [2, 3, 4, 5, 6])
+        #expect(added.map(\.id) == [6, 7])
+        #expect(Self.changed(queue, since: queue.entriesVersion).isEmpty)
+        // Appended: only the new entry.
+        let appended = queue.entriesVersion
+        _ = try queue.add([Self.file("z")], at: nil, afterCurrent: false)
+        #expect(Self.changed(queue, since: appended) == [8])
+        // Since an older version: what changed since then, together.
+        #expect(Self.changed(queue, since: start) == [6, 7, 3, 4, 5, 8])
+        // Since before anything: every entry.
+        #expect(Self.changed(queue, since: 0) == Self.ids(queue))
+        #expect(Self.changed(queue, since: -5) == Self.ids(queue))
+    }
+
+    @Test func removingMarksTheEntriesThatMoveUp() throws {
+        var queue = Self.queue(6, current: 1)
+        let version = queue.entriesVersion
+        _ = try queue.remove(ids: [4, 2])
+        #expect(Self.changed(queue, since: version) == [3, 5, 6])
+        #expect(queue.changes(since: version).map(\.position) == [1, 2, 3])
+        // The last entry: nothing moves (a client learns from the length that it went).
+        let beforeLast = queue.entriesVersion
+        _ = try queue.remove(ids: [6])
+        #expect(queue.entriesVersion == beforeLast + 1)
+        #expect(Self.changed(queue, since: beforeLast).isEmpty)
+        #expect(queue.length == 3)
+    }
+
+    @Test func movingAndSwappingMarkEveryEntryWhosePositionChanged() throws {
+        var queue = Self.queue(8)
+        var version = queue.entriesVersion
+        try queue.move(id: 2, to: 5)
+        #expect(Self.ids(queue) == [1, 3, 4, 5, 6, 2, 7, 8])
+        #expect(Self.changed(queue, since: version) == [3, 4, 5, 6, 2])
+        version = queue.entriesVersion
+        try queue.move(range: 5..<7, to: 1)
+        #expect(Self.ids(queue) == [1, 2, 7, 3, 4, 5, 6, 8])
+        #expect(Self.changed(queue, since: version) == [2, 7, 3, 4, 5, 6])
+        version = queue.entriesVersion
+        try queue.move(range: 1..<3, to: 6)
+        #expect(Self.ids(queue) == [1, 3, 4, 5, 6, 8, 2, 7])
+        #expect(Self.changed(queue, since: version) == [3, 4, 5, 6, 8, 2, 7])
+        version = queue.entriesVersion
+        try queue.swap(id: 1, with: 8)
+        #expect(Self.changed(queue, since: version) == [8, 1])
+    }
+
+    @Test func shufflingMarksTheWholeRange() throws {
+        var queue = Self.queue(8, current: 4, seed: 3)
+        let version = queue.entriesVersion
+        try queue.shuffle(range: 2..<6, playing: true)
+        #expect(Self.changed(queue, since: version) == Array(Self.ids(queue)[2..<6]))
+        #expect(queue.changes(since: version).map(\.position) == [2, 3, 4, 5])
+        #expect(queue.id(at: 2) == 4)
+    }
+
+    @Test func clearingAndConsumingMarkWhatMoved() throws {
+        var queue = Self.queue(3)
+        let beforeClear = queue.entriesVersion
+        queue.clear()
+        #expect(queue.entriesVersion == beforeClear + 1)
+        #expect(queue.changes(since: beforeClear).isEmpty)
+        let added = try queue.add(Self.files(["a", "b"]), at: nil, afterCurrent: false)
+        // A client that saw the queue before the clear gets every entry.
+        #expect(Self.changed(queue, since: beforeClear) == added.map(\.id))
+
+        var consuming = Self.queue(4, options: QueueOptions(consume: true), current: 1)
+        var version = consuming.entriesVersion
+        consuming.advance(from: 1, to: 2)
+        #expect(Self.changed(consuming, since: version) == [2, 3, 4])
+        // The last one consumed: nothing moves.
+        try consuming.setCurrent(4)
+        version = consuming.entriesVersion
+        consuming.advance(from: 4, to: nil)
+        #expect(consuming.entriesVersion == version + 1)
+        #expect(Self.changed(consuming, since: version).isEmpty)
+        #expect(Self.ids(consuming) == [2, 3])
+    }
+
+    @Test func aChangedLengthFormatOrSourceMarksTheEntry() {
+        var queue = Self.queue(3)
+        var version = queue.entriesVersion
+        queue.setDuration(10, format: nil, missing: false, for: 2)
+        #expect(Self.changed(queue, since: version) == [2])
+        version = queue.entriesVersion
+        queue.setDuration(10, format: nil, missing: false, for: 2)
+        queue.setDuration(1, format: nil, missing: false, for: 99)
+        #expect(queue.entriesVersion == version)
+        queue.setDuration(nil, format: AudioFormat(codec: "flac", sampleRate: 48000, channels: 2), missing: true, for: 3)
+        #expect(Self.changed(queue, since: version) == [3])
+        version = queue.entriesVersion
+        queue.updateSource(.item(id: "u", path: "/Talks/New", name: "New"), for: 1)
+        #expect(Self.changed(queue, since: version) == [1])
+    }
+
+    @Test func theCurrentEntryAndTheOptionsMarkNothing() throws {
+        var queue = Self.queue(6, seed: 9)
+        let entriesVersion = queue.entriesVersion
+        let version = queue.version
+        try queue.setCurrent(3)
+        queue.setOptions(repeats: true, random: true, single: .on, consume: nil)
+        queue.advance(from: 3, to: queue.successor(of: 3, .manual), .manual)
+        try queue.setCurrent(queue.predecessor(of: queue.current!), keepOrder: true)
+        queue.setOptions(repeats: nil, random: false, single: .off, consume: true)
+        try queue.setCurrent(nil)
+        #expect(queue.version == version + 6)
+        #expect(queue.entriesVersion == entriesVersion)
+        #expect(queue.summary.entriesVersion == entriesVersion)
+        #expect(queue.changes(since: entriesVersion).isEmpty)
+    }
+
+    @Test func entriesByPosition() {
+        let queue = Self.queue(3)
+        #expect(queue.entry(at: 1) == queue.entry(id: 2))
+        #expect(queue.entry(at: 1)?.position == 1)
+        #expect(queue.entry(at: 3) == nil && queue.entry(at: -1) == nil)
+    }
+
+    /// Random edits of every kind against a plain array of ids: the new operations agree with it,
+    /// and `changes(since:)` reports exactly the entries that are new or moved (for a shuffle, the
+    /// whole range); `entriesVersion` goes up exactly when one of those or the length changed.
+    @Test(arguments: [UInt64(1), 2, 3])
+    func aRandomWalkReportsTheEntriesThatChanged(seed: UInt64) throws {
+        var rng = Seeded(seed &* 104_729)
+        var queue = PlayQueue(generator: Seeded(seed))
+        var model: [Int] = []
+        var nextID = 1
+        for step in 0..<500 {
+            let context = "seed \(seed) step \(step)"
+            let before = Dictionary(uniqueKeysWithValues: queue.allEntries.map { ($0.id, $0.position) })
+            let version = queue.entriesVersion
+            var shuffled: Range<Int>?
+            switch Int.random(in: 0..<10, using: &rng) {
+            case 0, 1:
+                let count = Int.random(in: 1...3, using: &rng)
+                let position = Int.random(in: 0...model.count, using: &rng)
+                _ = try queue.add((0..<count).map { Self.file("w\(step)-\($0)") }, at: position, afterCurrent: false)
+                model.insert(contentsOf: nextID..<(nextID + count), at: position)
+                nextID += count
+            case 2:
+                guard !model.isEmpty else { continue }
+                let gone = (0..<Int.random(in: 1...2, using: &rng)).map { _ in model.randomElement(using: &rng)! }
+                _ = try queue.remove(ids: gone)
+                model.removeAll { gone.contains($0) }
+            case 3:
+                guard let id = model.randomElement(using: &rng) else { continue }
+                let to = Int.random(in: 0..<model.count, using: &rng)
+                try queue.move(id: id, to: to)
+                model.removeAll { $0 == id }
+                model.insert(id, at: to)
+            case 4:
+                guard let a = model.randomElement(using: &rng), let b = model.randomElement(using: &rng) else { continue }
+                try queue.swap(id: a, with: b)
+                model.swapAt(model.firstIndex(of: a)!, model.firstIndex(of: b)!)
+            case 5:
+                guard !model.isEmpty else { continue }
+                let start = Int.random(in: 0..<model.count, using: &rng)
+                let range = start..<Int.random(in: (start + 1)...model.count, using: &rng)
+                let to = Int.random(in: 0...(model.count - range.count), using: &rng)
+                try queue.move(range: range, to: to)
+                let moved = Array(model[range])
+                model.removeSubrange(range)
+                model.insert(contentsOf: moved, at: to)
+            case 6:
+                let start = Int.random(in: 0...model.count, using: &rng)
+                let range = start..<Int.random(in: start...(model.count + 2), using: &rng)
+                let playing = Bool.random(using: &rng)
+                let current = queue.current
+                try queue.shuffle(range: range, playing: playing)
+                let clipped = start..<min(range.upperBound, model.count)
+                let ids = Self.ids(queue)
+                if clipped.count >= 2 {
+                    shuffled = clipped
+                    #expect(Array(ids[..<start]) == Array(model[..<start]), "\(context)")
+                    #expect(Array(ids[clipped.upperBound...]) == Array(model[clipped.upperBound...]), "\(context)")
+                    #expect(Set(ids[clipped]) == Set(model[clipped]), "\(context)")
+                    if playing, let current, clipped.contains(model.firstIndex(of: current)!) {
+                        #expect(ids[start] == current, "\(context)")
+                    }
+                    #expect(queue.current == (playing ? current : nil), "\(context)")
+                    model = ids
+                } else {
+                    #expect(queue.current == current, "\(context)")
+                }
+            case 7:
+                queue.setOptions(
+                    repeats: Bool.random(using: &rng), random: Bool.random(using: &rng), single: nil,
+                    consume: Int.random(in: 0..<3, using: &rng) == 0)
+            case 8:
+                try queue.setCurrent(model.randomElement(using: &rng))
+            default:
+                guard let current = queue.current else { continue }
+                let next = queue.successor(of: current, .automatic)
+                if let consumed = queue.advance(from: current, to: next).consumed { model.removeAll { $0 == consumed } }
+            }
+            #expect(Self.ids(queue) == model, "\(context)")
+            let expected = queue.allEntries.filter { entry in
+                before[entry.id] != entry.position || shuffled?.contains(entry.position) == true
+            }.map(\.id)
+            #expect(Self.changed(queue, since: version) == expected, "\(context)")
+            let somethingChanged = !expected.isEmpty || queue.length != before.count
+            #expect(queue.entriesVersion == version + (somethingChanged ? 1 : 0), "\(context)")
+            Self.expectConsistent(queue)
+        }
     }
 
     // MARK: Scale and a random walk

@@ -89,6 +89,7 @@ extension PlayQueue {
             doomed = [Bool](repeating: false, count: slots.count)
             doomed?[finishedSlot] = true
             result.consumed = finished
+            beginEntriesChange()
         }
         if let nextSlot {
             let wraps = options.random && finishedSlot.map { orderOfSlot[nextSlot] < orderOfSlot[$0] } == true

@@ -13,9 +13,19 @@ extension PlayQueue {
             format: stored.format, missing: stored.missing)
     }
 
-    /// Gives `new` the next id and a slot; the caller puts the slot in the queue.
+    /// Starts a change of the entries or their positions: `entriesVersion` goes up, and the slots
+    /// that `allocate`, `renumber` and `removeSlots` reach after it are stamped with the new
+    /// value. Called once per change, after every check that can throw.
+    mutating func beginEntriesChange() {
+        entriesVersion += 1
+    }
+
+    /// Gives `new` the next id and a slot, stamped with `entriesVersion`; the caller puts the slot
+    /// in the queue.
     mutating func allocate(_ new: NewQueueEntry) -> Int {
-        let stored = Slot(id: nextID, source: new.source, duration: new.duration, format: new.format, missing: new.missing)
+        let stored = Slot(
+            id: nextID, source: new.source, duration: new.duration, format: new.format, missing: new.missing,
+            changed: entriesVersion)
         nextID += 1
         let slot: Int
         if let reused = freeSlots.popLast() {
@@ -32,7 +42,7 @@ extension PlayQueue {
     }
 
     /// Removes the slots marked in `doomed` (indexed by slot) from the queue and the play order in
-    /// one pass each, and frees them.
+    /// one pass each, and frees them. The entries that move up are stamped with `entriesVersion`.
     mutating func removeSlots(_ doomed: [Bool]) {
         var kept = 0
         for position in queue.indices {
@@ -43,7 +53,10 @@ extension PlayQueue {
                 freeSlots.append(slot)
             } else {
                 queue[kept] = slot
-                positionOfSlot[slot] = kept
+                if positionOfSlot[slot] != kept {
+                    positionOfSlot[slot] = kept
+                    slots[slot].changed = entriesVersion
+                }
                 kept += 1
             }
         }
@@ -59,11 +72,17 @@ extension PlayQueue {
         keepNextRoundFirst()
     }
 
-    /// Brings `positionOfSlot` up to date for the positions from `start` (through `end`).
+    /// Brings `positionOfSlot` up to date for the positions from `start` (through `end`), and
+    /// stamps the entries there with `entriesVersion`: callers pass the positions whose entries
+    /// changed.
     mutating func renumber(from start: Int, through end: Int? = nil) {
         let last = end ?? queue.count - 1
         guard start <= last else { return }
-        for position in start...last { positionOfSlot[queue[position]] = position }
+        for position in start...last {
+            let slot = queue[position]
+            positionOfSlot[slot] = position
+            slots[slot].changed = entriesVersion
+        }
     }
 
     /// Brings `orderOfSlot` up to date for the play order indices from `start` (through `end`).

@@ -15,6 +15,11 @@ import ReelModel
 /// functions of the value: `successor(of:_:)` answers the same until the next change, so a
 /// player that decoded the next entry ahead compares `summary.next` after each command.
 ///
+/// `entriesVersion` goes up with `version` when the entries or their positions change, and not
+/// when only the current entry or the options do (MPD's queue version); each entry keeps the
+/// `entriesVersion` at which it was added, last moved or last changed, for `changes(since:)`
+/// (MPD's `plchanges`; see `PlayQueue+Changes.swift`).
+///
 /// Cost: every operation is O(n) at most, in a few passes over integer arrays. An entry lives in
 /// a *slot* whose index never changes while the entry lives, so adding, removing or moving shifts
 /// only the queue's array of slot numbers and renumbers the positions behind the change; the
@@ -43,8 +48,12 @@ public struct PlayQueue: Sendable {
         var duration: Double?
         var format: AudioFormat?
         var missing: Bool
+        /// The `entriesVersion` at which the entry was added, or last changed its position or
+        /// content.
+        var changed: Int
 
-        static let free = Slot(id: 0, source: .file(path: ""), duration: nil, format: nil, missing: false)
+        static let free = Slot(
+            id: 0, source: .file(path: ""), duration: nil, format: nil, missing: false, changed: 0)
     }
 
     var slots: [Slot] = []
@@ -65,6 +74,8 @@ public struct PlayQueue: Sendable {
     var generator: Xoshiro
 
     public internal(set) var version = 0
+    /// Goes up on every change of the entries or their positions only (see above).
+    public internal(set) var entriesVersion = 0
     public internal(set) var options = QueueOptions()
     /// The id of the current entry: playing, paused, or where play and resume start.
     public internal(set) var current: Int?
@@ -79,12 +90,13 @@ public struct PlayQueue: Sendable {
     /// A saved queue: `entries` in queue order get new ids from 1 (ids need not survive a restart),
     /// `current` is a position (one outside the queue is ignored), and with random on the play
     /// order is a fresh shuffle with the current entry first. The current entry's new id is
-    /// `current` of the result; `version` is 1.
+    /// `current` of the result; `version` and `entriesVersion` are 1.
     public init(
         restoring entries: [NewQueueEntry], current: Int?, options: QueueOptions,
         generator: some RandomNumberGenerator = SystemRandomNumberGenerator()
     ) {
         self.init(generator: generator)
+        entriesVersion = 1
         let added = entries.map { allocate($0) }
         queue = added
         renumber(from: 0)
@@ -113,6 +125,11 @@ public struct PlayQueue: Sendable {
         queue.indices.contains(position) ? slots[queue[position]].id : nil
     }
 
+    /// The entry at this position, nil outside the queue. O(1).
+    public func entry(at position: Int) -> QueueEntry? {
+        queue.indices.contains(position) ? makeEntry(queue[position]) : nil
+    }
+
     /// Up to `count` entries from position `start`, clamped to the queue (a negative start counts
     /// as 0; nothing when `start` is at or beyond the end or `count` is not positive).
     public func entries(start: Int, count: Int) -> [QueueEntry] {
@@ -127,7 +144,7 @@ public struct PlayQueue: Sendable {
     /// `next` is what plays when the current entry ends: `successor(of: current, .automatic)`.
     public var summary: QueueSummary {
         QueueSummary(
-            version: version, length: queue.count, current: current,
+            version: version, entriesVersion: entriesVersion, length: queue.count, current: current,
             next: current.flatMap { successor(of: $0, .automatic) }, options: options)
     }
 
@@ -162,6 +179,7 @@ public struct PlayQueue: Sendable {
         } else {
             insertion = queue.count
         }
+        beginEntriesChange()
         let added = entries.map { allocate($0) }
         queue.insert(contentsOf: added, at: insertion)
         renumber(from: insertion)
@@ -185,6 +203,7 @@ public struct PlayQueue: Sendable {
             any = true
         }
         guard any else { return .untouched }
+        beginEntriesChange()
         guard let slot = currentSlot, doomed[slot] else {
             removeSlots(doomed)
             version += 1
@@ -218,6 +237,7 @@ public struct PlayQueue: Sendable {
         }
         let from = positionOfSlot[slot]
         guard from != position else { return }
+        beginEntriesChange()
         queue.remove(at: from)
         queue.insert(slot, at: position)
         renumber(from: min(from, position), through: max(from, position))
@@ -230,6 +250,7 @@ public struct PlayQueue: Sendable {
     /// keep the old value (`let old = queue; queue.clear()`) and let it go after unlocking.
     public mutating func clear() {
         guard !queue.isEmpty || current != nil else { return }
+        if !queue.isEmpty { beginEntriesChange() }
         slots = []
         freeSlots = []
         slotOfID = [:]
@@ -294,21 +315,26 @@ public struct PlayQueue: Sendable {
     }
 
     /// Records what opening the file told: its length, format, or that it is missing. Changes the
-    /// version only when something changed; an unknown id is ignored (it was removed meanwhile).
+    /// versions (both) only when something changed; an unknown id is ignored (it was removed
+    /// meanwhile).
     public mutating func setDuration(_ duration: Double?, format: AudioFormat?, missing: Bool, for id: Int) {
         guard let slot = slotOfID[id] else { return }
         let old = slots[slot]
         guard old.duration != duration || old.format != format || old.missing != missing else { return }
+        beginEntriesChange()
+        slots[slot].changed = entriesVersion
         slots[slot].duration = duration
         slots[slot].format = format
         slots[slot].missing = missing
         version += 1
     }
 
-    /// Follows a recording that was renamed or moved. Changes the version only when the source
-    /// changed; an unknown id is ignored.
+    /// Follows a recording that was renamed or moved. Changes the versions (both) only when the
+    /// source changed; an unknown id is ignored.
     public mutating func updateSource(_ source: PlayerSource, for id: Int) {
         guard let slot = slotOfID[id], slots[slot].source != source else { return }
+        beginEntriesChange()
+        slots[slot].changed = entriesVersion
         slots[slot].source = source
         version += 1
     }
