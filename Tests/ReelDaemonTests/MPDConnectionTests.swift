@@ -196,7 +196,7 @@ import Testing
         _ = try h.output()
         try h.send("command_list_begin\n")
         let line = "echo " + String(repeating: "x", count: 1000) + "\n"
-        for _ in 0..<2050 { try h.send(line) }
+        for _ in 0..<2200 { try h.send(line) }  // 2200 × 1006 bytes > 2 MiB (2,097,152)
         #expect(!h.isOpen)
         #expect(try h.output() == "")
     }

@@ -78,10 +78,12 @@ struct ModelJSONTests {
 
     @Test func daemonInfoRoundTripsWithProtocolKey() throws {
         let info = DaemonInfo(version: "1.0.0", device: "default", captureDevice: "hw:1,0", dataDir: "/var/lib/reel",
-                              uptime: 12.5, formats: ["flac", "wav"])
+                              uptime: 12.5, formats: ["flac", "wav"],
+                              listeners: [.init(protocolName: "json-rpc", address: "/run/reel/reel.sock"),
+                                          .init(protocolName: "mpd", address: "127.0.0.1:6600")])
         let json = info.json
         #expect(json["protocol"] == .int(2))
-        #expect(json.objectValue?.keys == ["version", "protocol", "device", "captureDevice", "dataDir", "uptime", "formats"])
+        #expect(json.objectValue?.keys == ["version", "protocol", "device", "captureDevice", "dataDir", "uptime", "formats", "listeners"])
         #expect(try DaemonInfo(json: try JSONValue.parse(json.jsonBytes)) == info)
     }
 

@@ -109,11 +109,7 @@ final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
     /// What a queue change means to an MPD client.
     static func events(from old: QueueSummary, to new: QueueSummary) -> MPDSubsystems {
         var events: MPDSubsystems = []
-        // Until the queue tells entry changes apart: a new version with the same options and
-        // current entry is an edit of the entries.
-        if new.version != old.version, new.options == old.options, new.current == old.current || new.length != old.length {
-            events.insert(.playlist)
-        }
+        if new.entriesVersion != old.entriesVersion { events.insert(.playlist) }
         if new.options != old.options { events.insert(.options) }
         if new.current != old.current { events.insert(.player) }
         return events

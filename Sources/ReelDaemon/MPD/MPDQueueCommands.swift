@@ -144,7 +144,7 @@ enum MPDQueueCommands {
     /// the core's `entriesVersion` plus one), optionally within a position range.
     private static func changes(_ request: MPDRequest, _ player: PlayerController) throws(MPDAck) -> [QueueEntry] {
         let version = try request.unsigned(0)
-        var entries = player.queueChanges(since: max(version - 1, -1))
+        var entries = player.changedEntries(since: max(version - 1, -1))
         if request.count == 2 {
             let (start, end) = try request.range(1)
             entries = entries.filter { $0.position >= start && $0.position < (end ?? Int.max) }
