@@ -51,8 +51,9 @@ struct MPDRequest {
     /// MPD's `ParseCommandArgUnsigned`.
     func unsigned(_ index: Int) throws(MPDAck) -> Int {
         let text = arguments[index]
-        guard let value = Int(text) ?? Self.leadingInteger(text), value >= 0 else { throw .argument("Integer expected", text) }
-        guard value <= Int(UInt32.max) else { throw .argument("Number too large", text) }
+        guard let value = Int(text) ?? Self.leadingInteger(text) else { throw .argument("Integer expected", text) }
+        // MPD reads with strtoul: a negative number wraps around and is "too large".
+        guard value >= 0, value <= Int(UInt32.max) else { throw .argument("Number too large", text) }
         return value
     }
 

@@ -32,6 +32,9 @@ final class MPDConnection: ChannelInboundHandler {
     typealias OutboundOut = ByteBuffer
 
     static let greeting = "OK MPD 0.23.0\n"
+    /// MPD's input buffer: a line of 8192 bytes with its newline; a longer one closes the
+    /// connection without a reply.
+    static let maxLineBytes = 8191
     /// MPD's `max_command_list_size` default: 2048 KiB.
     static let maxCommandListBytes = 2048 * 1024
     /// MPD's `max_output_buffer_size` default: a client that lets 8 MiB pile up is dropped.
@@ -105,7 +108,7 @@ final class MPDConnection: ChannelInboundHandler {
         guard !closed else { return }
         switch unwrapInboundIn(data) {
         case .tooLong:
-            logger.info("closing an MPD connection that sent a line over the limit")
+            logger.info("closing an MPD connection that sent a line over 8 KiB")
             close()
         case .line(let line):
             if busy || !waitingLines.isEmpty {

@@ -77,10 +77,9 @@ enum MPDConnectionCommands {
         }
         let names = Array(request.arguments.dropFirst())
         switch request[0] {
-        case "clear":
-            request.client.tags = .none
-        case "all":
-            request.client.tags = .all
+        case "clear", "all":
+            guard names.isEmpty else { throw MPDAck(.argument, "Too many arguments") }
+            request.client.tags = request[0] == "clear" ? .none : .all
         case "enable", "disable":
             guard !names.isEmpty else { throw MPDAck(.argument, "Not enough arguments") }
             var tags: [MPDTag] = []
@@ -88,7 +87,7 @@ enum MPDConnectionCommands {
                 if let tag = MPDTag(name: name) {
                     tags.append(tag)
                 } else if !MPDTag.isMPDTagName(name) {
-                    throw MPDAck(.argument, "Unknown tag type: \(name)")
+                    throw MPDAck(.argument, "Unknown tag type")
                 }
             }
             if request[0] == "enable" { request.client.tags.enable(tags) } else { request.client.tags.disable(tags) }

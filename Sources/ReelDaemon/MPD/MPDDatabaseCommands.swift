@@ -22,9 +22,6 @@ enum MPDDatabaseCommands {
                 walk(context, request, recursive: true, songInfo: true, reply)
             },
             .now("update", .player, 0, 1) { request throws(MPDAck) in
-                if request.count == 1, request[0] != "", context.view.target(of: request[0]) == nil {
-                    throw MPDAck(.argument, "Malformed path")
-                }
                 // The tree never needs a scan (every change goes through reeld): the job ends
                 // as it starts, and idle clients see `update` as MPD's would.
                 let job = updateJobs.next()
@@ -51,6 +48,10 @@ enum MPDDatabaseCommands {
         let tags = request.client.tags
         let name = request.name
         guard let target = view.target(of: uri) else { return reply(.failure(MPDAck(.noExist, "No such directory"))) }
+        if case .file = target, !request.client.isLocal {
+            // As MPD: an absolute path names a local file, which only a local client may read.
+            return reply(.failure(MPDAck(.permission, "Access denied")))
+        }
         context.core.library.read({ store throws(ReelError) -> MPDResponse in
             var response = MPDResponse()
             switch target {

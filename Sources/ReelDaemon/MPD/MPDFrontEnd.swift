@@ -32,7 +32,7 @@ final class MPDFrontEnd: Sendable {
             if case .unix = address { isLocal = true } else { isLocal = false }
             let listener = StreamListener(name: "mpd \(address)", group: loop, logger: logger) { channel in
                 try channel.pipeline.syncOperations.addHandler(
-                    ByteToMessageHandler(LineFrameDecoder(maxLineLength: MPDConnection.maxCommandListBytes)))
+                    ByteToMessageHandler(LineFrameDecoder(maxLineLength: MPDConnection.maxLineBytes)))
                 let client = MPDClient(permission: permission, isLocal: isLocal)
                 try channel.pipeline.syncOperations.addHandler(
                     MPDConnection(table: table, hub: hub, client: client, logger: logger))

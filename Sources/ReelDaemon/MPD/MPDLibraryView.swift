@@ -28,14 +28,16 @@ struct MPDLibraryView: Sendable {
     /// Reads a client's URI. Nil when it is not in the database (nothing outside `Recordings`).
     func target(of uri: String) -> Target? {
         if uri.hasPrefix("file://") { return .file(String(uri.dropFirst("file://".count))) }
-        if uri.hasPrefix("/"), uri != "/" { return .file(uri) }
+        if uri == "/" { return .root }
+        if uri.hasPrefix("/") { return .file(uri) }
         if let scheme = uri.firstRange(of: "://"), !uri[..<scheme.lowerBound].contains("/") {
             return .unsupported(String(uri[..<scheme.lowerBound]))
         }
-        let trimmed = uri.split(separator: "/", omittingEmptySubsequences: true)
-        guard let first = trimmed.first else { return .root }
-        guard first == recordingsDirectory else { return nil }
-        if trimmed.contains(where: { $0 == "." || $0 == ".." }) { return nil }
+        if uri.isEmpty { return .root }
+        // MPD's URIs have no leading, trailing or doubled `/`, and no `.` or `..` parts.
+        let trimmed = uri.split(separator: "/", omittingEmptySubsequences: false)
+        if trimmed.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }) { return nil }
+        guard trimmed[0] == recordingsDirectory else { return nil }
         guard trimmed.count > 1 else { return .folder("/") }
         return .treeItem("/" + trimmed.dropFirst().joined(separator: "/"))
     }

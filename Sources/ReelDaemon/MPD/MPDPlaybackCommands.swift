@@ -6,7 +6,8 @@ import ReelModel
 /// `play`, `playid`, `pause`, `stop`, `next`, `previous`, `seek`, `seekid`, `seekcur`,
 /// `setvol`, `volume`, `getvol`, `repeat`, `random`, `single`, `consume`, with MPD's
 /// behaviour where it differs from Reel's JSON-RPC: `pause`, `next` and `previous` while
-/// stopped do nothing, `play` while paused resumes, `setvol` unmutes.
+/// stopped do nothing (`next` and `previous` answer `Not playing`), `play` while paused resumes,
+/// `setvol` and `volume` unmute.
 enum MPDPlaybackCommands {
     static func commands(_ context: MPDContext) -> [MPDCommand] {
         let player = context.core.player
@@ -49,11 +50,11 @@ enum MPDPlaybackCommands {
             },
             MPDCommand("stop", .player, 0, 0) { _, reply in player.stop(reply: done(reply)) },
             MPDCommand("next", .player, 0, 0) { _, reply in
-                guard player.state.state != .stopped else { return reply(.success(MPDResponse())) }
+                guard player.state.state != .stopped else { return reply(.failure(MPDAck(.playerSync, "Not playing"))) }
                 player.next(reply: done(reply))
             },
             MPDCommand("previous", .player, 0, 0) { _, reply in
-                guard player.state.state != .stopped else { return reply(.success(MPDResponse())) }
+                guard player.state.state != .stopped else { return reply(.failure(MPDAck(.playerSync, "Not playing"))) }
                 player.previous(reply: done(reply))
             },
             MPDCommand("seek", .player, 2, 2) { request, reply in
@@ -123,7 +124,13 @@ enum MPDPlaybackCommands {
             option("random") { request throws(MPDAck) in _ = player.setQueueOptions(random: try request.bool(0)) },
             option("consume") { request throws(MPDAck) in _ = player.setQueueOptions(consume: try request.bool(0)) },
             option("single") { request throws(MPDAck) in
-                let mode: SingleMode = request[0] == "oneshot" ? .oneshot : try request.bool(0) ? .on : .off
+                let mode: SingleMode
+                switch request[0] {
+                case "0": mode = .off
+                case "1": mode = .on
+                case "oneshot": mode = .oneshot
+                default: throw MPDAck(.argument, "Unrecognized single mode, expected 0, 1, or oneshot")
+                }
                 _ = player.setQueueOptions(single: mode)
             },
         ]

@@ -30,8 +30,9 @@ enum MPDQueueCommands {
             .now("delete", .player, 1, 1) { request throws(MPDAck) in
                 let (start, end) = try request.range(0)
                 let length = player.queueSummary.length
-                guard start < length, (end ?? length) <= length else { throw MPDAck(.argument, "Bad song index") }
-                let ids = (start..<(end ?? length)).compactMap { player.entry(at: $0)?.id }
+                // As MPD: a start at the end deletes nothing, an end past it is clamped.
+                guard start <= length else { throw MPDAck(.argument, "Bad song index") }
+                let ids = (start..<min(end ?? length, length)).compactMap { player.entry(at: $0)?.id }
                 guard !ids.isEmpty else { return MPDResponse() }
                 try core(player.removeEntries(ids: ids))
                 return MPDResponse()
@@ -99,7 +100,9 @@ enum MPDQueueCommands {
                     var entries = (try? player.listQueue().entries) ?? []
                     if request.count == 1 {
                         let (start, end) = try request.range(0)
-                        guard start < entries.count || (end != nil && start == end) else {
+                        // One position must be in the queue; a range may start at its end.
+                        let isRange = request[0].contains(":")
+                        guard isRange ? start <= entries.count : start < entries.count else {
                             throw MPDAck(.argument, "Bad song index")
                         }
                         entries = Array(entries[min(start, entries.count)..<min(end ?? entries.count, entries.count)])
@@ -208,7 +211,7 @@ enum MPDQueueCommands {
         case nil:
             reply(.failure(MPDAck(.noExist, "No such directory")))
         case .unsupported:
-            reply(.failure(MPDAck(.noExist, "Unsupported URI scheme")))
+            reply(.failure(MPDAck(.argument, "Unsupported URI scheme")))
         case .file(let path):
             guard request.client.isLocal else { return reply(.failure(MPDAck(.permission, "Access denied"))) }
             player.add(.file(path), at: position, afterCurrent: false, reply: finish)
@@ -243,7 +246,7 @@ enum MPDQueueCommands {
             return at
         }
         let at = try request.unsigned(index)
-        guard at <= length else { throw MPDAck(.argument, "Bad song index") }
+        guard at <= length else { throw .argument("Number too large", text) }
         return at
     }
 

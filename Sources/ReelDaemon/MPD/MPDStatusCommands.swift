@@ -30,13 +30,13 @@ enum MPDStatusCommands {
                     switch result {
                     case .success(let totals):
                         var response = MPDResponse()
-                        response.field("artists", 0)
-                        response.field("albums", totals.albums)
-                        response.field("songs", totals.songs)
                         response.field("uptime", uptime)
-                        response.field("db_playtime", Int(totals.playtime.rounded()))
-                        response.field("db_update", totals.lastUpdate)
                         response.field("playtime", uptime)
+                        response.field("artists", 0)
+                        response.field("albums", totals.albums.count)
+                        response.field("songs", totals.songs)
+                        response.field("db_playtime", totals.playtime)
+                        response.field("db_update", totals.lastUpdate)
                         reply(.success(response))
                     case .failure(let error):
                         reply(.failure(MPDAck(error)))
@@ -59,7 +59,7 @@ enum MPDStatusCommands {
         response.field("partition", "default")
         response.field("playlist", summary.entriesVersion + 1)
         response.field("playlistlength", summary.length)
-        response.field("mixrampdb", "0.000000")
+        response.field("mixrampdb", 0)
         let state: String
         switch player.state {
         case .stopped: state = "stop"
@@ -90,31 +90,31 @@ enum MPDStatusCommands {
 
     struct Totals: Sendable {
         var songs = 0
-        var albums = 0
-        var playtime = 0.0
+        /// The distinct `Album` values: the names of the folders that hold recordings.
+        var albums: Set<String> = []
+        /// Whole seconds, each recording's rounded as MPD sums them.
+        var playtime = 0
         var lastUpdate = 0
     }
 
-    /// Recordings, folders holding recordings, their total length and the newest one's time:
-    /// one walk of the tree on the store's read queue.
+    /// Recordings, their albums, their total length and the newest one's time: one walk of the
+    /// tree on the store's read queue.
     static func totals(_ store: LibraryStore) throws(ReelError) -> Totals {
         var totals = Totals()
         var folders: [ItemReference] = [.root]
         while let folder = folders.popLast() {
             let listing = try store.list(folder: folder)
-            var hasRecording = false
             for item in listing.items {
                 switch item.kind {
                 case .folder:
                     folders.append(.id(item.id))
                 case .recording:
-                    hasRecording = true
                     totals.songs += 1
-                    totals.playtime += item.duration ?? 0
+                    totals.playtime += Int((item.duration ?? 0).rounded())
                     totals.lastUpdate = max(totals.lastUpdate, epochSeconds(item.created) ?? 0)
+                    if !listing.folder.isRoot { totals.albums.insert(listing.folder.name) }
                 }
             }
-            if hasRecording { totals.albums += 1 }
         }
         return totals
     }
