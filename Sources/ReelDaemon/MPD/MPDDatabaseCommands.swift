@@ -86,11 +86,13 @@ enum MPDDatabaseCommands {
         _ tags: MPDTagSet, _ response: inout MPDResponse
     ) throws(ReelError) {
         let items = try store.list(folder: .id(folder.id)).items
-        for item in items where item.kind == .recording {
-            let song = view.song(of: item)
+        // MPD's order: songs by file name, then directories by name, both byte by byte (the
+        // tree's own listing folds case).
+        let songs = items.filter { $0.kind == .recording }.map { view.song(of: $0) }.sorted { $0.uri < $1.uri }
+        for song in songs {
             if songInfo { song.write(into: &response, tags: tags) } else { response.field("file", song.uri) }
         }
-        for item in items where item.kind == .folder {
+        for item in items.filter({ $0.kind == .folder }).sorted(by: { $0.name < $1.name }) {
             response.field("directory", view.directoryURI(ofFolder: item.path))
             if songInfo { response.field("Last-Modified", item.created) }
             if recursive { try list(store, folder: item, view, recursive, songInfo, tags, &response) }
