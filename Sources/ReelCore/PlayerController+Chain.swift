@@ -30,7 +30,7 @@ extension PlayerController {
         if let duration = opened.reader.duration, position > duration {
             reply(.failure(ReelError(
                 .outOfRange,
-                "cannot start \(opened.track.file) at \(formatSeconds(position)): it is \(formatSeconds(duration)) long")))
+                "cannot start \(opened.track.source.displayName) at \(formatSeconds(position)): it is \(formatSeconds(duration)) long")))
             return
         }
         let token = shared.withLock { shared -> Int in

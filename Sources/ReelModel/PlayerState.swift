@@ -8,6 +8,17 @@ public enum PlayerSource: Equatable, Sendable {
     case item(id: String, path: String, name: String)
 }
 
+extension PlayerSource {
+    /// How messages name it: a file by its path, a recording by its tree path (never the
+    /// library's internal audio file).
+    public var displayName: String {
+        switch self {
+        case .file(let path): path
+        case .item(_, let path, _): path
+        }
+    }
+}
+
 /// The player's activity.
 public enum PlayerActivity: String, Equatable, Sendable {
     case stopped, playing, paused

@@ -39,6 +39,21 @@ import Testing
         #expect((try? imported.get()?.get())?.path == "/in")
     }
 
+    /// Regression: the message named the library's internal audio file instead of the recording.
+    @Test func startingARecordingPastItsEndNamesTheRecording() throws {
+        let (core, root) = try makeCore()
+        defer { core.shutdown() }
+        try writeWAV(root + "/in.wav", frames: 8000)
+        let imported = Awaited<Result<Item, ReelError>>()
+        core.library.importFile(path: root + "/in.wav", folder: .root, name: "Take") { imported.put($0) }
+        guard case .success(let item)? = imported.get() else { Issue.record("import failed"); return }
+        let played = Awaited<Result<PlayerState, ReelError>>()
+        core.player.play(.recording(.id(item.id)), position: 30) { played.put($0) }
+        guard case .failure(let error)? = played.get() else { Issue.record("played past the end"); return }
+        #expect(error.reason == .outOfRange)
+        #expect(error.message == "cannot start /Take at 0:30: it is 0:01 long", "\(error.message)")
+    }
+
     @Test func aRecordingThatIsNotThereIsNotFound() throws {
         let (core, _) = try makeCore()
         defer { core.shutdown() }
