@@ -10,6 +10,8 @@ import ReelModel
 public enum QueueAddition: Sendable, Equatable {
     case file(String)
     case recording(ItemReference)
+    /// Several recordings in this order, added at once (MPD's `findadd`); folders are refused.
+    case recordings([ItemReference])
 }
 
 /// A window of the queue (`queue.list`).
@@ -218,6 +220,16 @@ extension PlayerController {
                 throw ReelError(.notFound, "the folder \(item.path) holds no recordings")
             }
             return entries
+        case .recordings(let references):
+            return try references.map { reference throws(ReelError) -> NewQueueEntry in
+                let item = try store.item(reference)
+                guard item.kind == .recording else {
+                    throw ReelError(.notARecording, "\(item.path) is a folder, not a recording")
+                }
+                return NewQueueEntry(
+                    source: .item(id: item.id, path: item.path, name: item.name), duration: item.duration,
+                    format: item.format)
+            }
         }
     }
 

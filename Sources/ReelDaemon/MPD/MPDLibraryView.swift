@@ -145,6 +145,13 @@ struct MPDSong {
         if let id { response.field("Id", id) }
     }
 
+    /// What a filter sees of this song.
+    var fields: MPDSongFields {
+        var values: [MPDTag: String] = [:]
+        for (tag, value) in tags { values[tag] = value }
+        return MPDSongFields(uri: uri, tags: values, lastModified: lastModified.flatMap(epochSeconds).map(Int64.init))
+    }
+
     /// MPD's audio format text, `44100:16:2`: decoded lossy formats are floating point (`f`).
     static func formatText(_ format: AudioFormat) -> String {
         let bits: String
