@@ -7,11 +7,21 @@ port on 127.0.0.1 and a Unix socket; only the process the fixture started is sto
 
 from __future__ import annotations
 
+import resource
 import shutil
 
 import pytest
 
 import mpdtest
+
+
+def pytest_configure(config):
+    # 1,000 idle clients need more than the usual 1,024 descriptors, in this process and in the
+    # servers it starts (they inherit the limit).
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = 4096 if hard == resource.RLIM_INFINITY else min(hard, 4096)
+    if soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
 
 
 def pytest_report_header(config):

@@ -343,6 +343,7 @@ class MPDServer(Server):
             f'port "{self.port}"',
             f'bind_to_address "{self.unix}"',
             'auto_update "no"',
+            'max_connections "1100"',
             'zeroconf_enabled "no"',
             'audio_output {\n  type "null"\n  name "null"\n  mixer_type "software"\n}',
         ]
