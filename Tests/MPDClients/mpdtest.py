@@ -302,11 +302,6 @@ class Server:
         except OSError:
             return "(no log)"
 
-    def wait_update(self):
-        """Waits until no database update is running (polling status)."""
-        with self.authed() as c:
-            wait_for(lambda: "updating_db" not in c.status(), what="the database update to finish")
-
     def stop(self):
         """Stops the process this object started (by its pid), and only that."""
         if self.proc is None or self.proc.poll() is not None:
@@ -357,10 +352,8 @@ class MPDServer(Server):
         self._wait_greeting()
         with self.authed() as c:
             c.ok("update")
-        self.wait_update()
-        with self.authed() as c:
-            songs = c.pairs("stats")["songs"]
-            assert int(songs) == len(TREE), f"mpd found {songs} songs"
+            wait_for(lambda: "updating_db" not in c.status() and c.pairs("stats")["songs"] == str(len(TREE)),
+                     what=f"mpd's database update to find the {len(TREE)} songs")
         return self
 
     def tail_log(self, n=40) -> str:
