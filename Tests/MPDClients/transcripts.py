@@ -13,6 +13,9 @@ reset (empty queue, stopped, repeat/random/single/consume off, volume 100):
     "wait for audio"  poll `status` on the second connection until it shows `audio` (MPD omits
                  it until the decoder has started, even when paused right after play).
 
+`play` and `pause 1` go in one command list, followed by `seekcur 0`: Reel's `null` device is
+not paced, so how far a song got before the pause landed is not defined; after the seek it is.
+
 Every transcript that does not end with the connection closed gets a final `ping`, so a stray
 or missing reply shows as a difference. A blocking `> idle` followed by `@ CMD` is only used
 where the reply cannot depend on which of the two connections the server serves first. In a line, `{id@N}` is replaced by the id of the queue
@@ -59,6 +62,7 @@ TRANSCRIPTS: dict[str, list[str]] = {
         "pause 1",
         "command_list_end",
         "wait for audio",
+        "seekcur 0",
         "currentsong",
         "status",
         "seekcur 30",
@@ -280,6 +284,7 @@ TRANSCRIPTS: dict[str, list[str]] = {
         "pause 1",
         "command_list_end",
         "wait for audio",
+        "seekcur 0",
         "status",
         "stop",
     ],
