@@ -233,9 +233,13 @@ extension PlayerController {
         }
     }
 
-    /// A folder's recordings by name, then each subfolder's the same way.
+    /// A folder's recordings by name (case folded, as MPD and the tree's listing order them),
+    /// then each subfolder's the same way.
     private func collectRecordings(in folder: Item, into entries: inout [NewQueueEntry]) throws(ReelError) {
-        let items = try store.list(folder: .id(folder.id)).items.sorted { $0.name < $1.name }
+        let items = try store.list(folder: .id(folder.id)).items.sorted { a, b in
+            let (foldedA, foldedB) = (a.name.lowercased(), b.name.lowercased())
+            return foldedA != foldedB ? foldedA < foldedB : a.name < b.name
+        }
         for item in items where item.kind == .recording {
             entries.append(NewQueueEntry(
                 source: .item(id: item.id, path: item.path, name: item.name), duration: item.duration, format: item.format))

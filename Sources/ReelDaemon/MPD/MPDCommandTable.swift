@@ -78,6 +78,8 @@ struct MPDRequest {
     /// given as nil).
     func range(_ index: Int) throws(MPDAck) -> (start: Int, end: Int?) {
         let text = arguments[index]
+        // MPD's old clients send -1 for "everything".
+        if text == "-1" { return (0, nil) }
         let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
         guard let start = Int(parts[0]) ?? Self.leadingInteger(String(parts[0])) else {
             throw .argument("Integer or range expected", text)

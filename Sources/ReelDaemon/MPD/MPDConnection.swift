@@ -20,7 +20,7 @@ protocol MPDConnectionRegistry: AnyObject {
 ///   nothing until the end, stop at the first error (its index in the ACK), print `list_OK`
 ///   after each command in `_ok_` mode, and may not grow past 2 MiB (the connection is closed);
 /// - `idle`: events pile up per connection (`MPDEventHub` posts them) and `idle` returns at once
-///   when one it asks for is pending; `noidle` while idling answers `OK`, while not idling
+///   when one it asks for is pending (and then clears them all, as MPD 0.23); `noidle` while idling answers `OK`, while not idling
 ///   nothing at all; any other command while idling closes the connection;
 /// - a line that does not start with a lowercase letter closes the connection without a reply;
 /// - 60 s without a command closes it, except while idling (the hub's sweep).
@@ -157,21 +157,21 @@ final class MPDConnection: ChannelInboundHandler {
             close()
             return
         }
-        if var builder = list {
-            if text == "command_list_end" {
-                list = nil
+        if list != nil {
+            if text == "command_list_end", let builder = list.take() {
                 run(Batch(lines: builder.lines, okMode: builder.okMode, isList: true))
-            } else {
-                builder.bytes += line.readableBytes + 1
-                guard builder.bytes <= Self.maxCommandListBytes else {
-                    logger.info("closing an MPD connection whose command list passed 2 MiB")
-                    list = nil
-                    close()
-                    return
-                }
-                builder.lines.append(line)
-                list = builder
+                return
             }
+            // In place (`list!`), with no other reference to the lines alive: a second one
+            // would make every append copy the whole list.
+            list!.bytes += line.readableBytes + 1
+            guard list!.bytes <= Self.maxCommandListBytes else {
+                logger.info("closing an MPD connection whose command list passed 2 MiB")
+                list = nil
+                close()
+                return
+            }
+            list!.lines.append(line)
             return
         }
         switch text {
@@ -354,7 +354,9 @@ final class MPDConnection: ChannelInboundHandler {
         guard let wanted = idling else { return false }
         let due = pending.intersection(wanted)
         guard !due.isEmpty else { return false }
-        pending.subtract(due)
+        // As MPD 0.23 (whose version Reel announces): an idle that returns clears every pending
+        // event, those it did not ask for too.
+        pending = []
         idling = nil
         lastActivity = .now()
         write(due.changedLines + "OK\n")

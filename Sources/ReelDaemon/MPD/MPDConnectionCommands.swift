@@ -82,13 +82,10 @@ enum MPDConnectionCommands {
             request.client.tags = request[0] == "clear" ? .none : .all
         case "enable", "disable":
             guard !names.isEmpty else { throw MPDAck(.argument, "Not enough arguments") }
-            var tags: [MPDTag] = []
+            var tags: [String] = []
             for name in names {
-                if let tag = MPDTag(name: name) {
-                    tags.append(tag)
-                } else if !MPDTag.isMPDTagName(name) {
-                    throw MPDAck(.argument, "Unknown tag type")
-                }
+                guard let tag = MPDTag.mpdName(name) else { throw MPDAck(.argument, "Unknown tag type") }
+                tags.append(tag)
             }
             if request[0] == "enable" { request.client.tags.enable(tags) } else { request.client.tags.disable(tags) }
         default:
@@ -119,18 +116,4 @@ enum MPDConnectionCommands {
         }
         return response
     }()
-}
-
-extension MPDTag {
-    /// MPD's tag names (`src/tag/Names.cxx`), which `tagtypes enable/disable` accepts even when
-    /// Reel reports no such tag.
-    static let mpdTagNames: Set<String> = [
-        "artist", "artistsort", "album", "albumsort", "albumartist", "albumartistsort", "title", "titlesort", "track",
-        "name", "genre", "mood", "date", "originaldate", "composer", "composersort", "performer", "conductor", "work",
-        "ensemble", "movement", "movementnumber", "showmovement", "location", "grouping", "comment", "disc", "label",
-        "musicbrainz_artistid", "musicbrainz_albumid", "musicbrainz_albumartistid", "musicbrainz_trackid",
-        "musicbrainz_releasetrackid", "musicbrainz_workid", "musicbrainz_releasegroupid",
-    ]
-
-    static func isMPDTagName(_ name: String) -> Bool { mpdTagNames.contains(name.lowercased()) }
 }

@@ -71,6 +71,11 @@ enum MPDDatabaseCommands {
                         response.field("file", view.song(of: item).uri)
                     }
                 } else {
+                    // listall and listallinfo name the directory itself first; lsinfo does not.
+                    if recursive {
+                        response.field("directory", view.directoryURI(ofFolder: item.path))
+                        if songInfo { response.field("Last-Modified", item.created) }
+                    }
                     try list(store, folder: item, view, recursive, songInfo, tags, &response)
                 }
             case .file, .unsupported:
@@ -164,9 +169,10 @@ enum MPDDatabaseCommands {
         _ store: LibraryStore, folder: Item, _ view: MPDLibraryView, _ filter: MPDFilter, _ found: inout [Item]
     ) throws(ReelError) {
         let items = try store.list(folder: .id(folder.id)).items
-        let recordings = items.filter { $0.kind == .recording }.map { ($0, view.song(of: $0)) }.sorted { $0.1.uri < $1.1.uri }
+        let recordings = items.filter { $0.kind == .recording }.map { ($0, view.song(of: $0)) }
+            .sorted { mpdCollates($0.1.uri, before: $1.1.uri) }
         for (item, song) in recordings where filter.matches(song.fields) { found.append(item) }
-        for child in items.filter({ $0.kind == .folder }).sorted(by: { $0.name < $1.name }) {
+        for child in items.filter({ $0.kind == .folder }).sorted(by: { mpdCollates($0.name, before: $1.name) }) {
             try collect(store, folder: child, view, filter, &found)
         }
     }
@@ -189,7 +195,7 @@ enum MPDDatabaseCommands {
                         sort = (nil, descending)
                     } else if let tag = MPDTag(name: name) {
                         sort = (tag, descending)
-                    } else if MPDTag.isMPDTagName(name) {
+                    } else if MPDTag.mpdName(name) != nil {
                         sort = nil
                     } else {
                         throw MPDAck(.argument, "Unknown sort tag")
@@ -232,13 +238,12 @@ enum MPDDatabaseCommands {
         _ tags: MPDTagSet, _ response: inout MPDResponse
     ) throws(ReelError) {
         let items = try store.list(folder: .id(folder.id)).items
-        // MPD's order: songs by file name, then directories by name, both byte by byte (the
-        // tree's own listing folds case).
-        let songs = items.filter { $0.kind == .recording }.map { view.song(of: $0) }.sorted { $0.uri < $1.uri }
+        // MPD's order: songs by file name, then directories by name, case folded.
+        let songs = items.filter { $0.kind == .recording }.map { view.song(of: $0) }.sorted { mpdCollates($0.uri, before: $1.uri) }
         for song in songs {
             if songInfo { song.write(into: &response, tags: tags) } else { response.field("file", song.uri) }
         }
-        for item in items.filter({ $0.kind == .folder }).sorted(by: { $0.name < $1.name }) {
+        for item in items.filter({ $0.kind == .folder }).sorted(by: { mpdCollates($0.name, before: $1.name) }) {
             response.field("directory", view.directoryURI(ofFolder: item.path))
             if songInfo { response.field("Last-Modified", item.created) }
             if recursive { try list(store, folder: item, view, recursive, songInfo, tags, &response) }

@@ -78,10 +78,9 @@ struct MPDLibraryView: Sendable {
     /// A recording as an MPD song: `Title` its name, `Album` its folder's name, `Date` its day;
     /// a recording still being recorded (no duration yet) has no `Time`.
     func song(of item: Item) -> MPDSong {
-        var tags: [(MPDTag, String)] = []
+        var tags: [(MPDTag, String)] = [(.title, item.name)]
         let parentName = item.path.split(separator: "/").dropLast().last.map(String.init)
         if let parentName { tags.append((.album, parentName)) }
-        tags.append((.title, item.name))
         tags.append((.date, String(item.created.prefix(10))))
         return MPDSong(
             uri: fileURI(ofRecording: item.path, codec: item.format?.codec), lastModified: item.created,
@@ -117,6 +116,12 @@ struct MPDLibraryView: Sendable {
         }
         return items
     }
+}
+
+/// MPD's order in a directory (it collates, ignoring case): `a` before `b`.
+func mpdCollates(_ a: String, before b: String) -> Bool {
+    let (foldedA, foldedB) = (a.lowercased(), b.lowercased())
+    return foldedA != foldedB ? foldedA < foldedB : a < b
 }
 
 /// One song as MPD prints it, in MPD's order: `file`, `Last-Modified`, `Format`, the tags,

@@ -143,13 +143,13 @@ enum MPDPlaybackCommands {
     }
 
     /// MPD's `seek`/`seekid`: the same entry (playing or paused) seeks in place; another entry
-    /// (or a stopped player) starts playing it at `time`.
+    /// is loaded at `time`, paused when the player was paused, else playing.
     private static func seek(_ player: PlayerController, entry id: Int, to time: Double, reply: @escaping MPDReply) {
         let state = player.state
         if state.state != .stopped, state.entry == id {
             player.seek(.absolute(time), reply: done(reply))
         } else {
-            player.play(entry: id, position: time, reply: done(reply))
+            player.load(entry: id, position: time, playing: state.state != .paused, reply: done(reply))
         }
     }
 

@@ -23,9 +23,13 @@ enum MPDQueueCommands {
                     })
                 }
             },
-            .now("clear", .player, 0, 0) { _ in
+            MPDCommand("clear", .player, 0, 0) { _, reply in
+                // As MPD, `clear` answers once playback has stopped (the core's clear stops it
+                // without waiting).
+                let playing = player.state.state != .stopped
                 _ = player.clearQueue()
-                return MPDResponse()
+                guard playing else { return reply(.success(MPDResponse())) }
+                player.stop(reply: MPDPlaybackCommands.done(reply))
             },
             .now("delete", .player, 1, 1) { request throws(MPDAck) in
                 let (start, end) = try request.range(0)
@@ -100,11 +104,8 @@ enum MPDQueueCommands {
                     var entries = (try? player.listQueue().entries) ?? []
                     if request.count == 1 {
                         let (start, end) = try request.range(0)
-                        // One position must be in the queue; a range may start at its end.
-                        let isRange = request[0].contains(":")
-                        guard isRange ? start <= entries.count : start < entries.count else {
-                            throw MPDAck(.argument, "Bad song index")
-                        }
+                        // As MPD: a position or range may start at the queue's end (and list nothing).
+                        guard start <= entries.count else { throw MPDAck(.argument, "Bad song index") }
                         entries = Array(entries[min(start, entries.count)..<min(end ?? entries.count, entries.count)])
                     }
                     songs(entries, context, request, reply)
@@ -188,8 +189,8 @@ enum MPDQueueCommands {
             guard to >= 0, to + count <= length else { throw MPDAck(.argument, "Bad song index") }
             return to
         }
-        let to = try request.int(index)
-        guard to >= 0, to + count <= length else { throw MPDAck(.argument, "Bad song index") }
+        let to = try request.unsigned(index)
+        guard to + count <= length else { throw .argument("Number too large", text) }
         return to
     }
 
