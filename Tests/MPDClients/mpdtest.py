@@ -399,7 +399,11 @@ class ReelServer(Server):
         self.reeld = build / "reeld"
         self.reel_bin = build / "reel"
         self.socket = self.dir / "reel.sock"
-        device = os.environ.get("REEL_MPD_DEVICE", "null")
+        # A paced device: ALSA's `null` plays at CPU speed, so a track can end between two
+        # commands (play, then pause) on a fast machine. scripts/test starts a PulseAudio null
+        # sink and exports PULSE_SERVER; without one the tests fall back to `null`.
+        default_device = "pulse" if os.environ.get("PULSE_SERVER") else "null"
+        device = os.environ.get("REEL_MPD_DEVICE", default_device)
         args = [str(self.reeld), "--socket", str(self.socket), "--data-dir", str(self.dir / "data"),
                 "--device", device, "--mpd-listen", f"{self.host}:{self.port}",
                 "--mpd-listen", str(self.unix)]
