@@ -52,14 +52,14 @@ enum MPDQueueCommands {
                 let length = player.queueSummary.length
                 let upper = end ?? length
                 guard start < length, upper <= length else { throw MPDAck(.argument, "Bad song index") }
-                let to = try target(request, 1, count: upper - start, player: player)
+                let to = try target(request, 1, count: upper - start, moving: start..<upper, player: player)
                 try core(player.moveEntries(range: start..<upper, to: to))
                 return MPDResponse()
             },
             .now("moveid", .player, 2, 2) { request throws(MPDAck) in
                 let id = try request.unsigned(0)
-                guard player.entry(id: id) != nil else { throw MPDAck(.noExist, "No such song") }
-                let to = try target(request, 1, count: 1, player: player)
+                guard let entry = player.entry(id: id) else { throw MPDAck(.noExist, "No such song") }
+                let to = try target(request, 1, count: 1, moving: entry.position..<entry.position + 1, player: player)
                 try core(player.moveEntry(id: id, to: to))
                 return MPDResponse()
             },
@@ -175,18 +175,23 @@ enum MPDQueueCommands {
         }
     }
 
-    /// The position argument of `move`/`moveid`: absolute, or `+N`/`-N` relative to the current
-    /// entry (MPD 0.23).
-    private static func target(_ request: MPDRequest, _ index: Int, count: Int, player: PlayerController) throws(MPDAck) -> Int {
+    /// A position argument (`add`, `addid`, `move`, `moveid`) for `count` entries: absolute, or
+    /// `+N` (N after the entry following the current one) / `-N` (N before the current one), as
+    /// MPD 0.23. A move counts from where the current entry is once `moving` is taken out.
+    private static func target(
+        _ request: MPDRequest, _ index: Int, count: Int, moving: Range<Int>? = nil, player: PlayerController
+    ) throws(MPDAck) -> Int {
         let text = request[index]
         let length = player.queueSummary.length
         if text.hasPrefix("+") || text.hasPrefix("-") {
-            guard let current = player.queueSummary.current, let position = player.entry(id: current)?.position else {
+            guard let current = player.queueSummary.current, var position = player.entry(id: current)?.position else {
                 throw MPDAck(.argument, "No current song")
             }
+            if let moving, position >= moving.upperBound { position -= moving.count }
+            // `offset` carries its sign.
             let offset = try request.int(index)
-            let to = text.hasPrefix("+") ? position + 1 + offset : position - offset
-            guard to >= 0, to + count <= length else { throw MPDAck(.argument, "Bad song index") }
+            let to = text.hasPrefix("+") ? position + 1 + offset : position + offset
+            guard to >= 0, to + count <= length else { throw .argument("Number too large", String(text.dropFirst())) }
             return to
         }
         let to = try request.unsigned(index)
@@ -203,7 +208,7 @@ enum MPDQueueCommands {
         let player = context.core.player
         let position: Int?
         do throws(MPDAck) {
-            position = request.count == 2 ? try insertion(request, 1, player: player) : nil
+            position = request.count == 2 ? try target(request, 1, count: 0, player: player) : nil
         } catch {
             return reply(.failure(error))
         }
@@ -231,24 +236,6 @@ enum MPDQueueCommands {
                 }
             }
         }
-    }
-
-    /// The position argument of `add`/`addid`: absolute, or `+N`/`-N` relative to the current entry.
-    private static func insertion(_ request: MPDRequest, _ index: Int, player: PlayerController) throws(MPDAck) -> Int {
-        let text = request[index]
-        let length = player.queueSummary.length
-        if text.hasPrefix("+") || text.hasPrefix("-") {
-            guard let current = player.queueSummary.current, let position = player.entry(id: current)?.position else {
-                throw MPDAck(.argument, "No current song")
-            }
-            let offset = try request.int(index)
-            let at = text.hasPrefix("+") ? position + 1 + offset : position - offset
-            guard at >= 0, at <= length else { throw MPDAck(.argument, "Bad song index") }
-            return at
-        }
-        let at = try request.unsigned(index)
-        guard at <= length else { throw .argument("Number too large", text) }
-        return at
     }
 
     /// Runs a core call that throws `ReelError`, as an ACK.
