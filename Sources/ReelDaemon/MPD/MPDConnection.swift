@@ -91,7 +91,7 @@ final class MPDConnection: ChannelInboundHandler {
         started = true
         hub.add(self)
         write(Self.greeting)
-        context.flush()
+        flushOutput()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -121,7 +121,7 @@ final class MPDConnection: ChannelInboundHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        context.flush()
+        flushOutput()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
@@ -148,7 +148,7 @@ final class MPDConnection: ChannelInboundHandler {
             if idling != nil {
                 idling = nil
                 write("OK\n")
-                context?.flush()
+                flushOutput()
             }
             return
         }
@@ -249,7 +249,7 @@ final class MPDConnection: ChannelInboundHandler {
 
     private func finish() {
         busy = false
-        context?.flush()
+        flushOutput()
         runWaitingLines()
     }
 
@@ -346,7 +346,7 @@ final class MPDConnection: ChannelInboundHandler {
     func post(_ events: MPDSubsystems) {
         guard !closed else { return }
         pending.formUnion(events)
-        if notifyIfIdle() { context?.flush() }
+        if notifyIfIdle() { flushOutput() }
     }
 
     @discardableResult
@@ -373,19 +373,32 @@ final class MPDConnection: ChannelInboundHandler {
 
     // MARK: Output
 
+    /// Replies waiting to be written: a command's lines and its `OK` go out as one buffer, in
+    /// one write, when the batch ends (`flushOutput`).
+    private var output: ByteBuffer?
+
     private func write(_ text: String) {
         guard let context, !closed else { return }
-        if !context.channel.isWritable {
-            let buffered = (try? context.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
-            if buffered > Self.maxBufferedBytes {
-                logger.warning("disconnecting an MPD client that is not reading its replies", metadata: ["unreadBytes": "\(buffered)"])
-                close()
-                return
+        if output == nil { output = context.channel.allocator.buffer(capacity: max(128, text.utf8.count)) }
+        output!.writeString(text)
+    }
+
+    /// Writes what is waiting and flushes. A client that already has 8 MiB unread is dropped.
+    private func flushOutput() {
+        guard let context, !closed else { return }
+        if let buffer = output.take() {
+            if !context.channel.isWritable {
+                let buffered = (try? context.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
+                if buffered > Self.maxBufferedBytes {
+                    logger.warning(
+                        "disconnecting an MPD client that is not reading its replies", metadata: ["unreadBytes": "\(buffered)"])
+                    close()
+                    return
+                }
             }
+            context.write(wrapOutboundOut(buffer), promise: nil)
         }
-        var buffer = context.channel.allocator.buffer(capacity: text.utf8.count)
-        buffer.writeString(text)
-        context.write(wrapOutboundOut(buffer), promise: nil)
+        context.flush()
     }
 
     private func close() {
@@ -393,6 +406,8 @@ final class MPDConnection: ChannelInboundHandler {
         closed = true
         hub.remove(self)
         guard let context else { return }
+        // What was answered before the close still goes out (an ACK for a bad command name).
+        if let buffer = output.take() { context.write(wrapOutboundOut(buffer), promise: nil) }
         let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(channel.allocator.buffer(capacity: 0))).whenComplete { _ in
             channel.close(promise: nil)
