@@ -90,6 +90,7 @@ let package = Package(
                 "ReelDaemon", "ReelCore", "ReelAudio", "ReelProtocol",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]),
         // Runs the built binaries; uses ReelLibrary only to lay out large trees before a start.
         .testTarget(name: "EndToEndTests", dependencies: ["ReelProtocol", "ReelLibrary"]),
