@@ -164,3 +164,59 @@ import ReelCore
         #expect(RecorderController.defaultName(at: seconds) == "Recording 2026-11-22 14.03.05")
     }
 }
+
+@Suite struct HTTPConfigurationTests {
+    let defaults = DaemonConfiguration.defaults(environment: ["HOME": "/home/pi"], uid: 1000)
+
+    @Test func httpListensOnLocalhost8480ByDefault() {
+        #expect(defaults.httpListen == [.tcp(host: "127.0.0.1", port: 8480)])
+        #expect(defaults.httpPassword == nil)
+        #expect(defaults.httpUploadLimit == 512 * 1024 * 1024)
+    }
+
+    @Test func httpListenComesFromTheFileTheEnvironmentAndFlags() throws {
+        var settings = defaults
+        try settings.apply(toml: #"http_listen = ["0.0.0.0:8480", "[::]:8481"]"#, source: "reeld.toml")
+        #expect(settings.httpListen == [.tcp(host: "0.0.0.0", port: 8480), .tcp(host: "::", port: 8481)])
+        try settings.apply(environment: ["REEL_HTTP_LISTEN": "127.0.0.1:9000, localhost:9001"])
+        #expect(settings.httpListen == [.tcp(host: "127.0.0.1", port: 9000), .tcp(host: "localhost", port: 9001)])
+        try settings.set("http_listen", "none", source: "--http-listen")
+        #expect(settings.httpListen.isEmpty)
+        try settings.apply(toml: "http_listen = []", source: "reeld.toml")
+        #expect(settings.httpListen.isEmpty)
+    }
+
+    @Test func httpListenRefusesSocketPathsAndBadAddresses() {
+        var settings = defaults
+        for bad in ["/run/reel/http.sock", "8480", "localhost:0", "localhost:65536", ":8480"] {
+            #expect(throws: ConfigurationError.self, "\(bad)") { try settings.set("http_listen", bad, source: "test") }
+        }
+    }
+
+    @Test func thePasswordAndUploadLimitAreRead() throws {
+        var settings = defaults
+        try settings.apply(environment: ["REEL_HTTP_PASSWORD": "sécret", "REEL_HTTP_UPLOAD_LIMIT": "64M"])
+        #expect(settings.httpPassword == "sécret")
+        #expect(settings.httpUploadLimit == 64 << 20)
+        try settings.apply(toml: "http_upload_limit = 1000", source: "reeld.toml")
+        #expect(settings.httpUploadLimit == 1000)
+        #expect(throws: ConfigurationError.self) { try settings.set("http_password", "", source: "test") }
+    }
+
+    static let sizes: [(String, Int64)] = [
+        ("1048576", 1_048_576), ("512K", 524_288), ("512k", 524_288), ("512KiB", 524_288),
+        ("512M", 536_870_912), ("512MB", 536_870_912), ("2G", 2_147_483_648), ("2GiB", 2_147_483_648), ("7B", 7),
+        (" 3M ", 3_145_728),
+    ]
+
+    @Test(arguments: sizes)
+    func uploadLimitsTakeBinarySuffixes(text: String, bytes: Int64) {
+        #expect(DaemonConfiguration.byteCount(text) == bytes)
+    }
+
+    @Test(arguments: ["", "M", "-1M", "1.5G", "12X", "1 0M", "99999999999G"])
+    func badUploadLimitsAreRefused(text: String) {
+        var settings = defaults
+        #expect(throws: ConfigurationError.self) { try settings.set("http_upload_limit", text, source: "test") }
+    }
+}
