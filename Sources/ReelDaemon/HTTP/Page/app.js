@@ -65,7 +65,6 @@ const formatText = (f) => (f ? `${f.codec} ${f.sampleRate / 1000} kHz ${f.channe
 
 function toast(text, kind) {
   const t = h('div', { class: 'toast ' + (kind || 'error'), role: kind === 'info' ? 'status' : 'alert' }, text);
-  t.addEventListener('click', () => t.remove());
   $('toasts').append(t);
   while ($('toasts').children.length > 4) $('toasts').firstChild.remove();
   setTimeout(() => t.remove(), kind === 'info' ? 4000 : 8000);
@@ -318,7 +317,7 @@ function setupPlayer() {
 // ---------------------------------------------------------------------------------------------
 // Volume
 
-const mixer = { state: null, touched: -Infinity, timer: 0 };
+const mixer = { state: null, touched: -Infinity, timer: 0, later: 0 };
 
 function onMixer(m) {
   mixer.state = m;
@@ -326,9 +325,13 @@ function onMixer(m) {
   const none = m.kind === 'none' || m.volume == null;
   slider.disabled = none;
   $('mute').disabled = none;
-  // While a finger is on the slider, the daemon's echo of older values must not pull it back.
-  if (!none && now() - mixer.touched > 1) slider.value = m.volume;
-  $('volume-value').textContent = none ? 'no mixer' : m.volume + '%';
+  // Just after the slider was moved here, the daemon's echoes of older values must not pull it
+  // back; the latest value is shown once the hand is off it.
+  const wait = mixer.touched + 0.6 - now();
+  clearTimeout(mixer.later);
+  if (wait > 0) mixer.later = setTimeout(() => onMixer(mixer.state), wait * 1000);
+  else if (!none) slider.value = m.volume;
+  $('volume-value').textContent = none ? 'no mixer' : slider.value + '%';
   $('mute').setAttribute('aria-pressed', m.muted);
   $('mute').setAttribute('aria-label', m.muted ? 'Unmute' : 'Mute');
   setIcon($('mute'), m.muted ? 'muted' : 'vol');
