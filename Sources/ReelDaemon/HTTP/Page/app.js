@@ -110,10 +110,19 @@ const rpc = {
       this.pending.clear();
       this.streams.clear();
       setConnected(false);
+      this.checkLogin();
       // 0.25 s, 0.5 s, 1 s … up to 5 s, with some jitter so that many pages do not come back at once.
       const delay = Math.min(5000, 250 * 2 ** this.attempt++) * (0.8 + 0.4 * Math.random());
       setTimeout(() => this.connect(), delay);
     };
+  },
+
+  // A page left open past a restart of reeld with a new password, or a login that expired:
+  // the WebSocket only fails, so ask the server what it thinks of this page.
+  checkLogin() {
+    fetch('/', { method: 'HEAD', cache: 'no-store', credentials: 'same-origin' }).then((r) => {
+      if (r.status === 401 || r.status === 403) $('conn').textContent = 'Not logged in: reload the page to log in';
+    }, () => {});
   },
 
   receive(text) {
