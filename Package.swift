@@ -50,8 +50,16 @@ let package = Package(
                 "ReelModel", "ReelProtocol", "ReelAudio", "ReelLibrary", "ReelCore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            // The web page, built into the binary (`PackageResources.index_html`, …): nothing
+            // to install beside it, nothing fetched at run time.
+            resources: [
+                .embedInCode("HTTP/Page/index.html"), .embedInCode("HTTP/Page/app.js"),
+                .embedInCode("HTTP/Page/style.css"),
             ]),
         .executableTarget(
             name: "reeld",

@@ -8,6 +8,7 @@ die() { echo "$bench_name: $*" >&2; exit 1; }
 
 # The daemons benchmarked here do not take MPD's port 6600 unless a benchmark gives them one.
 export REEL_MPD_LISTEN="${REEL_MPD_LISTEN:-none}"
+export REEL_HTTP_LISTEN="${REEL_HTTP_LISTEN:-none}"
 
 clk_tck=$(getconf CLK_TCK)
 # utime+stime of the whole process (dead threads included), in clock ticks.

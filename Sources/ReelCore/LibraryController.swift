@@ -121,6 +121,25 @@ public final class LibraryController: @unchecked Sendable {
         }, reply: reply)
     }
 
+    /// Where a front end writes a file it received (an HTTP upload) before `importUpload`: a
+    /// fresh path in the data directory that a crash leaves to the next start's repair.
+    public func newUploadPath() -> String {
+        store.newUploadPath()
+    }
+
+    /// Imports a file the daemon received and wrote at `newUploadPath()`, moving it in (no
+    /// copy). The media roots do not apply: the file is the daemon's, not a path a client named.
+    /// The file must decode, as for `importFile`; on any failure it is removed. `displayName` is
+    /// the name the client gave the file, for messages. `reply` runs on the write queue.
+    public func importUpload(
+        path: String, folder: ItemReference, name: String, displayName: String, reply: @escaping Reply<Item>
+    ) {
+        write({ store throws(ReelError) in
+            try store.importOwnedFile(
+                path: path, folder: folder, name: name, displayName: displayName, probe: LibraryController.probe)
+        }, reply: reply)
+    }
+
     // MARK: Watches
 
     /// Starts watching a folder: `reply` gets its contents now, and from then on each

@@ -21,6 +21,7 @@ public final class Daemon: Sendable {
     let core: ReelCore
     let rpc: RPCFrontEnd
     let mpd: MPDFrontEnd
+    let http: HTTPFrontEnd
     private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     let logger: Logger
     let notifier: SystemdNotifier
@@ -45,12 +46,19 @@ public final class Daemon: Sendable {
         let info = DaemonInfoSource(configuration: configuration, startedAt: monotonicNanoseconds())
         let loop = group.next()
         let systemSocket = SocketFile.isSystemDaemon(environment: environment, uid: getuid())
+        let methods = MethodTable.reeld(core: core, info: info)
+        // One hub for every JSON-RPC client, on the socket or the web page's WebSocket.
+        let hub = RPCPushHub(loop: loop, core: core, logger: serverLogger)
         rpc = RPCFrontEnd(
-            core: core, methods: MethodTable.reeld(core: core, info: info), socketPath: configuration.socket,
-            systemSocket: systemSocket, loop: loop, logger: serverLogger)
+            methods: methods, hub: hub, socketPath: configuration.socket, systemSocket: systemSocket, loop: loop,
+            logger: serverLogger)
         var mpdLogger = logger
         mpdLogger[metadataKey: "subsystem"] = "reel.mpd"
         mpd = MPDFrontEnd(core: core, configuration: configuration, systemSocket: systemSocket, loop: loop, logger: mpdLogger)
+        var httpLogger = logger
+        httpLogger[metadataKey: "subsystem"] = "reel.http"
+        http = HTTPFrontEnd(
+            core: core, methods: methods, hub: hub, configuration: configuration, loop: loop, logger: httpLogger)
     }
 
     /// Raises the open-file limit to what the system allows: every client is a descriptor.
@@ -81,12 +89,14 @@ public final class Daemon: Sendable {
         core.start(resume: ReelCore.Resume(rawValue: configuration.resumeOnStart.rawValue) ?? .paused)
         try rpc.start()
         try mpd.start()
+        try http.start()
         logger.info(
             "reeld is ready",
             metadata: [
                 "socket": "\(configuration.socket)", "device": "\(configuration.device)",
                 "dataDir": "\(configuration.dataDir)", "version": "\(Self.version)",
                 "mpd": "\(configuration.mpdListen.isEmpty ? "off" : configuration.mpdListen.map(\.description).joined(separator: ", "))",
+                "http": "\(configuration.httpListen.isEmpty ? "off" : configuration.httpListen.map(\.description).joined(separator: ", "))",
             ])
         notifier.ready()
     }
@@ -94,6 +104,7 @@ public final class Daemon: Sendable {
     func stop() {
         notifier.stopping()
         logger.info("reeld is shutting down")
+        http.stop()
         mpd.stop()
         rpc.stop()
         try? group.syncShutdownGracefully()

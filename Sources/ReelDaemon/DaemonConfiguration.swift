@@ -41,6 +41,14 @@ public struct DaemonConfiguration: Equatable, Sendable {
     public var mpdPassword: String?
     /// `mpd_recordings_dir`: the top-level MPD directory that holds the recordings tree.
     public var mpdRecordingsDirectory = "Recordings"
+    /// `http_listen`: where the web page, its WebSocket and the audio and upload routes are
+    /// served (TCP `HOST:PORT` only); empty turns HTTP off.
+    public var httpListen: [ListenAddress] = [.tcp(host: "127.0.0.1", port: 8480)]
+    /// `http_password`: when set, every HTTP request (the page, `/rpc`, `/audio`, `/import`)
+    /// needs it (Basic authentication).
+    public var httpPassword: String?
+    /// `http_upload_limit`: the largest file `POST /import` takes, in bytes (default 512 MiB).
+    public var httpUploadLimit: Int64 = 512 << 20
 
     /// `resume_on_start`: restore the last source paused (the default), playing, or not at all.
     public enum ResumeOnStart: String, Sendable, CaseIterable {
@@ -110,7 +118,8 @@ public struct DaemonConfiguration: Equatable, Sendable {
         ("record_channels", "REEL_RECORD_CHANNELS"), ("mixer", "REEL_MIXER"), ("mixer_device", "REEL_MIXER_DEVICE"),
         ("mixer_control", "REEL_MIXER_CONTROL"), ("volume_on_start", "REEL_VOLUME_ON_START"),
         ("mpd_listen", "REEL_MPD_LISTEN"), ("mpd_password", "REEL_MPD_PASSWORD"),
-        ("mpd_recordings_dir", "REEL_MPD_RECORDINGS_DIR"),
+        ("mpd_recordings_dir", "REEL_MPD_RECORDINGS_DIR"), ("http_listen", "REEL_HTTP_LISTEN"),
+        ("http_password", "REEL_HTTP_PASSWORD"), ("http_upload_limit", "REEL_HTTP_UPLOAD_LIMIT"),
     ]
 
     /// Applies a TOML config file's text. `source` names the file in errors.
@@ -140,11 +149,11 @@ public struct DaemonConfiguration: Equatable, Sendable {
                     roots.append(root)
                 }
                 text = roots.joined(separator: ":")
-            case .array(let elements) where key == "mpd_listen":
+            case .array(let elements) where key == "mpd_listen" || key == "http_listen":
                 var addresses: [String] = []
                 for element in elements {
                     guard case .string(let address) = element else {
-                        throw ConfigurationError("\(source):\(line): mpd_listen must be an array of strings")
+                        throw ConfigurationError("\(source):\(line): \(key) must be an array of strings")
                     }
                     addresses.append(address)
                 }
@@ -237,19 +246,7 @@ public struct DaemonConfiguration: Equatable, Sendable {
             }
         case "mpd_listen":
             // Comma-separated (as in REEL_MPD_LISTEN); `none` turns the MPD protocol off.
-            if value == "none" {
-                mpdListen = []
-            } else {
-                var addresses: [ListenAddress] = []
-                for part in value.split(separator: ",") {
-                    do throws(ConfigurationError) {
-                        addresses.append(try ListenAddress(parsing: part.trimmingSpaces))
-                    } catch {
-                        throw ConfigurationError("\(source): \(error.description)")
-                    }
-                }
-                mpdListen = addresses
-            }
+            mpdListen = try Self.addresses(value, source: source)
         case "mpd_password":
             guard !value.isEmpty, !value.contains(where: \.isNewline) else {
                 throw ConfigurationError("\(source): the MPD password cannot be empty or contain a line break")
@@ -260,11 +257,65 @@ public struct DaemonConfiguration: Equatable, Sendable {
                 throw ConfigurationError("\(source): \"\(value)\" is not a directory name (no \"/\", not empty)")
             }
             mpdRecordingsDirectory = value
+        case "http_listen":
+            // Comma-separated (as in REEL_HTTP_LISTEN); `none` turns HTTP off. TCP only: a
+            // browser cannot reach a Unix socket.
+            let addresses = try Self.addresses(value, source: source)
+            for case .unix(let path) in addresses {
+                throw ConfigurationError("\(source): \"\(path)\" is a socket path; HTTP listens on HOST:PORT only")
+            }
+            httpListen = addresses
+        case "http_password":
+            guard !value.isEmpty, !value.contains(where: \.isNewline) else {
+                throw ConfigurationError("\(source): the HTTP password cannot be empty or contain a line break")
+            }
+            httpPassword = value
+        case "http_upload_limit":
+            guard let bytes = Self.byteCount(value), bytes > 0 else {
+                throw ConfigurationError(
+                    "\(source): \"\(value)\" is not a size; write bytes, or a number with K, M or G (e.g. 512M)")
+            }
+            httpUploadLimit = bytes
         case "period_ms": periodMilliseconds = try milliseconds()
         case "buffer_ms": bufferMilliseconds = try milliseconds()
         default:
             throw ConfigurationError("\(source): unknown setting \"\(key)\"")
         }
+    }
+
+    /// A comma-separated list of listen addresses; `none` is the empty list.
+    static func addresses(_ value: String, source: String) throws(ConfigurationError) -> [ListenAddress] {
+        if value == "none" { return [] }
+        var addresses: [ListenAddress] = []
+        for part in value.split(separator: ",") {
+            do throws(ConfigurationError) {
+                addresses.append(try ListenAddress(parsing: part.trimmingSpaces))
+            } catch {
+                throw ConfigurationError("\(source): \(error.description)")
+            }
+        }
+        return addresses
+    }
+
+    /// `1048576`, `512K`, `512M`, `2G` (also `512MiB`, `512MB`: all powers of 1024); nil if not a size.
+    static func byteCount(_ text: String) -> Int64? {
+        var digits = Substring(Substring(text).trimmingSpaces)
+        var unit = Substring("")
+        if let first = digits.firstIndex(where: { !$0.isASCII || !$0.isNumber }) {
+            unit = digits[first...]
+            digits = digits[..<first]
+        }
+        guard let number = Int64(digits) else { return nil }
+        let shift: Int64
+        switch unit.uppercased() {
+        case "", "B": shift = 0
+        case "K", "KB", "KIB": shift = 10
+        case "M", "MB", "MIB": shift = 20
+        case "G", "GB", "GIB": shift = 30
+        default: return nil
+        }
+        let (product, overflow) = number.multipliedReportingOverflow(by: 1 << shift)
+        return overflow ? nil : product
     }
 
     /// Checks the settings against each other.

@@ -96,6 +96,14 @@ enum AudioFiles {
         if unlink(path) != 0 && errno != ENOENT { throw failure("remove", path) }
     }
 
+    /// Makes a file's contents durable.
+    static func syncFile(_ path: String) throws(ReelError) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw failure("read", path) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw failure("sync", path) }
+    }
+
     /// Makes a directory's entries (a rename, a new file) durable.
     static func syncDirectory(_ path: String) {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)

@@ -228,8 +228,62 @@ extension LibraryStore {
     static let partialImportPrefix = ".import-"
     static let partialImportSuffix = ".part"
 
+    /// A fresh path in `audio/` for a file the daemon is about to write and then give to
+    /// `importOwnedFile` (an upload): same directory, so the import renames it instead of copying,
+    /// and named like an import's copy, so a crash mid-upload leaves nothing after the next start
+    /// (`reconcile` removes it).
+    public func newUploadPath() -> String {
+        "\(audioDirectory)/\(Self.partialImportPrefix)\(Self.newID())\(Self.partialImportSuffix)"
+    }
+
+    /// Imports a file the daemon wrote itself at a path from `newUploadPath()`, moving it in (no
+    /// copy): probed, fsynced, then, in one transaction, the row inserted and the file renamed
+    /// to its final name. No media-roots check applies (the file is the daemon's). `displayName`
+    /// (the uploaded file's name) replaces the temporary path in error messages. On any failure
+    /// the file is removed: nothing is left behind.
+    @discardableResult
+    public func importOwnedFile(
+        path source: String, folder: ItemReference = .root, name: String, displayName: String, probe: AudioProbe
+    ) throws(ReelError) -> Item {
+        do throws(ReelError) {
+            guard source.hasPrefix(audioDirectory + "/" + Self.partialImportPrefix) else {
+                throw ReelError(.forbidden, "\(displayName) is not a file the daemon received")
+            }
+            let probed: (duration: Double?, format: AudioFormat)
+            do throws(ReelError) {
+                probed = try probe(source)
+            } catch {
+                throw ReelError(error.reason, error.message.replacing(source, with: displayName))
+            }
+            try ItemName.validate(name)
+            _ = try reading("import \(displayName)") { db in try self.importDestination(folder, name, db) }
+            try AudioFiles.syncFile(source)
+            let id = Self.newID()
+            let ext = Self.fileExtension(forCodec: probed.format.codec)
+            let final = audioPath(id: id, ext: ext)
+            let size = AudioFiles.regularFileSize(source) ?? 0
+            let item = try writing("import \(displayName)") { db in
+                let folder = try self.importDestination(folder, name, db)
+                let row = ItemRow(
+                    seq: 0, id: id, parent: folder.row.id, kind: .recording, name: name, created: Timestamp.now(),
+                    duration: probed.duration, codec: probed.format.codec, sampleRate: probed.format.sampleRate,
+                    channels: probed.format.channels, size: size, fileExt: ext)
+                try self.insert(row, parentPath: folder.path, db)
+                // Inside the transaction: a failed rename rolls the row back.
+                try AudioFiles.rename(source, to: final)
+                return row.item(path: TreePaths.join(folder.path, name))
+            }
+            AudioFiles.syncDirectory(audioDirectory)
+            logger.info("imported an upload", metadata: ["file": "\(displayName)", "path": "\(item.path)", "id": "\(id)"])
+            return item
+        } catch {
+            try? AudioFiles.removeIfPresent(source)
+            throw error
+        }
+    }
+
     /// `Talk.final.flac` → `Talk.final`; a name that is only an extension is kept whole.
-    static func defaultName(ofFile path: String) -> String {
+    public static func defaultName(ofFile path: String) -> String {
         let base = path.split(separator: "/").last.map(String.init) ?? path
         guard let dot = base.lastIndex(of: "."), dot != base.startIndex else { return base }
         return String(base[..<dot])

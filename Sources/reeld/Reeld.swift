@@ -35,6 +35,10 @@ struct Reeld: AsyncParsableCommand {
     var mpdListen: [String] = []
     @Option(help: "Password MPD clients must send before commands that need permission.")
     var mpdPassword: String?
+    @Option(help: "Serve the web page and its WebSocket on HOST:PORT or [IPv6]:PORT (repeatable); none turns it off.")
+    var httpListen: [String] = []
+    @Option(help: "Password every HTTP request needs (Basic authentication, user name ignored).")
+    var httpPassword: String?
 
     func run() async throws {
         let environment = Environment.current
@@ -54,6 +58,8 @@ struct Reeld: AsyncParsableCommand {
                 ("capture_device", captureDevice), ("log_level", logLevel),
                 ("mpd_listen", mpdListen.isEmpty ? nil : mpdListen.joined(separator: ",")),
                 ("mpd_password", mpdPassword),
+                ("http_listen", httpListen.isEmpty ? nil : httpListen.joined(separator: ",")),
+                ("http_password", httpPassword),
             ]
             for case (let key, let value?) in flags {
                 try settings.set(key, value, source: "--" + String(key.map { $0 == "_" ? "-" : $0 }))

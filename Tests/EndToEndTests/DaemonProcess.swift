@@ -45,8 +45,9 @@ final class DaemonProcess: @unchecked Sendable {
         }
         var env = ProcessInfo.processInfo.environment
         env["REEL_CONFIG"] = "/dev/null"
-        // Tests run daemons side by side: none takes MPD's port unless a test gives it one.
+        // Tests run daemons side by side: none takes MPD's or HTTP's port unless a test gives it one.
         env["REEL_MPD_LISTEN"] = "none"
+        env["REEL_HTTP_LISTEN"] = "none"
         for (key, value) in environment { env[key] = value }
         process.environment = env
         let log = try FileHandle(forWritingTo: logURL)

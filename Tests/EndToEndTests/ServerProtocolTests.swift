@@ -304,7 +304,7 @@ import Testing
         let second = Process()
         second.executableURL = URL(fileURLWithPath: DaemonProcess.executable("reeld"))
         second.arguments = ["--socket", daemon.socketPath, "--device", "null", "--data-dir", daemon.directory.path + "/d2"]
-        second.environment = ["REEL_CONFIG": "/dev/null", "REEL_MPD_LISTEN": "none", "HOME": daemon.directory.path]
+        second.environment = ["REEL_CONFIG": "/dev/null", "REEL_MPD_LISTEN": "none", "REEL_HTTP_LISTEN": "none", "HOME": daemon.directory.path]
         let errors = Pipe()
         second.standardError = errors
         try second.run()

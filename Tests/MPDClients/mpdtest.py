@@ -402,7 +402,7 @@ class ReelServer(Server):
         device = os.environ.get("REEL_MPD_DEVICE", "null")
         args = [str(self.reeld), "--socket", str(self.socket), "--data-dir", str(self.dir / "data"),
                 "--device", device, "--mpd-listen", f"{self.host}:{self.port}",
-                "--mpd-listen", str(self.unix)]
+                "--mpd-listen", str(self.unix), "--http-listen", "none"]
         if self.password:
             args += ["--mpd-password", self.password]
         env = dict(os.environ, REEL_CONFIG="/dev/null")

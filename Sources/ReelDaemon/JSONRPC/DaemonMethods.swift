@@ -16,7 +16,8 @@ struct DaemonInfoSource: Sendable {
             uptime: Double(monotonicNanoseconds() - startedAt) / 1e9,
             formats: AudioFileOpener.decodableCodecs,
             listeners: [DaemonInfo.Listener(protocolName: "json-rpc", address: configuration.socket)]
-                + configuration.mpdListen.map { DaemonInfo.Listener(protocolName: "mpd", address: $0.description) })
+                + configuration.mpdListen.map { DaemonInfo.Listener(protocolName: "mpd", address: $0.description) }
+                + configuration.httpListen.map { DaemonInfo.Listener(protocolName: "http", address: $0.description) })
     }
 }
 

@@ -10,18 +10,18 @@ import ReelCore
 /// decodes, calls the method table (a thin layer over `ReelCore`) and encodes; one `RPCPushHub`
 /// on the event loop serves every connection's subscriptions.
 ///
-/// The daemon runs one event loop for all front ends (a front end on a second loop would bring
-/// its own hub: the hub is confined to its loop).
+/// The daemon runs one event loop for all front ends; the hub is shared with the WebSocket of
+/// the HTTP front end (a front end on a second loop would bring its own hub: the hub is
+/// confined to its loop).
 final class RPCFrontEnd: Sendable {
     let socketPath: String
     /// Group `audio` may connect (system daemon) or only the owner (user daemon).
     private let systemSocket: Bool
     private let listener: StreamListener
 
-    init(core: ReelCore, methods: MethodTable, socketPath: String, systemSocket: Bool, loop: EventLoop, logger: Logger) {
+    init(methods: MethodTable, hub: RPCPushHub, socketPath: String, systemSocket: Bool, loop: EventLoop, logger: Logger) {
         self.socketPath = socketPath
         self.systemSocket = systemSocket
-        let hub = RPCPushHub(loop: loop, core: core, logger: logger)
         listener = StreamListener(name: "json-rpc", group: loop, logger: logger) { channel in
             try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFrameDecoder()))
             try channel.pipeline.syncOperations.addHandler(RPCConnection(methods: methods, hub: hub, logger: logger))
