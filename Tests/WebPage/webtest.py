@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-PAGE_DIR = REPO / "Sources" / "ReelDaemon" / "HTTP" / "Page"
 
 # Every wait is a poll against a deadline; an upper bound, not an expectation.
 DEADLINE = float(os.environ.get("REEL_WEB_TEST_DEADLINE", "20"))
@@ -84,7 +83,7 @@ def reeld_serves_http() -> str | None:
     if not reeld.exists():
         return f"{reeld} is not built"
     out = subprocess.run([str(reeld), "--help"], capture_output=True, text=True, timeout=30)
-    if "--http-listen" not in out.stdout + out.stderr and not os.environ.get("REEL_WEB_FRONT"):
+    if "--http-listen" not in out.stdout + out.stderr:
         return f"{reeld} has no --http-listen"
     return None
 
@@ -105,7 +104,6 @@ class Reel:
         self.reeld = build / "reeld"
         self.reel_bin = build / "reel"
         self.proc: subprocess.Popen | None = None
-        self.front: subprocess.Popen | None = None
 
     @property
     def url(self) -> str:
@@ -115,11 +113,7 @@ class Reel:
         device = "pulse" if paced() else "null"
         args = [str(self.reeld), "--socket", str(self.socket), "--data-dir", str(self.data),
                 "--device", device, "--capture-device", device, "--mpd-listen", "none"]
-        # REEL_WEB_FRONT=CMD: a reeld without its own HTTP server, with CMD PORT PAGE_DIR SOCKET
-        # DATA_DIR serving the page and bridging /rpc to the socket (to try the page elsewhere).
-        front = os.environ.get("REEL_WEB_FRONT")
-        if not front:
-            args += ["--http-listen", f"127.0.0.1:{self.port}"]
+        args += ["--http-listen", f"127.0.0.1:{self.port}"]
         env = {k: v for k, v in os.environ.items() if not k.startswith("REEL_")}
         env["REEL_CONFIG"] = "/dev/null"
         with open(self.log, "ab") as log:
@@ -127,10 +121,6 @@ class Reel:
                                          stdin=subprocess.DEVNULL)
         wait_for(lambda: self._alive() and self.socket.exists() and self._answers(),
                  what=f"reeld to answer on {self.socket}; log:\n{self.tail_log()}")
-        if front and self.front is None:
-            with open(self.dir / "front.log", "ab") as log:
-                self.front = subprocess.Popen([*front.split(), str(self.port), str(PAGE_DIR), str(self.socket),
-                                               str(self.data)], stdout=log, stderr=subprocess.STDOUT)
         wait_for(self._http_up, what=f"the page on {self.url}; log:\n{self.tail_log()}")
         if populate:
             for folder, names in TREE.items():
@@ -170,9 +160,6 @@ class Reel:
 
     def close(self):
         self.stop()
-        if self.front is not None and self.front.poll() is None:
-            self.front.terminate()
-            self.front.wait(timeout=10)
 
     def tail_log(self, n=30) -> str:
         try:
