@@ -1,16 +1,858 @@
-// A placeholder until the page is written: connects to /rpc and shows the player's state.
-"use strict";
-(function () {
-  const status = document.getElementById("status");
-  const player = document.getElementById("player");
-  const socket = new WebSocket(`ws://${location.host}/rpc`);
-  socket.onopen = () => {
-    status.textContent = "connected";
-    socket.send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "subscribe", params: { stream: "player" } }));
+// Reel's web page. One WebSocket at /rpc speaks JSON-RPC 2.0, the same messages and streams as
+// reeld's Unix socket (docs/protocol.md). Plain DOM, no framework, no build step.
+// Everything that comes from the daemon (names, paths, messages) goes into the page through
+// textContent and DOM APIs only, never as HTML: recording names are user data.
+'use strict';
+
+// How an upload is sent to POST /import: the file as the raw body (false) or as
+// multipart/form-data with one field "file" (true).
+const UPLOAD_AS_FORM = false;
+const ROOT = '00000000-0000-0000-0000-000000000000';
+const PLAYER_INTERVAL = 0.5;   // s between progress pushes; the bar interpolates in between
+const RECORDER_INTERVAL = 0.1; // s between level pushes while recording
+
+const $ = (id) => document.getElementById(id);
+const clamp = (x, lo, hi) => Math.min(hi, Math.max(lo, x));
+const now = () => performance.now() / 1000;
+
+// h('li', {class: 'x', onclick: f, dataset: {id: 1}}, 'text', child) builds an element.
+function h(tag, attrs, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v == null || v === false) continue;
+    if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    else if (k === 'class') e.className = v;
+    else if (k === 'dataset') Object.assign(e.dataset, v);
+    else if (k in e && !k.includes('-')) e[k] = v;
+    else e.setAttribute(k, v);
+  }
+  e.append(...kids.flat().filter((x) => x != null && x !== false).map((x) => (x instanceof Node ? x : String(x))));
+  return e;
+}
+
+function icon(name) {
+  const svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
+  const use = document.createElementNS('http://www.w3.org/2000/svg', 'use');
+  use.setAttribute('href', '#i-' + name);
+  svg.append(use);
+  return svg;
+}
+
+function setIcon(button, name) {
+  button.querySelector('use').setAttribute('href', '#i-' + name);
+}
+
+function iconButton(name, label, onclick, cls) {
+  return h('button', { class: 'icon ' + (cls || ''), 'aria-label': label, title: label, onclick }, icon(name));
+}
+
+function clock(s, tenths) {
+  if (s == null || !isFinite(s)) return '–:––';
+  s = Math.max(0, s);
+  const whole = Math.floor(s);
+  const hh = Math.floor(whole / 3600), mm = Math.floor(whole / 60) % 60, ss = whole % 60;
+  const p = (n) => String(n).padStart(2, '0');
+  const text = hh ? `${hh}:${p(mm)}:${p(ss)}` : `${mm}:${p(ss)}`;
+  return tenths ? `${text}.${Math.floor((s - whole) * 10)}` : text;
+}
+
+const basename = (path) => path.replace(/\/+$/, '').split('/').pop() || path;
+const sourceTitle = (src) => (src ? src.name || basename(src.path) : '');
+const formatText = (f) => (f ? `${f.codec} ${f.sampleRate / 1000} kHz ${f.channels === 1 ? 'mono' : f.channels === 2 ? 'stereo' : f.channels + ' ch'}` : '');
+
+// ---------------------------------------------------------------------------------------------
+// Messages for people
+
+function toast(text, kind) {
+  const t = h('div', { class: 'toast ' + (kind || 'error'), role: kind === 'info' ? 'status' : 'alert' }, text);
+  $('toasts').append(t);
+  while ($('toasts').children.length > 4) $('toasts').firstChild.remove();
+  setTimeout(() => t.remove(), kind === 'info' ? 4000 : 8000);
+}
+
+function report(err) {
+  toast(err && err.message ? err.message : String(err));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The connection: JSON-RPC 2.0 over a WebSocket, reconnecting with backoff.
+
+class RpcError extends Error {
+  constructor(error) {
+    super(error.message || 'error ' + error.code);
+    this.code = error.code;
+    this.reason = error.data && error.data.reason;
+  }
+}
+
+const rpc = {
+  ws: null,
+  nextId: 1,
+  pending: new Map(),   // id -> {resolve, reject, first}
+  streams: new Map(),   // subscription -> handler(method, params)
+  attempt: 0,
+  onopen: null,
+
+  connect() {
+    const ws = new WebSocket((location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/rpc');
+    this.ws = ws;
+    ws.onopen = () => {
+      this.attempt = 0;
+      setConnected(true);
+      if (this.onopen) this.onopen();
+    };
+    ws.onmessage = (event) => this.receive(event.data);
+    ws.onclose = () => {
+      if (this.ws !== ws) return;
+      this.ws = null;
+      const lost = new Error('the connection to reeld was lost');
+      for (const p of this.pending.values()) p.reject(lost);
+      this.pending.clear();
+      this.streams.clear();
+      setConnected(false);
+      this.checkLogin();
+      // 0.25 s, 0.5 s, 1 s … up to 5 s, with some jitter so that many pages do not come back at once.
+      const delay = Math.min(5000, 250 * 2 ** this.attempt++) * (0.8 + 0.4 * Math.random());
+      setTimeout(() => this.connect(), delay);
+    };
+  },
+
+  // A page left open past a restart of reeld with a new password, or a login that expired:
+  // the WebSocket only fails, so ask the server what it thinks of this page.
+  checkLogin() {
+    fetch('/', { method: 'HEAD', cache: 'no-store', credentials: 'same-origin' }).then((r) => {
+      if (r.status === 401 || r.status === 403) $('conn').textContent = 'Not logged in: reload the page to log in';
+    }, () => {});
+  },
+
+  receive(text) {
+    let message;
+    try {
+      message = JSON.parse(text);
+    } catch {
+      return;
+    }
+    for (const m of Array.isArray(message) ? message : [message]) {
+      if ('id' in m) {
+        const p = this.pending.get(m.id);
+        if (!p) continue;
+        this.pending.delete(m.id);
+        if (m.error) p.reject(new RpcError(m.error));
+        else {
+          if (p.first) p.first(m.result); // before any push that follows the reply
+          p.resolve(m.result);
+        }
+      } else if (m.params && this.streams.has(m.params.subscription)) {
+        this.streams.get(m.params.subscription)(m.method, m.params);
+      }
+    }
+  },
+
+  call(method, params, first) {
+    return new Promise((resolve, reject) => {
+      if (!this.ws || this.ws.readyState !== WebSocket.OPEN) {
+        reject(new Error('not connected to reeld; reconnecting'));
+        return;
+      }
+      const id = this.nextId++;
+      this.pending.set(id, { resolve, reject, first });
+      const request = { jsonrpc: '2.0', id, method };
+      if (params) request.params = params;
+      this.ws.send(JSON.stringify(request));
+    });
+  },
+
+  // Resolves to the subscription number; the handler is in place before the first push arrives.
+  subscribe(stream, params, handler) {
+    return this.call('subscribe', Object.assign({ stream }, params), (r) => this.streams.set(r.subscription, handler))
+      .then((r) => r.subscription);
+  },
+
+  unsubscribe(subscription) {
+    this.streams.delete(subscription);
+    return this.call('unsubscribe', { subscription }).catch(() => {});
+  },
+};
+
+const act = (method, params) => rpc.call(method, params).catch((err) => {
+  report(err);
+  return null;
+});
+
+function setConnected(up) {
+  const conn = $('conn');
+  conn.hidden = up;
+  conn.textContent = 'Reconnecting…';
+  document.body.classList.toggle('offline', !up);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Now playing
+
+const player = {
+  state: null,     // the last PlayerState pushed
+  offset: null,    // local receive time minus the daemon's timestamp, smallest seen on this connection
+  drag: null,      // the position shown while the bar is dragged, or null
+  raf: 0,
+  lastElapsed: '',
+};
+
+function onPlayer(p) {
+  // The daemon's timestamp is its monotonic clock; the least-delayed push tells how it maps
+  // onto our clock, so jitter in delivery does not make the bar jump.
+  const offset = now() - p.timestamp;
+  if (player.offset === null || offset < player.offset) player.offset = offset;
+  player.state = p;
+  renderPlayer();
+  markCurrent();
+  if (!document.body.dataset.ready) {
+    document.body.dataset.ready = '1';
+    performance.mark('reel-player');
+  }
+}
+
+function position() {
+  const p = player.state;
+  if (!p) return 0;
+  let pos = p.position;
+  if (p.state === 'playing') pos += now() - (p.timestamp + player.offset);
+  return p.duration ? clamp(pos, 0, p.duration) : Math.max(0, pos);
+}
+
+function renderPlayer() {
+  const p = player.state;
+  const src = p.source;
+  $('player').dataset.state = p.state;
+  $('np-title').textContent = src ? sourceTitle(src) : 'Nothing playing';
+  const where = queue.entries.findIndex((e) => e.id === p.entry);
+  const sub = [];
+  if (src && src.path !== '/' + sourceTitle(src)) sub.push(src.path);
+  if (p.format) sub.push(formatText(p.format));
+  if (where >= 0) sub.push(`${where + 1} of ${queue.length}`);
+  $('np-sub').textContent = sub.join(' · ');
+  const playing = p.state === 'playing';
+  setIcon($('playpause'), playing ? 'pause' : 'play');
+  $('playpause').setAttribute('aria-label', playing ? 'Pause' : 'Play');
+  $('duration').textContent = clock(p.duration);
+  $('progress').setAttribute('aria-valuemax', Math.round(p.duration || 0));
+  const error = $('player-error');
+  error.hidden = !p.error;
+  error.textContent = p.error ? p.error.message : '';
+  drawProgress();
+  if (playing && !player.raf) player.raf = requestAnimationFrame(animate);
+}
+
+function animate() {
+  player.raf = 0;
+  drawProgress();
+  if (player.state && player.state.state === 'playing') player.raf = requestAnimationFrame(animate);
+}
+
+function drawProgress() {
+  const p = player.state;
+  const pos = player.drag != null ? player.drag : position();
+  const fraction = p && p.duration ? clamp(pos / p.duration, 0, 1) : 0;
+  $('progress-fill').style.transform = `scaleX(${fraction})`;
+  $('progress-thumb').style.left = fraction * 100 + '%';
+  const text = clock(pos);
+  if (text !== player.lastElapsed) {
+    player.lastElapsed = text;
+    $('elapsed').textContent = text;
+    $('progress').setAttribute('aria-valuenow', Math.floor(pos));
+  }
+}
+
+function seekable() {
+  const p = player.state;
+  return p && p.duration && p.state !== 'stopped';
+}
+
+function seekTo(pos) {
+  player.drag = pos;
+  drawProgress();
+  rpc.call('player.seek', { position: pos }).catch(report).finally(() => {
+    player.drag = null;
+    drawProgress();
+  });
+}
+
+function setupPlayer() {
+  const bar = $('progress');
+  let dragging = false;
+  const dragAt = (e) => {
+    const r = bar.getBoundingClientRect();
+    player.drag = clamp((e.clientX - r.left) / r.width, 0, 1) * player.state.duration;
+    drawProgress();
   };
-  socket.onmessage = (event) => {
-    const message = JSON.parse(event.data);
-    if (message.method === "player.state") player.textContent = JSON.stringify(message.params, null, 2);
+  bar.addEventListener('pointerdown', (e) => {
+    if (!seekable() || e.button !== 0) return;
+    e.preventDefault();
+    bar.setPointerCapture(e.pointerId);
+    dragging = true;
+    bar.classList.add('dragging');
+    dragAt(e);
+  });
+  bar.addEventListener('pointermove', (e) => dragging && dragAt(e));
+  bar.addEventListener('pointerup', (e) => {
+    if (!dragging) return;
+    dragging = false;
+    bar.classList.remove('dragging');
+    dragAt(e);
+    seekTo(Math.min(player.drag, player.state.duration - 0.05));
+  });
+  bar.addEventListener('pointercancel', () => {
+    dragging = false;
+    bar.classList.remove('dragging');
+    player.drag = null;
+    drawProgress();
+  });
+  bar.addEventListener('keydown', (e) => {
+    const step = { ArrowLeft: -5, ArrowRight: 5, PageDown: -30, PageUp: 30 }[e.key];
+    if (step && seekable()) {
+      e.preventDefault();
+      act('player.seek', { offset: step });
+    }
+  });
+  $('playpause').addEventListener('click', () => {
+    const p = player.state;
+    if (p && p.state === 'playing') act('player.pause');
+    else if (p && p.source) act('player.resume');
+    else act('player.play');
+  });
+  $('prev').addEventListener('click', () => act('player.previous'));
+  $('next').addEventListener('click', () => act('player.next'));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Volume
+
+const mixer = { state: null, touched: -Infinity, timer: 0, later: 0 };
+
+function onMixer(m) {
+  mixer.state = m;
+  const slider = $('volume');
+  const none = m.kind === 'none' || m.volume == null;
+  slider.disabled = none;
+  $('mute').disabled = none;
+  // Just after the slider was moved here, the daemon's echoes of older values must not pull it
+  // back; the latest value is shown once the hand is off it.
+  const wait = mixer.touched + 0.6 - now();
+  clearTimeout(mixer.later);
+  if (wait > 0) mixer.later = setTimeout(() => onMixer(mixer.state), wait * 1000);
+  else if (!none) slider.value = m.volume;
+  $('volume-value').textContent = none ? 'no mixer' : slider.value + '%';
+  $('mute').setAttribute('aria-pressed', m.muted);
+  $('mute').setAttribute('aria-label', m.muted ? 'Unmute' : 'Mute');
+  setIcon($('mute'), m.muted ? 'muted' : 'vol');
+  $('player').classList.toggle('muted', m.muted);
+}
+
+function setupVolume() {
+  const slider = $('volume');
+  const send = () => {
+    mixer.timer = 0;
+    act('mixer.setVolume', { volume: Number(slider.value) });
   };
-  socket.onclose = () => { status.textContent = "disconnected"; };
-})();
+  slider.addEventListener('input', () => {
+    mixer.touched = now();
+    $('volume-value').textContent = slider.value + '%';
+    if (!mixer.timer) mixer.timer = setTimeout(send, 80); // at most ~12 requests a second
+  });
+  slider.addEventListener('change', () => {
+    mixer.touched = now();
+    clearTimeout(mixer.timer);
+    send();
+  });
+  $('mute').addEventListener('click', () => mixer.state && act('mixer.setMuted', { muted: !mixer.state.muted }));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Queue
+
+const MAX_LISTED = 1000;
+const queue = { version: null, length: 0, current: null, options: {}, entries: [], listing: false, again: false, dragging: false };
+
+function onQueue(q) {
+  queue.current = q.current;
+  queue.length = q.length;
+  queue.options = q.options;
+  renderOptions();
+  if (q.version !== queue.version) listQueue();
+  else markCurrent();
+}
+
+async function listQueue() {
+  if (queue.listing) {
+    queue.again = true;
+    return;
+  }
+  queue.listing = true;
+  try {
+    const r = await rpc.call('queue.list', { start: 0, count: MAX_LISTED });
+    Object.assign(queue, { version: r.version, length: r.length, current: r.current, entries: r.entries, options: r.options });
+    if (!queue.dragging) renderQueue();
+  } catch (err) {
+    report(err);
+  } finally {
+    queue.listing = false;
+    if (queue.again) {
+      queue.again = false;
+      listQueue();
+    }
+  }
+}
+
+function renderOptions() {
+  for (const name of ['repeat', 'random', 'single', 'consume']) {
+    const b = $('opt-' + name);
+    const v = queue.options[name];
+    b.setAttribute('aria-pressed', v === true || v === 'oneshot');
+    b.textContent = name === 'single' && v === 'oneshot' ? 'Single once' : name[0].toUpperCase() + name.slice(1);
+  }
+}
+
+function renderQueue() {
+  const list = $('queue-list');
+  list.replaceChildren(...queue.entries.map(queueRow));
+  const total = queue.entries.reduce((s, e) => s + (e.duration || 0), 0);
+  const more = queue.length > queue.entries.length ? ` (the first ${queue.entries.length} shown)` : '';
+  $('queue-summary').textContent = queue.length
+    ? `${queue.length} ${queue.length === 1 ? 'entry' : 'entries'}, ${clock(total)}${more}`
+    : 'The queue is empty. Add recordings from the library.';
+  markCurrent();
+  if (player.state) renderPlayer();
+}
+
+function queueRow(entry) {
+  const src = entry.source;
+  return h('li', { dataset: { id: entry.id }, class: 'row' + (entry.missing ? ' missing' : '') },
+    h('button', { class: 'icon handle', 'aria-label': 'Drag to reorder', title: 'Drag to reorder', onpointerdown: dragEntry }, icon('grip')),
+    h('button', { class: 'row-main', onclick: () => act('player.play', { entry: entry.id }) },
+      h('span', { class: 'name' }, sourceTitle(src)),
+      h('span', { class: 'sub' }, src.item ? src.path : src.path.replace(/\/[^/]*$/, '') || '/')),
+    h('span', { class: 'meta' }, clock(entry.duration)),
+    iconButton('x', 'Remove from the queue', () => act('queue.remove', { id: entry.id }), 'remove'));
+}
+
+function markCurrent() {
+  const playing = player.state ? player.state.entry : null;
+  const current = playing != null ? playing : queue.current;
+  for (const li of $('queue-list').children) {
+    const on = Number(li.dataset.id) === current;
+    li.classList.toggle('current', on);
+    if (on) li.setAttribute('aria-current', 'true');
+    else li.removeAttribute('aria-current');
+  }
+}
+
+// Drag to reorder, with pointer events (mouse, pen and touch alike). The row follows the
+// pointer; the others make room; on release one queue.move puts it at its new place.
+function dragEntry(e) {
+  if (e.button !== 0) return;
+  e.preventDefault();
+  const handle = e.currentTarget;
+  const row = handle.closest('li');
+  const rows = [...row.parentNode.children];
+  const from = rows.indexOf(row);
+  const tops = rows.map((r) => r.getBoundingClientRect());
+  const height = tops[from].height;
+  const startY = e.clientY;
+  let to = from;
+  handle.setPointerCapture(e.pointerId);
+  row.classList.add('dragging');
+  queue.dragging = true;
+
+  const move = (ev) => {
+    const dy = ev.clientY - startY;
+    row.style.transform = `translateY(${dy}px)`;
+    const center = tops[from].top + height / 2 + dy;
+    to = 0;
+    rows.forEach((r, i) => {
+      if (i !== from && center > tops[i].top + tops[i].height / 2) to++;
+    });
+    rows.forEach((r, i) => {
+      if (i === from) return;
+      const shift = from < to && i > from && i <= to ? -height : from > to && i >= to && i < from ? height : 0;
+      r.style.transform = shift ? `translateY(${shift}px)` : '';
+    });
+  };
+  const end = (ev) => {
+    handle.removeEventListener('pointermove', move);
+    handle.removeEventListener('pointerup', end);
+    handle.removeEventListener('pointercancel', end);
+    const id = Number(row.dataset.id);
+    queue.dragging = false;
+    if (ev.type === 'pointerup' && to !== from) {
+      // Show the new order at once; the queue stream's version then brings the daemon's.
+      rows.forEach((r) => (r.style.transform = ''));
+      row.classList.remove('dragging');
+      const [moved] = queue.entries.splice(from, 1);
+      queue.entries.splice(to, 0, moved);
+      renderQueue();
+      act('queue.move', { id, position: to }).then((r) => r || listQueue());
+    } else {
+      rows.forEach((r) => (r.style.transform = ''));
+      row.classList.remove('dragging');
+      renderQueue();
+    }
+  };
+  handle.addEventListener('pointermove', move);
+  handle.addEventListener('pointerup', end);
+  handle.addEventListener('pointercancel', end);
+}
+
+function setupQueue() {
+  for (const b of document.querySelectorAll('[data-option]')) {
+    b.addEventListener('click', () => {
+      const name = b.dataset.option;
+      const v = queue.options[name];
+      // single goes off → on → once → off, the others on ↔ off.
+      const next = name === 'single' ? (v === true ? 'oneshot' : v === 'oneshot' ? false : true) : !v;
+      act('queue.setOptions', { [name]: next });
+    });
+  }
+  $('queue-clear').addEventListener('click', async () => {
+    if (!queue.length) return;
+    if (await ask('Clear the queue?', { text: `All ${queue.length} entries go, and playback stops.`, ok: 'Clear', danger: true })) act('queue.clear');
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Library
+
+const lib = { folder: null, items: [], sub: null, token: 0, open: null, recFolderTouched: false };
+
+// Opens a folder ({item: id} or {path}) and follows it with a folder stream, so that it
+// updates itself; when it is deleted, its parent opens instead.
+async function openFolder(target) {
+  const token = ++lib.token;
+  if (lib.sub != null) rpc.unsubscribe(lib.sub);
+  lib.sub = null;
+  try {
+    const sub = await rpc.subscribe('folder', target, (method, p) => {
+      if (token !== lib.token) return;
+      if (method === 'folder.contents') showFolder(p.folder, p.items);
+      else if (method === 'folder.deleted') {
+        lib.sub = null;
+        const gone = p.folder.path || (lib.folder && lib.folder.path) || 'the folder';
+        toast(`${gone} was deleted`, 'info');
+        openFolder({ item: p.folder.parent || (lib.folder && lib.folder.parent) || ROOT });
+      }
+    });
+    if (token === lib.token) lib.sub = sub;
+    else rpc.unsubscribe(sub);
+  } catch (err) {
+    if (token !== lib.token) return;
+    if (err.reason === 'not_found' && target.item !== ROOT) openFolder({ item: ROOT });
+    else report(err);
+  }
+}
+
+function showFolder(folder, items) {
+  lib.folder = folder;
+  lib.items = items;
+  document.body.dataset.folder = folder.path;
+  renderCrumbs();
+  $('items').replaceChildren(...items.map((it) => itemRow(it, false)));
+  $('folder-empty').hidden = items.length > 0;
+  if (!lib.recFolderTouched) $('rec-folder').value = folder.path;
+  const hash = '#library' + (folder.path === '/' ? '' : ':' + encodeURIComponent(folder.path));
+  if (location.hash.startsWith('#library') && decodeURIComponent(location.hash) !== decodeURIComponent(hash)) history.replaceState(null, '', hash);
+}
+
+function renderCrumbs() {
+  const parts = lib.folder.path.split('/').filter(Boolean);
+  const crumbs = [h('button', { class: 'crumb', onclick: () => openFolder({ item: ROOT }) }, 'Library')];
+  parts.forEach((name, i) => {
+    const path = '/' + parts.slice(0, i + 1).join('/');
+    crumbs.push(h('span', { class: 'sep', 'aria-hidden': 'true' }, '/'));
+    crumbs.push(h('button', { class: 'crumb', onclick: () => openFolder({ path }) }, name));
+  });
+  crumbs[crumbs.length - 1].setAttribute('aria-current', 'page');
+  $('crumbs').replaceChildren(...crumbs);
+}
+
+function itemRow(it, withPath) {
+  const folder = it.kind === 'folder';
+  const meta = folder ? '' : clock(it.duration);
+  const sub = withPath ? it.path : folder ? 'folder' : [formatText(it.format), it.created.slice(0, 10)].filter(Boolean).join(' · ');
+  const li = h('li', { class: 'row ' + it.kind, dataset: { id: it.id, name: it.name, kind: it.kind } },
+    h('span', { class: 'kind', 'aria-hidden': 'true' }, icon(folder ? 'folder' : 'note')),
+    h('button', { class: 'row-main', onclick: () => (folder ? openFolder({ item: it.id }) : play(it)) },
+      h('span', { class: 'name' }, it.name), h('span', { class: 'sub' }, sub)),
+    h('span', { class: 'meta' }, meta),
+    iconButton('plus', 'Add to the queue', () => addToQueue(it), 'add'),
+    iconButton('more', 'More actions', () => toggleActions(li, it), 'more-button'));
+  if (lib.open === it.id) li.append(actions(it));
+  return li;
+}
+
+function toggleActions(li, it) {
+  const open = li.querySelector('.actions');
+  for (const other of document.querySelectorAll('.actions')) other.remove();
+  lib.open = open ? null : it.id;
+  if (!open) li.append(actions(it));
+}
+
+function actions(it) {
+  const folder = it.kind === 'folder';
+  const b = (label, f, cls) => h('button', { class: cls || '', onclick: f }, label);
+  return h('div', { class: 'actions' },
+    folder ? b('Open', () => openFolder({ item: it.id })) : null,
+    b(folder ? 'Play all' : 'Play', () => play(it)),
+    b('Play next', () => addToQueue(it, true)),
+    folder ? null : b('Listen here', () => listen(it)),
+    folder ? null : h('a', { class: 'button', href: `/audio/${encodeURIComponent(it.id)}?download=1`, download: '' }, 'Download'),
+    b('Rename', () => rename(it)),
+    b('Move', () => move(it)),
+    b('Delete', () => remove(it), 'danger-text'));
+}
+
+async function play(it) {
+  await act('player.play', { item: it.id });
+}
+
+async function addToQueue(it, next) {
+  const r = await act('queue.add', next ? { item: it.id, next: true } : { item: it.id });
+  if (r) toast(`Added ${r.entries.length === 1 ? sourceTitle(r.entries[0].source) : r.entries.length + ' recordings'} to the queue`, 'info');
+}
+
+async function rename(it) {
+  const name = await ask(`Rename ${it.kind}`, { text: it.path, value: it.name, ok: 'Rename' });
+  if (name && name !== it.name) act('library.rename', { item: it.id, name });
+}
+
+async function move(it) {
+  const to = await ask(`Move ${it.name}`, { text: 'Into the folder (a path such as /Meetings):', value: lib.folder ? lib.folder.path : '/', ok: 'Move' });
+  if (to) act('library.move', { item: it.id, toPath: to.startsWith('/') ? to : '/' + to });
+}
+
+async function remove(it) {
+  const text = it.kind === 'folder' ? `${it.path} and everything in it will be deleted, with the audio files.` : `${it.path} and its audio file will be deleted.`;
+  if (await ask(`Delete ${it.name}?`, { text, ok: 'Delete', danger: true })) {
+    const r = await act('library.delete', { item: it.id });
+    if (r) toast(`Deleted ${r.deleted} ${r.deleted === 1 ? 'item' : 'items'}`, 'info');
+  }
+}
+
+function listen(it) {
+  const audio = $('listen');
+  $('listen-title').textContent = it.path;
+  $('listen-box').hidden = false;
+  audio.src = `/audio/${encodeURIComponent(it.id)}`;
+  audio.play().catch(() => {});
+}
+
+async function upload(file) {
+  const folder = lib.folder ? lib.folder.id : ROOT;
+  const name = file.name.replace(/\.[^.]+$/, '') || file.name;
+  const url = `/import?folder=${encodeURIComponent(folder)}&name=${encodeURIComponent(name)}`;
+  let body = file;
+  if (UPLOAD_AS_FORM) {
+    body = new FormData();
+    body.append('file', file);
+  }
+  toast(`Uploading ${file.name}…`, 'info');
+  const res = await fetch(url, { method: 'POST', body, credentials: 'same-origin' });
+  if (!res.ok) {
+    let message = `the upload of ${file.name} failed (HTTP ${res.status})`;
+    try {
+      const text = await res.text();
+      try {
+        const j = JSON.parse(text);
+        message = (j.error && j.error.message) || j.message || message;
+      } catch {
+        if (text.trim()) message = text.trim().slice(0, 300);
+      }
+    } catch {}
+    throw new Error(message);
+  }
+  toast(`Uploaded ${file.name}`, 'info');
+}
+
+const search = { query: '', cursor: null, token: 0 };
+
+async function searchMore() {
+  const token = search.token;
+  const params = { query: search.query, limit: 50 };
+  if (search.cursor) params.cursor = search.cursor;
+  $('search-more').disabled = true;
+  try {
+    const r = await rpc.call('library.search', params);
+    if (token !== search.token) return;
+    $('search-results').append(...r.items.map((it) => itemRow(it, true)));
+    search.cursor = r.nextCursor;
+    const n = $('search-results').children.length;
+    $('search-title').textContent = `${n}${r.nextCursor ? '+' : ''} ${n === 1 ? 'result' : 'results'} for “${search.query}”`;
+    $('search-more').hidden = !r.nextCursor;
+  } catch (err) {
+    report(err);
+  } finally {
+    $('search-more').disabled = false;
+  }
+}
+
+function setupLibrary() {
+  $('search-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    search.query = $('search').value;
+    search.cursor = null;
+    search.token++;
+    $('search-results').replaceChildren();
+    $('search-view').hidden = false;
+    $('browse').hidden = true;
+    searchMore();
+  });
+  $('search-more').addEventListener('click', searchMore);
+  $('search-close').addEventListener('click', () => {
+    search.token++;
+    $('search-view').hidden = true;
+    $('browse').hidden = false;
+  });
+  $('folder-play').addEventListener('click', () => lib.folder && act('player.play', { item: lib.folder.id }));
+  $('folder-add').addEventListener('click', () => lib.folder && addToQueue(lib.folder));
+  $('folder-new').addEventListener('click', async () => {
+    const name = await ask('New folder', { text: `In ${lib.folder.path}`, value: '', ok: 'Create' });
+    if (name) act('library.createFolder', { parent: lib.folder.id, name });
+  });
+  $('folder-upload').addEventListener('click', () => $('upload').click());
+  $('upload').addEventListener('change', async () => {
+    const files = [...$('upload').files];
+    $('upload').value = '';
+    for (const f of files) await upload(f).catch(report);
+  });
+  $('listen-close').addEventListener('click', () => {
+    $('listen').pause();
+    $('listen').removeAttribute('src');
+    $('listen-box').hidden = true;
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Recorder
+
+const recorder = { state: null };
+
+function dbWidth(db) {
+  return db == null ? 0 : clamp((db + 60) / 60, 0, 1);
+}
+
+function onRecorder(r) {
+  recorder.state = r;
+  const recording = r.state === 'recording';
+  $('rec-live').dataset.state = r.state;
+  $('rec-state').textContent = recording ? 'Recording' : 'Idle';
+  $('rec-elapsed').textContent = clock(r.elapsed, true);
+  $('rec-item').textContent = r.item ? (recording ? `Into ${r.item.path}` : `Last: ${r.item.path}`) : '';
+  $('rec-start').disabled = recording;
+  $('rec-stop').disabled = !recording;
+  $('rec-cancel').disabled = !recording;
+  $('meter-rms').style.clipPath = `inset(0 ${100 - dbWidth(r.rms) * 100}% 0 0)`;
+  $('meter-peak').style.left = dbWidth(r.peak) * 100 + '%';
+  $('meter').dataset.peak = r.peak == null ? '' : r.peak;
+  $('meter').dataset.rms = r.rms == null ? '' : r.rms;
+  const db = (v) => (v == null ? '–' : v <= -120 ? 'silence' : v.toFixed(1) + ' dB');
+  $('rec-levels').textContent = `peak ${db(r.peak)} · RMS ${db(r.rms)}` + (r.overruns ? ` · ${r.overruns} overruns` : '');
+  $('rec-error').hidden = !r.error;
+  $('rec-error').textContent = r.error ? r.error.message : '';
+  $('tab-recorder').classList.toggle('recording', recording);
+}
+
+function setupRecorder() {
+  $('rec-folder').addEventListener('input', () => (lib.recFolderTouched = true));
+  $('rec-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    const params = { folderPath: $('rec-folder').value.trim() || '/' };
+    if (!params.folderPath.startsWith('/')) params.folderPath = '/' + params.folderPath;
+    const name = $('rec-name').value.trim();
+    if (name) params.name = name;
+    if ($('rec-format').value) params.format = $('rec-format').value;
+    act('recorder.start', params).then((r) => r && ($('rec-name').value = ''));
+  });
+  $('rec-stop').addEventListener('click', async () => {
+    const item = await act('recorder.stop');
+    if (item) toast(`Saved ${item.path} (${clock(item.duration)})`, 'info');
+  });
+  $('rec-cancel').addEventListener('click', async () => {
+    if (await ask('Cancel the recording?', { text: 'What was recorded so far is thrown away.', ok: 'Throw away', danger: true })) act('recorder.cancel');
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dialogs, tabs, start
+
+// ask(title, {text, value, ok, danger}) → the text typed (when value is given), true, or null.
+function ask(title, { text = '', value = null, ok = 'OK', danger = false } = {}) {
+  return new Promise((resolve) => {
+    const d = $('dialog');
+    const input = $('dlg-input');
+    $('dlg-title').textContent = title;
+    $('dlg-text').textContent = text;
+    input.hidden = value === null;
+    input.value = value === null ? '' : value;
+    $('dlg-ok').textContent = ok;
+    $('dlg-ok').classList.toggle('danger', danger);
+    d.returnValue = '';
+    d.onclose = () => resolve(d.returnValue !== 'ok' ? null : value === null ? true : input.value.trim() || null);
+    d.showModal();
+    if (value !== null) input.select();
+  });
+}
+
+function showTab(name) {
+  for (const b of document.querySelectorAll('[data-tab]')) {
+    const on = b.dataset.tab === name;
+    b.setAttribute('aria-selected', on);
+    $(b.dataset.tab).hidden = !on;
+  }
+}
+
+function setupTabs() {
+  for (const b of document.querySelectorAll('[data-tab]')) {
+    b.addEventListener('click', () => {
+      showTab(b.dataset.tab);
+      const hash = b.dataset.tab === 'library' && lib.folder && lib.folder.path !== '/' ? '#library:' + encodeURIComponent(lib.folder.path) : '#' + b.dataset.tab;
+      history.replaceState(null, '', hash);
+    });
+  }
+  $('dlg-cancel').addEventListener('click', () => $('dialog').close('cancel'));
+}
+
+// What the page follows; run again after every reconnection.
+function subscribeAll() {
+  const fail = (err) => report(err);
+  rpc.subscribe('player', { interval: PLAYER_INTERVAL }, (m, p) => onPlayer(p)).catch(fail);
+  rpc.subscribe('queue', {}, (m, p) => onQueue(p)).catch(fail);
+  rpc.subscribe('mixer', {}, (m, p) => onMixer(p)).catch(fail);
+  rpc.subscribe('recorder', { interval: RECORDER_INTERVAL }, (m, p) => onRecorder(p)).catch(fail);
+  player.offset = null; // the daemon may have restarted: its clock is another one
+  queue.version = null;
+  lib.sub = null;
+  const hash = decodeURIComponent(location.hash);
+  if (lib.folder) openFolder({ item: lib.folder.id });
+  else openFolder(hash.startsWith('#library:/') ? { path: hash.slice(9) } : { item: ROOT });
+}
+
+// #queue, #library, #library:/Folder/Path, #recorder
+function route() {
+  const hash = decodeURIComponent(location.hash.slice(1));
+  const tab = hash.split(':')[0];
+  showTab(['queue', 'library', 'recorder'].includes(tab) ? tab : 'queue');
+  const path = hash.startsWith('library:/') ? hash.slice(8) : null;
+  if (path && lib.folder && path !== lib.folder.path && rpc.ws && rpc.ws.readyState === WebSocket.OPEN) openFolder({ path });
+}
+
+function start() {
+  setupTabs();
+  setupPlayer();
+  setupVolume();
+  setupQueue();
+  setupLibrary();
+  setupRecorder();
+  route();
+  window.addEventListener('hashchange', route);
+  rpc.onopen = subscribeAll;
+  rpc.connect();
+}
+
+start();

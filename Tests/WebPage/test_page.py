@@ -1,0 +1,265 @@
+"""The web page in a real headless Chromium against a private reeld: every check reads the page's
+DOM and the daemon itself (`reel` or its Unix socket), nothing is mocked."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.keys import Keys
+
+from conftest import needs_pacing
+from webtest import DESKTOP, PHONE, paced, wait_for
+
+
+def playing(page):
+    return page.js("return document.getElementById('player').dataset.state") == "playing"
+
+
+def test_screens(page, reel):
+    """Each screen loads without an error, at a phone's size and a desktop's; screenshots."""
+    reel.reel("add", "/Meetings")
+    reel.reel("play", "2")
+    reel.reel("pause")
+    for size in (PHONE, DESKTOP):
+        page.open("#queue", size)
+        wait_for(lambda: len(page.els("#queue-list > li")) == 4, what="the queue's four entries")
+        wait_for(lambda: page.text("#np-title") == "Retro", what="the paused recording's title")
+        page.screenshot("queue")
+        page.tab("library")
+        wait_for(lambda: page.item_names() == ["Meetings", "Notes"], what="the root folder's items")
+        page.open_folder("/Meetings")
+        assert page.item_names() == ["2025", "Planning", "Retro", "Standup"]
+        page.screenshot("library")
+        page.tab("recorder")
+        assert page.js("return document.getElementById('rec-folder').value") == "/Meetings"
+        page.screenshot("recorder")
+    assert page.console_errors() == []
+
+
+@needs_pacing()
+def test_progress_bar_moves_between_pushes(page, reel):
+    page.open("#library:/Meetings")
+    page.row("Standup").find_element("css selector", ".row-main").click()
+    wait_for(lambda: playing(page), what="the page to show playing")
+    assert reel.status()["source"]["name"] == "Standup"
+    wait_for(lambda: page.progress_fraction() > 0, what="the bar to leave 0")
+    # The player pushes every 0.5 s; sampled every 0.1 s the bar still moves each time.
+    samples = []
+    for _ in range(8):
+        samples.append(page.progress_fraction())
+        time.sleep(0.1)
+    assert all(b > a for a, b in zip(samples, samples[1:])), samples
+    start, t0 = page.progress_fraction(), time.monotonic()
+    time.sleep(1.5)
+    moved = (page.progress_fraction() - start) * 120
+    elapsed = time.monotonic() - t0
+    assert abs(moved - elapsed) < 0.5, f"the bar moved {moved:.2f} s of audio in {elapsed:.2f} s"
+    page.screenshot("playing")
+
+
+@needs_pacing()
+def test_seek_by_dragging(page, reel):
+    reel.reel("play", "/Meetings/Standup")
+    page.open()
+    wait_for(lambda: playing(page), what="playing")
+    page.el("#playpause").click()
+    wait_for(lambda: reel.status()["state"] == "paused", what="reeld to pause")
+    bar = page.el("#progress")
+    width = bar.size["width"]
+    ActionChains(page.d).move_to_element_with_offset(bar, int(-width * 0.45), 0).click_and_hold() \
+        .move_by_offset(int(width * 0.2), 0).move_by_offset(int(width * 0.25), 0).release().perform()
+    wait_for(lambda: abs(reel.status()["position"] - 60) < 2.5, what="reeld to seek to about 1:00")
+    assert reel.status()["state"] == "paused"
+    wait_for(lambda: abs(page.progress_fraction() - 0.5) < 0.03, what="the bar at the middle")
+    assert page.text("#elapsed") in ("0:58", "0:59", "1:00", "1:01", "1:02")
+
+
+def test_add_folder_to_queue_and_reorder(page, reel):
+    page.open("#library:/Meetings")
+    page.el("#folder-add").click()
+    wait_for(lambda: reel.rpc("queue.list")["length"] == 4, what="four entries in the queue")
+    page.tab("queue")
+    names = lambda: page.js("return [...document.querySelectorAll('#queue-list .name')].map(e => e.textContent)")
+    wait_for(lambda: names() == ["Planning", "Retro", "Standup", "Kickoff"], what="the queue on the page")
+    # Drag the last entry by its handle to the top, in small steps as a finger does.
+    rows = page.els("#queue-list > li")
+    handle = rows[3].find_element("css selector", ".handle")
+    step = rows[1].location["y"] - rows[0].location["y"]
+    chain = ActionChains(page.d).click_and_hold(handle)
+    for _ in range(7):
+        chain.move_by_offset(0, -step / 2)
+    chain.release().perform()
+    order = lambda: [e["source"]["name"] for e in reel.rpc("queue.list")["entries"]]
+    wait_for(lambda: order() == ["Kickoff", "Planning", "Retro", "Standup"], what="reeld's queue reordered")
+    wait_for(lambda: names() == order(), what="the page's queue to match")
+    # Tap to play; the entry is marked.
+    page.els("#queue-list .row-main")[2].click()
+    wait_for(lambda: reel.rpc("queue.list")["current"] is not None, what="a current entry")
+    current = reel.rpc("queue.list")["current"]
+    wait_for(lambda: page.js("return document.querySelector('#queue-list li.current')?.dataset.id") == str(current),
+             what="the current entry marked")
+    # Options, remove, clear (with its confirmation).
+    page.el("#opt-repeat").click()
+    wait_for(lambda: reel.rpc("queue.list")["options"]["repeat"] is True, what="repeat on")
+    wait_for(lambda: page.el("#opt-repeat").get_attribute("aria-pressed") == "true", what="repeat shown on")
+    page.els("#queue-list .remove")[0].click()
+    wait_for(lambda: reel.rpc("queue.list")["length"] == 3, what="an entry removed")
+    page.el("#queue-clear").click()
+    page.answer_dialog()
+    wait_for(lambda: reel.rpc("queue.list")["length"] == 0, what="the queue cleared")
+    wait_for(lambda: len(page.els("#queue-list > li")) == 0, what="the page's queue empty")
+
+
+def test_volume_and_mute(page, reel):
+    page.open()
+    slider = page.el("#volume")
+    wait_for(lambda: slider.get_attribute("value") == "100" or slider.get_property("value") == "100", what="the volume")
+    slider.send_keys(Keys.HOME)
+    for _ in range(30):
+        slider.send_keys(Keys.ARROW_RIGHT)
+    wait_for(lambda: reel.reel("vol").strip() == "volume: 30%", what="reel vol to say 30%")
+    page.el("#mute").click()
+    wait_for(lambda: reel.reel("vol").strip() == "volume: 30% (muted)", what="muted")
+    wait_for(lambda: page.el("#mute").get_attribute("aria-pressed") == "true", what="the mute button pressed")
+    # A change made elsewhere shows on the page.
+    reel.reel("vol", "55")
+    wait_for(lambda: slider.get_property("value") == "55", what="the slider to follow reel vol 55")
+    assert page.text("#volume-value") == "55%"
+
+
+def test_record_two_seconds(page, reel, media):
+    if reel.status()["state"] != "playing":
+        reel.reel("play", "/Meetings/Standup")  # a tone for the capture to hear (PulseAudio's monitor)
+    page.open("#library:/Notes")
+    page.tab("recorder")
+    assert page.js("return document.getElementById('rec-folder').value") == "/Notes"
+    page.el("#rec-name").send_keys("take")
+    page.el("#rec-format").send_keys("wav")
+    page.el("#rec-start").click()
+    wait_for(lambda: reel.rpc("recorder.status")["state"] == "recording", what="reeld to record")
+    # While it records: the meter and the clock move, and the recording is in the open folder.
+    peaks, elapsed = set(), []
+    end = time.monotonic() + 2.2
+    while time.monotonic() < end:
+        peak = page.js("return document.getElementById('meter').dataset.peak")
+        if peak:
+            peaks.add(float(peak))
+        elapsed.append(page.text("#rec-elapsed"))
+        time.sleep(0.05)
+    assert "take" in page.item_names(), page.item_names()
+    meter_left = page.js("return parseFloat(document.getElementById('meter-peak').style.left) / 100")
+    page.screenshot("recording")
+    page.el("#rec-stop").click()
+    wait_for(lambda: reel.rpc("recorder.status")["state"] == "idle", what="the recording to stop")
+    assert len(set(elapsed)) >= 5, elapsed
+    assert peaks, "the meter never showed a level"
+    if paced():
+        assert max(peaks) > -40, f"the tone played to the sink should reach the meter: {sorted(peaks)}"
+        assert meter_left > 0.5, meter_left
+    item = reel.rpc("library.get", {"path": "/Notes/take"})
+    assert item["format"]["codec"] == "wav" and item["duration"] >= 1.5, item
+    wait_for(lambda: "Saved /Notes/take" in " ".join(page.toasts()), what="the saved message")
+
+
+def test_open_folder_deleted_closes(page, reel):
+    page.open("#library:/Meetings/2025")
+    wait_for(lambda: page.item_names() == ["Kickoff"], what="/Meetings/2025")
+    reel.reel("rm", "/Meetings/2025")
+    wait_for(lambda: page.folder() == "/Meetings", what="the page to go to the parent")
+    assert page.item_names() == ["Planning", "Retro", "Standup"]
+    assert any("was deleted" in t for t in page.toasts()), page.toasts()
+    # Deleting from the page asks first; its folder stream then updates the list.
+    page.action("Retro", "Delete")
+    page.answer_dialog()
+    wait_for(lambda: page.item_names() == ["Planning", "Standup"], what="Retro gone from the page")
+    assert [i["name"] for i in reel.rpc("library.list", {"path": "/Meetings"})["items"]] == ["Planning", "Standup"]
+
+
+def test_library_changes_rename_and_errors(page, reel):
+    page.open("#library:/Meetings")
+    # Another client's change shows by itself.
+    reel.reel("mkdir", "/Meetings/Archive")
+    wait_for(lambda: "Archive" in page.item_names(), what="a folder made elsewhere to appear")
+    # A new folder from the page.
+    page.el("#folder-new").click()
+    page.answer_dialog("Drafts")
+    wait_for(lambda: "Drafts" in page.item_names(), what="the new folder")
+    # Rename to a taken name: the daemon's message, as a person reads it.
+    page.action("Retro", "Rename")
+    page.answer_dialog("Standup")
+    wait_for(lambda: any("already" in t for t in page.toasts()), what="the name_taken message")
+    page.action("Retro", "Move")
+    page.answer_dialog("/Meetings/Archive")
+    wait_for(lambda: "Retro" not in page.item_names(), what="Retro moved away")
+    assert reel.rpc("library.get", {"path": "/Meetings/Archive/Retro"})["kind"] == "recording"
+
+
+def test_names_are_text_not_html(page, reel):
+    name = '<img src=x onerror="window.pwned=1">'
+    reel.rpc("library.createFolder", {"parentPath": "/", "name": name})
+    page.open("#library")
+    wait_for(lambda: name in page.item_names(), what="the folder with markup in its name")
+    assert page.js("return document.querySelectorAll('#items img').length") == 0
+    assert page.js("return window.pwned === undefined")
+    assert page.row(name).find_element("css selector", ".name").text == name
+
+
+def test_search_with_paging(page, reel):
+    for i in range(55):
+        reel.rpc("library.createFolder", {"parentPath": "/Notes", "name": f"Idea {i:02}"})
+    page.open("#library")
+    page.el("#search").send_keys("idea" + Keys.ENTER)
+    wait_for(lambda: len(page.els("#search-results > li")) == 50, what="the first page of results")
+    assert not page.js("return document.getElementById('search-more').hidden")
+    page.el("#search-more").click()
+    wait_for(lambda: len(page.els("#search-results > li")) == 55, what="the second page")
+    assert page.js("return document.getElementById('search-more').hidden")
+    assert page.item_names("#search-results")[:2] == ["Idea 00", "Idea 01"]
+
+
+def test_audio_links(page, reel):
+    item = reel.rpc("library.get", {"path": "/Meetings/Standup"})
+    page.open("#library:/Meetings")
+    page.row("Standup").find_element("css selector", ".more-button").click()
+    href = page.row("Standup").find_element("css selector", ".actions a").get_attribute("href")
+    assert href.endswith(f"/audio/{item['id']}?download=1")
+    got = page.d.execute_async_script("""const done = arguments[arguments.length - 1];
+        Promise.all([fetch(arguments[0]), fetch(arguments[1], {headers: {Range: 'bytes=0-3'}})])
+          .then(async ([a, b]) => done([a.status, a.headers.get('content-disposition') || '',
+                                        b.status, b.headers.get('content-type') || '', (await b.arrayBuffer()).byteLength]))""",
+        href, href.replace("?download=1", ""))
+    assert got[0] == 200 and "attachment" in got[1], got
+    assert got[2] == 206 and got[3].startswith("audio/") and got[4] == 4, got
+
+
+def test_reconnects_after_reeld_restarts(page, reel):
+    page.open("#library:/Meetings")
+    reel.stop()
+    wait_for(lambda: page.js("return !document.getElementById('conn').hidden"), what="the page to say it lost reeld")
+    assert page.text("#conn") == "Reconnecting…"
+    page.screenshot("reconnecting")
+    reel.start(populate=False)
+    wait_for(lambda: page.js("return document.getElementById('conn').hidden"), what="the page to reconnect")
+    # Resubscribed: the player, the queue and the open folder follow changes again.
+    reel.reel("play", "/Meetings/Planning")
+    wait_for(lambda: page.text("#np-title") == "Planning", what="the player stream after the restart")
+    reel.reel("mkdir", "/Meetings/After")
+    wait_for(lambda: "After" in page.item_names(), what="the folder stream after the restart")
+    wait_for(lambda: len(page.els("#queue-list > li")) == 1, what="the queue after the restart")
+
+
+def test_upload(page, reel, media, tmp_path):
+    page.open("#library:/Notes")
+    page.js("document.getElementById('upload').hidden = false")
+    page.el("#upload").send_keys(str(media / "tone1.flac"))
+    wait_for(lambda: "tone1" in page.item_names(), what="the uploaded file in /Notes")
+    item = reel.rpc("library.get", {"path": "/Notes/tone1"})
+    assert item["format"]["codec"] == "flac" and abs(item["duration"] - 120) < 0.1
+    # Not audio: the daemon's refusal is shown, nothing is added.
+    text = tmp_path / "notes.txt"
+    text.write_text("not audio\n")
+    page.el("#upload").send_keys(str(text))
+    wait_for(lambda: page.toasts("error"), what="the refusal of a text file")
+    assert "notes" not in page.item_names()
