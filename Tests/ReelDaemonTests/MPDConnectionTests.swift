@@ -208,6 +208,25 @@ import Testing
         #expect(try h.output() == "")
     }
 
+    @Test func aSilentConnectionExpiresUnlessItIdles() throws {
+        let idler = try harness()
+        _ = try idler.output()
+        try idler.send("idle\n")
+        let idling = try #require(idler.registry.connections.first)
+        idling.expireIfSilent(since: .now() + .seconds(120))
+        #expect(idler.isOpen)
+
+        let silent = try harness()
+        _ = try silent.output()
+        try silent.send("ping\n")
+        let connection = try #require(silent.registry.connections.first)
+        connection.expireIfSilent(since: .now() - .seconds(120))
+        #expect(silent.isOpen)  // it spoke after that deadline
+        connection.expireIfSilent(since: .now() + .seconds(1))
+        silent.channel.embeddedEventLoop.run()
+        #expect(!silent.isOpen)
+    }
+
     @Test func closeEndsTheConnectionWithoutAReply() throws {
         let h = try harness()
         _ = try h.output()
