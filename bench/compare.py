@@ -9,10 +9,17 @@
       starts playback, pauses it 3 s later and stops it; prints
       `play_ms=… pause_ms=… play_reply_ms=… pause_reply_ms=…`: from the play command's reply to
       the first non-silent sample at the output, and from sending the pause command to the last.
+  compare.py window --pid PID --seconds N
+      Samples process PID for N s and prints `cpu_ns=… ticks=… wakeups=… threads_started=…
+      threads_ended=… rss_kb=… seconds=… changed=…`: CPU time of the whole process (its CPU clock: threads
+      that ended in the window included), utime+stime in clock ticks as a cross-check, voluntary
+      context switches of every thread seen (read each second), the peak VmRSS, and the threads
+      that started (+name/TID) or ended (-name/TID) in the window.
   compare.py follow --protocol reel|mpd --socket S --seconds N --interval I --daemon-pid PID
       Follows the position for N s: MPD by a `status` poll every I s, Reel by one `player`
       subscription at interval I. Prints bytes each way, messages, the client's wake-ups
-      (voluntary context switches), and the daemon's wake-ups and CPU over the same window.
+      (voluntary context switches), and the daemon's wake-ups and CPU over the same window
+      (as `window` takes them).
   compare.py table RESULTS SECONDS ROUNDS FOLLOW NPROC MODEL KERNEL
       Prints the table from the results file bench/compare wrote.
 """
@@ -223,23 +230,113 @@ def output_latency(argv):
           f"pause_reply_ms={(t_pause_reply - t_pause) * 1000:.1f}")
 
 
-# --- following the position --------------------------------------------------------------------
+# --- a process's CPU time and wake-ups over a window ---------------------------------------------
 
-def daemon_counters(pid):
-    """(voluntary context switches, ns on a CPU) summed over the daemon's live threads."""
-    switches = cpu = 0
-    for tid in os.listdir(f"/proc/{pid}/task"):
+def process_cpu_ns(pid):
+    """Nanoseconds on a CPU of every thread process `pid` has had, ended ones included: its
+    process CPU clock (CLOCK_PROCESS_CPUTIME_ID, read from outside through the clock id
+    clock_getcpuclockid(pid) gives, ((~pid) << 3) | CPUCLOCK_SCHED), the time utime+stime in
+    /proc/PID/stat counts, at nanosecond rather than clock-tick resolution."""
+    return time.clock_gettime_ns(((~pid) << 3) | 2)
+
+
+def stat_ticks(pid):
+    """utime+stime from /proc/PID/stat, in clock ticks (ended threads included): a cross-check."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+class Sampler:
+    """A process's CPU time, wake-ups and peak RSS over a window, threads that start or end in it
+    included. CPU: `process_cpu_ns`, at the start and the end. Wake-ups: voluntary context
+    switches, which Linux keeps per thread (/proc/PID/task/TID/status; no process-wide total for
+    another process): every thread is read every `interval` s, each known by its TID and start
+    time, and one that ends counts what it had at its last reading (it can lose at most its last
+    interval's switches; a thread that starts and ends between two readings is not seen)."""
+
+    def __init__(self, pid, interval=1.0):
+        self.pid, self.interval = pid, interval
+        self.first, self.last, self.names = {}, {}, {}
+        self.rss_kb = 0
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def threads(self):
+        counts = {}
+        for tid in os.listdir(f"/proc/{self.pid}/task"):
+            try:
+                with open(f"/proc/{self.pid}/task/{tid}/stat") as f:
+                    head, tail = f.read().rsplit(")", 1)
+                start = tail.split()[19]
+                self.names[(tid, start)] = head.split("(", 1)[1].replace(" ", "_").replace(",", "_")
+                with open(f"/proc/{self.pid}/task/{tid}/status") as f:
+                    for line in f:
+                        if line.startswith("voluntary_ctxt_switches:"):
+                            counts[(tid, start)] = int(line.split()[1])
+            except OSError:
+                pass  # a thread that just ended
+        return counts
+
+    def sample(self):
+        self.last.update(self.threads())
+        self.sample_rss()
+
+    def sample_rss(self):
         try:
-            with open(f"/proc/{pid}/task/{tid}/status") as f:
+            with open(f"/proc/{self.pid}/status") as f:
                 for line in f:
-                    if line.startswith("voluntary_ctxt_switches:"):
-                        switches += int(line.split()[1])
-            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                cpu += int(f.read().split()[0])
+                    if line.startswith("VmRSS:"):
+                        self.rss_kb = max(self.rss_kb, int(line.split()[1]))
         except OSError:
-            pass  # a thread that just ended
-    return switches, cpu
+            pass
 
+    def start(self):
+        self.first = self.threads()
+        self.last = dict(self.first)
+        self.t0 = time.monotonic()
+        self.cpu0 = process_cpu_ns(self.pid)
+        self.ticks0 = stat_ticks(self.pid)
+        self.sample()
+        self.thread.start()
+        return self
+
+    def run(self):
+        while not self.stopping.wait(self.interval):
+            self.sample()
+
+    def stop(self):
+        """{cpu_ns, ticks, wakeups, threads_started, threads_ended, rss_kb, seconds, changed}:
+        `changed` names the threads that started (+) or ended (-) in the window."""
+        cpu1 = process_cpu_ns(self.pid)
+        ticks1 = stat_ticks(self.pid)
+        t1 = time.monotonic()
+        self.stopping.set()
+        self.thread.join()
+        final = self.threads()
+        self.last.update(final)
+        self.sample_rss()
+        started, ended = set(self.last) - set(self.first), set(self.last) - set(final)
+        changed = [f"+{self.names[k]}/{k[0]}" for k in sorted(started)] + [f"-{self.names[k]}/{k[0]}" for k in sorted(ended)]
+        return {"cpu_ns": cpu1 - self.cpu0, "ticks": ticks1 - self.ticks0,
+                "wakeups": sum(n - self.first.get(k, 0) for k, n in self.last.items()),
+                "threads_started": len(started), "threads_ended": len(ended),
+                "rss_kb": self.rss_kb, "seconds": t1 - self.t0, "changed": ",".join(changed) or "none"}
+
+
+def window(argv):
+    """`window --pid PID --seconds N`: the Sampler's figures over N s, as key=value pairs."""
+    o = options(argv, ["pid", "seconds"])
+    try:
+        sampler = Sampler(int(o["pid"])).start()
+        time.sleep(float(o["seconds"]))
+        figures = sampler.stop()
+    except OSError as error:
+        fail(f"process {o['pid']}: {error}")
+    print(" ".join(f"{k}={v:.6f}" if isinstance(v, float) else f"{k}={v}" for k, v in figures.items()))
+
+
+# --- following the position --------------------------------------------------------------------
 
 def follow(argv):
     o = options(argv, ["protocol", "socket", "seconds", "interval", "daemon-pid"])
@@ -249,7 +346,7 @@ def follow(argv):
         messages = 0
         positions = []
         usage0 = resource.getrusage(resource.RUSAGE_SELF)
-        d0 = daemon_counters(pid)
+        sampler = Sampler(pid).start()
         start = time.monotonic()
         end = start + seconds
         if protocol == "mpd":
@@ -280,15 +377,15 @@ def follow(argv):
                 if push.get("method") == "player.state":
                     positions.append(push["params"]["position"])
         elapsed = time.monotonic() - start
-        d1 = daemon_counters(pid)
+        daemon = sampler.stop()
         usage1 = resource.getrusage(resource.RUSAGE_SELF)
     except (OSError, RuntimeError, ValueError) as error:
         fail(f"{error}")
     if len(positions) < 2 or positions[-1] - positions[0] < 0.5 * seconds:
         fail(f"the position did not move while following ({positions[:1]} … {positions[-1:]})")
     print(f"bytes_out={client.sent} bytes_in={client.received} messages={messages} "
-          f"client_wakeups={usage1.ru_nvcsw - usage0.ru_nvcsw} daemon_wakeups={d1[0] - d0[0]} "
-          f"daemon_cpu_ms={(d1[1] - d0[1]) / 1e6:.2f} seconds={elapsed:.3f}")
+          f"client_wakeups={usage1.ru_nvcsw - usage0.ru_nvcsw} daemon_wakeups={daemon['wakeups']} "
+          f"daemon_cpu_ms={daemon['cpu_ns'] / 1e6:.2f} seconds={elapsed:.3f}")
 
 
 # --- the table ---------------------------------------------------------------------------------
@@ -410,5 +507,6 @@ if __name__ == "__main__":
         print(__doc__)
         sys.exit(2)
     command, rest = sys.argv[1], sys.argv[2:]
-    {"mpd": mpd_command, "output": output_latency, "follow": follow, "table": table}.get(
+    {"mpd": mpd_command, "output": output_latency, "window": window, "follow": follow,
+     "table": table}.get(
         command, lambda _: (print(__doc__), sys.exit(2)))(rest)
