@@ -702,7 +702,6 @@ def table(argv):
     row(f"CPU, stopped, {clients} MPD clients in idle (% of a core)", "idlecpu.{}.clients", 3, "≤ 1 %", absolute=1.0)
     row("  the same with no client (% of a core)", "idlecpu.{}.none", 3)
     row(f"RSS, stopped, {clients} MPD clients in idle (MB)", "idlerss.{}.clients", 1)
-    row("  the same with no client (MB)", "idlerss.{}.none", 1)
 
     head = ("figure", "Reel: median (min–max)", "MPD", "Reel/MPD", "target", "met")
     widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(6)]
