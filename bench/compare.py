@@ -9,10 +9,31 @@
       starts playback, pauses it 3 s later and stops it; prints
       `play_ms=… pause_ms=… play_reply_ms=… pause_reply_ms=…`: from the play command's reply to
       the first non-silent sample at the output, and from sending the pause command to the last.
+  compare.py window --pid PID --seconds N
+      Samples process PID for N s and prints `cpu_ns=… ticks=… wakeups=… threads_started=…
+      threads_ended=… rss_kb=… seconds=… changed=…`: CPU time of the whole process (its CPU clock: threads
+      that ended in the window included), utime+stime in clock ticks as a cross-check, voluntary
+      context switches of every thread seen (read each second), the peak VmRSS, and the threads
+      that started (+name/TID) or ended (-name/TID) in the window.
   compare.py follow --protocol reel|mpd --socket S --seconds N --interval I --daemon-pid PID
       Follows the position for N s: MPD by a `status` poll every I s, Reel by one `player`
       subscription at interval I. Prints bytes each way, messages, the client's wake-ups
-      (voluntary context switches), and the daemon's wake-ups and CPU over the same window.
+      (voluntary context switches), and the daemon's wake-ups and CPU over the same window
+      (as `window` takes them).
+  compare.py mpd-rtt --address A --count N --warmup N
+      `status` round trips on one connection to an MPD-protocol listener A (HOST:PORT or a Unix
+      socket path): N unmeasured, then N timed from the send to the read that brought the `OK`;
+      prints `p50_us=… p99_us=… max_us=… count=…`.
+  compare.py mpd-idle --address A --count N --commands C1,C2
+      One client waits in `idle player`, another sends C1, C2, C1, … (N in all); per command,
+      the time from its send to the idle client's `changed: player`; prints, per command (its
+      spaces as _), `C1_p50_ms=… C1_p99_ms=… C1_max_ms=…`, then `count=… early=…` (idle replies
+      that came before a command was sent, not counted).
+  compare.py mpd-idle-clients --address A --clients N --seconds S --daemon-pid PID
+      N connections to A, each in `idle`, from this one process (non-blocking sockets, a
+      selector; RLIMIT_NOFILE raised); the daemon's CPU over S s while nothing changes; then each
+      sends `noidle` and must get `OK`. Prints `cpu_ms=… percent=… wakeups=… seconds=…
+      clients=… rss_kb=… threads=…` (percent: of one core).
   compare.py table RESULTS SECONDS ROUNDS FOLLOW NPROC MODEL KERNEL
       Prints the table from the results file bench/compare wrote.
 """
@@ -27,7 +48,7 @@ import sys
 import threading
 import time
 
-from measuring import options as parse_options
+from measuring import options as parse_options, percentile
 
 
 def options(argv, names):
@@ -223,23 +244,113 @@ def output_latency(argv):
           f"pause_reply_ms={(t_pause_reply - t_pause) * 1000:.1f}")
 
 
-# --- following the position --------------------------------------------------------------------
+# --- a process's CPU time and wake-ups over a window ---------------------------------------------
 
-def daemon_counters(pid):
-    """(voluntary context switches, ns on a CPU) summed over the daemon's live threads."""
-    switches = cpu = 0
-    for tid in os.listdir(f"/proc/{pid}/task"):
+def process_cpu_ns(pid):
+    """Nanoseconds on a CPU of every thread process `pid` has had, ended ones included: its
+    process CPU clock (CLOCK_PROCESS_CPUTIME_ID, read from outside through the clock id
+    clock_getcpuclockid(pid) gives, ((~pid) << 3) | CPUCLOCK_SCHED), the time utime+stime in
+    /proc/PID/stat counts, at nanosecond rather than clock-tick resolution."""
+    return time.clock_gettime_ns(((~pid) << 3) | 2)
+
+
+def stat_ticks(pid):
+    """utime+stime from /proc/PID/stat, in clock ticks (ended threads included): a cross-check."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+class Sampler:
+    """A process's CPU time, wake-ups and peak RSS over a window, threads that start or end in it
+    included. CPU: `process_cpu_ns`, at the start and the end. Wake-ups: voluntary context
+    switches, which Linux keeps per thread (/proc/PID/task/TID/status; no process-wide total for
+    another process): every thread is read every `interval` s, each known by its TID and start
+    time, and one that ends counts what it had at its last reading (it can lose at most its last
+    interval's switches; a thread that starts and ends between two readings is not seen)."""
+
+    def __init__(self, pid, interval=1.0):
+        self.pid, self.interval = pid, interval
+        self.first, self.last, self.names = {}, {}, {}
+        self.rss_kb = 0
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def threads(self):
+        counts = {}
+        for tid in os.listdir(f"/proc/{self.pid}/task"):
+            try:
+                with open(f"/proc/{self.pid}/task/{tid}/stat") as f:
+                    head, tail = f.read().rsplit(")", 1)
+                start = tail.split()[19]
+                self.names[(tid, start)] = head.split("(", 1)[1].replace(" ", "_").replace(",", "_")
+                with open(f"/proc/{self.pid}/task/{tid}/status") as f:
+                    for line in f:
+                        if line.startswith("voluntary_ctxt_switches:"):
+                            counts[(tid, start)] = int(line.split()[1])
+            except OSError:
+                pass  # a thread that just ended
+        return counts
+
+    def sample(self):
+        self.last.update(self.threads())
+        self.sample_rss()
+
+    def sample_rss(self):
         try:
-            with open(f"/proc/{pid}/task/{tid}/status") as f:
+            with open(f"/proc/{self.pid}/status") as f:
                 for line in f:
-                    if line.startswith("voluntary_ctxt_switches:"):
-                        switches += int(line.split()[1])
-            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                cpu += int(f.read().split()[0])
+                    if line.startswith("VmRSS:"):
+                        self.rss_kb = max(self.rss_kb, int(line.split()[1]))
         except OSError:
-            pass  # a thread that just ended
-    return switches, cpu
+            pass
 
+    def start(self):
+        self.first = self.threads()
+        self.last = dict(self.first)
+        self.t0 = time.monotonic()
+        self.cpu0 = process_cpu_ns(self.pid)
+        self.ticks0 = stat_ticks(self.pid)
+        self.sample()
+        self.thread.start()
+        return self
+
+    def run(self):
+        while not self.stopping.wait(self.interval):
+            self.sample()
+
+    def stop(self):
+        """{cpu_ns, ticks, wakeups, threads_started, threads_ended, rss_kb, seconds, changed}:
+        `changed` names the threads that started (+) or ended (-) in the window."""
+        cpu1 = process_cpu_ns(self.pid)
+        ticks1 = stat_ticks(self.pid)
+        t1 = time.monotonic()
+        self.stopping.set()
+        self.thread.join()
+        final = self.threads()
+        self.last.update(final)
+        self.sample_rss()
+        started, ended = set(self.last) - set(self.first), set(self.last) - set(final)
+        changed = [f"+{self.names[k]}/{k[0]}" for k in sorted(started)] + [f"-{self.names[k]}/{k[0]}" for k in sorted(ended)]
+        return {"cpu_ns": cpu1 - self.cpu0, "ticks": ticks1 - self.ticks0,
+                "wakeups": sum(n - self.first.get(k, 0) for k, n in self.last.items()),
+                "threads_started": len(started), "threads_ended": len(ended),
+                "rss_kb": self.rss_kb, "seconds": t1 - self.t0, "changed": ",".join(changed) or "none"}
+
+
+def window(argv):
+    """`window --pid PID --seconds N`: the Sampler's figures over N s, as key=value pairs."""
+    o = options(argv, ["pid", "seconds"])
+    try:
+        sampler = Sampler(int(o["pid"])).start()
+        time.sleep(float(o["seconds"]))
+        figures = sampler.stop()
+    except OSError as error:
+        fail(f"process {o['pid']}: {error}")
+    print(" ".join(f"{k}={v:.6f}" if isinstance(v, float) else f"{k}={v}" for k, v in figures.items()))
+
+
+# --- following the position --------------------------------------------------------------------
 
 def follow(argv):
     o = options(argv, ["protocol", "socket", "seconds", "interval", "daemon-pid"])
@@ -249,7 +360,7 @@ def follow(argv):
         messages = 0
         positions = []
         usage0 = resource.getrusage(resource.RUSAGE_SELF)
-        d0 = daemon_counters(pid)
+        sampler = Sampler(pid).start()
         start = time.monotonic()
         end = start + seconds
         if protocol == "mpd":
@@ -280,21 +391,202 @@ def follow(argv):
                 if push.get("method") == "player.state":
                     positions.append(push["params"]["position"])
         elapsed = time.monotonic() - start
-        d1 = daemon_counters(pid)
+        daemon = sampler.stop()
         usage1 = resource.getrusage(resource.RUSAGE_SELF)
     except (OSError, RuntimeError, ValueError) as error:
         fail(f"{error}")
     if len(positions) < 2 or positions[-1] - positions[0] < 0.5 * seconds:
         fail(f"the position did not move while following ({positions[:1]} … {positions[-1:]})")
     print(f"bytes_out={client.sent} bytes_in={client.received} messages={messages} "
-          f"client_wakeups={usage1.ru_nvcsw - usage0.ru_nvcsw} daemon_wakeups={d1[0] - d0[0]} "
-          f"daemon_cpu_ms={(d1[1] - d0[1]) / 1e6:.2f} seconds={elapsed:.3f}")
+          f"client_wakeups={usage1.ru_nvcsw - usage0.ru_nvcsw} daemon_wakeups={daemon['wakeups']} "
+          f"daemon_cpu_ms={daemon['cpu_ns'] / 1e6:.2f} seconds={elapsed:.3f}")
+
+
+# --- the MPD protocol: status round trips, idle wake-up, idle clients ----------------------------
+
+def mpd_connect(address, timeout=10):
+    """A connected socket to an MPD-protocol listener, its greeting read: `HOST:PORT` (TCP, with
+    TCP_NODELAY on the client's side) or an absolute Unix socket path."""
+    if address.startswith("/"):
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(timeout)
+        sock.connect(address)
+    else:
+        host, port = address.rsplit(":", 1)
+        sock = socket.create_connection((host, int(port)), timeout=timeout)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    greeting = b""
+    while not greeting.endswith(b"\n"):
+        chunk = sock.recv(256)
+        if not chunk:
+            raise RuntimeError(f"{address} closed the connection before its greeting")
+        greeting += chunk
+    if not greeting.startswith(b"OK MPD "):
+        raise RuntimeError(f"no MPD greeting from {address}: {greeting!r}")
+    return sock
+
+
+def read_reply(sock, buffer=b""):
+    """Reads up to and including the `OK` line that ends a reply; the reply's bytes.
+    RuntimeError on an ACK or a closed connection."""
+    while not (buffer.endswith(b"\nOK\n") or buffer == b"OK\n"):
+        if buffer.startswith(b"ACK ") and buffer.endswith(b"\n"):
+            raise RuntimeError(buffer.decode(errors="replace").strip())
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise RuntimeError("the daemon closed the connection")
+        buffer += chunk
+    return buffer
+
+
+def mpd_rtt(argv):
+    """`status` back to back on one connection: `warmup` unmeasured, then `count` timed from the
+    send to the read that completed the reply (its `OK` line)."""
+    o = options(argv, ["address", "count", "warmup"])
+    count, warmup = int(o["count"]), int(o["warmup"])
+    try:
+        sock = mpd_connect(o["address"])
+        request = b"status\n"
+        for _ in range(warmup):
+            sock.sendall(request)
+            read_reply(sock)
+        times = []
+        for _ in range(count):
+            t0 = time.perf_counter_ns()
+            sock.sendall(request)
+            reply = read_reply(sock)
+            times.append(time.perf_counter_ns() - t0)
+        sock.close()
+    except (OSError, RuntimeError) as error:
+        fail(f"{o['address']}: {error}")
+    if b"\nstate: " not in b"\n" + reply:
+        fail(f"{o['address']}: the status reply has no state: {reply[:200]!r}")
+    print(f"p50_us={percentile(times, 50) / 1000:.1f} p99_us={percentile(times, 99) / 1000:.1f} "
+          f"max_us={max(times) / 1000:.1f} count={count}")
+
+
+def mpd_idle(argv):
+    """One client waits in `idle player`; another sends the commands in turn (`pause 1`, then
+    `pause 0`, …); per command, the time from its send to the read that brought the idle
+    client's `changed: player`. Before each, the idle client's pending events are cleared
+    (`idle player` + `noidle`: the idle returns at once with a pending event, and the `noidle`
+    then gets no reply; without one, the `noidle` ends the idle), it starts `idle player` again,
+    and 0.1 s passes for the daemon to take it; if its `changed: player` has come by then (an
+    event of the previous command, late), that try is counted as `early` and done again."""
+    import select
+    o = options(argv, ["address", "count", "commands"])
+    count, commands = int(o["count"]), o["commands"].split(",")
+    times = {c: [] for c in commands}
+    early = 0
+    try:
+        watcher, control = mpd_connect(o["address"]), mpd_connect(o["address"])
+        i = 0
+        while i < count:
+            command = commands[i % len(commands)]
+            watcher.sendall(b"idle player\nnoidle\n")
+            read_reply(watcher)
+            watcher.sendall(b"idle player\n")
+            time.sleep(0.1)
+            if select.select([watcher], [], [], 0)[0]:
+                read_reply(watcher)
+                early += 1
+                if early > count:
+                    raise RuntimeError(f"{early} idle replies came before the command")
+                continue
+            t0 = time.perf_counter_ns()
+            control.sendall(command.encode() + b"\n")
+            buffer = b""
+            while b"changed: player\n" not in buffer:
+                try:
+                    chunk = watcher.recv(4096)
+                except socket.timeout:
+                    read_reply(control)
+                    control.sendall(b"status\n")
+                    state = [line for line in read_reply(control).decode().splitlines()
+                             if line.startswith(("state:", "elapsed:", "duration:"))]
+                    raise RuntimeError(f"no changed: player within 10 s of `{command}` ({i + 1} of {count}); "
+                                       f"{', '.join(state)}")
+                if not chunk:
+                    raise RuntimeError("the daemon closed the idle connection")
+                buffer += chunk
+            t1 = time.perf_counter_ns()
+            read_reply(watcher, buffer)
+            read_reply(control)
+            times[command].append(t1 - t0)
+            i += 1
+            time.sleep(0.1)
+        watcher.close()
+        control.close()
+    except (OSError, RuntimeError) as error:
+        fail(f"{o['address']}: {error}")
+    print(" ".join(f"{c.replace(' ', '_')}_p50_ms={percentile(ts, 50) / 1e6:.3f} "
+                   f"{c.replace(' ', '_')}_p99_ms={percentile(ts, 99) / 1e6:.3f} "
+                   f"{c.replace(' ', '_')}_max_ms={max(ts) / 1e6:.3f}" for c, ts in times.items())
+          + f" count={count} early={early}")
+
+
+def mpd_idle_clients(argv):
+    """`clients` connections, each in `idle` (every subsystem), held by this one process with
+    non-blocking sockets and a selector; the daemon's CPU over `seconds` (its process CPU clock)
+    while nothing changes. Then each client sends `noidle` and must get its `OK`: all were
+    connected and idling through the window. Any byte that arrived in the window is counted (an
+    event, or a closed connection, means something did change)."""
+    import selectors
+    o = options(argv, ["address", "clients", "seconds", "daemon-pid"])
+    clients, seconds, pid = int(o["clients"]), float(o["seconds"]), int(o["daemon-pid"])
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < clients + 64:
+        if hard != resource.RLIM_INFINITY and hard < clients + 64:
+            fail(f"RLIMIT_NOFILE's hard limit {hard} is below {clients + 64}")
+        resource.setrlimit(resource.RLIMIT_NOFILE, (clients + 64, hard))
+    selector = selectors.DefaultSelector()
+    socks = []
+    try:
+        for _ in range(clients):
+            sock = mpd_connect(o["address"])
+            sock.sendall(b"idle\n")
+            sock.setblocking(False)
+            selector.register(sock, selectors.EVENT_READ)
+            socks.append(sock)
+        time.sleep(1.0)  # every idle taken by the daemon
+        arrived = closed = 0
+        sampler = Sampler(pid).start()
+        end = time.monotonic() + seconds
+        while (left := end - time.monotonic()) > 0:
+            for key, _ in selector.select(timeout=left):
+                data = key.fileobj.recv(65536)
+                arrived += len(data)
+                if not data:
+                    closed += 1
+                    selector.unregister(key.fileobj)
+        figures = sampler.stop()
+        replies = 0
+        for sock in socks:
+            sock.setblocking(True)
+            sock.settimeout(10)
+            try:
+                sock.sendall(b"noidle\n")
+                if read_reply(sock) == b"OK\n":
+                    replies += 1
+            except (OSError, RuntimeError):
+                pass
+    except (OSError, RuntimeError) as error:
+        fail(f"{o['address']}, client {len(socks) + 1} of {clients}: {error}")
+    finally:
+        for sock in socks:
+            sock.close()
+    if clients and (arrived or closed or replies != clients):
+        fail(f"not idle through the window: {arrived} bytes arrived, {closed} connections closed, "
+             f"{replies} of {clients} answered noidle with OK")
+    print(f"cpu_ms={figures['cpu_ns'] / 1e6:.3f} percent={figures['cpu_ns'] / 1e7 / figures['seconds']:.4f} "
+          f"wakeups={figures['wakeups']} seconds={figures['seconds']:.3f} clients={clients} "
+          f"rss_kb={figures['rss_kb']} threads={figures['changed']}")
 
 
 # --- the table ---------------------------------------------------------------------------------
 
 def table(argv):
-    path, seconds, rounds, follow_seconds, nproc, model, kernel = argv
+    path, seconds, rounds, follow_seconds, nproc, model, kernel, idle_clients, idle_seconds = argv
     values, reasons, by_round = {}, {}, {}
     current_round = "0"
     for line in open(path):
@@ -319,7 +611,7 @@ def table(argv):
 
     def why(key):
         parts = key.split(".")
-        for k in (key, ".".join(parts[:2]), parts[0], parts[1] if len(parts) > 1 else ""):
+        for k in [".".join(parts[:n]) for n in range(len(parts), 0, -1)] + [parts[1] if len(parts) > 1 else ""]:
             if k in reasons:
                 return "not measured: " + reasons[k]
         return "not measured (see the log above)"
@@ -327,10 +619,10 @@ def table(argv):
     rows = []
     notes = []
 
-    def row(name, figure, digits, target=None, limit=None, other="mpd", resolution=None):
+    def row(name, figure, digits, target=None, limit=None, other="mpd", resolution=None, absolute=None):
         """figure: the key without the player, e.g. cpu.{}.flac; the ratio is reel/other per round.
         Figures that can be 0 or below (a latency within the method's resolution) get no ratio;
-        their target compares the medians."""
+        their target compares the medians. `absolute`: a target for Reel's median itself."""
         reel, theirs = figure.format("reel"), figure.format(other)
         a = summary(values.get(reel, []), digits) or why(reel)
         b = summary(values.get(theirs, []), digits) or why(theirs)
@@ -339,6 +631,9 @@ def table(argv):
         ratios = [x / y for x, y in pairs] if positive else []
         ratio = summary(ratios, 2 if not ratios or min(ratios) >= 0.01 else 4, "×") or ("— (a value ≤ 0)" if pairs else "—")
         met = ""
+        if absolute is not None:
+            met = "not measured" if reel not in values else (
+                "yes" if statistics.median(values[reel]) <= absolute else "no")
         if limit is not None:
             if pairs and resolution is not None and max(statistics.median(values[reel]),
                                                         statistics.median(values[theirs])) <= resolution:
@@ -394,12 +689,25 @@ def table(argv):
     row("  of them for the client (minus playing alone)", "follownet.{}.wakeups", 0)
     row(f"follow {follow_seconds} s: daemon CPU, ms (playing too)", "follow.{}.daemon_cpu", 1)
     row("  of it for the client (minus playing alone)", "follownet.{}.cpu", 1)
+    for transport, name in (("tcp", "TCP"), ("unix", "Unix socket")):
+        for phase in ("stopped", "playing"):
+            for p in ("p50", "p99"):
+                row(f"MPD protocol: status RTT {p}, {name}, {phase} (µs)", f"mpdrtt.{{}}.{transport}.{phase}.{p}", 1,
+                    "≤ 1×", 1.0)
+    for command, key in (("pause 1", "pause"), ("pause 0", "resume")):
+        for p in ("p50", "p99"):
+            row(f"MPD protocol: `{command}` → idle client's changed: player, {p} (ms)", f"mpdidle.{{}}.{key}.{p}", 3,
+                "≤ 1×", 1.0)
+    clients = f"{int(idle_clients):,}"
+    row(f"CPU, stopped, {clients} MPD clients in idle (% of a core)", "idlecpu.{}.clients", 3, "≤ 1 %", absolute=1.0)
+    row("  the same with no client (% of a core)", "idlecpu.{}.none", 3)
+    row(f"RSS, stopped, {clients} MPD clients in idle (MB)", "idlerss.{}.clients", 1)
 
     head = ("figure", "Reel: median (min–max)", "MPD", "Reel/MPD", "target", "met")
     widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(6)]
     print()
     print(f"Reel vs MPD: {rounds} round(s) A/B, {seconds} s CPU windows, 44.1 kHz stereo 16-bit, "
-          "ALSA pulse -> private PulseAudio null sink")
+          f"ALSA pulse -> private PulseAudio null sink; {idle_seconds} s idle-client windows")
     for r in [head, tuple("-" * w for w in widths)] + rows:
         print("  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip())
     print(f"machine: {nproc} CPUs, {model}, Linux {kernel}")
@@ -410,5 +718,6 @@ if __name__ == "__main__":
         print(__doc__)
         sys.exit(2)
     command, rest = sys.argv[1], sys.argv[2:]
-    {"mpd": mpd_command, "output": output_latency, "follow": follow, "table": table}.get(
+    {"mpd": mpd_command, "output": output_latency, "window": window, "follow": follow,
+     "mpd-rtt": mpd_rtt, "mpd-idle": mpd_idle, "mpd-idle-clients": mpd_idle_clients, "table": table}.get(
         command, lambda _: (print(__doc__), sys.exit(2)))(rest)
