@@ -197,24 +197,12 @@ extension LibraryStore {
         _ = try reading("import \(source)") { db in try self.importDestination(folder, name, db) }
 
         let id = Self.newID()
-        let ext = Self.fileExtension(forCodec: probed.format.codec)
         let partial = "\(audioDirectory)/\(Self.partialImportPrefix)\(id)\(Self.partialImportSuffix)"
-        let final = audioPath(id: id, ext: ext)
+        let final = audioPath(id: id, ext: Self.fileExtension(forCodec: probed.format.codec))
         try AudioFiles.copyDurably(from: source, to: partial)
-        let size = AudioFiles.regularFileSize(partial) ?? 0
         do {
-            let item = try writing("import \(source)") { db in
-                let folder = try self.importDestination(folder, name, db)
-                let row = ItemRow(
-                    seq: 0, id: id, parent: folder.row.id, kind: .recording, name: name, created: Timestamp.now(),
-                    duration: probed.duration, codec: probed.format.codec, sampleRate: probed.format.sampleRate,
-                    channels: probed.format.channels, size: size, fileExt: ext)
-                try self.insert(row, parentPath: folder.path, db)
-                // Inside the transaction: a failed rename rolls the row back.
-                try AudioFiles.rename(partial, to: final)
-                return row.item(path: TreePaths.join(folder.path, name))
-            }
-            AudioFiles.syncDirectory(audioDirectory)
+            let item = try commitImport(
+                file: partial, id: id, folder: folder, name: name, probed: probed, action: "import \(source)")
             logger.info("imported", metadata: ["file": "\(source)", "path": "\(item.path)", "id": "\(id)"])
             return item
         } catch {
@@ -223,6 +211,30 @@ extension LibraryStore {
             try? AudioFiles.removeIfPresent(final)
             throw error
         }
+    }
+
+    /// The last step of an import, shared by copies and uploads: in one transaction, the
+    /// recording's row is inserted and `file` (already in `audio/`, synced) is renamed to its
+    /// final name — a failed rename rolls the row back; then the directory is synced.
+    private func commitImport(
+        file: String, id: String, folder: ItemReference, name: String,
+        probed: (duration: Double?, format: AudioFormat), action: String
+    ) throws(ReelError) -> Item {
+        let ext = Self.fileExtension(forCodec: probed.format.codec)
+        let final = audioPath(id: id, ext: ext)
+        let size = AudioFiles.regularFileSize(file) ?? 0
+        let item = try writing(action) { db in
+            let folder = try self.importDestination(folder, name, db)
+            let row = ItemRow(
+                seq: 0, id: id, parent: folder.row.id, kind: .recording, name: name, created: Timestamp.now(),
+                duration: probed.duration, codec: probed.format.codec, sampleRate: probed.format.sampleRate,
+                channels: probed.format.channels, size: size, fileExt: ext)
+            try self.insert(row, parentPath: folder.path, db)
+            try AudioFiles.rename(file, to: final)
+            return row.item(path: TreePaths.join(folder.path, name))
+        }
+        AudioFiles.syncDirectory(audioDirectory)
+        return item
     }
 
     static let partialImportPrefix = ".import-"
@@ -259,21 +271,8 @@ extension LibraryStore {
             _ = try reading("import \(displayName)") { db in try self.importDestination(folder, name, db) }
             try AudioFiles.syncFile(source)
             let id = Self.newID()
-            let ext = Self.fileExtension(forCodec: probed.format.codec)
-            let final = audioPath(id: id, ext: ext)
-            let size = AudioFiles.regularFileSize(source) ?? 0
-            let item = try writing("import \(displayName)") { db in
-                let folder = try self.importDestination(folder, name, db)
-                let row = ItemRow(
-                    seq: 0, id: id, parent: folder.row.id, kind: .recording, name: name, created: Timestamp.now(),
-                    duration: probed.duration, codec: probed.format.codec, sampleRate: probed.format.sampleRate,
-                    channels: probed.format.channels, size: size, fileExt: ext)
-                try self.insert(row, parentPath: folder.path, db)
-                // Inside the transaction: a failed rename rolls the row back.
-                try AudioFiles.rename(source, to: final)
-                return row.item(path: TreePaths.join(folder.path, name))
-            }
-            AudioFiles.syncDirectory(audioDirectory)
+            let item = try commitImport(
+                file: source, id: id, folder: folder, name: name, probed: probed, action: "import \(displayName)")
             logger.info("imported an upload", metadata: ["file": "\(displayName)", "path": "\(item.path)", "id": "\(id)"])
             return item
         } catch {
