@@ -93,11 +93,7 @@ enum MPDPlaybackCommands {
                     let volume = try request.unsigned(0)
                     guard volume <= 100 else { throw .argument("Number too large", request[0]) }
                     guard mixer.state.kind != .none else { throw MPDAck(.system, "No mixer") }
-                    if mixer.state.muted {
-                        mixer.setMuted(false) { _ in mixer.setVolume(volume, reply: doneMixer(reply)) }
-                    } else {
-                        mixer.setVolume(volume, reply: doneMixer(reply))
-                    }
+                    unmuted(mixer) { mixer.setVolume(volume, reply: done(reply)) }
                 } catch {
                     reply(.failure(error))
                 }
@@ -106,11 +102,7 @@ enum MPDPlaybackCommands {
                 do throws(MPDAck) {
                     let offset = try request.int(0, in: -100...100)
                     guard mixer.state.kind != .none else { throw MPDAck(.system, "No mixer") }
-                    if mixer.state.muted {
-                        mixer.setMuted(false) { _ in mixer.setVolume(offset: offset, reply: doneMixer(reply)) }
-                    } else {
-                        mixer.setVolume(offset: offset, reply: doneMixer(reply))
-                    }
+                    unmuted(mixer) { mixer.setVolume(offset: offset, reply: done(reply)) }
                 } catch {
                     reply(.failure(error))
                 }
@@ -134,6 +126,13 @@ enum MPDPlaybackCommands {
                 _ = player.setQueueOptions(single: mode)
             },
         ]
+    }
+
+    /// Runs `then` once the mixer is unmuted (at once when it is not muted): MPD has no mute,
+    /// and a volume set from MPD is meant to be heard.
+    private static func unmuted(_ mixer: MixerController, then: @escaping @Sendable () -> Void) {
+        guard mixer.state.muted else { return then() }
+        mixer.setMuted(false) { _ in then() }
     }
 
     /// The volume MPD shows: 0 while muted, nil without a mixer.
@@ -161,12 +160,8 @@ enum MPDPlaybackCommands {
         }
     }
 
-    /// A player reply as an MPD reply: no body, or the error as an ACK.
-    static func done(_ reply: @escaping MPDReply) -> PlayerController.Reply {
-        { result in reply(result.map { _ in MPDResponse() }.mapError(MPDAck.init)) }
-    }
-
-    static func doneMixer(_ reply: @escaping MPDReply) -> MixerController.Reply {
+    /// A core reply (player, mixer) as an MPD reply: no body, or the error as an ACK.
+    static func done<Value>(_ reply: @escaping MPDReply) -> @Sendable (Result<Value, ReelError>) -> Void {
         { result in reply(result.map { _ in MPDResponse() }.mapError(MPDAck.init)) }
     }
 }
