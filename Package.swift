@@ -21,13 +21,14 @@ let package = Package(
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CMPG123", pkgConfig: "libmpg123", providers: [.apt(["libmpg123-dev"])]),
         .systemLibrary(name: "CVorbis", pkgConfig: "vorbisenc", providers: [.apt(["libvorbis-dev"])]),
+        .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
 
         .target(name: "ReelModel", linkerSettings: [.linkedLibrary("m")]),
         .target(name: "ReelProtocol", dependencies: ["ReelModel"]),
         .target(
             name: "ReelAudio",
             dependencies: [
-                "ReelModel", "CALSA", "CSndFile", "CMPG123", "CVorbis",
+                "ReelModel", "CALSA", "CSndFile", "CMPG123", "CVorbis", "CSoxr",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .target(

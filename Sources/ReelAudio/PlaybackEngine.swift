@@ -32,7 +32,8 @@ public final class PlaybackEngine: @unchecked Sendable {
     private let runner: PlaybackRunner
 
     /// - Parameters:
-    ///   - device: the playback PCM; from now on touched only by the audio thread.
+    ///   - device: the playback PCM, or an `OutputSet` of the device and pipe outputs; from now
+    ///     on touched only by the audio thread.
     ///   - onChange: called on the audio thread after each discrete change (start, pause, seek,
     ///     a new audible track, end, failure); it must not block.
     ///   - onWantsNext: called on the audio thread when a track starts decoding with nothing
@@ -42,7 +43,7 @@ public final class PlaybackEngine: @unchecked Sendable {
         onWantsNext: @escaping WantsNextHandler = { _ in }, onChange: @escaping ChangeHandler
     ) {
         runner = PlaybackRunner(
-            device: device, timing: timing, mailbox: mailbox, published: published, logger: logger,
+            device: device as? OutputSet ?? OutputSet(device: device), timing: timing, mailbox: mailbox, published: published, logger: logger,
             onChange: onChange, onWantsNext: onWantsNext)
     }
 

@@ -27,7 +27,8 @@ struct PlaybackSegment {
 /// not yet written. Positions are kept in device frames since the last prepare
 /// (`deviceWritten`, `deviceAudible`) and turned into the audible track's own frames.
 final class PlaybackRunner: @unchecked Sendable {
-    let device: PCMOutput
+    /// The outputs; the engine writes to them as to one device (see `OutputSet`).
+    let device: OutputSet
     let timing: PCMTiming
     let mailbox: Mailbox<PlaybackCommand>
     let published: Locked<PlaybackSnapshot>
@@ -61,7 +62,7 @@ final class PlaybackRunner: @unchecked Sendable {
     var running = true
 
     init(
-        device: PCMOutput, timing: PCMTiming, mailbox: Mailbox<PlaybackCommand>,
+        device: OutputSet, timing: PCMTiming, mailbox: Mailbox<PlaybackCommand>,
         published: Locked<PlaybackSnapshot>, logger: Logger, onChange: @escaping PlaybackEngine.ChangeHandler,
         onWantsNext: @escaping PlaybackEngine.WantsNextHandler
     ) {
@@ -112,6 +113,8 @@ final class PlaybackRunner: @unchecked Sendable {
             reply(seek(target))
         case .setGain(let volume, let muted, let reply):
             reply(setGain(volume: volume, muted: muted))
+        case .selectOutputs(let selection, let reply):
+            reply(selectOutputs(selection))
         case .shutdown(let done):
             stop(error: nil)
             running = false
@@ -254,6 +257,32 @@ final class PlaybackRunner: @unchecked Sendable {
         // Replace what the device holds (up to the whole buffer) from the frame heard now.
         _ = measure()
         if let error = refillAndContinue(from: state.audibleFrame) { return .failure(error) }
+        publish(changed: false)
+        return .success(state)
+    }
+
+    func selectOutputs(_ selection: Set<Int>) -> Result<PlaybackSnapshot, ReelError> {
+        guard selection != device.enabled else { return .success(state) }
+        guard device.changesClock(selection), let configuration else {
+            device.select(selection)
+            return .success(state)
+        }
+        // The clock changes (the ALSA device on or off): close, switch, and while playing open
+        // the new clock and go on from the frame heard now.
+        _ = measure()
+        let frame = state.audibleFrame
+        closeDevice()
+        device.select(selection)
+        guard state.activity == .playing else { return .success(state) }
+        do throws(ReelError) {
+            try openDevice(for: configuration.format)
+        } catch {
+            state.error = error
+            state.activity = .paused
+            publish(changed: true)
+            return .failure(error)
+        }
+        if let error = refillAndContinue(from: frame) { return .failure(error) }
         publish(changed: false)
         return .success(state)
     }

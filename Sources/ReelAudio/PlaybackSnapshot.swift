@@ -75,6 +75,10 @@ public enum PlaybackCommand: Sendable {
     /// the device holds is replaced from the audible frame, so the change is heard at once
     /// (ramped over a few milliseconds, without a click), whatever the buffer's length.
     case setGain(volume: Int, muted: Bool, Reply)
+    /// Turns outputs on and off (`OutputSet` ids; those not named are off). A pipe joins or
+    /// leaves at once; turning the ALSA device on or off while playing reopens the clock and
+    /// refills from the audible frame.
+    case selectOutputs(Set<Int>, Reply)
     case shutdown(@Sendable () -> Void)
 }
 

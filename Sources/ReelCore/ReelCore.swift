@@ -13,6 +13,7 @@ import ReelModel
 /// - `recorder`: commands and `recorder.changes` (a `StateFeed<RecorderState>`);
 /// - `player` also holds the play queue (`player.queueChanges`);
 /// - `mixer`: the volume, and `mixer.changes`;
+/// - `outputs`: the ALSA device and pipe outputs, on and off, and `outputs.changes`;
 /// - `library`: reads (off the caller's thread), writes, folder and item watches, and
 ///   `library.updates` (an `EventFeed<LibraryUpdate>`, one per committed transaction).
 ///
@@ -25,6 +26,7 @@ public final class ReelCore: Sendable {
     public let recorder: RecorderController
     public let library: LibraryController
     public let mixer: MixerController
+    public let outputs: OutputsController
     public let mediaRoots: MediaRoots
     private let stateFile: PlayerStateFile
     /// What was saved at the last shutdown, restored by `start`.
@@ -42,7 +44,7 @@ public final class ReelCore: Sendable {
     public init(
         dataDirectory: String, output: PCMOutput, timing: PCMTiming, input: PCMInput, captureTiming: PCMTiming,
         recording: RecordingDefaults, mediaRoots: [String], mixer mixerSettings: MixerSettings = MixerSettings(),
-        logger: Logger
+        outputs outputConfiguration: [OutputConfiguration] = [], logger: Logger
     ) throws(ReelError) {
         self.logger = logger
         self.mediaRoots = MediaRoots(mediaRoots)
@@ -61,8 +63,10 @@ public final class ReelCore: Sendable {
         }
         var audioLogger = logger
         audioLogger[metadataKey: "subsystem"] = "reel.audio"
+        outputs = OutputsController(configuration: outputConfiguration, device: output.name, logger: audioLogger)
         player = PlayerController(
-            device: output, timing: timing, store: store, mediaRoots: self.mediaRoots, logger: audioLogger)
+            device: outputs.makeOutputSet(device: output), timing: timing, store: store, mediaRoots: self.mediaRoots, logger: audioLogger)
+        outputs.attach(player.engine)
         var recorderLogger = logger
         recorderLogger[metadataKey: "subsystem"] = "reel.recorder"
         recorder = RecorderController(

@@ -1,0 +1,177 @@
+// Which outputs play: the list, turning them on and off, and their status as it changes.
+
+import Dispatch
+import Logging
+import ReelAudio
+import ReelModel
+
+/// An output as the config gives it.
+public struct OutputConfiguration: Equatable, Sendable {
+    public var name: String
+    public var kind: OutputKind
+    /// On at start.
+    public var enabled: Bool
+
+    public init(name: String, kind: OutputKind, enabled: Bool = true) {
+        self.name = name
+        self.kind = kind
+        self.enabled = enabled
+    }
+}
+
+/// The outputs: `list`, `enable`, `disable`, `toggle`, and `changes` after every change (one
+/// turned on or off, a pipe's reader coming or going, a pipe that failed and was turned off).
+///
+/// Threads: any thread may call; the checks of a pipe's path run on `queue`, the switch on the
+/// audio thread, and replies come on the audio thread. Status changes come from the audio thread
+/// (`OutputSet`'s handler) and are published there (a store and a wake, nothing more).
+public final class OutputsController: @unchecked Sendable {
+    public typealias Reply = @Sendable (Result<[OutputState], ReelError>) -> Void
+
+    /// The outputs after every change.
+    public let changes: StateFeed<[OutputState]>
+    private let states: Locked<[OutputState]>
+    private let queue = DispatchQueue(label: "reel.outputs")
+    private let logger: Logger
+    private var engine: PlaybackEngine?
+    /// The engine's outputs; read only in the engine's replies, on the audio thread.
+    private var outputSet: OutputSet?
+
+    /// The outputs in config order, ids from 0; with no config, the ALSA device alone.
+    init(configuration: [OutputConfiguration], device: String, logger: Logger) {
+        self.logger = logger
+        var outputs = configuration
+        if !outputs.contains(where: { if case .alsa = $0.kind { true } else { false } }) {
+            outputs.insert(OutputConfiguration(name: "ALSA (\(device))", kind: .alsa(device: device)), at: 0)
+        }
+        var initial: [OutputState] = []
+        for (id, output) in outputs.enumerated() {
+            var state = OutputState(
+                id: id, name: output.name, kind: output.kind, enabled: output.enabled,
+                status: output.enabled ? .ready : .disabled)
+            if output.enabled, case .pipe(let path, _) = output.kind {
+                do throws(ReelError) {
+                    try FIFOPath.prepare(path)
+                } catch {
+                    logger.error("pipe output turned off", metadata: ["output": "\(output.name)", "error": "\(error.message)"])
+                    state.enabled = false
+                    state.status = .disabled
+                    state.error = error
+                }
+            }
+            initial.append(state)
+        }
+        states = Locked(initial)
+        changes = StateFeed(initial)
+    }
+
+    /// The `OutputSet` the engine plays to, built from these outputs around the ALSA device.
+    func makeOutputSet(device: PCMOutput) -> OutputSet {
+        let outputs = states.current
+        let deviceID = outputs.first { if case .alsa = $0.kind { true } else { false } }?.id ?? 0
+        var pipes: [(id: Int, settings: PipeOutputSettings)] = []
+        for output in outputs {
+            if case .pipe(let path, let format) = output.kind {
+                pipes.append((output.id, PipeOutputSettings(name: output.name, path: path, format: format)))
+            }
+        }
+        let set = OutputSet(
+            device: device, deviceID: deviceID, pipes: pipes, enabled: Set(outputs.filter(\.enabled).map(\.id)),
+            onStatus: { [weak self] id, status, error in self?.statusChanged(id: id, status: status, error: error) })
+        outputSet = set
+        return set
+    }
+
+    /// Connects the controller to the engine that plays to its `OutputSet`.
+    func attach(_ engine: PlaybackEngine) {
+        self.engine = engine
+    }
+
+    /// The outputs now. Any thread.
+    public var list: [OutputState] { states.current }
+
+    public func enable(_ id: Int, reply: @escaping Reply) { set(id, on: { _ in true }, reply: reply) }
+    public func disable(_ id: Int, reply: @escaping Reply) { set(id, on: { _ in false }, reply: reply) }
+    public func toggle(_ id: Int, reply: @escaping Reply) { set(id, on: { !$0 }, reply: reply) }
+
+    private func set(_ id: Int, on wanted: @escaping @Sendable (Bool) -> Bool, reply: @escaping Reply) {
+        guard let output = states.current.first(where: { $0.id == id }) else {
+            let count = states.current.count
+            reply(.failure(ReelError(.notFound, "there is no output \(id); outputs are numbered 0 to \(count - 1) (outputs.list)")))
+            return
+        }
+        queue.async { [self] in
+            let on = wanted(output.enabled)
+            if on, case .pipe(let path, _) = output.kind {
+                do throws(ReelError) {
+                    try FIFOPath.prepare(path)
+                } catch {
+                    update(id) { $0.error = error }
+                    reply(.failure(error))
+                    return
+                }
+            }
+            var selection = Set(states.current.filter(\.enabled).map(\.id))
+            if on { selection.insert(id) } else { selection.remove(id) }
+            guard let engine, let outputSet else {
+                reply(.success(update(id) { Self.turn(&$0, on: on) }))
+                return
+            }
+            engine.send(.selectOutputs(selection) { [self] result in
+                // On the audio thread: what the outputs are now, whatever happened (a pipe that
+                // failed to set up is off again, and said why through `statusChanged`).
+                let actual = outputSet.enabled
+                let outputs = states.withLock { outputs -> [OutputState] in
+                    for index in outputs.indices {
+                        let isOn = actual.contains(outputs[index].id)
+                        if isOn != outputs[index].enabled { Self.turn(&outputs[index], on: isOn) }
+                    }
+                    return outputs
+                }
+                changes.publish(outputs)
+                if case .failure(let error) = result {
+                    reply(.failure(error))
+                } else if on && !actual.contains(id) {
+                    let error = outputs.first { $0.id == id }?.error
+                    reply(.failure(error ?? ReelError(.deviceUnavailable, "output \(id) could not be turned on")))
+                } else {
+                    reply(.success(outputs))
+                }
+            })
+        }
+    }
+
+    private static func turn(_ output: inout OutputState, on: Bool) {
+        output.enabled = on
+        output.error = nil
+        if !on {
+            output.status = .disabled
+        } else if output.status == .disabled {
+            output.status = .ready
+        }
+    }
+
+    /// From the audio thread: a pipe's reader came or went, or the pipe failed (and is off).
+    private func statusChanged(id: Int, status: OutputStatus, error: ReelError?) {
+        if let error {
+            logger.error("pipe output turned off", metadata: ["output": "\(id)", "error": "\(error.message)"])
+        }
+        update(id) { output in
+            output.status = status
+            if let error {
+                output.enabled = false
+                output.error = error
+            }
+        }
+    }
+
+    @discardableResult
+    private func update(_ id: Int, _ change: (inout OutputState) -> Void) -> [OutputState] {
+        let outputs = states.withLock { outputs -> [OutputState] in
+            if let index = outputs.firstIndex(where: { $0.id == id }) { change(&outputs[index]) }
+            return outputs
+        }
+        changes.publish(outputs)
+        return outputs
+    }
+}
