@@ -107,6 +107,7 @@ final class PlaybackRunner: @unchecked Sendable {
         case .toggle(let reply):
             reply(state.activity == .playing ? pause() : resume())
         case .stop(let reply):
+            device.silencePipes()
             stop(error: nil)
             reply(.success(state))
         case .seek(let target, let reply):
@@ -197,6 +198,7 @@ final class PlaybackRunner: @unchecked Sendable {
                 stop(error: error)
                 return .failure(error)
             }
+            device.silencePipes()
             state.activity = .paused
             publish(changed: true)
             return .success(state)
@@ -384,7 +386,7 @@ final class PlaybackRunner: @unchecked Sendable {
             // Nothing to hear: sleep until the answer (a command wakes us) or the deadline.
             untilHeard = max(Int((drainDeadline &- now) / 1_000_000), 1)
         }
-        sleepOrCommand(milliseconds: min(untilHeard, waitMilliseconds))
+        sleepOrCommand(milliseconds: device.waitLimit(min(untilHeard, waitMilliseconds)))
         publish(changed: measure())
     }
 

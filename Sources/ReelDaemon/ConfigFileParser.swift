@@ -1,4 +1,5 @@
-// The subset of TOML that reeld's config file uses: top-level `key = value` lines.
+// The subset of TOML that reeld's config file uses: top-level `key = value` lines, and arrays of
+// tables (`[[outputs]]`).
 
 /// A value in the config file.
 enum ConfigValue: Equatable {
@@ -17,10 +18,32 @@ enum ConfigValue: Equatable {
     }
 }
 
+/// One entry of an array of tables: `[[name]]` and the keys under it.
+struct ConfigTable: Equatable {
+    var name: String
+    var line: Int
+    var entries: [ConfigEntry]
+}
+
+/// `key = value`, with the line it is on.
+struct ConfigEntry: Equatable {
+    var key: String
+    var value: ConfigValue
+    var line: Int
+}
+
+/// A parsed file: the top-level keys (before the first table) and the tables in order.
+struct ConfigDocument: Equatable {
+    var entries: [ConfigEntry] = []
+    var tables: [ConfigTable] = []
+}
+
 /// Parses TOML's top-level key/value pairs: bare or quoted keys; basic and literal strings,
 /// integers (decimal, with `_` separators), booleans and one-line arrays of these; comments and
-/// blank lines. Tables, dotted keys, floats and dates are refused with a message, since no reeld
-/// setting uses them. Errors say `line:column: what`.
+/// blank lines; and arrays of tables (`[[outputs]]`, each followed by its keys, as TOML says:
+/// every key after a table header belongs to that table). Plain tables (`[name]`), dotted keys,
+/// floats and dates are refused with a message, since no reeld setting uses them. Errors say
+/// `line:column: what`.
 ///
 /// reeld's own parser rather than a TOML package: the packages pull in all of Foundation and ICU,
 /// several megabytes of resident memory for a daemon that reads a dozen settings once.
@@ -37,7 +60,7 @@ struct ConfigFileParser {
     private var line = 1
     private var lineStart = 0
 
-    static func parse(_ text: String) throws(ParseError) -> [(key: String, value: ConfigValue, line: Int)] {
+    static func parse(_ text: String) throws(ParseError) -> ConfigDocument {
         var parser = ConfigFileParser(bytes: Array(text.utf8))
         return try parser.parseDocument()
     }
@@ -52,9 +75,13 @@ struct ConfigFileParser {
         ParseError(line: line, column: index - lineStart + 1, message: message)
     }
 
-    private mutating func parseDocument() throws(ParseError) -> [(key: String, value: ConfigValue, line: Int)] {
-        var entries: [(key: String, value: ConfigValue, line: Int)] = []
+    private mutating func parseDocument() throws(ParseError) -> ConfigDocument {
+        var document = ConfigDocument()
         var seen: Set<String> = []
+        var table: ConfigTable?
+        func finishTable() {
+            if let table { document.tables.append(table) }
+        }
         while current != nil {
             skipSpaces()
             switch current {
@@ -63,7 +90,25 @@ struct ConfigFileParser {
             case UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "#"):
                 try endLine()
             case UInt8(ascii: "["):
-                throw fail("tables are not used in reeld's config; write every key at the top level")
+                let headerLine = line
+                guard index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "[") else {
+                    throw fail("tables are not used in reeld's config; write keys at the top level, or [[outputs]] for an output")
+                }
+                index += 2
+                skipSpaces()
+                let name = try parseKey()
+                skipSpaces()
+                guard current == UInt8(ascii: "]"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "]") else {
+                    throw fail("expected \"]]\" to close the table header [[\(name)]]")
+                }
+                index += 2
+                guard !seen.contains(name) else {
+                    throw ParseError(line: headerLine, column: 1, message: "\"\(name)\" is a key above; it cannot also be a table")
+                }
+                finishTable()
+                table = ConfigTable(name: name, line: headerLine, entries: [])
+                skipSpaces()
+                try endLine()
             default:
                 let keyLine = line
                 let key = try parseKey()
@@ -72,15 +117,24 @@ struct ConfigFileParser {
                 index += 1
                 skipSpaces()
                 let value = try parseValue()
-                guard seen.insert(key).inserted else {
-                    throw ParseError(line: keyLine, column: 1, message: "the key \"\(key)\" is set twice")
+                if table != nil {
+                    guard !table!.entries.contains(where: { $0.key == key }) else {
+                        throw ParseError(
+                            line: keyLine, column: 1, message: "the key \"\(key)\" is set twice in this [[\(table!.name)]]")
+                    }
+                    table!.entries.append(ConfigEntry(key: key, value: value, line: keyLine))
+                } else {
+                    guard seen.insert(key).inserted else {
+                        throw ParseError(line: keyLine, column: 1, message: "the key \"\(key)\" is set twice")
+                    }
+                    document.entries.append(ConfigEntry(key: key, value: value, line: keyLine))
                 }
-                entries.append((key, value, keyLine))
                 skipSpaces()
                 try endLine()
             }
         }
-        return entries
+        finishTable()
+        return document
     }
 
     private mutating func skipSpaces() {

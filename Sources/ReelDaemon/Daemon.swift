@@ -39,7 +39,8 @@ public final class Daemon: Sendable {
             dataDirectory: configuration.dataDir, output: ALSAOutput(name: configuration.device),
             timing: configuration.timing, input: ALSAInput(name: configuration.captureDevice),
             captureTiming: configuration.captureTiming, recording: configuration.recording,
-            mediaRoots: configuration.mediaRoots, mixer: configuration.mixer, logger: logger)
+            mediaRoots: configuration.mediaRoots, mixer: configuration.mixer, outputs: configuration.resolvedOutputs,
+            logger: logger)
 
         var serverLogger = logger
         serverLogger[metadataKey: "subsystem"] = "reel.server"

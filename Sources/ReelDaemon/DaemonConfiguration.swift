@@ -49,6 +49,8 @@ public struct DaemonConfiguration: Equatable, Sendable {
     public var httpPassword: String?
     /// `http_upload_limit`: the largest file `POST /import` takes, in bytes (default 512 MiB).
     public var httpUploadLimit: Int64 = 512 << 20
+    /// `[[outputs]]`: the outputs in order (ids from 0). Empty: the ALSA device alone.
+    public var outputs: [OutputConfiguration] = []
 
     /// `resume_on_start`: restore the last source paused (the default), playing, or not at all.
     public enum ResumeOnStart: String, Sendable, CaseIterable {
@@ -124,14 +126,18 @@ public struct DaemonConfiguration: Equatable, Sendable {
 
     /// Applies a TOML config file's text. `source` names the file in errors.
     public mutating func apply(toml text: String, source: String) throws(ConfigurationError) {
-        let entries: [(key: String, value: ConfigValue, line: Int)]
+        let document: ConfigDocument
         do {
-            entries = try ConfigFileParser.parse(text)
+            document = try ConfigFileParser.parse(text)
         } catch {
             throw ConfigurationError("\(source):\(error.description)")
         }
+        if !document.tables.isEmpty {
+            outputs = try Self.outputs(document.tables, source: source)
+        }
         let known = Set(Self.keys.map(\.file))
-        for (key, value, line) in entries {
+        for entry in document.entries {
+            let (key, value, line) = (entry.key, entry.value, entry.line)
             guard known.contains(key) else {
                 throw ConfigurationError(
                     "\(source):\(line): unknown key \"\(key)\"; known keys: \(Self.keys.map(\.file).joined(separator: ", "))")
@@ -162,6 +168,82 @@ public struct DaemonConfiguration: Equatable, Sendable {
                 throw ConfigurationError("\(source):\(line): \(key) must be a string or a number, not \(value.typeName)")
             }
             try set(key, text, source: "\(source):\(line): \(key)")
+        }
+    }
+
+    /// The `[[outputs]]` tables: `type = "alsa"` (at most one: the `device`) or `type = "pipe"`
+    /// with `path` (absolute) and `format` (`48000:16:2` by default); each with an optional
+    /// `name` and `enabled` (true by default).
+    static func outputs(_ tables: [ConfigTable], source: String) throws(ConfigurationError) -> [OutputConfiguration] {
+        var outputs: [OutputConfiguration] = []
+        for table in tables {
+            let at = "\(source):\(table.line): [[\(table.name)]]"
+            guard table.name == "outputs" else {
+                throw ConfigurationError("\(at): unknown table; the only table reeld reads is [[outputs]]")
+            }
+            var values: [String: (value: ConfigValue, line: Int)] = [:]
+            for entry in table.entries { values[entry.key] = (entry.value, entry.line) }
+            func string(_ key: String) throws(ConfigurationError) -> String? {
+                guard let found = values[key] else { return nil }
+                guard case .string(let text) = found.value else {
+                    throw ConfigurationError("\(source):\(found.line): \(key) must be a string, not \(found.value.typeName)")
+                }
+                return text
+            }
+            guard let type = try string("type") else {
+                throw ConfigurationError("\(at): needs type = \"alsa\" or type = \"pipe\"")
+            }
+            var enabled = true
+            if let found = values["enabled"] {
+                guard case .boolean(let flag) = found.value else {
+                    throw ConfigurationError("\(source):\(found.line): enabled must be true or false")
+                }
+                enabled = flag
+            }
+            let allowed: Set<String>
+            let kind: OutputKind
+            switch type {
+            case "alsa":
+                allowed = ["type", "name", "enabled"]
+                guard !outputs.contains(where: { $0.kind.name == "alsa" }) else {
+                    throw ConfigurationError("\(at): there is one ALSA output (the device); it is already listed")
+                }
+                kind = .alsa(device: "")
+            case "pipe":
+                allowed = ["type", "name", "enabled", "path", "format"]
+                guard let path = try string("path"), path.hasPrefix("/") else {
+                    throw ConfigurationError("\(at): a pipe needs path = \"/absolute/path/of/the/fifo\"")
+                }
+                var format = OutputFormat.snapcastDefault
+                if let text = try string("format") {
+                    do throws(OutputFormatError) {
+                        format = try OutputFormat(parsing: text)
+                    } catch {
+                        throw ConfigurationError("\(source):\(values["format"]!.line): \(error.message)")
+                    }
+                }
+                kind = .pipe(path: path, format: format)
+            default:
+                throw ConfigurationError("\(at): type \"\(type)\" is not \"alsa\" or \"pipe\"")
+            }
+            for entry in table.entries where !allowed.contains(entry.key) {
+                throw ConfigurationError(
+                    "\(source):\(entry.line): unknown key \"\(entry.key)\" for a \(type) output; known keys: \(allowed.sorted().joined(separator: ", "))")
+            }
+            let name = try string("name") ?? (type == "alsa" ? "" : "pipe \(outputs.count)")
+            outputs.append(OutputConfiguration(name: name, kind: kind, enabled: enabled))
+        }
+        return outputs
+    }
+
+    /// The outputs with the ALSA one named after `device` (the config lists it without one).
+    public var resolvedOutputs: [OutputConfiguration] {
+        outputs.map { output in
+            guard case .alsa = output.kind else { return output }
+            var resolved = output
+            resolved.kind = .alsa(device: device)
+            if resolved.name.isEmpty { resolved.name = "ALSA (\(device))" }
+            return resolved
         }
     }
 

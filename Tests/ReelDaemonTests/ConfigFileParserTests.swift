@@ -5,7 +5,7 @@ import Testing
 @Suite struct ConfigFileParserTests {
     func parse(_ text: String) throws -> [String: ConfigValue] {
         var result: [String: ConfigValue] = [:]
-        for entry in try ConfigFileParser.parse(text) { result[entry.key] = entry.value }
+        for entry in try ConfigFileParser.parse(text).entries { result[entry.key] = entry.value }
         return result
     }
 
@@ -35,8 +35,26 @@ import Testing
     }
 
     @Test func emptyFileHasNoSettings() throws {
-        #expect(try ConfigFileParser.parse("").isEmpty)
-        #expect(try ConfigFileParser.parse("\n# only a comment\n").isEmpty)
+        #expect(try ConfigFileParser.parse("") == ConfigDocument())
+        #expect(try ConfigFileParser.parse("\n# only a comment\n") == ConfigDocument())
+    }
+
+    @Test func arraysOfTablesTakeTheKeysBelowThem() throws {
+        let document = try ConfigFileParser.parse(
+            """
+            device = "hw:1"
+            [[outputs]]   # the first
+            type = "alsa"
+
+            [[outputs]]
+            type = "pipe"
+            path = "/run/reel/snapfifo"
+            """)
+        #expect(document.entries == [ConfigEntry(key: "device", value: .string("hw:1"), line: 1)])
+        #expect(document.tables.count == 2)
+        #expect(document.tables[0] == ConfigTable(name: "outputs", line: 2, entries: [ConfigEntry(key: "type", value: .string("alsa"), line: 3)]))
+        #expect(document.tables[1].line == 5)
+        #expect(document.tables[1].entries.map(\.key) == ["type", "path"])
     }
 
     @Test(arguments: [
@@ -51,6 +69,9 @@ import Testing
         ("device \"x\"", "1:", "expected \"=\""),
         ("roots = [\"a\",", "1:", "expected a value"),
         ("bad = \"\\q\"", "1:", "unknown escape"),
+        ("[[outputs]\ntype = 1", "1:", "expected \"]]\""),
+        ("[[outputs]]\ntype = \"pipe\"\ntype = \"alsa\"", "3:1", "set twice in this [[outputs]]"),
+        ("outputs = 1\n[[outputs]]", "2:1", "cannot also be a table"),
     ])
     func errorsSayWhereAndWhat(text: String, position: String, message: String) {
         do {

@@ -1,6 +1,7 @@
 import Glibc
 import Logging
 import ReelAudio
+import ReelModel
 import Testing
 
 @testable import ReelDaemon
@@ -95,6 +96,59 @@ import ReelCore
         try settings.set("resume_on_start", "playing", source: "test")
         #expect(settings.resumeOnStart == .playing)
         #expect(throws: ConfigurationError.self) { try settings.set("resume_on_start", "maybe", source: "test") }
+    }
+
+    @Test func outputsAreAnArrayOfTables() throws {
+        var settings = DaemonConfiguration.defaults(environment: environment, uid: 1000)
+        try settings.apply(
+            toml: """
+                device = "hw:1"
+                [[outputs]]
+                type = "alsa"
+                enabled = false
+
+                [[outputs]]
+                type = "pipe"
+                name = "Snapcast"
+                path = "/run/reel/snapfifo"
+                format = "44100:24:2"
+
+                [[outputs]]
+                type = "pipe"
+                path = "/run/reel/second"
+                """, source: "o.toml")
+        #expect(settings.device == "hw:1")
+        #expect(
+            settings.resolvedOutputs == [
+                OutputConfiguration(name: "ALSA (hw:1)", kind: .alsa(device: "hw:1"), enabled: false),
+                OutputConfiguration(
+                    name: "Snapcast",
+                    kind: .pipe(path: "/run/reel/snapfifo", format: OutputFormat(sampleRate: 44100, bits: 24, channels: 2))),
+                OutputConfiguration(name: "pipe 2", kind: .pipe(path: "/run/reel/second", format: .snapcastDefault)),
+            ])
+    }
+
+    @Test(arguments: [
+        ("[[outputs]]\npath = \"/x\"", "o.toml:1: [[outputs]]: needs type"),
+        ("[[outputs]]\ntype = \"pipe\"", "o.toml:1: [[outputs]]: a pipe needs path"),
+        ("[[outputs]]\ntype = \"pipe\"\npath = \"relative\"", "a pipe needs path = \"/absolute"),
+        ("[[outputs]]\ntype = \"pipe\"\npath = \"/x\"\nformat = \"48000:20:2\"", "o.toml:4: format \"48000:20:2\": bits must be 16, 24 or 32"),
+        ("[[outputs]]\ntype = \"pipe\"\npath = \"/x\"\nformat = \"48000:16:6\"", "channels must be 1, 2, 4 or 8"),
+        ("[[outputs]]\ntype = \"pipe\"\npath = \"/x\"\nformat = \"fast\"", "is not RATE:BITS:CHANNELS"),
+        ("[[outputs]]\ntype = \"pipe\"\npath = \"/x\"\ndevice = \"hw:1\"", "o.toml:4: unknown key \"device\" for a pipe output"),
+        ("[[outputs]]\ntype = \"alsa\"\n[[outputs]]\ntype = \"alsa\"", "o.toml:3: [[outputs]]: there is one ALSA output"),
+        ("[[outputs]]\ntype = \"httpd\"", "type \"httpd\" is not \"alsa\" or \"pipe\""),
+        ("[[outputs]]\ntype = \"alsa\"\nenabled = \"yes\"", "o.toml:3: enabled must be true or false"),
+        ("[[players]]\ntype = \"alsa\"", "o.toml:1: [[players]]: unknown table"),
+    ])
+    func badOutputsSayWhatIsWrong(text: String, message: String) {
+        var settings = DaemonConfiguration.defaults(environment: environment, uid: 1000)
+        do {
+            try settings.apply(toml: text, source: "o.toml")
+            Issue.record("accepted: \(text)")
+        } catch {
+            #expect(error.description.contains(message), "\(error)")
+        }
     }
 
     @Test func bufferMustHoldTwoPeriods() throws {

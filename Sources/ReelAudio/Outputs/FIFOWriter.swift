@@ -1,4 +1,4 @@
-// The write end of a named pipe: opened without blocking, retried while nobody reads.
+// A named pipe held open at both ends: written, measured, and emptied of what nobody read.
 
 import ReelModel
 
@@ -6,61 +6,78 @@ import ReelModel
 import Glibc
 #endif
 
-/// One FIFO's write end, for the audio thread. Nothing here blocks:
+/// One FIFO, for the audio thread. reeld opens it for reading as well as for writing (as MPD's
+/// fifo output does), with `O_NONBLOCK` on both ends, so that:
 ///
-/// - `open(2)` with `O_NONBLOCK` fails at once with `ENXIO` while no reader has the FIFO open;
-///   `connect` then waits `retryNanoseconds` before it tries again (no busy loop).
-/// - A write that finds the FIFO full (`EAGAIN`: the reader is not keeping up) writes what fits.
-/// - A write after the reader went away gets `EPIPE` (SIGPIPE is ignored process-wide, once):
-///   the descriptor is closed, which also throws away whatever was still in the FIFO, so a
-///   reader that comes back never hears stale audio; the next `connect` waits for a new reader.
-/// - A path that is not a FIFO, or that may not be written, is a failure: `connect` throws and
-///   the output is turned off.
+/// - opening never waits for a reader and never fails for want of one (a write-only open of a
+///   FIFO nobody reads fails with `ENXIO`, and a reader such as snapserver, which reopens the
+///   FIFO 100 ms after it sees end-of-file, would be missed between its attempts);
+/// - the reader sees no end-of-file while reeld runs, only an empty pipe while nothing plays;
+/// - reeld can tell how much is still in the pipe (`queuedBytes`, `FIONREAD` on its read end)
+///   and throw away what nobody read (`discard`): a reader that comes back never gets more than
+///   the lead, and never audio from before a pause.
+///
+/// Nothing here blocks. A write that finds the pipe full writes what fits. SIGPIPE is ignored
+/// process-wide (once), so an `EPIPE` is an error code, never the end of the process; any write
+/// error closes both ends and the next `connect` opens them again, at most every
+/// `retryNanoseconds` (no busy loop). A path that is not a FIFO or may not be opened is a
+/// failure: `connect` throws and the output is turned off.
 final class FIFOWriter {
     let path: String
-    /// How long to wait between attempts while nobody reads the FIFO.
     static let retryNanoseconds: UInt64 = 200_000_000
 
     private(set) var descriptor: Int32 = -1
+    private var readDescriptor: Int32 = -1
     private var nextAttempt: UInt64 = 0
+    private let scratch = UnsafeMutableRawPointer.allocate(byteCount: 1 << 16, alignment: 16)
 
     init(path: String) {
         self.path = path
         _ = Self.ignoreSIGPIPE
     }
 
-    deinit { disconnect() }
+    deinit {
+        disconnect()
+        scratch.deallocate()
+    }
 
-    /// A write to a FIFO nobody reads must be an error, not the end of the process.
+    /// A write to a pipe nobody reads must be an error, not the end of the process.
     private static let ignoreSIGPIPE: Void = {
         signal(SIGPIPE, SIG_IGN)
     }()
 
     var isConnected: Bool { descriptor >= 0 }
 
-    /// Opens the FIFO if a reader has it open and the last attempt is old enough. Returns true
-    /// when connected. Throws when the path cannot be used at all.
-    func connect(now: UInt64) throws(ReelError) -> Bool {
+    /// Opens both ends if they are not open and the last attempt is old enough; returns true
+    /// when open. `capacity` is the pipe size to ask for (at least). Throws when the path cannot
+    /// be used at all.
+    func connect(now: UInt64, capacity: Int) throws(ReelError) -> Bool {
         if descriptor >= 0 { return true }
         guard now >= nextAttempt else { return false }
         nextAttempt = now + Self.retryNanoseconds
-        let opened = Glibc.open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
-        guard opened >= 0 else {
+        let reader = Glibc.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard reader >= 0 else { throw FIFOPath.failure(path, errno) }
+        var status = stat()
+        guard fstat(reader, &status) == 0, (status.st_mode & S_IFMT) == S_IFIFO else {
+            Glibc.close(reader)
+            throw FIFOPath.notAFIFO(path)
+        }
+        let writer = Glibc.open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
+        guard writer >= 0 else {
             let code = errno
-            if code == ENXIO { return false }  // no reader yet
+            Glibc.close(reader)
             throw FIFOPath.failure(path, code)
         }
-        var status = stat()
-        guard fstat(opened, &status) == 0, (status.st_mode & S_IFMT) == S_IFIFO else {
-            Glibc.close(opened)
-            throw ReelError(.deviceUnavailable, "pipe output \(path) is not a FIFO; make it with mkfifo, or remove it and reeld makes it")
-        }
-        descriptor = opened
+        // Linux's F_GETPIPE_SZ and F_SETPIPE_SZ (Glibc's headers hide them behind _GNU_SOURCE).
+        let size = fcntl(writer, 1032)
+        if size >= 0 && size < capacity { _ = fcntl(writer, 1031, Int32(min(capacity, 1 << 20))) }
+        readDescriptor = reader
+        descriptor = writer
         return true
     }
 
-    /// Writes what the FIFO takes now; returns the bytes written (0 when it is full), or nil
-    /// when the reader went away (the descriptor is closed).
+    /// Writes what the pipe takes now; returns the bytes written (0 when it is full), or nil
+    /// after an error (both ends are closed).
     func write(_ bytes: UnsafeRawBufferPointer) -> Int? {
         guard descriptor >= 0, let base = bytes.baseAddress, bytes.count > 0 else { return 0 }
         while true {
@@ -70,17 +87,38 @@ final class FIFOWriter {
             case EINTR: continue
             case EAGAIN: return 0
             default:
-                // EPIPE: no reader any more. Anything else: start over as well.
                 disconnect()
                 return nil
             }
         }
     }
 
+    /// Bytes in the pipe that no reader has taken yet.
+    func queuedBytes() -> Int {
+        guard readDescriptor >= 0 else { return 0 }
+        var count: Int32 = 0
+        return ioctl(readDescriptor, UInt(FIONREAD), &count) == 0 ? Int(count) : 0
+    }
+
+    /// Reads and throws away up to `limit` bytes from the front of the pipe (the oldest); returns
+    /// how many.
+    @discardableResult
+    func discard(upTo limit: Int) -> Int {
+        guard readDescriptor >= 0 else { return 0 }
+        var total = 0
+        while total < limit {
+            let count = read(readDescriptor, scratch, min(limit - total, 1 << 16))
+            if count <= 0 { break }
+            total += count
+        }
+        return total
+    }
+
     func disconnect() {
-        guard descriptor >= 0 else { return }
-        Glibc.close(descriptor)
+        if descriptor >= 0 { Glibc.close(descriptor) }
+        if readDescriptor >= 0 { Glibc.close(readDescriptor) }
         descriptor = -1
+        readDescriptor = -1
         nextAttempt = 0
     }
 }
@@ -93,14 +131,18 @@ public enum FIFOPath {
         case ENOENT:
             return ReelError(.deviceUnavailable, "pipe output \(path) does not exist (\(reason))")
         case EACCES, EPERM, EROFS:
-            return ReelError(.deviceUnavailable, "pipe output \(path) may not be written by reeld (\(reason))")
+            return ReelError(.deviceUnavailable, "pipe output \(path) may not be opened by reeld (\(reason))")
         default:
             return ReelError(.deviceUnavailable, "pipe output \(path) cannot be opened: \(reason)")
         }
     }
 
-    /// Makes the FIFO if the path does not exist; checks it is a FIFO reeld may write otherwise.
-    /// Called on the control side when the output is turned on.
+    static func notAFIFO(_ path: String) -> ReelError {
+        ReelError(.deviceUnavailable, "pipe output \(path) is not a FIFO; make it with mkfifo, or remove it and reeld makes it")
+    }
+
+    /// Makes the FIFO (mode 0660) if the path does not exist; checks it is a FIFO reeld may read
+    /// and write otherwise.
     public static func prepare(_ path: String) throws(ReelError) {
         var status = stat()
         if stat(path, &status) != 0 {
@@ -109,14 +151,11 @@ public enum FIFOPath {
             guard mkfifo(path, 0o660) == 0 else {
                 let made = errno
                 if made == EEXIST { return try prepare(path) }
-                throw ReelError(
-                    .deviceUnavailable, "cannot make the FIFO \(path): \(String(cString: strerror(made)))")
+                throw ReelError(.deviceUnavailable, "cannot make the FIFO \(path): \(String(cString: strerror(made)))")
             }
             return
         }
-        guard (status.st_mode & S_IFMT) == S_IFIFO else {
-            throw ReelError(.deviceUnavailable, "pipe output \(path) is not a FIFO; make it with mkfifo, or remove it and reeld makes it")
-        }
-        guard access(path, W_OK) == 0 else { throw failure(path, errno) }
+        guard (status.st_mode & S_IFMT) == S_IFIFO else { throw notAFIFO(path) }
+        guard access(path, R_OK | W_OK) == 0 else { throw failure(path, errno) }
     }
 }

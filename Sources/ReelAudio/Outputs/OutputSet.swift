@@ -129,6 +129,12 @@ public final class OutputSet: PCMOutput, @unchecked Sendable {
 
     public func start() -> Int32 { clockOutput.start() }
 
+    /// Paused or stopped by a command: the pipes are emptied too, so every room stops with the
+    /// device.
+    public func silencePipes() {
+        for pipe in enabledPipes { pipe.silence() }
+    }
+
     public func write(_ buffer: UnsafeRawPointer, frames: Int) -> Int {
         let taken = clockOutput.write(buffer, frames: frames)
         if taken > 0 {
@@ -155,13 +161,16 @@ public final class OutputSet: PCMOutput, @unchecked Sendable {
 
     // MARK: Pipes
 
-    private func waitLimit(_ timeout: Int) -> Int {
+    /// The longest the audio thread may sleep while playing: `timeout`, or less while a pipe is
+    /// on (pipes are written only when the thread is awake).
+    public func waitLimit(_ timeout: Int) -> Int {
         enabledPipes.isEmpty ? timeout : min(timeout, Self.pipeFlushMilliseconds)
     }
 
     private func configure(_ pipe: PipeOutput, for configuration: PCMConfiguration) {
         do throws(ReelError) {
-            try pipe.configure(for: configuration.format, maxFrames: configuration.periodFrames)
+            try pipe.configure(
+                for: configuration.format, maxFrames: configuration.periodFrames, bufferFrames: configuration.bufferFrames)
         } catch {
             fail(pipe, error)
         }

@@ -20,28 +20,45 @@ public struct PipeOutputSettings: Sendable, Equatable {
 /// The engine's frames arrive as the clock output (the ALSA device, or `RealTimeClock` when
 /// the device is off) takes them, converted at once to the pipe's format (`PipeConverter`) and
 /// kept in a ring. `flush` writes to the FIFO only what will be heard within `leadNanoseconds`
-/// of the clock's audible frame, so the FIFO holds a little more than a reader's read (snapserver
-/// reads 20 ms every 20 ms and fills what is missing with silence) and never seconds of audio:
-/// a pause, seek or stop leaves at most the lead behind. While nobody reads, what falls due is
-/// dropped (audio during an outage is lost by design, never replayed late).
+/// of the clock's audible frame, so the pipe holds a little more than a reader's read (snapserver
+/// reads 20 ms every 20 ms and fills what is missing with silence) and never seconds of audio.
+/// What nobody reads is thrown away beyond the lead (`FIFOWriter.discard`): audio during an
+/// outage is lost by design, and a reader that comes back starts at the lead, never later.
+///
+/// After a drop (a seek, a volume change, a new next track: the engine refills from the audible
+/// frame) the pipe still holds what follows the audible frame; the same frames of the new stream
+/// are skipped, so the reader hears no gap and no repeat. A pause or stop empties the pipe
+/// (`silence`): the rooms stop with the device. At the end of the queue the reader hears the
+/// pipe out.
 final class PipeOutput {
     let id: Int
     let settings: PipeOutputSettings
-    /// How far ahead of the audible frame the FIFO is filled.
-    static let leadNanoseconds: UInt64 = 100_000_000
-    /// The ring holds the clock's whole buffer ahead of what is due; 2 s is more than enough.
-    static let ringSeconds = 2
+    /// How far ahead of the audible frame the pipe is filled.
+    static let leadNanoseconds: Int64 = 100_000_000
+    /// What the pipe may hold beyond the lead before the excess counts as unread.
+    static let slackNanoseconds: Int64 = 60_000_000
+    /// A reader that took something within this long is there.
+    static let readerTimeoutNanoseconds: UInt64 = 500_000_000
+    /// The ring holds the clock's whole buffer, and this much more.
+    static let ringSlackSeconds = 1
 
     private let writer: FIFOWriter
     private var converter: PipeConverter?
     private var ring: ByteRing
-    /// Since the clock was last prepared: source frames taken, output frames put in the ring,
-    /// output frames taken out of it (written or dropped).
-    private var sourceTaken: Int64 = 0
+    /// Since the last reset: output frames put in the ring, and taken out of it (written,
+    /// skipped or dropped).
     private var produced: Int64 = 0
     private var consumed: Int64 = 0
-    /// Output frames dropped because nobody read, or the reader fell behind; since the output
-    /// was made (for logs and benchmarks).
+    /// Frames of the new stream that the pipe already holds (after a drop).
+    private var skipFrames: Int64 = 0
+    /// Bytes ever written to the pipe, and thrown away from it by reeld.
+    private var bytesWritten: Int64 = 0
+    private var bytesDiscarded: Int64 = 0
+    /// Bytes ever taken by the reader, as last measured, and when that last grew.
+    private var bytesRead: Int64 = 0
+    private var readerSeenAt: UInt64?
+    /// Output frames dropped (nobody read, or the reader fell behind) and written, since the
+    /// output was made (for logs and benchmarks).
     private(set) var droppedFrames: Int64 = 0
     private(set) var writtenFrames: Int64 = 0
     private(set) var status: OutputStatus = .ready
@@ -50,44 +67,66 @@ final class PipeOutput {
         self.id = id
         self.settings = settings
         writer = FIFOWriter(path: settings.path)
-        ring = ByteRing(capacity: settings.format.bytesPerFrame * settings.format.sampleRate * Self.ringSeconds)
+        ring = ByteRing(capacity: settings.format.bytesPerFrame * settings.format.sampleRate * Self.ringSlackSeconds)
     }
 
     deinit { ring.deallocate() }
 
-    var isConnected: Bool { writer.isConnected }
+    private var bytesPerFrame: Int { settings.format.bytesPerFrame }
 
-    /// Sets up the conversion from the engine's format (when the clock opens).
-    func configure(for format: PCMFormat, maxFrames: Int) throws(ReelError) {
-        if let converter, converter.source == format, converter.maxFrames >= maxFrames {
-            reset()
-            return
+    private func frames(nanoseconds: Int64) -> Int64 {
+        Int64(settings.format.sampleRate) * nanoseconds / 1_000_000_000
+    }
+
+    /// Sets up the conversion from the engine's format, for a clock that takes `maxFrames` at a
+    /// time and queues up to `bufferFrames` (when the clock opens; this may allocate).
+    func configure(for format: PCMFormat, maxFrames: Int, bufferFrames: Int) throws(ReelError) {
+        let outputFrames = bufferFrames * settings.format.sampleRate / max(format.sampleRate, 1)
+        let bytes = (outputFrames + settings.format.sampleRate * Self.ringSlackSeconds) * bytesPerFrame
+        if ring.capacity < bytes {
+            ring.deallocate()
+            ring = ByteRing(capacity: bytes)
         }
-        converter = nil
-        converter = try PipeConverter(source: format, target: settings.format, maxFrames: maxFrames)
+        if converter == nil || converter?.source != format || (converter?.maxFrames ?? 0) < maxFrames {
+            converter = nil
+            converter = try PipeConverter(source: format, target: settings.format, maxFrames: maxFrames)
+        }
         reset()
     }
 
-    /// Forgets every frame not yet written (drop, prepare, pause, seek).
+    /// Forgets every frame not yet written (the clock was dropped or prepared); what the pipe
+    /// holds plays on, and the same frames of what comes next are skipped.
     func reset() {
         converter?.reset()
         ring.removeAll()
-        sourceTaken = 0
         produced = 0
         consumed = 0
+        skipFrames = Int64(writer.queuedBytes() / bytesPerFrame)
     }
 
-    /// Nothing plays: forget the conversion; the FIFO stays open for the reader.
-    func close() {
+    /// Paused or stopped: empties the pipe as well, so the reader stops now and hears nothing
+    /// old later.
+    func silence() {
         reset()
+        bytesDiscarded += Int64(writer.discard(upTo: Int.max))
+        skipFrames = 0
+    }
+
+    /// Nothing plays (the queue ended, or the next track needs the clock reopened): forget the
+    /// conversion. A reader hears what the pipe holds to its end; with no reader it is thrown
+    /// away, so that one that comes later does not hear it.
+    func close() {
+        if status == .connected { reset() } else { silence() }
+        skipFrames = 0
         converter = nil
     }
 
-    /// Turned off: closes the FIFO as well.
+    /// Turned off: closes the pipe as well.
     func shutDown() {
         close()
         writer.disconnect()
         status = .disabled
+        readerSeenAt = nil
     }
 
     /// Turned on again after `shutDown`.
@@ -101,57 +140,77 @@ final class PipeOutput {
         var offset = 0
         while offset < frames {
             let chunk = min(frames - offset, converter.maxFrames)
-            let made = converter.convert(
-                buffer + offset * converter.source.bytesPerFrame, frames: chunk, into: &ring)
-            produced += Int64(made)
+            produced += Int64(converter.convert(
+                buffer + offset * converter.source.bytesPerFrame, frames: chunk, into: &ring))
             offset += chunk
         }
-        sourceTaken += Int64(frames)
-        // The ring dropped its oldest frames if it overflowed: they count as consumed.
-        let held = Int64(ring.count / settings.format.bytesPerFrame)
+        // The ring dropped its oldest frames if it overflowed: they count as taken.
+        let held = Int64(ring.count / bytesPerFrame)
         if produced - consumed > held { consumed = produced - held }
     }
 
-    /// Writes what is due: the frames up to `leadNanoseconds` past `audibleSourceFrame` (frames
-    /// of the clock since it was prepared). Returns the status when it changed, else nil.
-    /// Throws when the FIFO cannot be used at all (the output must be turned off).
+    /// Writes what is due: the frames up to the lead past `audibleSourceFrame` (frames of the
+    /// clock since it was last prepared), then throws away what nobody read beyond the lead.
+    /// Returns the status when it changed, else nil. Throws when the FIFO cannot be used at all
+    /// (the output must be turned off).
     func flush(audibleSourceFrame: Int64, now: UInt64) throws(ReelError) -> OutputStatus? {
         guard let converter else { return nil }
-        let sourceRate = Int64(converter.source.sampleRate)
-        let outputRate = Int64(settings.format.sampleRate)
-        let dueSource = audibleSourceFrame + sourceRate * Int64(Self.leadNanoseconds) / 1_000_000_000
-        let dueOutput = min(dueSource * outputRate / max(sourceRate, 1), produced)
-        var due = dueOutput - consumed
         let before = status
-        let connected = try writer.connect(now: now)
-        let bytesPerFrame = settings.format.bytesPerFrame
+        let lead = frames(nanoseconds: Self.leadNanoseconds)
+        let connected = try writer.connect(now: now, capacity: Int(4 * lead) * bytesPerFrame)
+        if skipFrames > 0 {
+            let skipped = min(skipFrames, Int64(ring.count / bytesPerFrame))
+            ring.drop(Int(skipped) * bytesPerFrame)
+            consumed += skipped
+            skipFrames -= skipped
+        }
+        let sourceRate = Int64(max(converter.source.sampleRate, 1))
+        let dueSource = audibleSourceFrame + sourceRate * Self.leadNanoseconds / 1_000_000_000
+        var due = min(dueSource * Int64(settings.format.sampleRate) / sourceRate, produced) - consumed
         if connected {
             while due > 0 {
                 let front = ring.front(limit: Int(due) * bytesPerFrame)
-                guard front.count >= bytesPerFrame else { break }
-                guard let written = writer.write(front) else { break }  // the reader went away
-                let frames = written / bytesPerFrame
+                guard front.count >= bytesPerFrame, let written = writer.write(front) else { break }
                 // A FIFO fills whole pages; frame sizes divide 4096 (see `OutputFormat`), so a
                 // short write still ends on a frame.
+                let frames = written / bytesPerFrame
                 ring.drop(frames * bytesPerFrame)
                 consumed += Int64(frames)
                 writtenFrames += Int64(frames)
+                bytesWritten += Int64(frames * bytesPerFrame)
                 due -= Int64(frames)
-                if written < front.count { break }  // full: the reader is behind
+                if written < front.count { break }  // full
             }
         }
         if due > 0 {
-            // Nobody reads: drop what is due. A reader that did not take it: keep up to the lead
-            // for its next read, drop what is older. Never send audio late.
-            let keep = writer.isConnected ? outputRate * Int64(Self.leadNanoseconds) / 1_000_000_000 : 0
-            let late = due - keep
+            // The pipe is closed (after an error) or full: what is later than the lead is
+            // dropped, never sent late.
+            let late = due - (writer.isConnected ? lead : 0)
             if late > 0 {
                 ring.drop(Int(late) * bytesPerFrame)
                 consumed += late
                 droppedFrames += late
             }
         }
-        status = writer.isConnected ? .connected : .waitingForReader
+        if writer.isConnected {
+            let queued = Int64(writer.queuedBytes())
+            let read = bytesWritten - bytesDiscarded - queued
+            if read > bytesRead {
+                bytesRead = read
+                readerSeenAt = now
+            }
+            // Unread beyond the lead and its slack: nobody reads (or the reader's clock is
+            // slower): keep the newest lead, throw away the oldest.
+            let limit = (lead + frames(nanoseconds: Self.slackNanoseconds)) * Int64(bytesPerFrame)
+            if queued > limit {
+                let excess = (queued - lead * Int64(bytesPerFrame)) / Int64(bytesPerFrame) * Int64(bytesPerFrame)
+                let discarded = writer.discard(upTo: Int(excess))
+                bytesDiscarded += Int64(discarded)
+                droppedFrames += Int64(discarded / bytesPerFrame)
+            }
+        }
+        let reading = readerSeenAt.map { now &- $0 <= Self.readerTimeoutNanoseconds } ?? false
+        status = reading ? .connected : .waitingForReader
         return status == before ? nil : status
     }
 }

@@ -1,13 +1,14 @@
-// Streams pushed on change only (the queue's summary, the mixer): one consumer of the core's
+// Streams pushed on change only (the queue's summary, the mixer, the outputs): one consumer of the core's
 // feed while anyone subscribes, each change encoded once for every subscriber.
 
 import ReelCore
 import ReelModel
 import ReelProtocol
 
-/// The streams of this kind: `queue` (`queue.changed`), `mixer` (`mixer.state`).
+/// The streams of this kind: `queue` (`queue.changed`), `mixer` (`mixer.state`), `outputs`
+/// (`outputs.changed`).
 enum ChangeStreamKind: Hashable {
-    case queue, mixer
+    case queue, mixer, outputs
 }
 
 /// One change stream of one `RPCPushHub`. Lives on the hub's event loop.
@@ -36,6 +37,11 @@ final class ChangeStream {
             let consumer = feed.addConsumer(wake: wake)
             takeLatest = { Self.encode(feed.take(for: consumer).value) }
             stopConsuming = { feed.removeConsumer(consumer) }
+        case .outputs:
+            let feed = core.outputs.changes
+            let consumer = feed.addConsumer(wake: wake)
+            takeLatest = { Self.encode(feed.take(for: consumer).value) }
+            stopConsuming = { feed.removeConsumer(consumer) }
         }
     }
 
@@ -53,11 +59,16 @@ final class ChangeStream {
         switch kind {
         case .queue: Self.encode(core.player.queueSummary)
         case .mixer: Self.encode(core.mixer.state)
+        case .outputs: Self.encode(core.outputs.list)
         }
     }
 
     static func encode(_ state: MixerState) -> SplicedPush {
         SplicedPush(method: "mixer.state", members: state.jsonObject)
+    }
+
+    static func encode(_ outputs: [OutputState]) -> SplicedPush {
+        SplicedPush(method: "outputs.changed", members: outputsJSONObject(outputs))
     }
 
     static func encode(_ summary: QueueSummary) -> SplicedPush {

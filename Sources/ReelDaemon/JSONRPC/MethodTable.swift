@@ -41,6 +41,7 @@ struct MethodTable: Sendable {
         PlayerMethods.register(into: &table, player: core.player)
         QueueMethods.register(into: &table, player: core.player)
         MixerMethods.register(into: &table, mixer: core.mixer)
+        OutputMethods.register(into: &table, outputs: core.outputs)
         RecorderMethods.register(into: &table, recorder: core.recorder)
         LibraryMethods.register(into: &table, library: core.library)
         StreamMethods.register(into: &table, library: core.library)
