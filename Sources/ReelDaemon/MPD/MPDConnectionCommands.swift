@@ -6,7 +6,7 @@ import ReelCore
 /// Commands about the connection and the server: `ping`, `close` and `idle` (carried out by
 /// `MPDConnection` itself; listed here for `commands` and the permission check), `password`,
 /// `commands`, `notcommands`, `tagtypes` and its subcommands, `binarylimit`, `urlhandlers`,
-/// `decoders`, `outputs`, `replay_gain_status`, `listplaylists` (Reel has no stored playlists:
+/// `decoders`, `replay_gain_status`, `listplaylists` (Reel has no stored playlists:
 /// always empty).
 enum MPDConnectionCommands {
     static func commands(_ context: MPDContext) -> [MPDCommand] {
@@ -41,14 +41,6 @@ enum MPDConnectionCommands {
                 return response
             },
             .now("decoders", .read, 0, 0) { _ in decoders },
-            .now("outputs", .read, 0, 0) { _ in
-                var response = MPDResponse()
-                response.field("outputid", 0)
-                response.field("outputname", "ALSA")
-                response.field("plugin", "alsa")
-                response.field("outputenabled", 1)
-                return response
-            },
             .now("replay_gain_status", .read, 0, 0) { _ in
                 var response = MPDResponse()
                 response.field("replay_gain_mode", "off")

@@ -10,6 +10,8 @@ import ReelModel
 /// - `player.queueChanges` → `playlist` when the entries changed, `options` when
 ///   repeat/random/single/consume changed, `player` when the current entry changed;
 /// - `mixer.changes` → `mixer`;
+/// - `outputs.changes` → `output` when an output is turned on or off (not when a pipe's reader
+///   comes or goes, which MPD's `outputs` does not show);
 /// - `library.updates` → `database` (a folder or recording added, renamed, moved or deleted);
 /// - `update` (the command) → `update`, posted by `MPDDatabaseCommands` itself.
 ///
@@ -27,6 +29,8 @@ final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
     private var connections: [ObjectIdentifier: MPDConnection] = [:]
     private var consumers: Consumers?
     private var lastQueue: QueueSummary
+    /// Each output's id and whether it is on, as last posted.
+    private var lastOutputs: [Int: Bool] = [:]
     private var sweep: RepeatedTask?
     static let timeout = TimeAmount.seconds(60)
     static let sweepInterval = TimeAmount.seconds(10)
@@ -35,6 +39,7 @@ final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
         let player: StateFeed<PlayerState>.Consumer
         let queue: StateFeed<QueueSummary>.Consumer
         let mixer: StateFeed<MixerState>.Consumer
+        let outputs: StateFeed<[OutputState]>.Consumer
         let library: EventFeed<LibraryUpdate>.Consumer
     }
 
@@ -54,8 +59,10 @@ final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
             player: core.player.changes.addConsumer { loop.execute { bound.value.playerChanged() } },
             queue: core.player.queueChanges.addConsumer { loop.execute { bound.value.queueChanged() } },
             mixer: core.mixer.changes.addConsumer { loop.execute { bound.value.mixerChanged() } },
+            outputs: core.outputs.changes.addConsumer { loop.execute { bound.value.outputsChanged() } },
             library: core.library.updates.addConsumer { loop.execute { bound.value.libraryChanged() } })
         lastQueue = core.player.queueChanges.latest.value
+        lastOutputs = Self.enabled(core.outputs.list)
         sweep = loop.scheduleRepeatedTask(initialDelay: Self.sweepInterval, delay: Self.sweepInterval) { _ in
             bound.value.expireSilentConnections()
         }
@@ -69,6 +76,7 @@ final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
         core.player.changes.removeConsumer(consumers.player)
         core.player.queueChanges.removeConsumer(consumers.queue)
         core.mixer.changes.removeConsumer(consumers.mixer)
+        core.outputs.changes.removeConsumer(consumers.outputs)
         core.library.updates.removeConsumer(consumers.library)
         self.consumers = nil
     }
@@ -119,6 +127,17 @@ final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
         guard let consumers else { return }
         _ = core.mixer.changes.take(for: consumers.mixer)
         post(.mixer)
+    }
+
+    private func outputsChanged() {
+        guard let consumers else { return }
+        let enabled = Self.enabled(core.outputs.changes.take(for: consumers.outputs).value)
+        if enabled != lastOutputs { post(.output) }
+        lastOutputs = enabled
+    }
+
+    private static func enabled(_ outputs: [OutputState]) -> [Int: Bool] {
+        Dictionary(uniqueKeysWithValues: outputs.map { ($0.id, $0.enabled) })
     }
 
     private func libraryChanged() {

@@ -90,6 +90,6 @@ extension MPDCommandTable {
         MPDCommandTable(
             MPDConnectionCommands.commands(context) + MPDPlaybackCommands.commands(context)
                 + MPDStatusCommands.commands(context) + MPDQueueCommands.commands(context)
-                + MPDDatabaseCommands.commands(context))
+                + MPDDatabaseCommands.commands(context) + MPDOutputCommands.commands(context))
     }
 }
