@@ -7,11 +7,23 @@ public struct PipeOutputSettings: Sendable, Equatable {
     public var name: String
     public var path: String
     public var format: OutputFormat
+    /// How far ahead of the audible frame the pipe is filled: more than a reader's read and
+    /// the audio thread's longest sleep while a pipe is on (20 ms each), with room for a late
+    /// wake-up.
+    public var leadMilliseconds: Int
+    /// What the pipe may hold beyond the lead before the excess counts as unread and is thrown
+    /// away: room for a reader that reads late.
+    public var slackMilliseconds: Int
 
-    public init(name: String, path: String, format: OutputFormat = .snapcastDefault) {
+    public init(
+        name: String, path: String, format: OutputFormat = .snapcastDefault, leadMilliseconds: Int = 150,
+        slackMilliseconds: Int = 150
+    ) {
         self.name = name
         self.path = path
         self.format = format
+        self.leadMilliseconds = leadMilliseconds
+        self.slackMilliseconds = slackMilliseconds
     }
 }
 
@@ -19,7 +31,7 @@ public struct PipeOutputSettings: Sendable, Equatable {
 ///
 /// The engine's frames arrive as the clock output (the ALSA device, or `RealTimeClock` when
 /// the device is off) takes them, converted at once to the pipe's format (`PipeConverter`) and
-/// kept in a ring. `flush` writes to the FIFO only what will be heard within `leadNanoseconds`
+/// kept in a ring. `flush` writes to the FIFO only what will be heard within the lead (150 ms)
 /// of the clock's audible frame, so the pipe holds a little more than a reader's read (snapserver
 /// reads 20 ms every 20 ms and fills what is missing with silence) and never seconds of audio.
 /// What nobody reads is thrown away beyond the lead (`FIFOWriter.discard`): audio during an
@@ -33,10 +45,6 @@ public struct PipeOutputSettings: Sendable, Equatable {
 final class PipeOutput {
     let id: Int
     let settings: PipeOutputSettings
-    /// How far ahead of the audible frame the pipe is filled.
-    static let leadNanoseconds: Int64 = 100_000_000
-    /// What the pipe may hold beyond the lead before the excess counts as unread.
-    static let slackNanoseconds: Int64 = 60_000_000
     /// A reader that took something within this long is there.
     static let readerTimeoutNanoseconds: UInt64 = 500_000_000
     /// The ring holds the clock's whole buffer, and this much more.
@@ -74,8 +82,8 @@ final class PipeOutput {
 
     private var bytesPerFrame: Int { settings.format.bytesPerFrame }
 
-    private func frames(nanoseconds: Int64) -> Int64 {
-        Int64(settings.format.sampleRate) * nanoseconds / 1_000_000_000
+    private func frames(milliseconds: Int) -> Int64 {
+        Int64(settings.format.sampleRate) * Int64(milliseconds) / 1000
     }
 
     /// Sets up the conversion from the engine's format, for a clock that takes `maxFrames` at a
@@ -156,8 +164,9 @@ final class PipeOutput {
     func flush(audibleSourceFrame: Int64, now: UInt64) throws(ReelError) -> OutputStatus? {
         guard let converter else { return nil }
         let before = status
-        let lead = frames(nanoseconds: Self.leadNanoseconds)
-        let connected = try writer.connect(now: now, capacity: Int(4 * lead) * bytesPerFrame)
+        let lead = frames(milliseconds: settings.leadMilliseconds)
+        let capacity = Int(lead + frames(milliseconds: settings.slackMilliseconds)) * bytesPerFrame * 2
+        let connected = try writer.connect(now: now, capacity: capacity)
         if skipFrames > 0 {
             let skipped = min(skipFrames, Int64(ring.count / bytesPerFrame))
             ring.drop(Int(skipped) * bytesPerFrame)
@@ -165,7 +174,7 @@ final class PipeOutput {
             skipFrames -= skipped
         }
         let sourceRate = Int64(max(converter.source.sampleRate, 1))
-        let dueSource = audibleSourceFrame + sourceRate * Self.leadNanoseconds / 1_000_000_000
+        let dueSource = audibleSourceFrame + sourceRate * Int64(settings.leadMilliseconds) / 1000
         var due = min(dueSource * Int64(settings.format.sampleRate) / sourceRate, produced) - consumed
         if connected {
             while due > 0 {
@@ -201,7 +210,7 @@ final class PipeOutput {
             }
             // Unread beyond the lead and its slack: nobody reads (or the reader's clock is
             // slower): keep the newest lead, throw away the oldest.
-            let limit = (lead + frames(nanoseconds: Self.slackNanoseconds)) * Int64(bytesPerFrame)
+            let limit = (lead + frames(milliseconds: settings.slackMilliseconds)) * Int64(bytesPerFrame)
             if queued > limit {
                 let excess = (queued - lead * Int64(bytesPerFrame)) / Int64(bytesPerFrame) * Int64(bytesPerFrame)
                 let discarded = writer.discard(upTo: Int(excess))
