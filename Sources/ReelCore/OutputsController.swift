@@ -11,11 +11,14 @@ public struct OutputConfiguration: Equatable, Sendable {
     public var kind: OutputKind
     /// On at start.
     public var enabled: Bool
+    /// For a pipe: the group the FIFO is given when reeld makes it.
+    public var group: String?
 
-    public init(name: String, kind: OutputKind, enabled: Bool = true) {
+    public init(name: String, kind: OutputKind, enabled: Bool = true, group: String? = nil) {
         self.name = name
         self.kind = kind
         self.enabled = enabled
+        self.group = group
     }
 }
 
@@ -34,6 +37,8 @@ public final class OutputsController: @unchecked Sendable {
     private let queue = DispatchQueue(label: "reel.outputs")
     private let logger: Logger
     private var engine: PlaybackEngine?
+    /// Each pipe's group (by output id), for `FIFOPath.prepare`.
+    private let groups: [Int: String]
     /// The engine's outputs; read only in the engine's replies, on the audio thread.
     private var outputSet: OutputSet?
 
@@ -45,13 +50,15 @@ public final class OutputsController: @unchecked Sendable {
             outputs.insert(OutputConfiguration(name: "ALSA (\(device))", kind: .alsa(device: device)), at: 0)
         }
         var initial: [OutputState] = []
+        var groups: [Int: String] = [:]
         for (id, output) in outputs.enumerated() {
+            groups[id] = output.group
             var state = OutputState(
                 id: id, name: output.name, kind: output.kind, enabled: output.enabled,
                 status: output.enabled ? .ready : .disabled)
             if output.enabled, case .pipe(let path, _) = output.kind {
                 do throws(ReelError) {
-                    try FIFOPath.prepare(path)
+                    try FIFOPath.prepare(path, group: output.group)
                 } catch {
                     logger.error("pipe output turned off", metadata: ["output": "\(output.name)", "error": "\(error.message)"])
                     state.enabled = false
@@ -61,6 +68,7 @@ public final class OutputsController: @unchecked Sendable {
             }
             initial.append(state)
         }
+        self.groups = groups
         states = Locked(initial)
         changes = StateFeed(initial)
     }
@@ -104,7 +112,7 @@ public final class OutputsController: @unchecked Sendable {
             let on = wanted(output.enabled)
             if on, case .pipe(let path, _) = output.kind {
                 do throws(ReelError) {
-                    try FIFOPath.prepare(path)
+                    try FIFOPath.prepare(path, group: groups[id])
                 } catch {
                     update(id) { $0.error = error }
                     reply(.failure(error))

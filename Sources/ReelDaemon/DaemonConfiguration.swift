@@ -172,8 +172,9 @@ public struct DaemonConfiguration: Equatable, Sendable {
     }
 
     /// The `[[outputs]]` tables: `type = "alsa"` (at most one: the `device`) or `type = "pipe"`
-    /// with `path` (absolute) and `format` (`48000:16:2` by default); each with an optional
-    /// `name` and `enabled` (true by default).
+    /// with `path` (absolute), `format` (`48000:16:2` by default) and `group` (the group the FIFO
+    /// is given when reeld makes it); each with an optional `name` and `enabled` (true by
+    /// default).
     static func outputs(_ tables: [ConfigTable], source: String) throws(ConfigurationError) -> [OutputConfiguration] {
         var outputs: [OutputConfiguration] = []
         for table in tables {
@@ -210,7 +211,7 @@ public struct DaemonConfiguration: Equatable, Sendable {
                 }
                 kind = .alsa(device: "")
             case "pipe":
-                allowed = ["type", "name", "enabled", "path", "format"]
+                allowed = ["type", "name", "enabled", "path", "format", "group"]
                 guard let path = try string("path"), path.hasPrefix("/") else {
                     throw ConfigurationError("\(at): a pipe needs path = \"/absolute/path/of/the/fifo\"")
                 }
@@ -231,7 +232,7 @@ public struct DaemonConfiguration: Equatable, Sendable {
                     "\(source):\(entry.line): unknown key \"\(entry.key)\" for a \(type) output; known keys: \(allowed.sorted().joined(separator: ", "))")
             }
             let name = try string("name") ?? (type == "alsa" ? "" : "pipe \(outputs.count)")
-            outputs.append(OutputConfiguration(name: name, kind: kind, enabled: enabled))
+            outputs.append(OutputConfiguration(name: name, kind: kind, enabled: enabled, group: try string("group")))
         }
         return outputs
     }

@@ -141,17 +141,28 @@ public enum FIFOPath {
         ReelError(.deviceUnavailable, "pipe output \(path) is not a FIFO; make it with mkfifo, or remove it and reeld makes it")
     }
 
-    /// Makes the FIFO (mode 0660) if the path does not exist; checks it is a FIFO reeld may read
-    /// and write otherwise.
-    public static func prepare(_ path: String) throws(ReelError) {
+    /// Makes the FIFO (mode 0660, less the umask) if the path does not exist, owned by `group`
+    /// when one is given (so that a reader in that group, such as snapserver, may open it);
+    /// checks it is a FIFO reeld may read and write otherwise.
+    public static func prepare(_ path: String, group: String? = nil) throws(ReelError) {
         var status = stat()
         if stat(path, &status) != 0 {
             let code = errno
             guard code == ENOENT else { throw failure(path, code) }
             guard mkfifo(path, 0o660) == 0 else {
                 let made = errno
-                if made == EEXIST { return try prepare(path) }
+                if made == EEXIST { return try prepare(path, group: group) }
                 throw ReelError(.deviceUnavailable, "cannot make the FIFO \(path): \(String(cString: strerror(made)))")
+            }
+            if let group {
+                guard let entry = getgrnam(group) else {
+                    throw ReelError(.deviceUnavailable, "pipe output \(path): there is no group \"\(group)\"")
+                }
+                guard chown(path, uid_t.max, entry.pointee.gr_gid) == 0 else {
+                    let reason = String(cString: strerror(errno))
+                    throw ReelError(
+                        .deviceUnavailable, "pipe output \(path): cannot give it to group \"\(group)\" (\(reason)); reeld must be in that group")
+                }
             }
             return
         }
