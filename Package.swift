@@ -24,6 +24,8 @@ let package = Package(
 
         .target(name: "ReelModel", linkerSettings: [.linkedLibrary("m")]),
         .target(name: "ReelProtocol", dependencies: ["ReelModel"]),
+        // A blocking or polled JSON-RPC connection to reeld's socket, for the CLI and the plugin.
+        .target(name: "ReelClient", dependencies: ["ReelProtocol"]),
         .target(
             name: "ReelAudio",
             dependencies: [
@@ -72,7 +74,7 @@ let package = Package(
         .executableTarget(
             name: "reel",
             dependencies: [
-                "ReelProtocol", "ReelModel",
+                "ReelProtocol", "ReelModel", "ReelClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 
