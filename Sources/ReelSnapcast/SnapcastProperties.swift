@@ -58,19 +58,18 @@ public enum SnapcastProperties {
     }
 
     /// The metadata of the current track: `trackId` (the queue entry's id), `title` (a
-    /// recording's name, a file's name), `duration`, `file` (a file's path, a recording's tree
-    /// path), `url` (a file's `file://` URL), `album` (a recording's folder). `{}` when there is
-    /// no current track, so that snapserver drops what it showed.
+    /// recording's name, a file's name), `duration`, `url` (a file's `file://` URL), `album` (a
+    /// recording's folder). `{}` when there is no current track, so that snapserver drops what
+    /// it showed. No `file`: snapserver 0.26 does not know that tag (its documentation lists it)
+    /// and would log a warning for every push.
     public static func metadata(of view: ReeldView?) -> JSONObject {
         guard let track = view?.track else { return [:] }
         var object: JSONObject = ["trackId": .string(String(track.id)), "title": .string(title(of: track.source))]
         if let duration = track.duration { object["duration"] = .double(duration) }
         switch track.source {
         case .file(let path):
-            object["file"] = .string(path)
             object["url"] = .string(fileURL(path))
         case .item(_, let path, _):
-            object["file"] = .string(path)
             if let folder = folderName(of: path) { object["album"] = .string(folder) }
         }
         return object

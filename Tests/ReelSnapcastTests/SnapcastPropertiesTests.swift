@@ -33,7 +33,7 @@ struct SnapcastPropertiesTests {
             "canSeek": true, "canControl": true,
         ])
         #expect(SnapcastProperties.metadata(of: view) == [
-            "trackId": "3", "title": "A tone.flac", "duration": 60.0, "file": "/music/A tone.flac",
+            "trackId": "3", "title": "A tone.flac", "duration": 60.0,
             "url": "file:///music/A%20tone.flac",
         ])
     }
@@ -75,7 +75,7 @@ struct SnapcastPropertiesTests {
         let player = PlayerState(state: .paused, position: 1, duration: 150,
                                  source: .item(id: "01a2", path: "/Meetings/Standup", name: "Standup"), entry: 9, timestamp: 1)
         #expect(SnapcastProperties.metadata(of: ReeldView(player: player, queue: queue(current: 9))) == [
-            "trackId": "9", "title": "Standup", "duration": 150.0, "file": "/Meetings/Standup", "album": "Meetings",
+            "trackId": "9", "title": "Standup", "duration": 150.0, "album": "Meetings",
         ])
         let atRoot = PlayerState(state: .paused, source: .item(id: "01a3", path: "/Idea", name: "Idea"), entry: 2)
         #expect(SnapcastProperties.metadata(of: ReeldView(player: atRoot, queue: queue(current: 2)))["album"] == nil)
