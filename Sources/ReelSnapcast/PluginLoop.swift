@@ -34,9 +34,10 @@ public final class PluginLoop {
             if let connection = link.connection {
                 fds.append(pollfd(fd: connection.fileDescriptor, events: Int16(POLLIN), revents: 0))
             }
+            // Wake for the next connection attempt, or for the oldest reply's deadline.
             var timeout: Int32 = -1
-            if !link.isConnected {
-                let wait = max(0, link.nextAttempt - MonotonicClock.now())
+            if let wakeUp = link.isConnected ? link.nextReplyDeadline : link.nextAttempt {
+                let wait = min(max(0, wakeUp - MonotonicClock.now()), 60)
                 timeout = Int32((wait * 1000).rounded(.up))
             }
             let ready = poll(&fds, nfds_t(fds.count), timeout)
@@ -62,7 +63,7 @@ public final class PluginLoop {
                     drop(error)
                 }
             }
-            if let failure = link.writeFailure { drop(failure) }
+            if let failure = link.writeFailure ?? link.expiredRequest(now: MonotonicClock.now()) { drop(failure) }
             if !link.isConnected, MonotonicClock.now() >= link.nextAttempt {
                 attemptConnection()
             }

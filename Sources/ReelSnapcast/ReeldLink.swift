@@ -23,17 +23,27 @@ public final class ReeldLink: ReeldRequester {
     public static let maxRetryDelay = 2.0
 
     public let candidates: [String]
+    /// A reply that takes longer than this means reeld is stuck: the connection is dropped
+    /// (and the command answered with an error) rather than snapserver's client left waiting.
+    public let replyTimeout: Double
     public private(set) var connection: DaemonConnection?
     /// When to try to connect next (`CLOCK_MONOTONIC` seconds).
     public private(set) var nextAttempt: Double = 0
     private var retryDelay = ReeldLink.firstRetryDelay
-    private var replies: [Int64: (Result<JSONValue, RPCError>) -> Void] = [:]
+    private var replies: [Int64: Pending] = [:]
+
+    private struct Pending {
+        var method: String
+        var deadline: Double
+        var reply: (Result<JSONValue, RPCError>) -> Void
+    }
     /// Set when a request could not be written: the loop then drops the connection.
     public private(set) var writeFailure: DaemonClientError?
 
-    public init(candidates: [String]) {
+    public init(candidates: [String], replyTimeout: Double = DaemonConnection.defaultReplyTimeout) {
         precondition(!candidates.isEmpty, "no socket path to try")
         self.candidates = candidates
+        self.replyTimeout = replyTimeout
     }
 
     public var isConnected: Bool { connection != nil && writeFailure == nil }
@@ -77,7 +87,7 @@ public final class ReeldLink: ReeldRequester {
         }
         do {
             let id = try connection.send(method, params)
-            replies[id] = reply
+            replies[id] = Pending(method: method, deadline: MonotonicClock.now() + replyTimeout, reply: reply)
         } catch {
             writeFailure = error
             reply(.failure(Self.lost(error)))
@@ -92,8 +102,8 @@ public final class ReeldLink: ReeldRequester {
         while let message = try connection.nextMessage() {
             switch message {
             case .response(let id, let result):
-                guard case .int(let number) = id, let reply = replies.removeValue(forKey: number) else { continue }
-                reply(result)
+                guard case .int(let number) = id, let pending = replies.removeValue(forKey: number) else { continue }
+                pending.reply(result)
             case .notification(let method, let params):
                 onEvent(method, params)
             }
@@ -110,8 +120,17 @@ public final class ReeldLink: ReeldRequester {
         writeFailure = nil
         let waiting = replies.sorted { $0.key < $1.key }
         replies = [:]
-        for (_, reply) in waiting { reply(.failure(Self.lost(error))) }
+        for (_, pending) in waiting { pending.reply(.failure(Self.lost(error))) }
         scheduleRetry(now: now)
+    }
+
+    /// When the oldest request waiting for its reply times out; nil when none waits.
+    public var nextReplyDeadline: Double? { replies.values.map(\.deadline).min() }
+
+    /// The timeout of a request still unanswered at `now`, if any.
+    public func expiredRequest(now: Double) -> DaemonClientError? {
+        guard let connection, let late = replies.values.first(where: { $0.deadline <= now }) else { return nil }
+        return .timedOut(path: connection.socketPath, method: late.method, seconds: replyTimeout)
     }
 
     /// The reply to a command while reeld cannot be reached.

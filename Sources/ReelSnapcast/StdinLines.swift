@@ -33,7 +33,7 @@ public final class StdinLines {
     /// at the end of input, the last line without a newline too, and `isClosed` is set.
     public func read() -> [Piece] {
         var chunk = [UInt8](repeating: 0, count: 65536)
-        let count = chunk.withUnsafeMutableBytes { Glibc.read(fileDescriptor, $0.baseAddress, $0.count) }
+        let count = chunk.withUnsafeMutableBytes { systemRead(fileDescriptor, $0.baseAddress, $0.count) }
         if count < 0 {
             if errno == EINTR || errno == EAGAIN { return [] }
             isClosed = true
@@ -71,6 +71,14 @@ public final class StdinLines {
             }
         }
         return pieces
+    }
+
+    private func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
+        #if canImport(Glibc)
+        Glibc.read(fd, buffer, count)
+        #else
+        Darwin.read(fd, buffer, count)
+        #endif
     }
 
     private static func piece(_ frame: LineFramer.Frame) -> Piece {

@@ -20,7 +20,13 @@ public final class StdoutSink: PluginSink {
         guard !isBroken else { return }
         var offset = 0
         while offset < line.count {
-            let written = line[offset...].withUnsafeBytes { Glibc.write(fileDescriptor, $0.baseAddress, $0.count) }
+            let written = line[offset...].withUnsafeBytes { buffer in
+                #if canImport(Glibc)
+                Glibc.write(fileDescriptor, buffer.baseAddress, buffer.count)
+                #else
+                Darwin.write(fileDescriptor, buffer.baseAddress, buffer.count)
+                #endif
+            }
             if written < 0 {
                 if errno == EINTR || errno == EAGAIN { continue }
                 isBroken = true
