@@ -53,7 +53,9 @@ def snapserver(tmp_path, reeld):
 
 def stop_and_check_plugin_exits(server: Snapserver):
     """Stops snapserver; its reel-snapcast must exit with it (its stdin closes)."""
-    plugins = server.plugin_pids() if server.proc and server.proc.poll() is None else []
+    running = server.proc is not None and server.proc.poll() is None
+    plugins = server.plugin_pids() if running else []
+    assert plugins or not running, f"snapserver runs no reel-snapcast; log:\n{server.tail_log()}"
     server.stop()
     for pid in plugins:
         wait_for(lambda: snaptest.pid_gone(pid), what=f"reel-snapcast (pid {pid}) to exit after snapserver")

@@ -196,7 +196,13 @@ class Reeld:
     def client(self, timeout=DEADLINE) -> LineClient:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.settimeout(timeout)
-        sock.connect(str(self.socket))
+        try:
+            sock.connect(str(self.socket))
+        except OSError as error:
+            sock.close()
+            status = None if self.proc is None else self.proc.poll()
+            raise ConnectionError(f"cannot connect to reeld at {self.socket} ({error}); reeld's exit status: "
+                                  f"{status}; its log:\n{self.tail_log()}") from error
         return LineClient(sock)
 
     def call(self, method: str, params: dict | None = None):
