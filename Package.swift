@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "reeld", targets: ["reeld"]),
         .executable(name: "reel", targets: ["reel"]),
+        .executable(name: "reel-snapcast", targets: ["reel-snapcast"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
@@ -25,6 +26,8 @@ let package = Package(
 
         .target(name: "ReelModel", linkerSettings: [.linkedLibrary("m")]),
         .target(name: "ReelProtocol", dependencies: ["ReelModel"]),
+        // A blocking or polled JSON-RPC connection to reeld's socket, for the CLI and the plugin.
+        .target(name: "ReelClient", dependencies: ["ReelProtocol"]),
         .target(
             name: "ReelAudio",
             dependencies: [
@@ -73,15 +76,19 @@ let package = Package(
         .executableTarget(
             name: "reel",
             dependencies: [
-                "ReelProtocol", "ReelModel",
+                "ReelProtocol", "ReelModel", "ReelClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
+        // Snapcast's stream plugin: the bridge (ReelSnapcast) and its program, installed with reeld.
+        .target(name: "ReelSnapcast", dependencies: ["ReelClient", "ReelProtocol", "ReelModel"]),
+        .executableTarget(name: "reel-snapcast", dependencies: ["ReelSnapcast"]),
 
         // Measures the daemon for bench/; not installed.
         .executableTarget(name: "reel-bench", dependencies: ["ReelProtocol", "ReelLibrary"]),
 
         .testTarget(name: "ReelModelTests", dependencies: ["ReelModel"]),
         .testTarget(name: "ReelProtocolTests", dependencies: ["ReelProtocol"]),
+        .testTarget(name: "ReelSnapcastTests", dependencies: ["ReelSnapcast", "ReelClient", "ReelProtocol", "ReelModel"]),
         .testTarget(name: "ReelAudioTests", dependencies: ["ReelAudio"]),
         .testTarget(name: "ReelLibraryTests", dependencies: ["ReelLibrary"]),
         .testTarget(name: "ReelCoreTests", dependencies: ["ReelCore", "ReelAudio", "ReelLibrary", "ReelModel"]),
