@@ -162,13 +162,15 @@ class LineClient:
 # reeld
 
 class Reeld:
-    """A private reeld: its own socket and data directory, no MPD or HTTP listener."""
+    """A private reeld: its own socket and data directory, no MPD or HTTP listener; `config`
+    is the text of its reeld.toml (outputs), none by default."""
 
-    def __init__(self, workdir: Path):
+    def __init__(self, workdir: Path, config: str | None = None):
         self.dir = workdir
         self.dir.mkdir(parents=True, exist_ok=True)
         self.socket = self.dir / "reel.sock"
         self.log = self.dir / "reeld.log"
+        self.config = config
         self.proc: subprocess.Popen | None = None
 
     def start(self) -> "Reeld":
@@ -179,6 +181,9 @@ class Reeld:
                 "--device", device, "--mpd-listen", "none", "--http-listen", "none"]
         env = {k: v for k, v in os.environ.items() if not k.startswith("REEL_")}
         env["REEL_CONFIG"] = "/dev/null"
+        if self.config is not None:
+            (self.dir / "reeld.toml").write_text(self.config)
+            args += ["--config", str(self.dir / "reeld.toml")]
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         wait_for(self._answers, what=f"reeld to answer on {self.socket}; log:\n{self.tail_log()}")
@@ -245,10 +250,12 @@ class Snapserver:
     """Debian's snapserver with a private config: private ports, no HTTP, a private data
     directory, and one pipe stream whose controlscript is the reel-snapcast just built."""
 
-    def __init__(self, workdir: Path, reeld_socket: Path):
+    def __init__(self, workdir: Path, reeld_socket: Path, fifo: Path | None = None, buffer_ms: int = 1000):
         self.dir = workdir
         self.dir.mkdir(parents=True, exist_ok=True)
         self.reeld_socket = reeld_socket
+        self.fifo = fifo or self.dir / "fifo"
+        self.buffer_ms = buffer_ms
         self.tcp_port = free_port()
         self.stream_port = free_port()
         self.log = self.dir / "snapserver.log"
@@ -260,13 +267,14 @@ class Snapserver:
         # with HTTP on): it has no controlscriptparams, so the socket reaches the plugin as
         # REEL_SOCKET in snapserver's environment. 0.27 and later also pass
         # controlscriptparams (URI-decoded, then split on spaces): given here for them.
-        source = (f"pipe://{self.dir / 'fifo'}?name={STREAM}&sampleformat=48000:16:2"
+        source = (f"pipe://{self.fifo}?name={STREAM}&sampleformat=48000:16:2&codec=pcm"
                   f"&controlscript={self.plugin}&controlscriptparams=--socket={self.reeld_socket}")
         return "\n".join([
             "[server]", f"datadir = {self.dir / 'data'}", "",
             "[http]", "enabled = false", "",
             "[tcp]", "enabled = true", "bind_to_address = 127.0.0.1", f"port = {self.tcp_port}", "",
-            "[stream]", "bind_to_address = 127.0.0.1", f"port = {self.stream_port}", f"source = {source}", "",
+            "[stream]", "bind_to_address = 127.0.0.1", f"port = {self.stream_port}", f"source = {source}",
+            f"buffer = {self.buffer_ms}", "",
             "[logging]", "sink = stderr", "filter = *:debug", "",
         ])
 
@@ -334,6 +342,74 @@ class Snapserver:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait(timeout=DEADLINE)
+
+    def kill(self):
+        """Kills it at once (SIGKILL), as a crash would; its plugin sees its stdin close."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=DEADLINE)
+
+
+# ---------------------------------------------------------------------------------------------
+# snapclient
+
+class Snapclient:
+    """Debian's snapclient playing to a file (`--player file`): what a room would hear, as raw
+    48000:16:2 PCM, 50 ms written every 50 ms, silence while nothing comes."""
+
+    def __init__(self, workdir: Path, server: Snapserver, name: str = "room"):
+        self.dir = workdir
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.server = server
+        self.output = self.dir / f"{name}.raw"
+        self.log = self.dir / f"{name}.log"
+        self.name = name
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> "Snapclient":
+        args = ["snapclient", "-h", "127.0.0.1", "-p", str(self.server.stream_port), "--hostID", self.name,
+                "--player", f"file:filename={self.output}"]
+        with open(self.log, "ab") as log:
+            self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        wait_for(lambda: self.output.exists() and self.output.stat().st_size > 0,
+                 what=f"snapclient to write {self.output}; log:\n{self.tail_log()}")
+        return self
+
+    def samples(self) -> "array.array":
+        """Everything received so far, left channel, as 16-bit samples."""
+        import array
+        data = self.output.read_bytes()
+        data = data[: len(data) // 4 * 4]
+        both = array.array("h", data)
+        return both[0::2]
+
+    def tail_log(self, n=20) -> str:
+        try:
+            return "\n".join(self.log.read_text(errors="replace").splitlines()[-n:])
+        except OSError:
+            return "(no log)"
+
+    def stop(self):
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=DEADLINE)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=DEADLINE)
+
+
+def fifo_queued(path: Path) -> int:
+    """Bytes waiting in the FIFO at `path` (FIONREAD through a read end opened for the purpose)."""
+    import fcntl
+    import struct
+    import termios
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
+    finally:
+        os.close(fd)
 
 
 def pid_gone(pid: int) -> bool:
