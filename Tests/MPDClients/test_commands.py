@@ -94,3 +94,24 @@ def test_fixed_replies(server):
         assert c.ok("replay_gain_status") == ["replay_gain_mode: off"]
         assert c.ok("listplaylists") == []
         assert c.ok("notcommands") == []
+
+
+def test_outputs_turn_off_and_on_with_the_output_idle_event(server):
+    """enableoutput, disableoutput, toggleoutput on output 0, as MPD answers them (both targets)."""
+    with server.authed() as idler, server.authed() as c:
+        def enabled():
+            return dict(l.split(": ", 1) for l in c.ok("outputs")[:4])["outputenabled"]
+
+        assert enabled() == "1"
+        idler.send("idle output\n")
+        assert c.cmd("disableoutput 0") == ["OK"]
+        assert idler.reply() == ["changed: output", "OK"]
+        assert enabled() == "0"
+        assert c.cmd("toggleoutput 0") == ["OK"]
+        assert enabled() == "1"
+        assert c.cmd("enableoutput 0") == ["OK"]  # already on: no error
+        assert c.cmd("enableoutput 99") == ["ACK [50@0] {enableoutput} No such audio output"]
+        assert c.cmd("disableoutput 99") == ["ACK [50@0] {disableoutput} No such audio output"]
+        assert c.cmd("toggleoutput x") == ["ACK [2@0] {toggleoutput} Integer expected: x"]
+        assert c.cmd("enableoutput") == ['ACK [2@0] {enableoutput} wrong number of arguments for "enableoutput"']
+        assert enabled() == "1"
