@@ -171,7 +171,7 @@ public struct DaemonConfiguration: Equatable, Sendable {
         }
     }
 
-    /// The `[[outputs]]` tables: `type = "alsa"` (at most one: the `device`) or `type = "pipe"`
+    /// The `[[outputs]]` tables: `type = "alsa"` (at most one: the `device`) or `type = "snapcast"` (a pipe)
     /// with `path` (absolute), `format` (`48000:16:2` by default) and `group` (the group the FIFO
     /// is given when reeld makes it); each with an optional `name` and `enabled` (true by
     /// default).
@@ -192,7 +192,7 @@ public struct DaemonConfiguration: Equatable, Sendable {
                 return text
             }
             guard let type = try string("type") else {
-                throw ConfigurationError("\(at): needs type = \"alsa\" or type = \"pipe\"")
+                throw ConfigurationError("\(at): needs type = \"alsa\" or type = \"snapcast\"")
             }
             var enabled = true
             if let found = values["enabled"] {
@@ -210,10 +210,10 @@ public struct DaemonConfiguration: Equatable, Sendable {
                     throw ConfigurationError("\(at): there is one ALSA output (the device); it is already listed")
                 }
                 kind = .alsa(device: "")
-            case "pipe":
+            case "snapcast":
                 allowed = ["type", "name", "enabled", "path", "format", "group"]
                 guard let path = try string("path"), path.hasPrefix("/") else {
-                    throw ConfigurationError("\(at): a pipe needs path = \"/absolute/path/of/the/fifo\"")
+                    throw ConfigurationError("\(at): a snapcast output needs path = \"/absolute/path/of/the/fifo\"")
                 }
                 var format = OutputFormat.snapcastDefault
                 if let text = try string("format") {
@@ -225,13 +225,13 @@ public struct DaemonConfiguration: Equatable, Sendable {
                 }
                 kind = .pipe(path: path, format: format)
             default:
-                throw ConfigurationError("\(at): type \"\(type)\" is not \"alsa\" or \"pipe\"")
+                throw ConfigurationError("\(at): type \"\(type)\" is not \"alsa\" or \"snapcast\"")
             }
             for entry in table.entries where !allowed.contains(entry.key) {
                 throw ConfigurationError(
                     "\(source):\(entry.line): unknown key \"\(entry.key)\" for a \(type) output; known keys: \(allowed.sorted().joined(separator: ", "))")
             }
-            let name = try string("name") ?? (type == "alsa" ? "" : "pipe \(outputs.count)")
+            let name = try string("name") ?? (type == "alsa" ? "" : "Snapcast \(outputs.count)")
             outputs.append(OutputConfiguration(name: name, kind: kind, enabled: enabled, group: try string("group")))
         }
         return outputs

@@ -53,14 +53,15 @@ public struct OutputFormatError: Error, Equatable, Sendable, CustomStringConvert
 public enum OutputKind: Equatable, Sendable {
     /// The ALSA playback device (`device` in the config).
     case alsa(device: String)
-    /// A named pipe (FIFO) a reader such as snapserver reads, in a fixed format.
+    /// A named pipe (FIFO) a reader such as snapserver reads, in a fixed format (`snapcast` on
+    /// the wire and in the config).
     case pipe(path: String, format: OutputFormat)
 
-    /// `alsa` or `pipe`, as the protocol names the kind.
+    /// `alsa` or `snapcast` (a pipe, which snapserver reads), as the protocol names the kind.
     public var name: String {
         switch self {
         case .alsa: "alsa"
-        case .pipe: "pipe"
+        case .pipe: "snapcast"
         }
     }
 }

@@ -31,7 +31,7 @@ extension OutputState {
         switch try reader.string("kind") {
         case "alsa":
             kind = .alsa(device: try reader.optionalString("device") ?? "")
-        case "pipe":
+        case "snapcast":
             let text = try reader.string("format")
             let format: OutputFormat
             do throws(OutputFormatError) {
@@ -41,7 +41,7 @@ extension OutputState {
             }
             kind = .pipe(path: try reader.string("path"), format: format)
         case let other:
-            throw JSONDecodingError("output.kind must be alsa or pipe, not \"\(other)\"")
+            throw JSONDecodingError("output.kind must be alsa or snapcast, not \"\(other)\"")
         }
         let raw = try reader.string("status")
         guard let status = OutputStatus(rawValue: raw) else {

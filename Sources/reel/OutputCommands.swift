@@ -32,8 +32,8 @@ struct OutputsCommand: ParsableCommand {
         abstract: "List the outputs, or turn one on or off.",
         usage: "reel outputs [--socket <path>] [--json] [enable|disable|toggle <id>]",
         discussion: """
-            Outputs are the ALSA device and the pipe outputs of the config's [[outputs]] \
-            (a Snapcast pipe, for instance), numbered from 0. `reel outputs enable 1` turns output 1 \
+            Outputs are the ALSA device and the Snapcast pipes of the config's [[outputs]] \
+            (type = "snapcast"), numbered from 0. `reel outputs enable 1` turns output 1 \
             on; what plays goes to every output that is on. --json prints the protocol's \
             {"outputs": [...]} object.
             """)

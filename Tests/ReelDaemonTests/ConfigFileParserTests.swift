@@ -47,7 +47,7 @@ import Testing
             type = "alsa"
 
             [[outputs]]
-            type = "pipe"
+            type = "snapcast"
             path = "/run/reel/snapfifo"
             """)
         #expect(document.entries == [ConfigEntry(key: "device", value: .string("hw:1"), line: 1)])

@@ -108,13 +108,13 @@ import ReelCore
                 enabled = false
 
                 [[outputs]]
-                type = "pipe"
+                type = "snapcast"
                 name = "Snapcast"
                 path = "/run/reel/snapfifo"
                 format = "44100:24:2"
 
                 [[outputs]]
-                type = "pipe"
+                type = "snapcast"
                 path = "/run/reel/second"
                 """, source: "o.toml")
         #expect(settings.device == "hw:1")
@@ -124,20 +124,20 @@ import ReelCore
                 OutputConfiguration(
                     name: "Snapcast",
                     kind: .pipe(path: "/run/reel/snapfifo", format: OutputFormat(sampleRate: 44100, bits: 24, channels: 2))),
-                OutputConfiguration(name: "pipe 2", kind: .pipe(path: "/run/reel/second", format: .snapcastDefault)),
+                OutputConfiguration(name: "Snapcast 2", kind: .pipe(path: "/run/reel/second", format: .snapcastDefault)),
             ])
     }
 
     @Test(arguments: [
         ("[[outputs]]\npath = \"/x\"", "o.toml:1: [[outputs]]: needs type"),
-        ("[[outputs]]\ntype = \"pipe\"", "o.toml:1: [[outputs]]: a pipe needs path"),
-        ("[[outputs]]\ntype = \"pipe\"\npath = \"relative\"", "a pipe needs path = \"/absolute"),
-        ("[[outputs]]\ntype = \"pipe\"\npath = \"/x\"\nformat = \"48000:20:2\"", "o.toml:4: format \"48000:20:2\": bits must be 16, 24 or 32"),
-        ("[[outputs]]\ntype = \"pipe\"\npath = \"/x\"\nformat = \"48000:16:6\"", "channels must be 1, 2, 4 or 8"),
-        ("[[outputs]]\ntype = \"pipe\"\npath = \"/x\"\nformat = \"fast\"", "is not RATE:BITS:CHANNELS"),
-        ("[[outputs]]\ntype = \"pipe\"\npath = \"/x\"\ndevice = \"hw:1\"", "o.toml:4: unknown key \"device\" for a pipe output"),
+        ("[[outputs]]\ntype = \"snapcast\"", "o.toml:1: [[outputs]]: a snapcast output needs path"),
+        ("[[outputs]]\ntype = \"snapcast\"\npath = \"relative\"", "a snapcast output needs path = \"/absolute"),
+        ("[[outputs]]\ntype = \"snapcast\"\npath = \"/x\"\nformat = \"48000:20:2\"", "o.toml:4: format \"48000:20:2\": bits must be 16, 24 or 32"),
+        ("[[outputs]]\ntype = \"snapcast\"\npath = \"/x\"\nformat = \"48000:16:6\"", "channels must be 1, 2, 4 or 8"),
+        ("[[outputs]]\ntype = \"snapcast\"\npath = \"/x\"\nformat = \"fast\"", "is not RATE:BITS:CHANNELS"),
+        ("[[outputs]]\ntype = \"snapcast\"\npath = \"/x\"\ndevice = \"hw:1\"", "o.toml:4: unknown key \"device\" for a snapcast output"),
         ("[[outputs]]\ntype = \"alsa\"\n[[outputs]]\ntype = \"alsa\"", "o.toml:3: [[outputs]]: there is one ALSA output"),
-        ("[[outputs]]\ntype = \"httpd\"", "type \"httpd\" is not \"alsa\" or \"pipe\""),
+        ("[[outputs]]\ntype = \"httpd\"", "type \"httpd\" is not \"alsa\" or \"snapcast\""),
         ("[[outputs]]\ntype = \"alsa\"\nenabled = \"yes\"", "o.toml:3: enabled must be true or false"),
         ("[[players]]\ntype = \"alsa\"", "o.toml:1: [[players]]: unknown table"),
     ])

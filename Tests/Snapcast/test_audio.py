@@ -30,7 +30,7 @@ def tone(path, seconds, freq, rate=44100):
 def config(fifo, alsa_enabled):
     return "\n".join([
         "[[outputs]]", 'type = "alsa"', f"enabled = {'true' if alsa_enabled else 'false'}", "",
-        "[[outputs]]", 'type = "pipe"', 'name = "Snapcast"', f'path = "{fifo}"', "",
+        "[[outputs]]", 'type = "snapcast"', 'name = "Snapcast"', f'path = "{fifo}"', "",
     ])
 
 
@@ -166,8 +166,8 @@ def test_a_path_that_is_not_a_fifo_turns_the_pipe_off_with_the_reason_and_playba
     plain.write_text("not a pipe")
     missing = tmp_path / "no-such-dir" / "fifo"
     text = "\n".join([
-        "[[outputs]]", 'type = "pipe"', 'name = "Plain"', f'path = "{plain}"', "",
-        "[[outputs]]", 'type = "pipe"', 'name = "Missing"', f'path = "{missing}"', "",
+        "[[outputs]]", 'type = "snapcast"', 'name = "Plain"', f'path = "{plain}"', "",
+        "[[outputs]]", 'type = "snapcast"', 'name = "Missing"', f'path = "{missing}"', "",
     ])
     reeld = rig(Reeld(tmp_path / "reeld", config=text))
     listed = outputs(reeld)
