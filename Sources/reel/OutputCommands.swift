@@ -12,7 +12,7 @@ extension Output {
         for output in outputs {
             let detail: String
             switch output.kind {
-            case .alsa(let device): detail = "ALSA \(device)"
+            case .alsa(let device): detail = "device \(device)"
             case .pipe(let path, let format): detail = "pipe \(path), \(format)"
             }
             var line = "\(output.id): \(output.name) (\(detail)) \(output.enabled ? "on" : "off")"

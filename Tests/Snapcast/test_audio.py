@@ -16,9 +16,9 @@ import pytest
 from snaptest import DEADLINE, Reeld, Snapclient, Snapserver, fifo_queued, wait_for
 
 RATE = 48000
-# What the pipe may hold with nobody reading: the lead and the slack (150 ms each) at
-# 48000:16:2, and one more flush's worth (20 ms).
-MOST_UNREAD = (150 + 150 + 20) * RATE * 4 // 1000
+# What the pipe may hold with nobody reading: the lead (150 ms) at
+# 48000:16:2, and what one more flush adds (20 ms).
+MOST_UNREAD = (150 + 20) * RATE * 4 // 1000
 
 
 def tone(path, seconds, freq, rate=44100):

@@ -35,7 +35,8 @@ public struct PipeOutputSettings: Sendable, Equatable {
 /// of the clock's audible frame, so the pipe holds a little more than a reader's read (snapserver
 /// reads 20 ms every 20 ms and fills what is missing with silence) and never seconds of audio.
 /// What nobody reads is thrown away beyond the lead (`FIFOWriter.discard`): audio during an
-/// outage is lost by design, and a reader that comes back starts at the lead, never later.
+/// outage is lost by design, and a reader that comes (back) starts at the frame heard now,
+/// never earlier.
 ///
 /// After a drop (a seek, a volume change, a new next track: the engine refills from the audible
 /// frame) the pipe still holds what follows the audible frame; the same frames of the new stream
@@ -201,24 +202,26 @@ final class PipeOutput {
                 droppedFrames += late
             }
         }
+        var reading = readerSeenAt.map { now &- $0 <= Self.readerTimeoutNanoseconds } ?? false
         if writer.isConnected {
             let queued = Int64(writer.queuedBytes())
             let read = bytesWritten - bytesDiscarded - queued
             if read > bytesRead {
                 bytesRead = read
                 readerSeenAt = now
+                reading = true
             }
-            // Unread beyond the lead and its slack: nobody reads (or the reader's clock is
-            // slower): keep the newest lead, throw away the oldest.
-            let limit = (lead + frames(milliseconds: settings.slackMilliseconds)) * Int64(bytesPerFrame)
-            if queued > limit {
+            // Unread beyond the lead (and, while a reader reads, its slack, for a read that comes
+            // late): the oldest is thrown away. With nobody reading, the pipe then holds only
+            // what is due from now on, so a reader that comes hears nothing from the past.
+            let slack = reading ? frames(milliseconds: settings.slackMilliseconds) : 0
+            if queued > (lead + slack) * Int64(bytesPerFrame) {
                 let excess = (queued - lead * Int64(bytesPerFrame)) / Int64(bytesPerFrame) * Int64(bytesPerFrame)
                 let discarded = writer.discard(upTo: Int(excess))
                 bytesDiscarded += Int64(discarded)
                 droppedFrames += Int64(discarded / bytesPerFrame)
             }
         }
-        let reading = readerSeenAt.map { now &- $0 <= Self.readerTimeoutNanoseconds } ?? false
         status = reading ? .connected : .waitingForReader
         return status == before ? nil : status
     }
