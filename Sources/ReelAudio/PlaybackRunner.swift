@@ -400,6 +400,7 @@ final class PlaybackRunner: @unchecked Sendable {
             return
         }
         draining = true
+        device.finishPipes()
         _ = device.start()  // a file shorter than the start threshold
         let queued = UInt64(max(device.delay(), 0))
         let rate = UInt64(max(configuration.format.sampleRate, 1))

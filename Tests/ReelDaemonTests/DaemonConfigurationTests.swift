@@ -167,6 +167,20 @@ import ReelCore
         #expect(settings == defaults)
     }
 
+    @Test func documentedOutputsExampleParses() throws {
+        let path = #filePath.replacingOccurrences(of: "Tests/ReelDaemonTests/DaemonConfigurationTests.swift", with: "config/reeld.toml")
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        // The commented example at the end: from its first "# [[outputs]]" line, uncommented.
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        let start = try #require(lines.firstIndex { $0 == "# [[outputs]]" })
+        let example = lines[start...].map { $0.hasPrefix("# ") ? String($0.dropFirst(2)) : String($0.dropFirst()) }
+        var settings = DaemonConfiguration.defaults(environment: environment, uid: 1000)
+        try settings.apply(toml: example.joined(separator: "\n"), source: path)
+        #expect(settings.resolvedOutputs.map(\.name) == ["Living room", "Snapcast"])
+        #expect(settings.resolvedOutputs[1].kind == .pipe(path: "/run/reel/snapfifo", format: .snapcastDefault))
+        #expect(settings.resolvedOutputs[1].group == "audio")
+    }
+
     @Test func recordingDefaultsComeFromTheFileAndTheEnvironment() throws {
         var settings = DaemonConfiguration.defaults(environment: environment, uid: 1000)
         #expect(settings.recording == RecordingDefaults(codec: "flac", sampleRate: 48000, channels: 1))

@@ -51,6 +51,7 @@ public final class OutputSet: PCMOutput, @unchecked Sendable {
         deviceEnabled = enabled.contains(deviceID)
         for pipe in self.pipes where !enabled.contains(pipe.id) { pipe.shutDown() }
         enabledPipes = self.pipes.filter { enabled.contains($0.id) }
+        for pipe in enabledPipes { connect(pipe) }
     }
 
     /// The output whose pace the engine follows.
@@ -79,12 +80,13 @@ public final class OutputSet: PCMOutput, @unchecked Sendable {
             let isOn = enabledPipes.contains { $0 === pipe }
             if wanted && !isOn {
                 pipe.reopen()
-                if let configuration { configure(pipe, for: configuration) }
+                connect(pipe)
+                if let configuration, pipe.status != .disabled { configure(pipe, for: configuration) }
             } else if !wanted && isOn {
                 pipe.shutDown()
             }
         }
-        // A pipe that failed to set up is off again (`fail` said why).
+        // A pipe that failed to open or set up is off again (`fail` said why).
         enabledPipes = pipes.filter { selection.contains($0.id) && $0.status != .disabled }
     }
 
@@ -129,6 +131,12 @@ public final class OutputSet: PCMOutput, @unchecked Sendable {
 
     public func start() -> Int32 { clockOutput.start() }
 
+    /// The last frame before a drain was written (the end of the queue, or a track of another
+    /// format next): the pipes get what their resamplers still hold.
+    public func finishPipes() {
+        for pipe in enabledPipes { pipe.finish() }
+    }
+
     /// Paused or stopped by a command: the pipes are emptied too, so every room stops with the
     /// device.
     public func silencePipes() {
@@ -165,6 +173,14 @@ public final class OutputSet: PCMOutput, @unchecked Sendable {
     /// on (pipes are written only when the thread is awake).
     public func waitLimit(_ timeout: Int) -> Int {
         enabledPipes.isEmpty ? timeout : min(timeout, Self.pipeFlushMilliseconds)
+    }
+
+    private func connect(_ pipe: PipeOutput) {
+        do throws(ReelError) {
+            try pipe.connect(now: monotonicNanoseconds())
+        } catch {
+            fail(pipe, error)
+        }
     }
 
     private func configure(_ pipe: PipeOutput, for configuration: PCMConfiguration) {

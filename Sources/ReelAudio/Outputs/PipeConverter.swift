@@ -112,6 +112,24 @@ final class PipeConverter {
         return produced
     }
 
+    /// The end of the stream: appends what the resampler still holds (its filter's delay, a
+    /// few milliseconds) to `ring`; returns the frames appended. Nothing without a resampler.
+    @discardableResult
+    func finish(into ring: inout ByteRing) -> Int {
+        guard let soxr else { return 0 }
+        var produced = 0
+        while true {
+            var made = 0
+            let error = soxr_process(soxr, nil, 0, nil, converted, convertedCapacityFrames, &made)
+            guard error == nil, made > 0 else { break }
+            if target.bits == 24 { shiftTo24Bits(converted, samples: made * target.channels) }
+            ring.append(UnsafeRawPointer(converted), count: made * target.bytesPerFrame)
+            produced += made
+        }
+        soxr_clear(soxr)
+        return produced
+    }
+
     // MARK: Steps
 
     private func mapChannels(_ buffer: UnsafeRawPointer, frames: Int, into output: UnsafeMutableRawPointer) {

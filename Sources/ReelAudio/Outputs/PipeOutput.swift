@@ -130,6 +130,14 @@ final class PipeOutput {
         converter = nil
     }
 
+    /// The clock took its last frame before a drain (the end of the queue, or a track of
+    /// another format next): what the resampler still holds (its last few milliseconds) follows
+    /// them, written when due like the rest.
+    func finish() {
+        guard let converter else { return }
+        produced += Int64(converter.finish(into: &ring))
+    }
+
     /// Turned off: closes the pipe as well.
     func shutDown() {
         close()
@@ -141,6 +149,15 @@ final class PipeOutput {
     /// Turned on again after `shutDown`.
     func reopen() {
         if status == .disabled { status = .ready }
+    }
+
+    /// Opens the FIFO now (when turned on, not at the first frame): a reader that opened it
+    /// first (snapserver) then sees no end-of-file, so it is there, reading, when the music
+    /// starts. Throws when the FIFO cannot be used.
+    func connect(now: UInt64) throws(ReelError) {
+        let lead = frames(milliseconds: settings.leadMilliseconds)
+        let capacity = Int(lead + frames(milliseconds: settings.slackMilliseconds)) * bytesPerFrame * 2
+        _ = try writer.connect(now: now, capacity: capacity)
     }
 
     /// Frames the clock output took; converted now, written when due.
@@ -166,8 +183,8 @@ final class PipeOutput {
         guard let converter else { return nil }
         let before = status
         let lead = frames(milliseconds: settings.leadMilliseconds)
-        let capacity = Int(lead + frames(milliseconds: settings.slackMilliseconds)) * bytesPerFrame * 2
-        let connected = try writer.connect(now: now, capacity: capacity)
+        try connect(now: now)
+        let connected = writer.isConnected
         if skipFrames > 0 {
             let skipped = min(skipFrames, Int64(ring.count / bytesPerFrame))
             ring.drop(Int(skipped) * bytesPerFrame)
