@@ -84,7 +84,7 @@ let package = Package(
         .executableTarget(name: "reel-snapcast", dependencies: ["ReelSnapcast"]),
 
         // Measures the daemon for bench/; not installed.
-        .executableTarget(name: "reel-bench", dependencies: ["ReelProtocol", "ReelLibrary"]),
+        .executableTarget(name: "reel-bench", dependencies: ["ReelProtocol", "ReelLibrary", "ReelAudio", "ReelModel"]),
 
         .testTarget(name: "ReelModelTests", dependencies: ["ReelModel"]),
         .testTarget(name: "ReelProtocolTests", dependencies: ["ReelProtocol"]),

@@ -9,8 +9,11 @@
 //   reel-bench call --socket PATH --method NAME [--params JSON]
 //       Sends one request and prints its reply line (exit 1 on an error reply).
 //   reel-bench build-tree …, reel-bench start …: for bench/library, see LibraryBench.swift.
+//   reel-bench resample [--seconds N] [--rate R]: a Snapcast output's conversion alone, for
+//       bench/snapcast (ResampleBench.swift).
 //
-// Flags are parsed by hand: this tool depends on ReelProtocol (and ReelLibrary for build-tree).
+// Flags are parsed by hand: this tool depends on ReelProtocol (ReelLibrary for build-tree,
+// ReelAudio for resample).
 
 #if canImport(Glibc)
 import Glibc
@@ -41,11 +44,13 @@ let usage = """
            reel-bench call --socket PATH --method NAME [--params JSON]
            reel-bench build-tree --data-dir DIR [--folders N] [--per-folder N] [--batch N]
            reel-bench start --socket PATH [--log FILE] [--pid-file FILE] [--timeout S] -- REELD [ARGS...]
+           reel-bench resample [--seconds N] [--rate R]
     """
 
 switch CommandLine.arguments.dropFirst().first {
 case "build-tree": buildTreeCommand(Array(CommandLine.arguments.dropFirst(2)))
 case "start": startCommand(Array(CommandLine.arguments.dropFirst(2)))
+case "resample": resampleCommand(Array(CommandLine.arguments.dropFirst(2)))
 default: break
 }
 

@@ -3,28 +3,28 @@
 /// Bytes appended at the back and taken from the front. When an append does not fit, the oldest
 /// bytes are dropped to make room (audio that is late is worth less than audio that is now).
 /// Counts are whole bytes; callers keep them whole frames. One thread only.
-struct ByteRing {
+public struct ByteRing {
     private var storage: UnsafeMutableRawPointer
-    let capacity: Int
+    public let capacity: Int
     private var head = 0
-    private(set) var count = 0
+    public private(set) var count = 0
     /// Bytes dropped by appends that did not fit, since the ring was made.
-    private(set) var overflowed = 0
+    public private(set) var overflowed = 0
 
-    init(capacity: Int) {
+    public init(capacity: Int) {
         self.capacity = max(capacity, 1)
         storage = UnsafeMutableRawPointer.allocate(byteCount: self.capacity, alignment: 16)
     }
 
     /// Frees the storage; the ring must not be used afterwards.
-    func deallocate() { storage.deallocate() }
+    public func deallocate() { storage.deallocate() }
 
-    mutating func removeAll() {
+    public mutating func removeAll() {
         head = 0
         count = 0
     }
 
-    mutating func append(_ bytes: UnsafeRawPointer, count appended: Int) {
+    public mutating func append(_ bytes: UnsafeRawPointer, count appended: Int) {
         guard appended > 0 else { return }
         var bytes = bytes
         var appended = appended
@@ -49,13 +49,13 @@ struct ByteRing {
     }
 
     /// The front bytes that are contiguous in memory (at most `limit`), for one `write(2)`.
-    func front(limit: Int) -> UnsafeRawBufferPointer {
+    public func front(limit: Int) -> UnsafeRawBufferPointer {
         let run = min(count, capacity - head, limit)
         return UnsafeRawBufferPointer(start: storage + head, count: max(run, 0))
     }
 
     /// Removes `bytes` from the front.
-    mutating func drop(_ bytes: Int) {
+    public mutating func drop(_ bytes: Int) {
         let removed = min(max(bytes, 0), count)
         head = (head + removed) % capacity
         count -= removed

@@ -17,12 +17,13 @@ import ReelModel
 /// - At the same rate only the sample size changes (16 ↔ 32 bits by shifting; a 24-bit output
 ///   takes the top 24 bits, sign-extended, in 4 bytes).
 ///
-/// Lives on the audio thread. `init` allocates; `convert` and `reset` do not.
-final class PipeConverter {
-    let source: PCMFormat
-    let target: OutputFormat
+/// Lives on the audio thread (public for `reel-bench resample`). `init` allocates; `convert`,
+/// `finish` and `reset` do not.
+public final class PipeConverter {
+    public let source: PCMFormat
+    public let target: OutputFormat
     /// The largest `frames` `convert` takes in one call.
-    let maxFrames: Int
+    public let maxFrames: Int
     private var soxr: soxr_t?
     /// Source frames with the output's channel count (only when the counts differ).
     private var mapped: UnsafeMutableRawPointer?
@@ -30,7 +31,7 @@ final class PipeConverter {
     private var converted: UnsafeMutableRawPointer
     private let convertedCapacityFrames: Int
 
-    init(source: PCMFormat, target: OutputFormat, maxFrames: Int) throws(ReelError) {
+    public init(source: PCMFormat, target: OutputFormat, maxFrames: Int) throws(ReelError) {
         self.source = source
         self.target = target
         self.maxFrames = max(maxFrames, 1)
@@ -71,14 +72,14 @@ final class PipeConverter {
 
     /// Forgets what the resampler holds (after a pause, seek or drop: the next frames do not
     /// follow the last ones).
-    func reset() {
+    public func reset() {
         if let soxr { soxr_clear(soxr) }
     }
 
     /// Converts `frames` frames (at most `maxFrames`) and appends them to `ring`; returns the
     /// output frames appended.
     @discardableResult
-    func convert(_ buffer: UnsafeRawPointer, frames: Int, into ring: inout ByteRing) -> Int {
+    public func convert(_ buffer: UnsafeRawPointer, frames: Int, into ring: inout ByteRing) -> Int {
         let frames = min(frames, maxFrames)
         guard frames > 0 else { return 0 }
         var input = buffer
@@ -115,7 +116,7 @@ final class PipeConverter {
     /// The end of the stream: appends what the resampler still holds (its filter's delay, a
     /// few milliseconds) to `ring`; returns the frames appended. Nothing without a resampler.
     @discardableResult
-    func finish(into ring: inout ByteRing) -> Int {
+    public func finish(into ring: inout ByteRing) -> Int {
         guard let soxr else { return 0 }
         var produced = 0
         while true {
