@@ -104,9 +104,11 @@ import Testing
         let samples = try TestAudio.writeTone(to: wav, codec: "wav", seconds: 1, rate: 48000)
         let fifo = try makeFIFO("pipe")
         let reader = Reader(path: fifo)
-        // A slack no machine's scheduling reaches: nothing is thrown away, so every byte counts.
+        // A lead longer than the tone: nothing is ever thrown away whatever the reader's pace (this
+        // test is about the bytes; what is thrown away is the next test's), so every byte counts.
         let harness = Harness(
-            pipe: PipeOutputSettings(name: "pipe", path: fifo, slackMilliseconds: 60_000), enabled: [1])
+            pipe: PipeOutputSettings(name: "pipe", path: fifo, leadMilliseconds: 60_000, slackMilliseconds: 0),
+            enabled: [1])
         let started = Date()
         try harness.play(wav)
         #expect(harness.waitUntil { harness.engine.snapshot.activity == .stopped })
@@ -114,7 +116,10 @@ import Testing
         #expect(harness.waitUntil { reader.received.current.count >= samples.count * 2 })
         reader.stop()
         let expected = samples.withUnsafeBytes { Array($0) }
-        #expect(reader.received.current == expected, "got \(reader.received.current.count) of \(expected.count) bytes")
+        let received = reader.received.current
+        let firstDifference = zip(received, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+        #expect(received.count == expected.count && firstDifference == nil,
+                "got \(received.count) of \(expected.count) bytes, first difference at \(firstDifference.map(String.init) ?? "none")")
         // Paced by the clock: a second of music takes (at least nearly) a second, never a burst.
         #expect(elapsed > 0.8, "played a second of music in \(elapsed) s")
         #expect(harness.device.state.framesWritten == 0, "the device is off")

@@ -17,8 +17,8 @@ from snaptest import DEADLINE, Reeld, Snapclient, Snapserver, fifo_queued, wait_
 
 RATE = 48000
 # What the pipe may hold with nobody reading: the lead (150 ms) at
-# 48000:16:2, and what one more flush adds (20 ms).
-MOST_UNREAD = (150 + 20) * RATE * 4 // 1000
+# 48000:16:2, and what one more flush adds (50 ms).
+MOST_UNREAD = (150 + 50) * RATE * 4 // 1000
 
 
 def tone(path, seconds, freq, rate=44100):

@@ -22,7 +22,7 @@ public final class OutputSet: PCMOutput, @unchecked Sendable {
     public typealias StatusHandler = @Sendable (_ id: Int, _ status: OutputStatus, _ error: ReelError?) -> Void
 
     /// How often pipes are written while playing, at most.
-    static let pipeFlushMilliseconds = 20
+    static let pipeFlushMilliseconds = 50
 
     let device: PCMOutput
     let deviceID: Int

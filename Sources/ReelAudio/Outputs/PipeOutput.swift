@@ -7,8 +7,8 @@ public struct PipeOutputSettings: Sendable, Equatable {
     public var name: String
     public var path: String
     public var format: OutputFormat
-    /// How far ahead of the audible frame the pipe is filled: more than a reader's read and
-    /// the audio thread's longest sleep while a pipe is on (20 ms each), with room for a late
+    /// How far ahead of the audible frame the pipe is filled: more than a reader's read (20 ms)
+    /// and the audio thread's longest sleep while a pipe is on (50 ms), with room for a late
     /// wake-up.
     public var leadMilliseconds: Int
     /// What the pipe may hold beyond the lead before the excess counts as unread and is thrown

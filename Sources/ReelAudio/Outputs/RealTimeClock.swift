@@ -69,7 +69,9 @@ final class RealTimeClock: PCMOutput {
         let now = monotonicNanoseconds()
         if startedAt == nil { startedAt = now }
         let room = Int64(bufferFrames) - (written - played(now: now))
-        guard room > 0 else { return -Int(EAGAIN) }
+        // Room in whole periods, as a sound card's pointer moves: taking a few frames whenever a
+        // few have played would keep the thread busy writing crumbs.
+        guard room >= Int64(min(frames, periodFrames)) else { return -Int(EAGAIN) }
         let taken = Int(min(Int64(frames), room))
         written += Int64(taken)
         return taken
