@@ -39,6 +39,8 @@ public final class OutputsController: @unchecked Sendable {
     private var engine: PlaybackEngine?
     /// Each pipe's group (by output id), for `FIFOPath.prepare`.
     private let groups: [Int: String]
+    /// Called after an output is turned on or off (the saved state follows).
+    var onSwitch: (@Sendable () -> Void)?
     /// The engine's outputs; read only in the engine's replies, on the audio thread.
     private var outputSet: OutputSet?
 
@@ -56,11 +58,15 @@ public final class OutputsController: @unchecked Sendable {
             var state = OutputState(
                 id: id, name: output.name, kind: output.kind, enabled: output.enabled,
                 status: output.enabled ? .ready : .disabled)
-            if output.enabled, case .pipe(let path, _) = output.kind {
+            // Every pipe's FIFO is made at start, on or off, so that snapserver (which only
+            // reads it, `mode=read`) finds it.
+            if case .pipe(let path, _) = output.kind {
                 do throws(ReelError) {
                     try FIFOPath.prepare(path, group: output.group)
                 } catch {
-                    logger.error("pipe output turned off", metadata: ["output": "\(output.name)", "error": "\(error.message)"])
+                    if output.enabled {
+                        logger.error("pipe output turned off", metadata: ["output": "\(output.name)", "error": "\(error.message)"])
+                    }
                     state.enabled = false
                     state.status = .disabled
                     state.error = error
@@ -97,6 +103,39 @@ public final class OutputsController: @unchecked Sendable {
 
     /// The outputs now. Any thread.
     public var list: [OutputState] { states.current }
+
+    /// Which outputs are on, by name, for the saved state.
+    var saved: [String: Bool] {
+        var byName: [String: Bool] = [:]
+        for output in states.current where byName[output.name] == nil { byName[output.name] = output.enabled }
+        return byName
+    }
+
+    /// Turns outputs on and off as they were saved (by name; outputs the file does not name keep
+    /// the config's `enabled`), before anything plays: the engine takes the selection before any
+    /// command sent after this. A pipe that cannot be turned on stays off, with its error.
+    func restore(_ saved: [String: Bool]) {
+        var outputs = states.current
+        var changed = false
+        for index in outputs.indices {
+            guard let on = saved[outputs[index].name], on != outputs[index].enabled else { continue }
+            if on, case .pipe(let path, _) = outputs[index].kind {
+                do throws(ReelError) {
+                    try FIFOPath.prepare(path, group: groups[outputs[index].id])
+                } catch {
+                    outputs[index].error = error
+                    changed = true
+                    continue
+                }
+            }
+            Self.turn(&outputs[index], on: on)
+            changed = true
+        }
+        guard changed else { return }
+        states.withLock { $0 = outputs }
+        changes.publish(outputs)
+        engine?.send(.selectOutputs(Set(outputs.filter(\.enabled).map(\.id))) { _ in })
+    }
 
     public func enable(_ id: Int, reply: @escaping Reply) { set(id, on: { _ in true }, reply: reply) }
     public func disable(_ id: Int, reply: @escaping Reply) { set(id, on: { _ in false }, reply: reply) }
@@ -137,6 +176,7 @@ public final class OutputsController: @unchecked Sendable {
                     return outputs
                 }
                 changes.publish(outputs)
+                onSwitch?()
                 if case .failure(let error) = result {
                     reply(.failure(error))
                 } else if on && !actual.contains(id) {

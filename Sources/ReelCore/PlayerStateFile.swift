@@ -37,6 +37,8 @@ public final class PlayerStateFile: @unchecked Sendable {
     private var lastPlayerVersion: UInt64 = 0
     /// The volume and mute to save, when a mixer is set (read on `queue`).
     var mixerState: (@Sendable () -> (volume: Int?, muted: Bool))?
+    /// Which outputs are on, by name (read on `queue`).
+    var outputsState: (@Sendable () -> [String: Bool])?
 
     public init(directory: String, player: PlayerController, logger: Logger) {
         self.directory = directory
@@ -129,6 +131,11 @@ public final class PlayerStateFile: @unchecked Sendable {
         }
     }
 
+    /// Saves within half a second (an output turned on or off).
+    func saveSoon() {
+        changed(player: false)
+    }
+
     /// Saves the state now and stops (at shutdown, before the player stops).
     public func finish() {
         if let consumers {
@@ -150,6 +157,7 @@ public final class PlayerStateFile: @unchecked Sendable {
         var saved = state
         saved.volume = mixer?.volume
         saved.muted = mixer?.muted ?? false
+        saved.outputs = outputsState?() ?? [:]
         if queueSnapshot.version != lastSavedQueueVersion {
             if write(queueSnapshot.saved.json, to: queuePath) { lastSavedQueueVersion = queueSnapshot.version }
         }

@@ -81,11 +81,16 @@ public final class ReelCore: Sendable {
             settings: mixerSettings, playbackDevice: output.name, player: player, saved: savedVolume, logger: audioLogger)
         let mixer = self.mixer
         stateFile.mixerState = { mixer.saved }
+        let outputs = self.outputs
+        stateFile.outputsState = { outputs.saved }
+        let stateFile = self.stateFile
+        outputs.onSwitch = { stateFile.saveSoon() }
     }
 
     /// Restores the saved queue and player (as `resume` says) and starts saving their state.
     public func start(resume: Resume) {
         if let (state, queue) = saved {
+            outputs.restore(state.outputs)
             player.restore(state, queue: queue, load: resume != .no, playing: resume == .playing)
         }
         stateFile.start()

@@ -3,8 +3,8 @@
 import ReelModel
 import ReelProtocol
 
-/// The player's saved state (`player-state.json`): where playback was, in which entry, and the
-/// volume. Version 1 (Reel 0.2) saved one source instead of a queue entry; it is read as a
+/// The player's saved state (`player-state.json`): where playback was, in which entry, the
+/// volume, and which outputs were on (by name). Version 1 (Reel 0.2) saved one source instead of a queue entry; it is read as a
 /// one-entry queue.
 public struct SavedPlayerState: Equatable, Sendable {
     /// The queue position of the current entry, or nil.
@@ -13,6 +13,8 @@ public struct SavedPlayerState: Equatable, Sendable {
     var state: PlayerActivity
     var volume: Int?
     var muted: Bool
+    /// Each output's name and whether it was on.
+    var outputs: [String: Bool] = [:]
     /// From a version 1 file: the one source it played, which becomes the queue.
     var legacySource: SavedQueue.Entry?
 
@@ -28,6 +30,7 @@ public struct SavedPlayerState: Equatable, Sendable {
         [
             "version": 2, "current": current.map { .int(Int64($0)) } ?? .null, "position": .double(position),
             "state": .string(state.rawValue), "volume": volume.map { .int(Int64($0)) } ?? .null, "muted": .bool(muted),
+            "outputs": .object(JSONObject(outputs.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.bool($0.value)) })),
         ]
     }
 
@@ -62,6 +65,11 @@ public struct SavedPlayerState: Equatable, Sendable {
         if let current, current < 0 { throw corrupt("has a negative current entry") }
         volume = json["volume"]?.intValue.map { min(max($0, 0), 100) }
         muted = json["muted"]?.boolValue ?? false
+        if let saved = json["outputs"]?.objectValue {
+            for (name, value) in saved {
+                if let on = value.boolValue { outputs[name] = on }
+            }
+        }
     }
 }
 

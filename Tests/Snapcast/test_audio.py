@@ -207,3 +207,42 @@ def test_outputs_turn_on_and_off_and_the_stream_tells(tmp_path, rig):
         assert "needs \"id\"" in reply["error"]["message"], reply
     assert "Snapcast (pipe" in reeld.reel("outputs", "enable", str(pipe["id"])).stdout
     assert outputs(reeld)["Snapcast"]["enabled"] is True
+
+
+def test_two_tracks_reach_the_room_gapless_at_the_mixers_volume(tmp_path, rig):
+    """Gapless joins and the software volume apply to the pipe as to the device: two 1 s tones of
+    whole cycles, back to back at volume 50 (gain 0.5³), are one 2 s tone in the room, with no
+    gap and no click at the join."""
+    fifo = tmp_path / "snapfifo"
+    reeld = rig(Reeld(tmp_path / "reeld", config=config(fifo, alsa_enabled=False)))
+    server = rig(Snapserver(tmp_path / "snapserver", reeld.socket, fifo=fifo, buffer_ms=400))
+    room = rig(Snapclient(tmp_path / "client", server))
+    first, second = tone(tmp_path / "a.wav", 1, 1000), tone(tmp_path / "b.wav", 1, 1000)
+    assert reeld.call("mixer.setVolume", {"volume": 50})["volume"] == 50
+    for path in (first, second):
+        reeld.call("queue.add", {"file": str(path)})
+    reeld.call("player.play")
+    wait_for(lambda: reeld.call("player.status")["state"] == "stopped", timeout=DEADLINE + 5,
+             what="both tones to play to their end")
+    wait_for(lambda: (h := Heard(room.samples(), threshold=0.02)).end is not None and len(h.samples) - h.end > RATE // 2,
+             what="the room to hear the tones out")
+    heard = Heard(room.samples(), threshold=0.02)
+    assert abs(heard.seconds - 2.0) < 0.05, f"heard {heard.seconds:.3f} s of two 1 s tones"
+    assert abs(heard.peak() - 0.5 * 0.125) < 0.005, f"peak {heard.peak():.4f}, not 0.0625 (volume 50)"
+    assert heard.longest_gap_ms() <= 20, f"a gap of {heard.longest_gap_ms():.1f} ms"
+    assert heard.largest_step() < 0.02, f"a click of {heard.largest_step():.4f} of full scale"
+
+
+def test_outputs_switched_on_and_off_stay_so_after_a_restart(tmp_path, rig):
+    fifo = tmp_path / "snapfifo"
+    reeld = rig(Reeld(tmp_path / "reeld", config=config(fifo, alsa_enabled=True)))
+    reeld.call("outputs.disable", {"id": 0})
+    reeld.call("outputs.disable", {"id": 1})
+    reeld.call("outputs.enable", {"id": 1})
+    reeld.call("outputs.disable", {"id": 1})
+    reeld.call("outputs.enable", {"id": 1})
+    reeld.stop()
+    reeld.start()
+    listed = outputs(reeld)
+    assert listed["Snapcast"]["enabled"] is True
+    assert next(o for o in listed.values() if o["kind"] == "alsa")["enabled"] is False
