@@ -192,15 +192,20 @@ final class PlaybackRunner: @unchecked Sendable {
         case .paused:
             return .success(state)
         case .playing:
+            // Paused at the frame heard now: said at once (every front end's push and MPD's
+            // idle clients wait on it), then the device is dropped and the decoder rewound to
+            // that same frame, which changes nothing a client sees.
+            _ = measure()
+            state.activity = .paused
+            publish(changed: true)
             do throws(ReelError) {
-                try rewindToAudible()
+                try refill(from: state.audibleFrame)
             } catch {
                 stop(error: error)
                 return .failure(error)
             }
             device.silencePipes()
-            state.activity = .paused
-            publish(changed: true)
+            publish(changed: false)
             return .success(state)
         }
     }
