@@ -1,0 +1,135 @@
+// Music folders: files indexed where they lie, with their tags, browsed by artist and album.
+
+/// What a tag reader finds in one audio file. Every field is optional: a file reports only the
+/// tags it has (the MPD view shows only those; Reel's own views may show the file name where
+/// `title` is missing).
+public struct TrackTags: Equatable, Hashable, Sendable {
+    public var title: String?
+    public var artist: String?
+    public var album: String?
+    public var albumArtist: String?
+    /// The track number on its disc (`3` of "3/12").
+    public var track: Int?
+    /// The disc number (`1` of "1/2").
+    public var disc: Int?
+    /// As tagged: usually a year ("1997"), sometimes a full date ("1997-03-12").
+    public var date: String?
+    public var genre: String?
+
+    public init(
+        title: String? = nil, artist: String? = nil, album: String? = nil, albumArtist: String? = nil,
+        track: Int? = nil, disc: Int? = nil, date: String? = nil, genre: String? = nil
+    ) {
+        self.title = title
+        self.artist = artist
+        self.album = album
+        self.albumArtist = albumArtist
+        self.track = track
+        self.disc = disc
+        self.date = date
+        self.genre = genre
+    }
+
+    /// The artist an album is grouped under: AlbumArtist, else Artist.
+    public var albumGroupArtist: String? { albumArtist ?? artist }
+}
+
+/// One audio file as the tag reader saw it: its tags, its stream, and whether it carries a
+/// picture (embedded cover art).
+public struct ScannedAudio: Equatable, Sendable {
+    public var tags: TrackTags
+    /// `flac`, `mp3`, `vorbis`, `opus`, `wav`, … (as `AudioFormat.codec`).
+    public var codec: String
+    public var sampleRate: Int
+    public var channels: Int
+    /// Seconds; nil when the file does not say.
+    public var duration: Double?
+    public var hasEmbeddedCover: Bool
+
+    public init(
+        tags: TrackTags, codec: String, sampleRate: Int, channels: Int, duration: Double?, hasEmbeddedCover: Bool
+    ) {
+        self.tags = tags
+        self.codec = codec
+        self.sampleRate = sampleRate
+        self.channels = channels
+        self.duration = duration
+        self.hasEmbeddedCover = hasEmbeddedCover
+    }
+}
+
+/// A file of a music folder in the index.
+public struct MusicTrack: Equatable, Sendable {
+    /// Stable while the file is known (across a rename or move that the index sees).
+    public var id: Int64
+    /// The music folder (`music_dirs` entry) it lies in.
+    public var root: String
+    /// Its path under `root`, `/`-separated, without a leading `/`.
+    public var relativePath: String
+    public var size: Int64
+    /// Modification time, seconds since the epoch (with nanoseconds).
+    public var modified: Double
+    public var audio: ScannedAudio
+    /// Its music folder is not there now (a USB disk unplugged): kept, not playable.
+    public var missing: Bool
+
+    public init(
+        id: Int64, root: String, relativePath: String, size: Int64, modified: Double, audio: ScannedAudio,
+        missing: Bool = false
+    ) {
+        self.id = id
+        self.root = root
+        self.relativePath = relativePath
+        self.size = size
+        self.modified = modified
+        self.audio = audio
+        self.missing = missing
+    }
+
+    /// The file's absolute path.
+    public var path: String { root.hasSuffix("/") ? root + relativePath : root + "/" + relativePath }
+
+    /// The title, else the file's name without its extension (Reel's own views; the MPD view
+    /// shows only tags a file has).
+    public var displayTitle: String {
+        if let title = audio.tags.title, !title.isEmpty { return title }
+        let name = relativePath.split(separator: "/").last.map(String.init) ?? relativePath
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return name }
+        return String(name[..<dot])
+    }
+}
+
+/// A file the scan could not read, and why (listed, never fatal to the scan).
+public struct MusicScanFailure: Equatable, Sendable {
+    public var path: String
+    public var reason: String
+
+    public init(path: String, reason: String) {
+        self.path = path
+        self.reason = reason
+    }
+}
+
+/// How a scan of the music folders is going.
+public struct MusicScanProgress: Equatable, Sendable {
+    public var running: Bool
+    /// Audio files found so far.
+    public var seen: Int
+    /// Of those, read (tags) in this scan: new or changed files.
+    public var indexed: Int
+    /// Of those, unchanged since the last scan (size and mtime): not read again.
+    public var unchanged: Int
+    /// Files that could not be read.
+    public var failed: Int
+    /// Files no longer on disk, dropped from the index.
+    public var removed: Int
+
+    public init(running: Bool = false, seen: Int = 0, indexed: Int = 0, unchanged: Int = 0, failed: Int = 0, removed: Int = 0) {
+        self.running = running
+        self.seen = seen
+        self.indexed = indexed
+        self.unchanged = unchanged
+        self.failed = failed
+        self.removed = removed
+    }
+}
