@@ -6,17 +6,23 @@ import ReelModel
 import Glibc
 #endif
 
-/// The configured `media_roots`, resolved once at start. With none, any readable file may be
-/// played or imported. With some, a file must resolve (symlinks and `..` followed) to a path
-/// inside one of them, else the request is `forbidden`.
+/// The configured `media_roots` and `music_dirs`, resolved once at start. With no media root,
+/// any readable file may be played or imported. With some, a file must resolve (symlinks and
+/// `..` followed) to a path inside one of them or inside a music folder, else the request is
+/// `forbidden`: music folders are always playable, and never narrow what plays.
 public struct MediaRoots: Sendable {
     public let roots: [String]
+    /// The music folders (`music_dirs`), resolved the same way.
+    public let musicDirectories: [String]
 
     /// Resolves each root; a root that does not exist is kept as written (it may be mounted later).
-    public init(_ roots: [String]) {
-        self.roots = roots.map { root in
-            Self.resolve(root) ?? (root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root)
-        }
+    public init(_ roots: [String], musicDirectories: [String] = []) {
+        self.roots = roots.map(Self.resolveRoot)
+        self.musicDirectories = musicDirectories.map(Self.resolveRoot)
+    }
+
+    private static func resolveRoot(_ root: String) -> String {
+        resolve(root) ?? (root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root)
     }
 
     /// Checks `path` before reeld opens it: it must be absolute, and inside a root if there are any.
@@ -26,7 +32,7 @@ public struct MediaRoots: Sendable {
         guard let resolved = Self.resolve(path) else {
             throw ReelError(.notFound, "no file at \(path)")
         }
-        for root in roots where resolved == root || resolved.hasPrefix(root == "/" ? "/" : root + "/") {
+        for root in roots + musicDirectories where resolved == root || resolved.hasPrefix(root == "/" ? "/" : root + "/") {
             return
         }
         throw ReelError(

@@ -43,11 +43,12 @@ public final class ReelCore: Sendable {
     /// be used.
     public init(
         dataDirectory: String, output: PCMOutput, timing: PCMTiming, input: PCMInput, captureTiming: PCMTiming,
-        recording: RecordingDefaults, mediaRoots: [String], mixer mixerSettings: MixerSettings = MixerSettings(),
+        recording: RecordingDefaults, mediaRoots: [String], musicDirectories: [String] = [],
+        mixer mixerSettings: MixerSettings = MixerSettings(),
         outputs outputConfiguration: [OutputConfiguration] = [], logger: Logger
     ) throws(ReelError) {
         self.logger = logger
-        self.mediaRoots = MediaRoots(mediaRoots)
+        self.mediaRoots = MediaRoots(mediaRoots, musicDirectories: musicDirectories)
         var libraryLogger = logger
         libraryLogger[metadataKey: "subsystem"] = "reel.library"
         let store = try LibraryStore(directory: dataDirectory, logger: libraryLogger)

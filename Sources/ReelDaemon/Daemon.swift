@@ -39,7 +39,7 @@ public final class Daemon: Sendable {
             dataDirectory: configuration.dataDir, output: ALSAOutput(name: configuration.device),
             timing: configuration.timing, input: ALSAInput(name: configuration.captureDevice),
             captureTiming: configuration.captureTiming, recording: configuration.recording,
-            mediaRoots: configuration.mediaRoots, mixer: configuration.mixer, outputs: configuration.resolvedOutputs,
+            mediaRoots: configuration.mediaRoots, musicDirectories: configuration.musicDirectories, mixer: configuration.mixer, outputs: configuration.resolvedOutputs,
             logger: logger)
 
         var serverLogger = logger

@@ -30,6 +30,9 @@ public struct DaemonConfiguration: Equatable, Sendable {
     public var resumeOnStart: ResumeOnStart = .paused
     /// Directories whose files clients may play or import; empty means any readable file.
     public var mediaRoots: [String] = []
+    /// `music_dirs`: folders whose audio files reeld indexes where they lie, read-only, and
+    /// always plays (in addition to `mediaRoots`).
+    public var musicDirectories: [String] = []
     /// Format, rate and channels of a recording when `recorder.start` does not say.
     public var recording = RecordingDefaults()
     /// `mixer`, `mixer_device`, `mixer_control`, `volume_on_start`.
@@ -115,7 +118,7 @@ public struct DaemonConfiguration: Equatable, Sendable {
         ("socket", "REEL_SOCKET"), ("data_dir", "REEL_DATA_DIR"), ("device", "REEL_DEVICE"),
         ("capture_device", "REEL_CAPTURE_DEVICE"), ("log_level", "REEL_LOG_LEVEL"),
         ("period_ms", "REEL_PERIOD_MS"), ("buffer_ms", "REEL_BUFFER_MS"),
-        ("resume_on_start", "REEL_RESUME_ON_START"), ("media_roots", "REEL_MEDIA_ROOTS"),
+        ("resume_on_start", "REEL_RESUME_ON_START"), ("media_roots", "REEL_MEDIA_ROOTS"), ("music_dirs", "REEL_MUSIC_DIRS"),
         ("record_format", "REEL_RECORD_FORMAT"), ("record_sample_rate", "REEL_RECORD_SAMPLE_RATE"),
         ("record_channels", "REEL_RECORD_CHANNELS"), ("mixer", "REEL_MIXER"), ("mixer_device", "REEL_MIXER_DEVICE"),
         ("mixer_control", "REEL_MIXER_CONTROL"), ("volume_on_start", "REEL_VOLUME_ON_START"),
@@ -146,11 +149,11 @@ public struct DaemonConfiguration: Equatable, Sendable {
             switch value {
             case .string(let string): text = string
             case .integer(let number): text = String(number)
-            case .array(let elements) where key == "media_roots":
+            case .array(let elements) where key == "media_roots" || key == "music_dirs":
                 var roots: [String] = []
                 for element in elements {
                     guard case .string(let root) = element else {
-                        throw ConfigurationError("\(source):\(line): media_roots must be an array of strings")
+                        throw ConfigurationError("\(source):\(line): \(key) must be an array of strings")
                     }
                     roots.append(root)
                 }
@@ -287,6 +290,13 @@ public struct DaemonConfiguration: Equatable, Sendable {
                 throw ConfigurationError("\(source): media root \"\(root)\" must be an absolute path")
             }
             mediaRoots = roots
+        case "music_dirs":
+            // A list separated by ":" (as in REEL_MUSIC_DIRS); the file gives an array.
+            let directories = value.split(separator: ":").map(String.init)
+            for directory in directories where !directory.hasPrefix("/") {
+                throw ConfigurationError("\(source): music folder \"\(directory)\" must be an absolute path")
+            }
+            musicDirectories = directories
         case "resume_on_start":
             guard let choice = ResumeOnStart(rawValue: value) else {
                 throw ConfigurationError("\(source): \"\(value)\" is not one of paused, playing, no")

@@ -39,6 +39,26 @@ import Testing
         #expect((try? imported.get()?.get())?.path == "/in")
     }
 
+    @Test func musicFoldersAreAlwaysPlayableAndNeverNarrowWhatPlays() throws {
+        let root = NSTemporaryDirectory() + "reel-music-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        for directory in ["/roots", "/music", "/elsewhere"] {
+            try FileManager.default.createDirectory(atPath: root + directory, withIntermediateDirectories: true)
+        }
+        try writeWAV(root + "/music/song.wav")
+        try writeWAV(root + "/elsewhere/out.wav")
+        try writeWAV(root + "/roots/in.wav")
+        let withRoots = MediaRoots([root + "/roots"], musicDirectories: [root + "/music"])
+        try withRoots.check(root + "/music/song.wav")
+        try withRoots.check(root + "/roots/in.wav")
+        #expect(throws: ReelError.self) { try withRoots.check(root + "/elsewhere/out.wav") }
+        #expect(throws: ReelError.self) { try withRoots.check(root + "/music/../elsewhere/out.wav") }
+        // No media root: any file, music folders or not.
+        let open = MediaRoots([], musicDirectories: [root + "/music"])
+        try open.check(root + "/elsewhere/out.wav")
+        try open.check(root + "/music/song.wav")
+    }
+
     /// Regression: the message named the library's internal audio file instead of the recording.
     @Test func startingARecordingPastItsEndNamesTheRecording() throws {
         let (core, root) = try makeCore()

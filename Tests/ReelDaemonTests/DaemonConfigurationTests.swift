@@ -85,6 +85,17 @@ import ReelCore
         }
     }
 
+    @Test func musicFoldersComeFromAnArrayOrTheEnvironment() throws {
+        var settings = DaemonConfiguration.defaults(environment: environment, uid: 1000)
+        #expect(settings.musicDirectories.isEmpty)
+        try settings.apply(toml: "music_dirs = [\"/home/pi/Music\", '/media/usb']", source: "c.toml")
+        #expect(settings.musicDirectories == ["/home/pi/Music", "/media/usb"])
+        try settings.apply(environment: ["REEL_MUSIC_DIRS": "/srv/a:/srv/b"])
+        #expect(settings.musicDirectories == ["/srv/a", "/srv/b"])
+        #expect(throws: ConfigurationError.self) { try settings.apply(toml: "music_dirs = [\"Music\"]", source: "c.toml") }
+        #expect(throws: ConfigurationError.self) { try settings.apply(toml: "music_dirs = [true]", source: "c.toml") }
+    }
+
     @Test func mediaRootsComeFromAnArrayOrTheEnvironment() throws {
         var settings = DaemonConfiguration.defaults(environment: environment, uid: 1000)
         try settings.apply(toml: "media_roots = [\"/srv/music\", '/home/pi/Music']", source: "c.toml")
