@@ -220,17 +220,23 @@ final class PlaybackRunner: @unchecked Sendable {
             guard let audible = segments.first else {
                 return .failure(ReelError(.notPlaying, "nothing is loaded to resume"))
             }
+            // Playing again, said at once (the position cannot run ahead: it never passes the
+            // last frame written); then the device is prepared. If it cannot be, paused again,
+            // with why.
+            state.error = nil
+            state.activity = .playing
+            state.measuredAt = monotonicNanoseconds()
+            publish(changed: true)
             do throws(ReelError) {
                 try openDevice(for: audible.reader.pcmFormat)
             } catch {
+                state.activity = .paused
                 state.error = error
                 publish(changed: true)
                 return .failure(error)
             }
-            state.error = nil
-            state.activity = .playing
             _ = measure()
-            publish(changed: true)
+            publish(changed: false)
             return .success(state)
         }
     }
