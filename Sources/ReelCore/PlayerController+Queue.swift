@@ -12,6 +12,9 @@ public enum QueueAddition: Sendable, Equatable {
     case recording(ItemReference)
     /// Several recordings in this order, added at once (MPD's `findadd`); folders are refused.
     case recordings([ItemReference])
+    /// Files of the music folders in this order (an album, a search's results), from the index:
+    /// no file is opened to add them. One whose music folder is missing is refused.
+    case musicTracks([MusicTrack])
 }
 
 /// A window of the queue (`queue.list`).
@@ -220,6 +223,18 @@ extension PlayerController {
                 throw ReelError(.notFound, "the folder \(item.path) holds no recordings")
             }
             return entries
+        case .musicTracks(let tracks):
+            guard !tracks.isEmpty else { throw ReelError(.notFound, "no tracks to add") }
+            return try tracks.map { track throws(ReelError) -> NewQueueEntry in
+                guard !track.missing else {
+                    throw ReelError(.notFound, "\(track.path) is in a music folder that is not there now")
+                }
+                try mediaRoots.check(track.path)
+                let audio = track.audio
+                return NewQueueEntry(
+                    source: .file(path: track.path), duration: audio.duration,
+                    format: AudioFormat(codec: audio.codec, sampleRate: audio.sampleRate, channels: audio.channels))
+            }
         case .recordings(let references):
             return try references.map { reference throws(ReelError) -> NewQueueEntry in
                 let item = try store.item(reference)

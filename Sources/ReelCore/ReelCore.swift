@@ -4,6 +4,7 @@ import Logging
 import ReelAudio
 import ReelLibrary
 import ReelModel
+import ReelTags
 
 /// What a front end calls. Plain Swift values and `ReelError`s in; values, errors and change
 /// feeds out; no protocol, no socket. Every rule (media roots, validation of values, limits,
@@ -14,6 +15,7 @@ import ReelModel
 /// - `player` also holds the play queue (`player.queueChanges`);
 /// - `mixer`: the volume, and `mixer.changes`;
 /// - `outputs`: the ALSA device and pipe outputs, on and off, and `outputs.changes`;
+/// - `music`: the music folders' index (artists, albums, tracks, search) and its scan's progress;
 /// - `library`: reads (off the caller's thread), writes, folder and item watches, and
 ///   `library.updates` (an `EventFeed<LibraryUpdate>`, one per committed transaction).
 ///
@@ -27,6 +29,7 @@ public final class ReelCore: Sendable {
     public let library: LibraryController
     public let mixer: MixerController
     public let outputs: OutputsController
+    public let music: MusicController
     public let mediaRoots: MediaRoots
     private let stateFile: PlayerStateFile
     /// What was saved at the last shutdown, restored by `start`.
@@ -73,6 +76,11 @@ public final class ReelCore: Sendable {
         recorder = RecorderController(
             device: input, timing: captureTiming, store: store, defaults: recording, logger: recorderLogger)
         recorder.repairUnfinished()
+        var musicLogger = logger
+        musicLogger[metadataKey: "subsystem"] = "reel.music"
+        music = MusicController(
+            store: store, roots: musicDirectories, reader: { path throws(ReelError) in try TagReader.read(path: path) },
+            logger: musicLogger)
         library = LibraryController(
             store: store, player: player, recorder: recorder, mediaRoots: self.mediaRoots, logger: libraryLogger)
         stateFile = PlayerStateFile(directory: dataDirectory, player: player, logger: audioLogger)
@@ -95,10 +103,12 @@ public final class ReelCore: Sendable {
             player.restore(state, queue: queue, load: resume != .no, playing: resume == .playing)
         }
         stateFile.start()
+        music.start()
     }
 
     /// Finishes a recording, saves the player's state, stops the player and closes the devices.
     public func shutdown() {
+        music.shutdown()
         recorder.shutdown()
         stateFile.finish()
         mixer.shutdown()

@@ -279,12 +279,34 @@ struct AddCommand: ParsableCommand {
     @Flag(help: "Add right after the current entry instead of at the end.")
     var next = false
 
+    @Option(help: "Add an album of the music folders (its tracks in disc and track order).")
+    var album: String?
+
+    @Option(name: .customLong("album-artist"), help: "With --album: the album of this artist (AlbumArtist, else Artist).")
+    var albumArtist: String?
+
     @Argument(help: ArgumentHelp("Local files or directories, or tree paths (/Folder/Name).", valueName: "arg"))
     var arguments: [String] = []
 
     func validate() throws {
-        if arguments.isEmpty { throw ValidationError("give something to add: a file, a directory or a tree path") }
+        if album != nil {
+            if !arguments.isEmpty { throw ValidationError("give --album or files, not both") }
+            return
+        }
+        if albumArtist != nil { throw ValidationError("--album-artist goes with --album") }
+        if arguments.isEmpty { throw ValidationError("give something to add: a file, a directory, a tree path or --album NAME") }
         if arguments.contains(where: \.isEmpty) { throw ValidationError("an argument is empty") }
+    }
+
+    /// `reel add --album NAME [--album-artist A] [--next]`: one `queue.add` of the album.
+    private func addAlbum(_ album: String) throws {
+        let client = try connection.connect()
+        var params: JSONObject = ["album": .string(album)]
+        if let albumArtist { params["albumArtist"] = .string(albumArtist) }
+        if next { params["next"] = true }
+        let result = try client.call("queue.add", params)
+        let count = result["entries"]?.arrayValue?.count ?? 0
+        Output.line("added \(count) \(count == 1 ? "track" : "tracks") of \(album)")
     }
 
     /// One `queue.add` request: what it adds, and the argument it came from.
@@ -296,6 +318,7 @@ struct AddCommand: ParsableCommand {
     }
 
     func run() throws {
+        if let album { return try addAlbum(album) }
         var resolved: [AddArgument] = []
         for argument in arguments { resolved.append(try AddArgument.resolve(argument)) }
         var requests: [Request] = []

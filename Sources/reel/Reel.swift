@@ -31,7 +31,8 @@ struct Reel: ParsableCommand {
             ConsumeCommand.self, VolumeCommand.self, MuteCommand.self, OutputsCommand.self,
             RecordCommand.self, InfoCommand.self,
             ListCommand.self, TreeCommand.self, MakeFolderCommand.self, MoveCommand.self, RenameCommand.self,
-            RemoveCommand.self, SearchCommand.self, ImportCommand.self,
+            RemoveCommand.self, SearchCommand.self, ImportCommand.self, ArtistsCommand.self, AlbumsCommand.self,
+            ScanCommand.self,
         ])
 }
 

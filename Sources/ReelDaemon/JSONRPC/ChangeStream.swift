@@ -6,9 +6,9 @@ import ReelModel
 import ReelProtocol
 
 /// The streams of this kind: `queue` (`queue.changed`), `mixer` (`mixer.state`), `outputs`
-/// (`outputs.changed`).
+/// (`outputs.changed`), `scan` (`scan.progress`).
 enum ChangeStreamKind: Hashable {
-    case queue, mixer, outputs
+    case queue, mixer, outputs, scan
 }
 
 /// One change stream of one `RPCPushHub`. Lives on the hub's event loop.
@@ -42,6 +42,11 @@ final class ChangeStream {
             let consumer = feed.addConsumer(wake: wake)
             takeLatest = { Self.encode(feed.take(for: consumer).value) }
             stopConsuming = { feed.removeConsumer(consumer) }
+        case .scan:
+            let feed = core.music.progress
+            let consumer = feed.addConsumer(wake: wake)
+            takeLatest = { Self.encode(feed.take(for: consumer).value) }
+            stopConsuming = { feed.removeConsumer(consumer) }
         }
     }
 
@@ -60,11 +65,16 @@ final class ChangeStream {
         case .queue: Self.encode(core.player.queueSummary)
         case .mixer: Self.encode(core.mixer.state)
         case .outputs: Self.encode(core.outputs.list)
+        case .scan: Self.encode(core.music.progress.latest.value)
         }
     }
 
     static func encode(_ state: MixerState) -> SplicedPush {
         SplicedPush(method: "mixer.state", members: state.jsonObject)
+    }
+
+    static func encode(_ progress: MusicScanProgress) -> SplicedPush {
+        SplicedPush(method: "scan.progress", members: progress.jsonObject)
     }
 
     static func encode(_ outputs: [OutputState]) -> SplicedPush {

@@ -39,11 +39,12 @@ struct MethodTable: Sendable {
         var table = MethodTable()
         DaemonMethods.register(into: &table, info: info)
         PlayerMethods.register(into: &table, player: core.player)
-        QueueMethods.register(into: &table, player: core.player)
+        QueueMethods.register(into: &table, player: core.player, music: core.music)
         MixerMethods.register(into: &table, mixer: core.mixer)
         OutputMethods.register(into: &table, outputs: core.outputs)
         RecorderMethods.register(into: &table, recorder: core.recorder)
         LibraryMethods.register(into: &table, library: core.library)
+        MusicMethods.register(into: &table, music: core.music)
         StreamMethods.register(into: &table, library: core.library)
         return table
     }

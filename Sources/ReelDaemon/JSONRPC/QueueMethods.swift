@@ -6,7 +6,7 @@ import ReelProtocol
 
 /// Decodes parameters and encodes results; the queue's rules are in `PlayerController`.
 enum QueueMethods {
-    static func register(into table: inout MethodTable, player: PlayerController) {
+    static func register(into table: inout MethodTable, player: PlayerController, music: MusicController) {
         table.register("queue.list") { call throws(RPCError) in
             let params = call.params
             try params.rejectUnknown(allowed: ["start", "count"])
@@ -19,6 +19,9 @@ enum QueueMethods {
         }
         table.register("queue.add") { call throws(RPCError) in
             let params = call.params
+            if params["track"] != nil || params["album"] != nil {
+                return try MusicMethods.addToQueue(params, music: music, player: player)
+            }
             try params.rejectUnknown(allowed: ["file", "item", "path", "position", "next"])
             let addition = try params.playable()
             let position = try params.optionalInt("position")

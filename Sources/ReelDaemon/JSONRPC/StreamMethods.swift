@@ -17,7 +17,7 @@ protocol SubscriptionHost: AnyObject {
 }
 
 enum StreamMethods {
-    static let streams = ["player", "recorder", "folder", "item", "library", "queue", "mixer", "outputs"]
+    static let streams = ["player", "recorder", "folder", "item", "library", "queue", "mixer", "outputs", "scan"]
     static let defaultInterval = 0.25
     static let minimumInterval = 0.02
 
@@ -32,7 +32,7 @@ enum StreamMethods {
             }
             let connection = call.connection
             switch stream {
-            case "player", "recorder", "library", "queue", "mixer", "outputs":
+            case "player", "recorder", "library", "queue", "mixer", "outputs", "scan":
                 guard try params.optionalItem() == nil else {
                     throw RPCError.invalidParams("the \(stream) stream takes no \"item\" or \"path\"")
                 }
@@ -43,6 +43,7 @@ enum StreamMethods {
                 case "queue": request = .changes(.queue)
                 case "mixer": request = .changes(.mixer)
                 case "outputs": request = .changes(.outputs)
+                case "scan": request = .changes(.scan)
                 default: request = .library
                 }
                 return .result(subscribed(connection.subscribe(request, interval: interval)))

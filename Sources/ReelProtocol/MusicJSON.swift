@@ -1,0 +1,59 @@
+// The music folders' values as JSON (`music.*`, `scan.progress`).
+
+import ReelModel
+
+extension MusicTrack {
+    /// `{"id","path","title","name","artist","album","albumArtist","track","disc","date","genre",
+    /// "duration","format","hasCover","missing"}`: `title` and the tags are the file's own (null
+    /// when it has none); `name` is what Reel shows, the title or else the file's name.
+    public var jsonObject: JSONObject {
+        let tags = audio.tags
+        return [
+            "id": .int(id), "path": .string(path), "title": JSONValue(tags.title), "name": .string(displayTitle),
+            "artist": JSONValue(tags.artist), "album": JSONValue(tags.album), "albumArtist": JSONValue(tags.albumArtist),
+            "track": JSONValue(tags.track), "disc": JSONValue(tags.disc), "date": JSONValue(tags.date),
+            "genre": JSONValue(tags.genre), "duration": JSONValue(audio.duration),
+            "format": AudioFormat(codec: audio.codec, sampleRate: audio.sampleRate, channels: audio.channels).json,
+            "hasCover": .bool(audio.hasEmbeddedCover), "missing": .bool(missing),
+        ]
+    }
+
+    public var json: JSONValue { .object(jsonObject) }
+}
+
+extension MusicAlbum {
+    /// `{"name","albumArtist","date","tracks","duration","hasCover"}`.
+    public var json: JSONValue {
+        [
+            "name": .string(name), "albumArtist": JSONValue(albumArtist), "date": JSONValue(date),
+            "tracks": .int(Int64(trackCount)), "duration": .double(duration), "hasCover": .bool(hasCover),
+        ]
+    }
+}
+
+extension MusicArtist {
+    /// `{"name","albums","tracks"}`.
+    public var json: JSONValue {
+        ["name": .string(name), "albums": .int(Int64(albumCount)), "tracks": .int(Int64(trackCount))]
+    }
+}
+
+extension MusicScanProgress {
+    /// `{"running","seen","indexed","unchanged","failed","removed"}` (`scan.progress`,
+    /// `library.rescan`).
+    public var jsonObject: JSONObject {
+        [
+            "running": .bool(running), "seen": .int(Int64(seen)), "indexed": .int(Int64(indexed)),
+            "unchanged": .int(Int64(unchanged)), "failed": .int(Int64(failed)), "removed": .int(Int64(removed)),
+        ]
+    }
+
+    public var json: JSONValue { .object(jsonObject) }
+
+    public init(json: JSONValue) throws(JSONDecodingError) {
+        let reader = try ObjectReader(json, as: "scan progress")
+        self.init(
+            running: try reader.bool("running"), seen: try reader.int("seen"), indexed: try reader.int("indexed"),
+            unchanged: try reader.int("unchanged"), failed: try reader.int("failed"), removed: try reader.int("removed"))
+    }
+}
