@@ -95,6 +95,7 @@ let package = Package(
         .testTarget(name: "ReelProtocolTests", dependencies: ["ReelProtocol"]),
         .testTarget(name: "ReelSnapcastTests", dependencies: ["ReelSnapcast", "ReelClient", "ReelProtocol", "ReelModel"]),
         .testTarget(name: "ReelAudioTests", dependencies: ["ReelAudio"]),
+        .testTarget(name: "ReelTagsTests", dependencies: ["ReelTags", "ReelModel"]),
         .testTarget(name: "ReelLibraryTests", dependencies: ["ReelLibrary"]),
         .testTarget(name: "ReelCoreTests", dependencies: ["ReelCore", "ReelAudio", "ReelLibrary", "ReelModel"]),
         .testTarget(
