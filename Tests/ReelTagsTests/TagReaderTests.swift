@@ -78,6 +78,34 @@ import Testing
         #expect(picture.mimeType == "image/jpeg")
     }
 
+    @Test func mp3ID3v23FromLame() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = path("lame.mp3")
+        let source = path("lame.wav")
+        try TaggedFiles.wav(source, seconds: 1)
+        let cover = TaggedFiles.png(width: 2, height: 2, rgb: (255, 255, 0))
+        try TaggedFiles.write(cover, to: path("cover.png"))
+        let e = Self.expected
+        // lame writes ID3v2.3 (UTF-16 text, the year in TYER, the picture in APIC).
+        try TaggedFiles.run(
+            "/usr/bin/lame",
+            [
+                "--quiet", "--id3v2-only", "--id3v2-utf16", "--tt", e.title!, "--ta", e.artist!, "--tl", e.album!,
+                "--ty", "1997", "--tn", "3/12", "--tg", e.genre!, "--tv", "TPE2=\(e.albumArtist!)", "--tv", "TPOS=1/2",
+                "--ti", path("cover.png"), source, file,
+            ])
+
+        let audio = try TagReader.read(path: file)
+        var tags = e
+        tags.date = "1997"
+        #expect(audio.tags == tags)
+        #expect(audio.codec == "mp3")
+        #expect(audio.hasEmbeddedCover)
+        let picture = try #require(try TagReader.picture(path: file))
+        #expect(picture.bytes == cover)
+        #expect(picture.mimeType == "image/png")
+    }
+
     @Test func oggVorbisTagsAndPicture() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = path("tagged.ogg")
