@@ -23,6 +23,9 @@ let package = Package(
         .systemLibrary(name: "CMPG123", pkgConfig: "libmpg123", providers: [.apt(["libmpg123-dev"])]),
         .systemLibrary(name: "CVorbis", pkgConfig: "vorbisenc", providers: [.apt(["libvorbis-dev"])]),
         .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
+        // TagLib's C++ API behind a C header (TagLib 1.13's own C API has no album artist, disc
+        // or pictures); includes <taglib/…>, links libtag (Debian's libtag1-dev).
+        .target(name: "CTagLib", linkerSettings: [.linkedLibrary("tag")]),
 
         .target(name: "ReelModel", linkerSettings: [.linkedLibrary("m")]),
         .target(name: "ReelProtocol", dependencies: ["ReelModel"]),
@@ -34,6 +37,8 @@ let package = Package(
                 "ReelModel", "CALSA", "CSndFile", "CMPG123", "CVorbis", "CSoxr",
                 .product(name: "Logging", package: "swift-log"),
             ]),
+        // Tags, stream properties and embedded pictures of the files of the music folders.
+        .target(name: "ReelTags", dependencies: ["ReelModel", "CTagLib"]),
         .target(
             name: "ReelLibrary",
             dependencies: [
@@ -90,6 +95,7 @@ let package = Package(
         .testTarget(name: "ReelProtocolTests", dependencies: ["ReelProtocol"]),
         .testTarget(name: "ReelSnapcastTests", dependencies: ["ReelSnapcast", "ReelClient", "ReelProtocol", "ReelModel"]),
         .testTarget(name: "ReelAudioTests", dependencies: ["ReelAudio"]),
+        .testTarget(name: "ReelTagsTests", dependencies: ["ReelTags", "ReelModel"]),
         .testTarget(name: "ReelLibraryTests", dependencies: ["ReelLibrary"]),
         .testTarget(name: "ReelCoreTests", dependencies: ["ReelCore", "ReelAudio", "ReelLibrary", "ReelModel"]),
         .testTarget(
