@@ -142,9 +142,12 @@ public final class MusicIndex: Sendable {
     @discardableResult
     public func setMissing(root: String, _ missing: Bool) throws(ReelError) -> Int {
         try store.writing("mark the music folder \(root) \(missing ? "missing" : "present")") { db in
+            // `missing = 1` as a literal lets SQLite use the partial index `music_missing`.
             try db.execute(
-                sql: "UPDATE music_files SET missing = ? WHERE root = ? AND missing <> ?",
-                arguments: [missing, root, missing])
+                sql: missing
+                    ? "UPDATE music_files SET missing = 1 WHERE root = ? AND missing = 0"
+                    : "UPDATE music_files SET missing = 0 WHERE root = ? AND missing = 1",
+                arguments: [root])
             return db.changesCount
         }
     }
