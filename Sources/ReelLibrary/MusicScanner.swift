@@ -143,7 +143,7 @@ public final class MusicScanner: Sendable {
                 let known = indexed[file.relativePath]
                 if let known, known.stamp == file.stamp {
                     unchanged += 1
-                } else if known == nil, failed[file.relativePath] == file.stamp {
+                } else if failed[file.relativePath] == file.stamp {
                     stillFailed += 1
                 } else {
                     jobs.append(Job(root: root, relativePath: file.relativePath, stamp: file.stamp, known: known?.id))
