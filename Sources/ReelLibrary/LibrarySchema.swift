@@ -4,7 +4,7 @@ import GRDB
 import ReelModel
 
 /// The schema of `library.sqlite`, one migration per version ("v1" is the first; "v2" adds the
-/// trigram index of names, `namesIndexSQL`).
+/// trigram index of names, `namesIndexSQL`; "v3" the music folders' index, `musicSQL`).
 ///
 /// `items` holds the whole tree. `seq` is an ever-increasing row number (AUTOINCREMENT, so never
 /// reused) that orders search results and keys search cursors: a rename or a move keeps it.
@@ -55,6 +55,9 @@ enum LibrarySchema {
             // Existing names (a library from before v2); the root has no name to index.
             try db.execute(sql: "INSERT INTO items_fts (rowid, name_fold) SELECT seq, name_fold FROM items WHERE name_fold <> ''")
         }
+        migrator.registerMigration("v3") { db in
+            try db.execute(sql: musicSQL)
+        }
         return migrator
     }
 
@@ -97,6 +100,97 @@ enum LibrarySchema {
         WHEN OLD.seq IS NOT NEW.seq OR OLD.name_fold IS NOT NEW.name_fold BEGIN
           INSERT INTO items_fts (items_fts, rowid, name_fold) SELECT 'delete', OLD.seq, OLD.name_fold WHERE OLD.name_fold <> '';
           INSERT INTO items_fts (rowid, name_fold) SELECT NEW.seq, NEW.name_fold WHERE NEW.name_fold <> '';
+        END;
+        """
+
+    /// v3: the music folders' index (`MusicIndex`), its failures, and its trigram index.
+    ///
+    /// `music_files` has one row per audio file of a music folder, keyed by the folder as
+    /// configured (`root`) and the `/`-separated path under it. `id` is AUTOINCREMENT so an id is
+    /// never handed to another file after its own is removed: a client holding an id either
+    /// finds that file or nothing. `mtime_ns` is the modification time in nanoseconds, compared
+    /// exactly with the disk's to decide whether a file changed (a REAL would round it).
+    ///
+    /// Tags are stored as read ("" is stored as NULL). The columns the store derives, written
+    /// with every row by `MusicIndex` (never by SQL defaults, so they follow `fold`):
+    /// - `group_artist`: AlbumArtist, else Artist: the artist an album is listed under;
+    /// - `title_fold`: the title, else the file's name without its extension, folded;
+    /// - `artist_fold`, `album_fold`, `group_fold`: `artist`, `album`, `group_artist` folded
+    ///   ('' when absent): they order listings case-insensitively and are what search matches.
+    ///
+    /// The browsing indexes are partial (`missing = 0`, the tag present): a file of an unplugged
+    /// disk leaves them, and every query that lists states the same terms so SQLite uses them.
+    /// - `music_albums` (album_fold, album, group_fold, group_artist, date, has_cover, duration)
+    ///   covers the album list: scanned in order, grouped without a sort, no table read;
+    /// - `music_artists` (group_fold, group_artist, album) covers the artist list and an
+    ///   artist's albums.
+    ///
+    /// `music_fts` is the trigram index of search (see `namesIndexSQL` for why external content,
+    /// `case_sensitive 1` and `columnsize=0`), over the three folded columns search matches; a
+    /// quoted phrase matches a row if any one column contains it. Its triggers fire only when a
+    /// folded column changes, so a rescan that rewrites a file's stamp leaves it alone.
+    ///
+    /// `music_failures` lists files (and folders) the scan could not read, with the size and
+    /// mtime they had then: an unchanged failed file is not read again at the next scan.
+    static let musicSQL = """
+        CREATE TABLE music_files (
+          id INTEGER PRIMARY KEY AUTOINCREMENT,
+          root TEXT NOT NULL,
+          path TEXT NOT NULL,
+          size INTEGER NOT NULL,
+          mtime_ns INTEGER NOT NULL,
+          codec TEXT NOT NULL,
+          sample_rate INTEGER NOT NULL,
+          channels INTEGER NOT NULL,
+          duration REAL,
+          title TEXT,
+          artist TEXT,
+          album TEXT,
+          album_artist TEXT,
+          track INTEGER,
+          disc INTEGER,
+          date TEXT,
+          genre TEXT,
+          has_cover INTEGER NOT NULL DEFAULT 0,
+          missing INTEGER NOT NULL DEFAULT 0,
+          group_artist TEXT,
+          title_fold TEXT NOT NULL,
+          artist_fold TEXT NOT NULL,
+          album_fold TEXT NOT NULL,
+          group_fold TEXT NOT NULL,
+          UNIQUE (root, path)
+        );
+        CREATE INDEX music_albums ON music_files (album_fold, album, group_fold, group_artist, date, has_cover, duration)
+          WHERE missing = 0 AND album IS NOT NULL;
+        CREATE INDEX music_artists ON music_files (group_fold, group_artist, album)
+          WHERE missing = 0 AND group_artist IS NOT NULL;
+        CREATE INDEX music_missing ON music_files (root) WHERE missing = 1;
+        CREATE TABLE music_failures (
+          root TEXT NOT NULL,
+          path TEXT NOT NULL,
+          size INTEGER NOT NULL,
+          mtime_ns INTEGER NOT NULL,
+          reason TEXT NOT NULL,
+          PRIMARY KEY (root, path)
+        ) WITHOUT ROWID;
+        CREATE VIRTUAL TABLE music_fts USING fts5(
+          title_fold, artist_fold, album_fold, content='music_files', content_rowid='id',
+          tokenize='trigram case_sensitive 1', columnsize=0);
+        CREATE TRIGGER music_fts_inserted AFTER INSERT ON music_files BEGIN
+          INSERT INTO music_fts (rowid, title_fold, artist_fold, album_fold)
+          VALUES (NEW.id, NEW.title_fold, NEW.artist_fold, NEW.album_fold);
+        END;
+        CREATE TRIGGER music_fts_deleted AFTER DELETE ON music_files BEGIN
+          INSERT INTO music_fts (music_fts, rowid, title_fold, artist_fold, album_fold)
+          VALUES ('delete', OLD.id, OLD.title_fold, OLD.artist_fold, OLD.album_fold);
+        END;
+        CREATE TRIGGER music_fts_updated AFTER UPDATE OF id, title_fold, artist_fold, album_fold ON music_files
+        WHEN OLD.id IS NOT NEW.id OR OLD.title_fold IS NOT NEW.title_fold
+          OR OLD.artist_fold IS NOT NEW.artist_fold OR OLD.album_fold IS NOT NEW.album_fold BEGIN
+          INSERT INTO music_fts (music_fts, rowid, title_fold, artist_fold, album_fold)
+          VALUES ('delete', OLD.id, OLD.title_fold, OLD.artist_fold, OLD.album_fold);
+          INSERT INTO music_fts (rowid, title_fold, artist_fold, album_fold)
+          VALUES (NEW.id, NEW.title_fold, NEW.artist_fold, NEW.album_fold);
         END;
         """
 

@@ -133,3 +133,59 @@ public struct MusicScanProgress: Equatable, Sendable {
         self.removed = removed
     }
 }
+
+/// An album as the music index lists it: the tracks sharing an Album tag and the artist they
+/// are grouped under (AlbumArtist, else Artist).
+public struct MusicAlbum: Equatable, Hashable, Sendable {
+    public var name: String
+    /// AlbumArtist, else Artist; nil when its tracks have neither.
+    public var albumArtist: String?
+    /// The earliest Date of its tracks, as tagged ("1997", "1997-03-12"); nil if none has one.
+    public var date: String?
+    public var trackCount: Int
+    /// Seconds: the sum of the durations its tracks know.
+    public var duration: Double
+    /// Whether any of its tracks carries embedded cover art.
+    public var hasCover: Bool
+
+    public init(name: String, albumArtist: String?, date: String?, trackCount: Int, duration: Double, hasCover: Bool) {
+        self.name = name
+        self.albumArtist = albumArtist
+        self.date = date
+        self.trackCount = trackCount
+        self.duration = duration
+        self.hasCover = hasCover
+    }
+}
+
+/// An artist as the music index lists it: AlbumArtist, else Artist, of its tracks.
+public struct MusicArtist: Equatable, Hashable, Sendable {
+    public var name: String
+    /// Distinct Album tags among its tracks (tracks without one count in no album).
+    public var albumCount: Int
+    public var trackCount: Int
+
+    public init(name: String, albumCount: Int, trackCount: Int) {
+        self.name = name
+        self.albumCount = albumCount
+        self.trackCount = trackCount
+    }
+}
+
+/// The music index in figures (MPD's `stats`): files present, not those of a missing folder.
+public struct MusicStats: Equatable, Sendable {
+    /// Distinct Artist tags.
+    public var artists: Int
+    /// Distinct Album tags.
+    public var albums: Int
+    public var songs: Int
+    /// Seconds: the sum of the durations the files know.
+    public var totalDuration: Double
+
+    public init(artists: Int, albums: Int, songs: Int, totalDuration: Double) {
+        self.artists = artists
+        self.albums = albums
+        self.songs = songs
+        self.totalDuration = totalDuration
+    }
+}

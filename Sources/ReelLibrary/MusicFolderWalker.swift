@@ -1,0 +1,231 @@
+// Finding the audio files of the music folders on disk (opendir/readdir, one stat per audio file).
+import Foundation
+
+/// Lists the audio files under the music folders that are present, with their stamps.
+///
+/// The rules:
+/// - A file is an audio file by its extension (`MusicScanner.audioExtensions`, any letter case).
+/// - Names that begin with "." are skipped, files and folders: hidden folders (`.Trash-1000`,
+///   `.git`) and macOS's `._name.mp3` companions on USB disks are not music.
+/// - A symbolic link is followed only if its real path (`realpath`) lies inside a music folder
+///   (the real path of one of the walked roots). Links are taken after every real folder was
+///   walked, and a linked folder already walked (same device and inode) is not walked again,
+///   nor is a linked file indexed if the walk already found it: each file is indexed once,
+///   at its real path when that path is in a music folder. A loop of links ends there too
+///   (`realpath` fails with ELOOP on a cycle of links; a link to an ancestor is a folder
+///   already walked).
+/// - A folder that cannot be read is a failure, and its files are reported as not walked
+///   (`unreadable`), so the scan keeps their index rows rather than dropping them.
+///
+/// Runs on the calling thread (the scan's); `isCancelled` is polled every few hundred entries.
+struct MusicFolderWalker {
+    struct Found: Sendable {
+        var relativePath: String
+        var stamp: MusicFileStamp
+    }
+
+    /// What a walk found under one root.
+    struct RootResult: Sendable {
+        var files: [Found] = []
+        var failures: [MusicFileFailure] = []
+        /// Relative paths of folders not read (their files are not known), "" for the root.
+        var unreadable: [String] = []
+    }
+
+    private struct FileID: Hashable {
+        var device: UInt64
+        var inode: UInt64
+
+        init(_ info: stat) {
+            device = UInt64(info.st_dev)
+            inode = UInt64(info.st_ino)
+        }
+    }
+
+    let extensions: Set<String>
+    let isCancelled: () -> Bool
+
+    private var visitedFolders: Set<FileID> = []
+    private var foundFiles: Set<FileID> = []
+    private var links: [(root: Int, relativePath: String)] = []
+    private var roots: [String] = []
+    private var realRoots: [String] = []
+    private var results: [RootResult] = []
+    private var entries = 0
+    /// The walk was cancelled: it may have missed files.
+    private(set) var wasCancelled = false
+
+    init(extensions: Set<String>, isCancelled: @escaping () -> Bool) {
+        self.extensions = extensions
+        self.isCancelled = isCancelled
+    }
+
+    /// Walks `roots` (present music folders, absolute paths); one result per root, in order.
+    mutating func walk(_ roots: [String]) -> [RootResult] {
+        self.roots = roots
+        realRoots = roots.map { Self.realPath($0) ?? $0 }
+        results = Array(repeating: RootResult(), count: roots.count)
+        for index in roots.indices {
+            walkFolder(root: index, relativePath: "")
+        }
+        // Links last, in the order found; a linked folder may add more.
+        var next = 0
+        while next < links.count, !isCancelled() {
+            let link = links[next]
+            next += 1
+            follow(root: link.root, relativePath: link.relativePath)
+        }
+        wasCancelled = isCancelled()
+        return results
+    }
+
+    /// Walks one folder and everything under it (an explicit stack, no recursion).
+    private mutating func walkFolder(root: Int, relativePath: String) {
+        var stack = [relativePath]
+        while let folder = stack.popLast() {
+            if isCancelled() { return }
+            let absolute = absolutePath(root, folder)
+            var info = stat()
+            guard stat(absolute, &info) == 0 else {
+                fail(root, folder, folder: true, "cannot read the folder: \(Self.errorText())")
+                continue
+            }
+            guard visitedFolders.insert(FileID(info)).inserted else { continue }
+            guard let directory = opendir(absolute) else {
+                fail(root, folder, folder: true, "cannot read the folder: \(Self.errorText())")
+                continue
+            }
+            defer { closedir(directory) }
+            while let entry = readdir(directory) {
+                entries += 1
+                if entries % 512 == 0, isCancelled() { return }
+                let type = entry.pointee.d_type
+                guard let name = Self.name(of: entry) else {
+                    if type == UInt8(DT_DIR) || isAudio(Self.rawName(of: entry)) {
+                        let shown = Self.rawName(of: entry)
+                        fail(root, join(folder, shown), folder: type == UInt8(DT_DIR),
+                             "the name is not valid UTF-8; rename it to read it")
+                    }
+                    continue
+                }
+                if name.utf8.first == UInt8(ascii: ".") { continue }
+                let child = join(folder, name)
+                var kind = type
+                if kind == UInt8(DT_UNKNOWN) {
+                    var linkInfo = stat()
+                    guard lstat(absolutePath(root, child), &linkInfo) == 0 else { continue }
+                    kind = Self.direntType(mode: linkInfo.st_mode)
+                }
+                switch kind {
+                case UInt8(DT_DIR):
+                    stack.append(child)
+                case UInt8(DT_REG):
+                    if isAudio(name) { addFile(root: root, relativePath: child) }
+                case UInt8(DT_LNK):
+                    links.append((root, child))
+                default:
+                    break
+                }
+            }
+        }
+    }
+
+    /// A symbolic link: followed if its real path is inside a music folder.
+    private mutating func follow(root: Int, relativePath: String) {
+        let absolute = absolutePath(root, relativePath)
+        guard let real = Self.realPath(absolute), isInsideMusicFolder(real) else { return }
+        var info = stat()
+        guard stat(absolute, &info) == 0 else { return }
+        switch Self.direntType(mode: info.st_mode) {
+        case UInt8(DT_DIR):
+            walkFolder(root: root, relativePath: relativePath)
+        case UInt8(DT_REG):
+            let name = relativePath.split(separator: "/").last.map(String.init) ?? relativePath
+            if isAudio(name), !foundFiles.contains(FileID(info)) {
+                addFile(root: root, relativePath: relativePath, info: info)
+            }
+        default:
+            break
+        }
+    }
+
+    private mutating func addFile(root: Int, relativePath: String, info known: stat? = nil) {
+        var info = stat()
+        if let known {
+            info = known
+        } else if stat(absolutePath(root, relativePath), &info) != 0 {
+            // Gone since readdir listed it: it is simply not there.
+            if errno != ENOENT { fail(root, relativePath, folder: false, "cannot read the file: \(Self.errorText())") }
+            return
+        }
+        foundFiles.insert(FileID(info))
+        let nanoseconds = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+        results[root].files.append(
+            Found(relativePath: relativePath, stamp: MusicFileStamp(size: Int64(info.st_size), modifiedNanoseconds: nanoseconds)))
+    }
+
+    private mutating func fail(_ root: Int, _ relativePath: String, folder: Bool, _ reason: String) {
+        if folder { results[root].unreadable.append(relativePath) }
+        results[root].failures.append(
+            MusicFileFailure(
+                root: roots[root], relativePath: relativePath, stamp: MusicFileStamp(size: 0, modifiedNanoseconds: 0),
+                reason: reason))
+    }
+
+    private func isInsideMusicFolder(_ real: String) -> Bool {
+        realRoots.contains { root in
+            real == root || root == "/" || real.hasPrefix(root.hasSuffix("/") ? root : root + "/")
+        }
+    }
+
+    func isAudio(_ name: String) -> Bool {
+        guard let dot = name.utf8.lastIndex(of: UInt8(ascii: ".")) else { return false }
+        let ext = name.utf8[name.utf8.index(after: dot)...]
+        guard ext.count <= 5, !ext.isEmpty else { return false }
+        return extensions.contains(String(decoding: ext, as: UTF8.self).lowercased())
+    }
+
+    private func absolutePath(_ root: Int, _ relativePath: String) -> String {
+        relativePath.isEmpty ? roots[root] : MusicIndex.join(roots[root], relativePath)
+    }
+
+    private func join(_ folder: String, _ name: String) -> String {
+        folder.isEmpty ? name : folder + "/" + name
+    }
+
+    // MARK: C helpers
+
+    private static func name(of entry: UnsafeMutablePointer<dirent>) -> String? {
+        withUnsafeBytes(of: &entry.pointee.d_name) { bytes in
+            let length = bytes.firstIndex(of: 0) ?? bytes.count
+            return String(validating: bytes[..<length], as: UTF8.self)
+        }
+    }
+
+    /// The name with invalid UTF-8 repaired (U+FFFD), for messages only.
+    private static func rawName(of entry: UnsafeMutablePointer<dirent>) -> String {
+        withUnsafeBytes(of: &entry.pointee.d_name) { bytes in
+            let length = bytes.firstIndex(of: 0) ?? bytes.count
+            return String(decoding: bytes[..<length], as: UTF8.self)
+        }
+    }
+
+    private static func direntType(mode: mode_t) -> UInt8 {
+        switch mode & S_IFMT {
+        case S_IFDIR: UInt8(DT_DIR)
+        case S_IFREG: UInt8(DT_REG)
+        case S_IFLNK: UInt8(DT_LNK)
+        default: UInt8(DT_UNKNOWN)
+        }
+    }
+
+    static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    static func errorText(_ code: Int32 = errno) -> String {
+        String(cString: strerror(code))
+    }
+}

@@ -1,0 +1,511 @@
+// The music folders' index in the library database: its writes (a scan's batches) and its reads
+// (artists, albums, an album's tracks, search, figures).
+import Foundation
+import GRDB
+import ReelModel
+
+/// A file's size and modification time: what tells a scan whether the file changed since it
+/// was read (both equal: unchanged, not read again).
+public struct MusicFileStamp: Hashable, Sendable {
+    public var size: Int64
+    /// Modification time, nanoseconds since the epoch (compared exactly).
+    public var modifiedNanoseconds: Int64
+
+    public init(size: Int64, modifiedNanoseconds: Int64) {
+        self.size = size
+        self.modifiedNanoseconds = modifiedNanoseconds
+    }
+
+    /// Seconds since the epoch, as `MusicTrack.modified`.
+    public var modified: Double { Double(modifiedNanoseconds) / 1_000_000_000 }
+}
+
+/// A file a scan read, to be written to the index.
+public struct ScannedMusicFile: Sendable {
+    /// The music folder as configured.
+    public var root: String
+    /// `/`-separated, no leading `/`.
+    public var relativePath: String
+    public var stamp: MusicFileStamp
+    public var audio: ScannedAudio
+    /// The id of an indexed file this one is (a move the scan recognised): that row takes this
+    /// path and keeps its id. Nil for a new or changed file, which is written at its path.
+    public var replacing: Int64?
+
+    public init(
+        root: String, relativePath: String, stamp: MusicFileStamp, audio: ScannedAudio, replacing: Int64? = nil
+    ) {
+        self.root = root
+        self.relativePath = relativePath
+        self.stamp = stamp
+        self.audio = audio
+        self.replacing = replacing
+    }
+}
+
+/// A file (or folder) a scan could not read, with the stamp it had then.
+public struct MusicFileFailure: Sendable, Equatable {
+    public var root: String
+    public var relativePath: String
+    public var stamp: MusicFileStamp
+    public var reason: String
+
+    public init(root: String, relativePath: String, stamp: MusicFileStamp, reason: String) {
+        self.root = root
+        self.relativePath = relativePath
+        self.stamp = stamp
+        self.reason = reason
+    }
+}
+
+/// What the index holds of one file, for a scan to compare with the disk.
+public struct MusicIndexedFile: Sendable, Equatable {
+    public var id: Int64
+    public var stamp: MusicFileStamp
+    public var missing: Bool
+}
+
+/// One page of `MusicIndex.search`.
+public struct MusicSearchPage: Sendable, Equatable {
+    public var tracks: [MusicTrack]
+    /// Pass it to get the next page; nil on the last page.
+    public var nextCursor: String?
+}
+
+/// The index of the music folders' audio files, in the library database (`music_files`,
+/// `music_failures`, `music_fts`; see `LibrarySchema.musicSQL`).
+///
+/// Its one job: the index's reads and writes. Walking the folders and reading tags is
+/// `MusicScanner`'s. Threads: like `LibraryStore`, any thread may call, every call blocks for
+/// its database access; writes run on the store's writer (one transaction per call, all or
+/// nothing), reads on its reader connections (a consistent snapshot each).
+///
+/// Browsing (`artists`, `albums`, `tracks`, `search`, `stats`) shows the files present: those
+/// of a missing music folder (`setMissing`) stay in the index, with their ids, and come back
+/// when it returns; `track(id:)` and `track(root:relativePath:)` find them too, marked missing.
+/// Listings are ordered under the library's case rule (`LibrarySchema.fold`), then by exact
+/// text, so the order is total and stable; albums and artists group by exact tag text.
+public final class MusicIndex: Sendable {
+    public let store: LibraryStore
+
+    public init(store: LibraryStore) {
+        self.store = store
+    }
+
+    // MARK: Writing
+
+    /// Writes a batch in one transaction: each file is inserted, or updated in place if its path
+    /// is indexed (keeping its id, and clearing `missing`), or, with `replacing`, moved onto its
+    /// new path under its old id; a written file leaves the failures. Each failure replaces any
+    /// earlier one of its path. Batches of a few hundred files make a scan's writes cheap (one
+    /// commit, one fsync each).
+    ///
+    /// - Returns: the ids of `files`, in order.
+    @discardableResult
+    public func write(files: [ScannedMusicFile], failures: [MusicFileFailure] = []) throws(ReelError) -> [Int64] {
+        try store.writing("write \(files.count) music files to the index") { db in
+            let upsert = try db.cachedStatement(sql: Self.upsertSQL)
+            let move = try db.cachedStatement(sql: Self.moveSQL)
+            let clearPath = try db.cachedStatement(sql: "DELETE FROM music_files WHERE root = ? AND path = ? AND id <> ?")
+            let clearFailure = try db.cachedStatement(sql: "DELETE FROM music_failures WHERE root = ? AND path = ?")
+            var ids: [Int64] = []
+            ids.reserveCapacity(files.count)
+            for file in files {
+                let values = Self.values(file)
+                var id: Int64?
+                if let old = file.replacing {
+                    try clearPath.execute(arguments: [file.root, file.relativePath, old])
+                    id = try Int64.fetchOne(move, arguments: values + [old])
+                }
+                if id == nil { id = try Int64.fetchOne(upsert, arguments: values) }
+                guard let id else {
+                    throw ReelError(.ioError, "cannot index \(file.relativePath): the database returned no id")
+                }
+                ids.append(id)
+                try clearFailure.execute(arguments: [file.root, file.relativePath])
+            }
+            let failed = try db.cachedStatement(
+                sql: "INSERT OR REPLACE INTO music_failures (root, path, size, mtime_ns, reason) VALUES (?, ?, ?, ?, ?)")
+            for failure in failures {
+                try failed.execute(arguments: [
+                    failure.root, failure.relativePath, failure.stamp.size, failure.stamp.modifiedNanoseconds,
+                    failure.reason,
+                ])
+            }
+            return ids
+        }
+    }
+
+    /// Marks every file of a music folder missing (its disk is gone) or present again.
+    ///
+    /// - Returns: how many files changed state.
+    @discardableResult
+    public func setMissing(root: String, _ missing: Bool) throws(ReelError) -> Int {
+        try store.writing("mark the music folder \(root) \(missing ? "missing" : "present")") { db in
+            // `missing = 1` as a literal lets SQLite use the partial index `music_missing`.
+            try db.execute(
+                sql: missing
+                    ? "UPDATE music_files SET missing = 1 WHERE root = ? AND missing = 0"
+                    : "UPDATE music_files SET missing = 0 WHERE root = ? AND missing = 1",
+                arguments: [root])
+            return db.changesCount
+        }
+    }
+
+    /// Removes files from the index (gone from their folder), in one transaction.
+    ///
+    /// - Returns: how many were removed.
+    @discardableResult
+    public func remove(ids: [Int64]) throws(ReelError) -> Int {
+        guard !ids.isEmpty else { return 0 }
+        return try store.writing("remove \(ids.count) music files from the index") { db in
+            let statement = try db.cachedStatement(sql: "DELETE FROM music_files WHERE id = ?")
+            var removed = 0
+            for id in ids {
+                try statement.execute(arguments: [id])
+                removed += db.changesCount
+            }
+            return removed
+        }
+    }
+
+    /// Forgets failures (files gone, or folders readable again).
+    public func removeFailures(root: String, relativePaths: [String]) throws(ReelError) {
+        guard !relativePaths.isEmpty else { return }
+        try store.writing("forget \(relativePaths.count) music scan failures") { db in
+            let statement = try db.cachedStatement(sql: "DELETE FROM music_failures WHERE root = ? AND path = ?")
+            for path in relativePaths { try statement.execute(arguments: [root, path]) }
+        }
+    }
+
+    /// Removes the files and failures of every music folder not in `roots` (a folder taken out
+    /// of the configuration).
+    ///
+    /// - Returns: how many files were removed.
+    @discardableResult
+    public func removeRoots(notIn roots: [String]) throws(ReelError) -> Int {
+        try store.writing("drop music folders no longer configured") { db in
+            let known = try String.fetchAll(
+                db, sql: "SELECT DISTINCT root FROM music_files UNION SELECT DISTINCT root FROM music_failures")
+            var removed = 0
+            for root in known where !roots.contains(root) {
+                try db.execute(sql: "DELETE FROM music_files WHERE root = ?", arguments: [root])
+                removed += db.changesCount
+                try db.execute(sql: "DELETE FROM music_failures WHERE root = ?", arguments: [root])
+            }
+            return removed
+        }
+    }
+
+    // MARK: Reading for a scan
+
+    /// Every indexed file of a music folder, by relative path.
+    public func indexedFiles(root: String) throws(ReelError) -> [String: MusicIndexedFile] {
+        try store.reading("read the index of \(root)") { db in
+            var files: [String: MusicIndexedFile] = [:]
+            let rows = try Row.fetchCursor(
+                db, sql: "SELECT path, id, size, mtime_ns, missing FROM music_files WHERE root = ?", arguments: [root])
+            while let row = try rows.next() {
+                files[row[0]] = MusicIndexedFile(
+                    id: row[1], stamp: MusicFileStamp(size: row[2], modifiedNanoseconds: row[3]), missing: row[4])
+            }
+            return files
+        }
+    }
+
+    /// The failures of a music folder, with the stamp each file had when it failed.
+    public func failedFiles(root: String) throws(ReelError) -> [String: MusicFileStamp] {
+        try store.reading("read the scan failures of \(root)") { db in
+            var files: [String: MusicFileStamp] = [:]
+            let rows = try Row.fetchCursor(
+                db, sql: "SELECT path, size, mtime_ns FROM music_failures WHERE root = ?", arguments: [root])
+            while let row = try rows.next() {
+                files[row[0]] = MusicFileStamp(size: row[1], modifiedNanoseconds: row[2])
+            }
+            return files
+        }
+    }
+
+    // MARK: Reading
+
+    /// The file with this id, present or missing; `not_found` if the index has none.
+    public func track(id: Int64) throws(ReelError) -> MusicTrack {
+        let track = try store.reading("read the music file \(id)") { db in
+            try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT \(Self.trackColumns) FROM music_files WHERE id = ?"), arguments: [id]
+            ).map(Self.track)
+        }
+        guard let track else { throw ReelError(.notFound, "no music file with id \(id); it may have been removed") }
+        return track
+    }
+
+    /// The file at `relativePath` under the music folder `root` (as configured), or nil.
+    public func track(root: String, relativePath: String) throws(ReelError) -> MusicTrack? {
+        try store.reading("read \(relativePath) of \(root)") { db in
+            try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT \(Self.trackColumns) FROM music_files WHERE root = ? AND path = ?"),
+                arguments: [root, relativePath]
+            ).map(Self.track)
+        }
+    }
+
+    /// The tracks of an album (its Album tag, and the artist it is grouped under: AlbumArtist,
+    /// else Artist; nil for tracks with neither), in disc then track order (a missing disc
+    /// number counts as disc 1, tracks without a number come after the numbered ones of their
+    /// disc), then by path.
+    public func tracks(inAlbum album: String, albumArtist: String?) throws(ReelError) -> [MusicTrack] {
+        try store.reading("list the tracks of \(album)") { db in
+            let statement = try db.cachedStatement(
+                sql: """
+                    SELECT \(Self.trackColumns) FROM music_files INDEXED BY music_albums
+                    WHERE missing = 0 AND album IS NOT NULL
+                      AND album_fold = ? AND album = ? AND group_fold = ? AND group_artist IS ?
+                    ORDER BY coalesce(disc, 1), track IS NULL, track, path
+                    """)
+            let rows = try Row.fetchCursor(
+                statement,
+                arguments: [LibrarySchema.fold(album), album, LibrarySchema.fold(albumArtist ?? ""), albumArtist])
+            var tracks: [MusicTrack] = []
+            while let row = try rows.next() { tracks.append(Self.track(row)) }
+            return tracks
+        }
+    }
+
+    /// Albums (files with an Album tag), grouped by Album and the artist they are listed under
+    /// (AlbumArtist, else Artist), ordered by name under the case rule, then by artist. With
+    /// `artist`, only the albums listed under that artist (exact text).
+    public func albums(ofArtist artist: String? = nil) throws(ReelError) -> [MusicAlbum] {
+        try store.reading("list the albums") { db in
+            let rows: RowCursor
+            if let artist {
+                rows = try Row.fetchCursor(
+                    db.cachedStatement(
+                        sql: """
+                            SELECT album, group_artist, min(date), count(*), total(duration), max(has_cover)
+                            FROM music_files INDEXED BY music_artists
+                            WHERE missing = 0 AND group_artist IS NOT NULL AND album IS NOT NULL
+                              AND group_fold = ? AND group_artist = ?
+                            GROUP BY album_fold, album ORDER BY album_fold, album
+                            """),
+                    arguments: [LibrarySchema.fold(artist), artist])
+            } else {
+                rows = try Row.fetchCursor(
+                    db.cachedStatement(
+                        sql: """
+                            SELECT album, group_artist, min(date), count(*), total(duration), max(has_cover)
+                            FROM music_files INDEXED BY music_albums
+                            WHERE missing = 0 AND album IS NOT NULL
+                            GROUP BY album_fold, album, group_fold, group_artist
+                            ORDER BY album_fold, album, group_fold, group_artist
+                            """))
+            }
+            var albums: [MusicAlbum] = []
+            while let row = try rows.next() {
+                albums.append(
+                    MusicAlbum(
+                        name: row[0], albumArtist: row[1], date: row[2], trackCount: row[3], duration: row[4],
+                        hasCover: row[5]))
+            }
+            return albums
+        }
+    }
+
+    /// Artists: the AlbumArtist, else Artist, of the files that have one, with how many
+    /// distinct albums and files each has; ordered by name under the case rule.
+    public func artists() throws(ReelError) -> [MusicArtist] {
+        try store.reading("list the artists") { db in
+            let rows = try Row.fetchCursor(
+                db.cachedStatement(
+                    sql: """
+                        SELECT group_artist, count(DISTINCT album), count(*) FROM music_files INDEXED BY music_artists
+                        WHERE missing = 0 AND group_artist IS NOT NULL
+                        GROUP BY group_fold, group_artist ORDER BY group_fold, group_artist
+                        """))
+            var artists: [MusicArtist] = []
+            while let row = try rows.next() {
+                artists.append(MusicArtist(name: row[0], albumCount: row[1], trackCount: row[2]))
+            }
+            return artists
+        }
+    }
+
+    /// Files present whose title (else file name), artist or album contains `text` under the
+    /// library's case rule, in id order (oldest first).
+    ///
+    /// Paging as `LibraryStore.search`: ids never change or get reused, so across pages no file
+    /// comes twice and none that still matches is skipped. A text of three or more code points
+    /// finds its candidates in the trigram index (`music_fts`); a shorter one scans the files
+    /// in id order until the page is full.
+    ///
+    /// - Parameters:
+    ///   - limit: 1…500 (`out_of_range` otherwise).
+    ///   - cursor: the `nextCursor` of the previous page of the same text; another is `out_of_range`.
+    public func search(
+        text: String, limit: Int = LibraryStore.defaultSearchLimit, cursor: String? = nil
+    ) throws(ReelError) -> MusicSearchPage {
+        guard (1...LibraryStore.maximumSearchLimit).contains(limit) else {
+            throw ReelError(
+                .outOfRange, "a search limit of \(limit) is out of range; use 1 to \(LibraryStore.maximumSearchLimit)")
+        }
+        let needle = LibraryStore.searchNeedle(LibrarySchema.fold(text))
+        // The cursor is bound to this search of music files, not to a search of the tree.
+        let key = "music:" + needle
+        let after = try cursor.map { cursor throws(ReelError) in try SearchCursor.decode(cursor, query: key) } ?? 0
+        return try store.reading("search music for \"\(text)\"") { db in
+            let statement: Statement
+            let arguments: StatementArguments
+            if needle.unicodeScalars.count >= LibraryStore.minimumIndexedQueryLength {
+                statement = try db.cachedStatement(sql: Self.indexedSearchSQL)
+                arguments = [LibraryStore.phrase(needle), after, needle, needle, needle, limit + 1]
+            } else {
+                statement = try db.cachedStatement(sql: Self.scanSearchSQL)
+                arguments = [after, needle, needle, needle, limit + 1]
+            }
+            var tracks = try Row.fetchAll(statement, arguments: arguments).map(Self.track)
+            var next: String?
+            if tracks.count > limit {
+                tracks.removeLast()
+                next = SearchCursor.encode(after: tracks.last!.id, query: key)
+            }
+            return MusicSearchPage(tracks: tracks, nextCursor: next)
+        }
+    }
+
+    /// Figures of the files present.
+    public func stats() throws(ReelError) -> MusicStats {
+        try store.reading("count the music files") { db in
+            let row = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT count(DISTINCT artist), count(DISTINCT album), count(*), total(duration)
+                    FROM music_files WHERE missing = 0
+                    """)!
+            return MusicStats(artists: row[0], albums: row[1], songs: row[2], totalDuration: row[3])
+        }
+    }
+
+    /// The files and folders the last scans could not read, with why, by path.
+    public func failures() throws(ReelError) -> [MusicScanFailure] {
+        try store.reading("list the music scan failures") { db in
+            try Row.fetchAll(db, sql: "SELECT root, path, reason FROM music_failures ORDER BY root, path").map { row in
+                MusicScanFailure(path: Self.join(row[0], row[1]), reason: row[2])
+            }
+        }
+    }
+
+    /// How many files of a music folder the index holds, and how many of them are missing.
+    public func count(root: String) throws(ReelError) -> (files: Int, missing: Int) {
+        try store.reading("count the files of \(root)") { db in
+            let row = try Row.fetchOne(
+                db, sql: "SELECT count(*), total(missing) FROM music_files WHERE root = ?", arguments: [root])!
+            return (row[0], Int(row[1] as Double))
+        }
+    }
+
+    // MARK: SQL
+
+    static let trackColumns = """
+        id, root, path, size, mtime_ns, codec, sample_rate, channels, duration, title, artist, album, \
+        album_artist, track, disc, date, genre, has_cover, missing
+        """
+
+    static let writtenColumns = """
+        root, path, size, mtime_ns, codec, sample_rate, channels, duration, title, artist, album, album_artist, \
+        track, disc, date, genre, has_cover, group_artist, title_fold, artist_fold, album_fold, group_fold
+        """
+
+    /// Insert, or update in place at the same path (keeping the id); arguments: `values`.
+    static let upsertSQL = """
+        INSERT INTO music_files (\(writtenColumns))
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (root, path) DO UPDATE SET
+          size = excluded.size, mtime_ns = excluded.mtime_ns, codec = excluded.codec,
+          sample_rate = excluded.sample_rate, channels = excluded.channels, duration = excluded.duration,
+          title = excluded.title, artist = excluded.artist, album = excluded.album,
+          album_artist = excluded.album_artist, track = excluded.track, disc = excluded.disc,
+          date = excluded.date, genre = excluded.genre, has_cover = excluded.has_cover, missing = 0,
+          group_artist = excluded.group_artist, title_fold = excluded.title_fold,
+          artist_fold = excluded.artist_fold, album_fold = excluded.album_fold, group_fold = excluded.group_fold
+        RETURNING id
+        """
+
+    /// A known file onto a new path, keeping its id; arguments: `values`, then the id.
+    static let moveSQL = """
+        UPDATE music_files SET
+          root = ?, path = ?, size = ?, mtime_ns = ?, codec = ?, sample_rate = ?, channels = ?, duration = ?,
+          title = ?, artist = ?, album = ?, album_artist = ?, track = ?, disc = ?, date = ?, genre = ?,
+          has_cover = ?, group_artist = ?, title_fold = ?, artist_fold = ?, album_fold = ?, group_fold = ?,
+          missing = 0
+        WHERE id = ?
+        RETURNING id
+        """
+
+    /// Search by the trigram index; arguments: the FTS5 phrase, the cursor's id, the needle
+    /// three times, the limit. As `LibraryStore.indexedSearchSQL`: the index drives the loop in
+    /// rowid order from the cursor on, `instr` keeps the result exactly the substring rule.
+    static let indexedSearchSQL = """
+        SELECT \(trackColumns.split(separator: ",").map { "m." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", "))
+        FROM music_fts f CROSS JOIN music_files m ON m.id = f.rowid
+        WHERE f.music_fts MATCH ? AND f.rowid > ? AND m.missing = 0
+          AND (instr(m.title_fold, ?) > 0 OR instr(m.artist_fold, ?) > 0 OR instr(m.album_fold, ?) > 0)
+        ORDER BY f.rowid LIMIT ?
+        """
+
+    /// Search by scanning the files in id order, for texts too short for trigrams; arguments:
+    /// the cursor's id, the needle three times, the limit.
+    static let scanSearchSQL = """
+        SELECT \(trackColumns) FROM music_files
+        WHERE id > ? AND missing = 0
+          AND (instr(title_fold, ?) > 0 OR instr(artist_fold, ?) > 0 OR instr(album_fold, ?) > 0)
+        ORDER BY id LIMIT ?
+        """
+
+    /// The arguments of `writtenColumns` for a file: tags as read, "" as NULL, and the derived
+    /// columns (`LibrarySchema.musicSQL`).
+    static func values(_ file: ScannedMusicFile) -> StatementArguments {
+        let tags = file.audio.tags
+        let title = present(tags.title)
+        let artist = present(tags.artist)
+        let album = present(tags.album)
+        let albumArtist = present(tags.albumArtist)
+        let group = albumArtist ?? artist
+        return [
+            file.root, file.relativePath, file.stamp.size, file.stamp.modifiedNanoseconds, file.audio.codec,
+            file.audio.sampleRate, file.audio.channels, file.audio.duration, title, artist, album, albumArtist,
+            tags.track, tags.disc, present(tags.date), present(tags.genre), file.audio.hasEmbeddedCover, group,
+            LibrarySchema.fold(title ?? stem(of: file.relativePath)), LibrarySchema.fold(artist ?? ""),
+            LibrarySchema.fold(album ?? ""), LibrarySchema.fold(group ?? ""),
+        ]
+    }
+
+    /// A tag with text, else nil (an empty tag is no tag).
+    static func present(_ tag: String?) -> String? {
+        guard let tag, !tag.isEmpty else { return nil }
+        return tag
+    }
+
+    /// A path's last component without its extension.
+    static func stem(of path: String) -> String {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return name }
+        return String(name[..<dot])
+    }
+
+    static func join(_ root: String, _ relativePath: String) -> String {
+        root.hasSuffix("/") ? root + relativePath : root + "/" + relativePath
+    }
+
+    /// A row of `trackColumns`.
+    static func track(_ row: Row) -> MusicTrack {
+        let tags = TrackTags(
+            title: row[9], artist: row[10], album: row[11], albumArtist: row[12], track: row[13], disc: row[14],
+            date: row[15], genre: row[16])
+        let audio = ScannedAudio(
+            tags: tags, codec: row[5], sampleRate: row[6], channels: row[7], duration: row[8],
+            hasEmbeddedCover: row[17])
+        let stamp = MusicFileStamp(size: row[3], modifiedNanoseconds: row[4])
+        return MusicTrack(
+            id: row[0], root: row[1], relativePath: row[2], size: stamp.size, modified: stamp.modified, audio: audio,
+            missing: row[18])
+    }
+}

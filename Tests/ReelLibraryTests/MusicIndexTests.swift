@@ -1,0 +1,179 @@
+// Browsing the music index: artists, albums, an album's tracks, search with paging, figures.
+import Foundation
+import GRDB
+import ReelModel
+import Testing
+
+@testable import ReelLibrary
+
+/// A file for `MusicIndex.write`, under the root `/music`.
+func scannedFile(
+    _ path: String, title: String? = nil, artist: String? = nil, album: String? = nil, albumArtist: String? = nil,
+    track: Int? = nil, disc: Int? = nil, date: String? = nil, cover: Bool = false, duration: Double? = 100,
+    root: String = "/music"
+) -> ScannedMusicFile {
+    ScannedMusicFile(
+        root: root, relativePath: path, stamp: MusicFileStamp(size: 1000, modifiedNanoseconds: 1_700_000_000_123_456_789),
+        audio: ScannedAudio(
+            tags: TrackTags(
+                title: title, artist: artist, album: album, albumArtist: albumArtist, track: track, disc: disc,
+                date: date),
+            codec: "flac", sampleRate: 44100, channels: 2, duration: duration, hasEmbeddedCover: cover))
+}
+
+@Suite struct MusicIndexTests {
+    @Test func albumsGroupByAlbumArtistElseArtist() throws {
+        let music = try MusicFixture()
+        try music.index.write(files: [
+            // A compilation: one album under its AlbumArtist, whatever the track artists.
+            scannedFile("Comp/1.flac", title: "A", artist: "Alpha", album: "Hits", albumArtist: "Various Artists", date: "2001"),
+            scannedFile("Comp/2.flac", title: "B", artist: "Beta", album: "Hits", albumArtist: "Various Artists", date: "1999", cover: true),
+            // The same album name by another artist, without AlbumArtist: another album.
+            scannedFile("Alpha/Hits/1.flac", title: "C", artist: "Alpha", album: "Hits"),
+            scannedFile("Alpha/Other/1.flac", title: "D", artist: "Alpha", album: "Other", duration: nil),
+            // No artist at all: an album with no artist, and no artist listed.
+            scannedFile("Anon/1.flac", title: "E", album: "Nameless"),
+            // No album: in no album, still counted for its artist.
+            scannedFile("Loose/1.flac", title: "F", artist: "Gamma"),
+            // Empty tags are no tags.
+            scannedFile("Empty/1.flac", title: "", artist: "", album: "", albumArtist: ""),
+        ])
+        #expect(try music.index.albums() == [
+            MusicAlbum(name: "Hits", albumArtist: "Alpha", date: nil, trackCount: 1, duration: 100, hasCover: false),
+            MusicAlbum(name: "Hits", albumArtist: "Various Artists", date: "1999", trackCount: 2, duration: 200, hasCover: true),
+            MusicAlbum(name: "Nameless", albumArtist: nil, date: nil, trackCount: 1, duration: 100, hasCover: false),
+            MusicAlbum(name: "Other", albumArtist: "Alpha", date: nil, trackCount: 1, duration: 0, hasCover: false),
+        ])
+        #expect(try music.index.albums(ofArtist: "Alpha").map(\.name) == ["Hits", "Other"])
+        #expect(try music.index.albums(ofArtist: "Various Artists").map(\.trackCount) == [2])
+        #expect(try music.index.albums(ofArtist: "Beta").isEmpty, "Beta is a track artist of a compilation only")
+        #expect(try music.index.albums(ofArtist: "alpha").isEmpty, "the artist is matched exactly")
+        #expect(try music.index.artists() == [
+            MusicArtist(name: "Alpha", albumCount: 2, trackCount: 2),
+            MusicArtist(name: "Gamma", albumCount: 0, trackCount: 1),
+            MusicArtist(name: "Various Artists", albumCount: 1, trackCount: 2),
+        ])
+        #expect(try music.index.tracks(inAlbum: "Hits", albumArtist: "Various Artists").map(\.audio.tags.title) == ["A", "B"])
+        #expect(try music.index.tracks(inAlbum: "Nameless", albumArtist: nil).map(\.relativePath) == ["Anon/1.flac"])
+        let empty = try #require(try music.index.track(root: "/music", relativePath: "Empty/1.flac"))
+        #expect(empty.audio.tags == TrackTags())
+        #expect(empty.displayTitle == "1")
+        #expect(try music.index.stats() == MusicStats(artists: 3, albums: 3, songs: 7, totalDuration: 600))
+    }
+
+    @Test func anAlbumsTracksComeInDiscThenTrackOrder() throws {
+        let music = try MusicFixture()
+        try music.index.write(files: [
+            scannedFile("x/d2t1.flac", title: "2-1", artist: "A", album: "Box", track: 1, disc: 2),
+            scannedFile("x/d1t10.flac", title: "1-10", artist: "A", album: "Box", track: 10, disc: 1),
+            scannedFile("x/d1t2.flac", title: "1-2", artist: "A", album: "Box", track: 2, disc: 1),
+            scannedFile("x/none-b.flac", title: "no number b", artist: "A", album: "Box"),
+            scannedFile("x/none-a.flac", title: "no number a", artist: "A", album: "Box"),
+            scannedFile("x/t1.flac", title: "1 (no disc)", artist: "A", album: "Box", track: 1),
+            scannedFile("x/d3t1.flac", title: "3-1", artist: "A", album: "Box", track: 1, disc: 3),
+            scannedFile("y/other.flac", title: "elsewhere", artist: "B", album: "Box", track: 1),
+        ])
+        #expect(try music.index.tracks(inAlbum: "Box", albumArtist: "A").map(\.audio.tags.title) == [
+            "1 (no disc)", "1-2", "1-10", "no number a", "no number b", "2-1", "3-1",
+        ])
+        #expect(try music.index.tracks(inAlbum: "box", albumArtist: "A").isEmpty, "the album is matched exactly")
+    }
+
+    @Test func artistsAndAlbumsAreOrderedCaseInsensitively() throws {
+        let music = try MusicFixture()
+        try music.index.write(files: [
+            scannedFile("1.flac", artist: "beatles", album: "abbey road"),
+            scannedFile("2.flac", artist: "ABBA", album: "Arrival"),
+            scannedFile("3.flac", artist: "Cure", album: "Disintegration"),
+            scannedFile("4.flac", artist: "abba", album: "arrival"),
+            scannedFile("5.flac", artist: "Ärzte", album: "Bäst"),
+            scannedFile("6.flac", artist: "Beatles", album: "Abbey Road"),
+        ])
+        // Case-insensitive first, then exact text: total and stable.
+        #expect(try music.index.artists().map(\.name) == ["ABBA", "abba", "Beatles", "beatles", "Cure", "Ärzte"])
+        #expect(try music.index.albums().map(\.name) == [
+            "Abbey Road", "abbey road", "Arrival", "arrival", "Bäst", "Disintegration",
+        ])
+    }
+
+    @Test func searchFindsTitlesArtistsAndAlbumsPageByPage() throws {
+        let music = try MusicFixture()
+        var files: [ScannedMusicFile] = []
+        for n in 0..<7 { files.append(scannedFile("love/\(n).flac", title: "Love Song \(n)", artist: "X", album: "Y")) }
+        files.append(scannedFile("a/1.flac", title: "Nothing", artist: "Lovelace", album: "Z"))
+        files.append(scannedFile("a/2.flac", title: "Nothing", artist: "Q", album: "Glove Box"))
+        files.append(scannedFile("a/3.flac", title: "Unrelated", artist: "Q", album: "Z"))
+        files.append(scannedFile("untagged/lovely day.flac"))
+        try music.index.write(files: files)
+
+        var seen: [Int64] = []
+        var cursor: String?
+        var pages = 0
+        repeat {
+            let page = try music.index.search(text: "LOVE", limit: 3, cursor: cursor)
+            #expect(page.tracks.count <= 3)
+            seen += page.tracks.map(\.id)
+            cursor = page.nextCursor
+            pages += 1
+        } while cursor != nil
+        #expect(pages == 4)
+        #expect(seen.count == 10 && Set(seen).count == 10 && seen == seen.sorted())
+        #expect(!seen.contains(try #require(try music.index.track(root: "/music", relativePath: "a/3.flac")).id))
+
+        // A text under three code points scans; same rule, same paging.
+        let short = try music.index.search(text: "ov", limit: 4)
+        #expect(short.tracks.count == 4 && short.nextCursor != nil)
+        let rest = try music.index.search(text: "ov", limit: 50, cursor: short.nextCursor)
+        #expect(rest.tracks.count == 6 && rest.nextCursor == nil)
+
+        expectReason(.outOfRange) { try music.index.search(text: "love", cursor: short.nextCursor) }
+        expectReason(.outOfRange) { try music.index.search(text: "love", cursor: "garbage") }
+        expectReason(.outOfRange) { try music.index.search(text: "love", limit: 0) }
+        // A cursor of the tree's search is not one of music search.
+        let treeCursor = SearchCursor.encode(after: 1, query: "love")
+        expectReason(.outOfRange) { try music.index.search(text: "love", cursor: treeCursor) }
+        #expect(try music.index.search(text: "\"quoted\" * (").tracks.isEmpty)
+    }
+
+    @Test func searchAddsFilesWrittenBetweenPagesAtTheEnd() throws {
+        let music = try MusicFixture()
+        try music.index.write(files: (0..<4).map { scannedFile("\($0).flac", title: "Tune \($0)") })
+        let first = try music.index.search(text: "tune", limit: 2)
+        try music.index.write(files: [scannedFile("new.flac", title: "Tune new")])
+        let second = try music.index.search(text: "tune", limit: 10, cursor: first.nextCursor)
+        #expect((first.tracks + second.tracks).map(\.audio.tags.title) == ["Tune 0", "Tune 1", "Tune 2", "Tune 3", "Tune new"])
+    }
+
+    @Test func theTrigramIndexFollowsWritesMovesAndRemovals() throws {
+        let music = try MusicFixture()
+        let ids = try music.index.write(files: [
+            scannedFile("a.flac", title: "Alpha"), scannedFile("b.flac", title: "Bravo"),
+        ])
+        // Rewritten in place with another title.
+        try music.index.write(files: [scannedFile("a.flac", title: "Charlie")])
+        // Moved onto a new path, keeping its id.
+        var moved = scannedFile("c/b.flac", title: "Bravo")
+        moved.replacing = ids[1]
+        #expect(try music.index.write(files: [moved]) == [ids[1]])
+        #expect(try music.index.search(text: "alpha").tracks.isEmpty)
+        #expect(try music.index.search(text: "charlie").tracks.map(\.id) == [ids[0]])
+        #expect(try music.index.search(text: "bravo").tracks.map(\.relativePath) == ["c/b.flac"])
+        #expect(try music.index.remove(ids: [ids[0]]) == 1)
+        #expect(try music.index.search(text: "charlie").tracks.isEmpty)
+        try music.store.pool.write { db in
+            try db.execute(sql: "INSERT INTO music_fts (music_fts, rank) VALUES ('integrity-check', 1)")
+        }
+    }
+
+    @Test func theSchemaMigratesALibraryFromBeforeV3() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("library.sqlite")
+        let queue = try DatabaseQueue(path: path)
+        try LibrarySchema.migrator().migrate(queue, upTo: "v2")
+        try queue.close()
+        let store = try LibraryStore(directory: directory.path)
+        try MusicIndex(store: store).write(files: [scannedFile("a.flac", title: "After the upgrade")])
+        #expect(try MusicIndex(store: store).search(text: "upgrade").tracks.count == 1)
+        #expect(try store.list().items.isEmpty)
+    }
+}
