@@ -50,7 +50,7 @@ let package = Package(
         .target(
             name: "ReelCore",
             dependencies: [
-                "ReelModel", "ReelProtocol", "ReelAudio", "ReelLibrary",
+                "ReelModel", "ReelProtocol", "ReelAudio", "ReelLibrary", "ReelTags",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .target(

@@ -2,6 +2,7 @@
 
 import Dispatch
 import Logging
+import ReelAudio
 import ReelLibrary
 import ReelModel
 
