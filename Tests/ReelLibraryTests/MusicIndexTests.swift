@@ -177,3 +177,67 @@ func scannedFile(
         #expect(try store.list().items.isEmpty)
     }
 }
+
+/// `music_albums` must always equal the grouping of the present files it stands for.
+func expectAlbumTableMatchesFiles(_ store: LibraryStore, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    try store.pool.read { db in
+        let kept = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT album_key, artist_key, album, group_artist, album_fold, group_fold, tracks, duration_ms, covers, date
+                FROM music_albums ORDER BY album_key, artist_key
+                """)
+        let computed = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT coalesce(album, ''), coalesce(group_artist, ''), album, group_artist, album_fold, group_fold,
+                       count(*), sum(CAST(round(coalesce(duration, 0) * 1000) AS INTEGER)), sum(has_cover), min(date)
+                FROM music_files WHERE missing = 0
+                GROUP BY coalesce(album, ''), coalesce(group_artist, '') ORDER BY 1, 2
+                """)
+        #expect(kept.map { Array($0.databaseValues) } == computed.map { Array($0.databaseValues) }, sourceLocation: sourceLocation)
+    }
+}
+
+extension MusicIndexTests {
+    @Test func theAlbumTableFollowsEveryKindOfWrite() throws {
+        let music = try MusicFixture()
+        let index = music.index
+        let ids = try index.write(files: [
+            scannedFile("1.flac", artist: "A", album: "X", date: "2003", cover: true, duration: 10.5),
+            scannedFile("2.flac", artist: "A", album: "X", date: "2001", duration: 20.25),
+            scannedFile("3.flac", artist: "B", album: "X", albumArtist: "A", date: "2002"),
+            scannedFile("4.flac", artist: "A"),
+            scannedFile("5.flac"),
+            scannedFile("6.flac", artist: "C", album: "Y", duration: nil, root: "/usb"),
+        ])
+        try expectAlbumTableMatchesFiles(music.store)
+        #expect(try index.albums().first == MusicAlbum(
+            name: "X", albumArtist: "A", date: "2001", trackCount: 3, duration: 130.75, hasCover: true))
+        // Retagged: the earliest date goes, the file changes album.
+        try index.write(files: [scannedFile("2.flac", artist: "A", album: "Z", date: "2010")])
+        try expectAlbumTableMatchesFiles(music.store)
+        #expect(try index.albums().first?.date == "2002")
+        // Moved, keeping its id.
+        var moved = scannedFile("sub/1.flac", artist: "A", album: "X", date: "2003", cover: false, duration: 10.5)
+        moved.replacing = ids[0]
+        try index.write(files: [moved])
+        try expectAlbumTableMatchesFiles(music.store)
+        // A folder missing, and back.
+        try index.setMissing(root: "/usb", true)
+        try expectAlbumTableMatchesFiles(music.store)
+        #expect(try !index.albums().contains { $0.name == "Y" })
+        try index.setMissing(root: "/usb", false)
+        try expectAlbumTableMatchesFiles(music.store)
+        // Removed, one by one and a whole folder.
+        try index.remove(ids: [ids[2], ids[4]])
+        try expectAlbumTableMatchesFiles(music.store)
+        try index.removeRoots(notIn: ["/music"])
+        try expectAlbumTableMatchesFiles(music.store)
+        #expect(try index.stats() == MusicStats(artists: 1, albums: 2, songs: 3, totalDuration: 10.5 + 100 + 100))
+        try index.remove(ids: ids)
+        try expectAlbumTableMatchesFiles(music.store)
+        #expect(try index.albums().isEmpty && index.artists().isEmpty)
+        #expect(try index.stats() == MusicStats(artists: 0, albums: 0, songs: 0, totalDuration: 0))
+    }
+}

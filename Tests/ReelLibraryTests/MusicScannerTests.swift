@@ -165,6 +165,7 @@ import Testing
         #expect(try music.index.tracks(inAlbum: "Album", albumArtist: "Band").isEmpty)
         #expect(try music.index.search(text: "disk").tracks.isEmpty)
         #expect(try music.index.stats().songs == 1)
+        try expectAlbumTableMatchesFiles(music.store)
 
         // Plugged in again: the same files, the same ids, nothing read again.
         try FileManager.default.moveItem(atPath: usb.root + ".away", toPath: usb.root)
@@ -174,6 +175,7 @@ import Testing
         #expect(try music.index.tracks(inAlbum: "Album", albumArtist: "Band").map(\.id) == ids)
         #expect(try !music.index.track(id: ids[0]).missing)
         #expect(try music.index.count(root: usb.root) == (2, 0))
+        try expectAlbumTableMatchesFiles(music.store)
     }
 
     @Test func anEmptyMountPointCountsAsMissingButAnEmptyNewFolderDoesNot() throws {
@@ -344,6 +346,7 @@ import Testing
         #expect(all.count >= 14, "a progress report per batch of 100")
         #expect(zip(all, all.dropFirst()).allSatisfy { $0.indexed <= $1.indexed })
         #expect(try music.index.stats() == MusicStats(artists: 13, albums: 50, songs: 1234, totalDuration: 1234 * 180))
+        try expectAlbumTableMatchesFiles(music.store)
     }
 
     @Test func aCancelledScanKeepsWhatItReadAndRemovesNothing() throws {
