@@ -152,6 +152,45 @@ public final class MusicIndex: Sendable {
         }
     }
 
+    /// A file or a folder renamed or moved (as a file watcher sees it: `from` is gone, `to` is
+    /// there), in one transaction: the file at `from`, and every file under `from/`, takes the
+    /// same path under `to`, keeping its id and tags; files the index had at the destination
+    /// go (the move replaced them). Untagged files get the title of their new name.
+    ///
+    /// - Returns: how many files moved (0 if the index has nothing at `from`).
+    @discardableResult
+    public func move(root: String, from: String, toRoot: String? = nil, to: String) throws(ReelError) -> Int {
+        let toRoot = toRoot ?? root
+        if root == toRoot, from == to { return 0 }
+        return try store.writing("move \(from) to \(to) in the music index") { db in
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT id, path, title IS NULL FROM music_files
+                    WHERE root = ? AND (path = ? OR (path > ? AND path < ?))
+                    """,
+                arguments: [root, from, from + "/", from + "0"])
+            guard !rows.isEmpty else { return 0 }
+            // What the move replaced at the destination (never a moving file: a folder cannot
+            // move into itself).
+            try db.execute(
+                sql: "DELETE FROM music_files WHERE root = ? AND (path = ? OR (path > ? AND path < ?))",
+                arguments: [toRoot, to, to + "/", to + "0"])
+            let update = try db.cachedStatement(sql: "UPDATE music_files SET root = ?, path = ? WHERE id = ?")
+            let retitle = try db.cachedStatement(sql: "UPDATE music_files SET title_fold = ? WHERE id = ?")
+            let clearFailure = try db.cachedStatement(sql: "DELETE FROM music_failures WHERE root = ? AND path = ?")
+            for row in rows {
+                let id: Int64 = row[0]
+                let old: String = row[1]
+                let path = to + String(decoding: old.utf8.dropFirst(from.utf8.count), as: UTF8.self)
+                try update.execute(arguments: [toRoot, path, id])
+                if row[2] { try retitle.execute(arguments: [LibrarySchema.fold(Self.stem(of: path)), id]) }
+                try clearFailure.execute(arguments: [toRoot, path])
+            }
+            return rows.count
+        }
+    }
+
     /// Removes files from the index (gone from their folder), in one transaction.
     ///
     /// - Returns: how many were removed.

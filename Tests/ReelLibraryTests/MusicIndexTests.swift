@@ -241,3 +241,34 @@ extension MusicIndexTests {
         #expect(try index.stats() == MusicStats(artists: 0, albums: 0, songs: 0, totalDuration: 0))
     }
 }
+
+extension MusicIndexTests {
+    @Test func aFileOrFolderMovedAsAWatcherSeesItKeepsItsIds() throws {
+        let music = try MusicFixture()
+        let index = music.index
+        let ids = try index.write(files: [
+            scannedFile("Inbox/Album/1.flac", title: "One", artist: "A", album: "Al"),
+            scannedFile("Inbox/Album/2.flac", title: "Two", artist: "A", album: "Al"),
+            scannedFile("Inbox/Albumen.flac", title: "Not inside the folder"),
+            scannedFile("Inbox/untitled take.flac"),
+            scannedFile("A/Al/1.flac", title: "Replaced by the move"),
+        ])
+        // A folder: every file under it, nothing that only shares the prefix.
+        #expect(try index.move(root: "/music", from: "Inbox/Album", to: "A/Al") == 2)
+        #expect(try index.tracks(inAlbum: "Al", albumArtist: "A").map(\.id) == [ids[0], ids[1]])
+        #expect(try index.tracks(inAlbum: "Al", albumArtist: "A").map(\.relativePath) == ["A/Al/1.flac", "A/Al/2.flac"])
+        #expect(try index.track(root: "/music", relativePath: "Inbox/Albumen.flac")?.id == ids[2])
+        expectReason(.notFound) { try index.track(id: ids[4]) }
+        // A file, to another music folder; an untagged file is found by its new name.
+        #expect(try index.move(root: "/music", from: "Inbox/untitled take.flac", toRoot: "/usb", to: "best take.flac") == 1)
+        let moved = try index.track(id: ids[3])
+        #expect(moved.root == "/usb" && moved.relativePath == "best take.flac" && moved.displayTitle == "best take")
+        #expect(try index.search(text: "best take").tracks.map(\.id) == [ids[3]])
+        #expect(try index.search(text: "untitled").tracks.isEmpty)
+        #expect(try index.move(root: "/music", from: "nothing", to: "else") == 0)
+        try expectAlbumTableMatchesFiles(music.store)
+        try music.store.pool.write { db in
+            try db.execute(sql: "INSERT INTO music_fts (music_fts, rank) VALUES ('integrity-check', 1)")
+        }
+    }
+}

@@ -398,3 +398,36 @@ import Testing
         #expect(try scanner.scan().progress.unchanged == 1)
     }
 }
+
+extension MusicScannerTests {
+    @Test func aNameThatIsNotUTF8IsAFailureAndTheScanGoesOn() throws {
+        let music = try MusicFixture()
+        let tree = music.tree()
+        tree.add("fine.flac", title: "Fine")
+        // "caf\xe9.flac": Latin-1, not UTF-8.
+        var bytes = Array((tree.root + "/caf").utf8CString.dropLast())
+        bytes += [CChar(bitPattern: 0xE9)] + Array(".flac".utf8CString)
+        let descriptor = open(bytes, O_CREAT | O_WRONLY, 0o644)
+        #expect(descriptor >= 0)
+        close(descriptor)
+        let outcome = try music.scan([tree.root])
+        #expect(outcome.progress.indexed == 1 && outcome.progress.failed == 1)
+        let failures = try music.index.failures()
+        #expect(failures.count == 1)
+        #expect(failures.first?.reason == "the name is not valid UTF-8; rename it to read it")
+        #expect(failures.first?.path == tree.root + "/caf\u{FFFD}.flac")
+        #expect(try music.paths(tree.root) == ["fine.flac"])
+    }
+
+    @Test func aMusicFolderThatIsALinkIsWalked() throws {
+        let music = try MusicFixture()
+        let real = music.tree("real")
+        real.add("Album/1.flac", title: "One")
+        real.link("Album again", to: real.path("Album"))
+        let link = music.directory.file("Music")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: real.root)
+        try music.scan([link])
+        #expect(try music.paths(link) == ["Album/1.flac"])
+        #expect(try music.index.track(root: link, relativePath: "Album/1.flac")?.path == link + "/Album/1.flac")
+    }
+}
