@@ -118,17 +118,28 @@ enum LibrarySchema {
     /// - `artist_fold`, `album_fold`, `group_fold`: `artist`, `album`, `group_artist` folded
     ///   ('' when absent): they order listings case-insensitively and are what search matches.
     ///
-    /// The browsing indexes are partial (`missing = 0`, the tag present): a file of an unplugged
-    /// disk leaves them, and every query that lists states the same terms so SQLite uses them.
-    /// - `music_albums` (album_fold, album, group_fold, group_artist, date, has_cover, duration)
-    ///   covers the album list: scanned in order, grouped without a sort, no table read;
-    /// - `music_artists` (group_fold, group_artist, album) covers the artist list and an
-    ///   artist's albums.
+    /// `music_albums` is the browsing table, kept by triggers on `music_files` (so every writer
+    /// keeps it right): one row per group of present files sharing an Album tag (`album_key`,
+    /// '' for none) and an AlbumArtist-else-Artist (`artist_key`, '' for none), with the count of
+    /// files, their duration in milliseconds (integers, so adding and taking away stays exact),
+    /// how many carry a cover, and the earliest date. Listing 2,000 albums or 500 artists then
+    /// reads 2,000 rows instead of grouping 20,000 files (which took 6–14 ms there). A file of a
+    /// missing folder (`missing = 1`) counts in no group. The triggers: an insert adds its file
+    /// to its group (created as needed); a delete takes it away (the group goes at 0 files; the
+    /// date is looked up again if it was the file's); an update of a column the table uses does
+    /// both. `music_album_order` serves the album list, `music_album_artist` the artist list and
+    /// an artist's albums.
+    ///
+    /// `music_album_tracks` finds a group's files (an album's tracks; a date to look up again).
     ///
     /// `music_fts` is the trigram index of search (see `namesIndexSQL` for why external content,
     /// `case_sensitive 1` and `columnsize=0`), over the three folded columns search matches; a
     /// quoted phrase matches a row if any one column contains it. Its triggers fire only when a
     /// folded column changes, so a rescan that rewrites a file's stamp leaves it alone.
+    ///
+    /// `music_search` is a narrow copy of what search reads, in id order, for texts too short
+    /// for trigrams: scanning it instead of the table's wide rows halves the worst case (no
+    /// match among 20,000 files: p99 2.8 ms instead of 6.6 ms in SQLite alone).
     ///
     /// `music_failures` lists files (and folders) the scan could not read, with the size and
     /// mtime they had then: an unchanged failed file is not read again at the next scan.
@@ -160,11 +171,39 @@ enum LibrarySchema {
           group_fold TEXT NOT NULL,
           UNIQUE (root, path)
         );
-        CREATE INDEX music_albums ON music_files (album_fold, album, group_fold, group_artist, date, has_cover, duration)
-          WHERE missing = 0 AND album IS NOT NULL;
-        CREATE INDEX music_artists ON music_files (group_fold, group_artist, album)
-          WHERE missing = 0 AND group_artist IS NOT NULL;
+        CREATE INDEX music_album_tracks ON music_files (album_fold, album, group_fold, group_artist);
+        CREATE TABLE music_albums (
+          album_key TEXT NOT NULL,
+          artist_key TEXT NOT NULL,
+          album TEXT,
+          group_artist TEXT,
+          album_fold TEXT NOT NULL,
+          group_fold TEXT NOT NULL,
+          tracks INTEGER NOT NULL,
+          duration_ms INTEGER NOT NULL,
+          covers INTEGER NOT NULL,
+          date TEXT,
+          PRIMARY KEY (album_key, artist_key)
+        );
+        CREATE INDEX music_album_order ON music_albums (album_fold, album, group_fold, group_artist)
+          WHERE album IS NOT NULL;
+        CREATE INDEX music_album_artist ON music_albums (group_fold, group_artist, album_fold, album);
+        CREATE TRIGGER music_albums_inserted AFTER INSERT ON music_files WHEN NEW.missing = 0 BEGIN
+          \(musicAlbumAdd(when: "true"))
+        END;
+        CREATE TRIGGER music_albums_deleted AFTER DELETE ON music_files WHEN OLD.missing = 0 BEGIN
+          \(musicAlbumTake(when: "true"))
+        END;
+        CREATE TRIGGER music_albums_updated
+        AFTER UPDATE OF missing, album, group_artist, album_fold, group_fold, duration, has_cover, date ON music_files
+        WHEN OLD.missing IS NOT NEW.missing OR OLD.album IS NOT NEW.album OR OLD.group_artist IS NOT NEW.group_artist
+          OR OLD.album_fold IS NOT NEW.album_fold OR OLD.group_fold IS NOT NEW.group_fold
+          OR OLD.duration IS NOT NEW.duration OR OLD.has_cover IS NOT NEW.has_cover OR OLD.date IS NOT NEW.date BEGIN
+          \(musicAlbumTake(when: "OLD.missing = 0"))
+          \(musicAlbumAdd(when: "NEW.missing = 0"))
+        END;
         CREATE INDEX music_missing ON music_files (root) WHERE missing = 1;
+        CREATE INDEX music_search ON music_files (id, missing, title_fold, artist_fold, album_fold);
         CREATE TABLE music_failures (
           root TEXT NOT NULL,
           path TEXT NOT NULL,
@@ -193,6 +232,40 @@ enum LibrarySchema {
           VALUES (NEW.id, NEW.title_fold, NEW.artist_fold, NEW.album_fold);
         END;
         """
+
+    /// A present file (`NEW`) into its `music_albums` group, if `condition` holds. The WHERE
+    /// also keeps SQLite's parser from reading `ON CONFLICT` as a join constraint.
+    static func musicAlbumAdd(when condition: String) -> String {
+        """
+        INSERT INTO music_albums (album_key, artist_key, album, group_artist, album_fold, group_fold, tracks,
+                                  duration_ms, covers, date)
+        SELECT coalesce(NEW.album, ''), coalesce(NEW.group_artist, ''), NEW.album, NEW.group_artist, NEW.album_fold,
+               NEW.group_fold, 1, CAST(round(coalesce(NEW.duration, 0) * 1000) AS INTEGER), NEW.has_cover, NEW.date
+        WHERE \(condition)
+        ON CONFLICT (album_key, artist_key) DO UPDATE SET
+          tracks = tracks + 1, duration_ms = duration_ms + excluded.duration_ms, covers = covers + excluded.covers,
+          date = coalesce(min(date, excluded.date), date, excluded.date);
+        """
+    }
+
+    /// A file that was present (`OLD`) out of its `music_albums` group, if `condition` holds;
+    /// the group goes when empty. If the group's date was this file's, it is looked up again
+    /// among the group's files (`music_album_tracks` finds them).
+    static func musicAlbumTake(when condition: String) -> String {
+        """
+        UPDATE music_albums SET
+          tracks = tracks - 1, duration_ms = duration_ms - CAST(round(coalesce(OLD.duration, 0) * 1000) AS INTEGER),
+          covers = covers - OLD.has_cover,
+          date = CASE WHEN OLD.date IS NULL OR date IS NOT OLD.date THEN date ELSE (
+            SELECT min(f.date) FROM music_files f
+            WHERE f.album_fold = OLD.album_fold AND f.album IS OLD.album AND f.group_fold = OLD.group_fold
+              AND f.group_artist IS OLD.group_artist AND f.missing = 0) END
+        WHERE \(condition) AND album_key = coalesce(OLD.album, '') AND artist_key = coalesce(OLD.group_artist, '');
+        DELETE FROM music_albums
+        WHERE \(condition) AND album_key = coalesce(OLD.album, '') AND artist_key = coalesce(OLD.group_artist, '')
+          AND tracks <= 0;
+        """
+    }
 
     /// The case rule of the library: Unicode lowercase mapping (Swift's `lowercased()`), applied
     /// to names when stored and to search queries. Listing order and search both use it, so

@@ -152,6 +152,45 @@ public final class MusicIndex: Sendable {
         }
     }
 
+    /// A file or a folder renamed or moved (as a file watcher sees it: `from` is gone, `to` is
+    /// there), in one transaction: the file at `from`, and every file under `from/`, takes the
+    /// same path under `to`, keeping its id and tags; files the index had at the destination
+    /// go (the move replaced them). Untagged files get the title of their new name.
+    ///
+    /// - Returns: how many files moved (0 if the index has nothing at `from`).
+    @discardableResult
+    public func move(root: String, from: String, toRoot: String? = nil, to: String) throws(ReelError) -> Int {
+        let toRoot = toRoot ?? root
+        if root == toRoot, from == to { return 0 }
+        return try store.writing("move \(from) to \(to) in the music index") { db in
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT id, path, title IS NULL FROM music_files
+                    WHERE root = ? AND (path = ? OR (path > ? AND path < ?))
+                    """,
+                arguments: [root, from, from + "/", from + "0"])
+            guard !rows.isEmpty else { return 0 }
+            // What the move replaced at the destination (never a moving file: a folder cannot
+            // move into itself).
+            try db.execute(
+                sql: "DELETE FROM music_files WHERE root = ? AND (path = ? OR (path > ? AND path < ?))",
+                arguments: [toRoot, to, to + "/", to + "0"])
+            let update = try db.cachedStatement(sql: "UPDATE music_files SET root = ?, path = ? WHERE id = ?")
+            let retitle = try db.cachedStatement(sql: "UPDATE music_files SET title_fold = ? WHERE id = ?")
+            let clearFailure = try db.cachedStatement(sql: "DELETE FROM music_failures WHERE root = ? AND path = ?")
+            for row in rows {
+                let id: Int64 = row[0]
+                let old: String = row[1]
+                let path = to + String(decoding: old.utf8.dropFirst(from.utf8.count), as: UTF8.self)
+                try update.execute(arguments: [toRoot, path, id])
+                if row[2] { try retitle.execute(arguments: [LibrarySchema.fold(Self.stem(of: path)), id]) }
+                try clearFailure.execute(arguments: [toRoot, path])
+            }
+            return rows.count
+        }
+    }
+
     /// Removes files from the index (gone from their folder), in one transaction.
     ///
     /// - Returns: how many were removed.
@@ -257,9 +296,8 @@ public final class MusicIndex: Sendable {
         try store.reading("list the tracks of \(album)") { db in
             let statement = try db.cachedStatement(
                 sql: """
-                    SELECT \(Self.trackColumns) FROM music_files INDEXED BY music_albums
-                    WHERE missing = 0 AND album IS NOT NULL
-                      AND album_fold = ? AND album = ? AND group_fold = ? AND group_artist IS ?
+                    SELECT \(Self.trackColumns) FROM music_files INDEXED BY music_album_tracks
+                    WHERE album_fold = ? AND album = ? AND group_fold = ? AND group_artist IS ? AND missing = 0
                     ORDER BY coalesce(disc, 1), track IS NULL, track, path
                     """)
             let rows = try Row.fetchCursor(
@@ -281,21 +319,17 @@ public final class MusicIndex: Sendable {
                 rows = try Row.fetchCursor(
                     db.cachedStatement(
                         sql: """
-                            SELECT album, group_artist, min(date), count(*), total(duration), max(has_cover)
-                            FROM music_files INDEXED BY music_artists
-                            WHERE missing = 0 AND group_artist IS NOT NULL AND album IS NOT NULL
-                              AND group_fold = ? AND group_artist = ?
-                            GROUP BY album_fold, album ORDER BY album_fold, album
+                            SELECT \(Self.albumColumns) FROM music_albums INDEXED BY music_album_artist
+                            WHERE group_fold = ? AND group_artist = ? AND album IS NOT NULL
+                            ORDER BY album_fold, album
                             """),
                     arguments: [LibrarySchema.fold(artist), artist])
             } else {
                 rows = try Row.fetchCursor(
                     db.cachedStatement(
                         sql: """
-                            SELECT album, group_artist, min(date), count(*), total(duration), max(has_cover)
-                            FROM music_files INDEXED BY music_albums
-                            WHERE missing = 0 AND album IS NOT NULL
-                            GROUP BY album_fold, album, group_fold, group_artist
+                            SELECT \(Self.albumColumns) FROM music_albums INDEXED BY music_album_order
+                            WHERE album IS NOT NULL
                             ORDER BY album_fold, album, group_fold, group_artist
                             """))
             }
@@ -303,22 +337,23 @@ public final class MusicIndex: Sendable {
             while let row = try rows.next() {
                 albums.append(
                     MusicAlbum(
-                        name: row[0], albumArtist: row[1], date: row[2], trackCount: row[3], duration: row[4],
-                        hasCover: row[5]))
+                        name: row[0], albumArtist: row[1], date: row[2], trackCount: row[3],
+                        duration: Double(row[4] as Int64) / 1000, hasCover: (row[5] as Int64) > 0))
             }
             return albums
         }
     }
 
     /// Artists: the AlbumArtist, else Artist, of the files that have one, with how many
-    /// distinct albums and files each has; ordered by name under the case rule.
+    /// distinct albums and files each has; ordered by name under the case rule, then by exact
+    /// text. Read from `music_albums` (a row per album and artist), not from every file.
     public func artists() throws(ReelError) -> [MusicArtist] {
         try store.reading("list the artists") { db in
             let rows = try Row.fetchCursor(
                 db.cachedStatement(
                     sql: """
-                        SELECT group_artist, count(DISTINCT album), count(*) FROM music_files INDEXED BY music_artists
-                        WHERE missing = 0 AND group_artist IS NOT NULL
+                        SELECT group_artist, count(album), sum(tracks) FROM music_albums INDEXED BY music_album_artist
+                        WHERE group_artist IS NOT NULL
                         GROUP BY group_fold, group_artist ORDER BY group_fold, group_artist
                         """))
             var artists: [MusicArtist] = []
@@ -371,16 +406,18 @@ public final class MusicIndex: Sendable {
         }
     }
 
-    /// Figures of the files present.
+    /// Figures of the files present, from `music_albums`: artists as `artists()` counts them,
+    /// distinct Album tags, files, and their total duration (summed in milliseconds).
     public func stats() throws(ReelError) -> MusicStats {
         try store.reading("count the music files") { db in
             let row = try Row.fetchOne(
                 db,
                 sql: """
-                    SELECT count(DISTINCT artist), count(DISTINCT album), count(*), total(duration)
-                    FROM music_files WHERE missing = 0
+                    SELECT count(DISTINCT group_artist), count(DISTINCT album), total(tracks), total(duration_ms)
+                    FROM music_albums
                     """)!
-            return MusicStats(artists: row[0], albums: row[1], songs: row[2], totalDuration: row[3])
+            return MusicStats(
+                artists: row[0], albums: row[1], songs: Int(row[2] as Double), totalDuration: (row[3] as Double) / 1000)
         }
     }
 
@@ -408,6 +445,9 @@ public final class MusicIndex: Sendable {
         id, root, path, size, mtime_ns, codec, sample_rate, channels, duration, title, artist, album, \
         album_artist, track, disc, date, genre, has_cover, missing
         """
+
+    /// The columns of a `MusicAlbum`, from `music_albums`.
+    static let albumColumns = "album, group_artist, date, tracks, duration_ms, covers"
 
     static let writtenColumns = """
         root, path, size, mtime_ns, codec, sample_rate, channels, duration, title, artist, album, album_artist, \
@@ -452,12 +492,16 @@ public final class MusicIndex: Sendable {
         """
 
     /// Search by scanning the files in id order, for texts too short for trigrams; arguments:
-    /// the cursor's id, the needle three times, the limit.
+    /// the cursor's id, the needle three times, the limit. The narrow index `music_search` is
+    /// scanned; the table is read only for the matches.
     static let scanSearchSQL = """
         SELECT \(trackColumns) FROM music_files
-        WHERE id > ? AND missing = 0
-          AND (instr(title_fold, ?) > 0 OR instr(artist_fold, ?) > 0 OR instr(album_fold, ?) > 0)
-        ORDER BY id LIMIT ?
+        WHERE id IN (
+          SELECT id FROM music_files INDEXED BY music_search
+          WHERE id > ? AND missing = 0
+            AND (instr(title_fold, ?) > 0 OR instr(artist_fold, ?) > 0 OR instr(album_fold, ?) > 0)
+          ORDER BY id LIMIT ?)
+        ORDER BY id
         """
 
     /// The arguments of `writtenColumns` for a file: tags as read, "" as NULL, and the derived

@@ -34,7 +34,8 @@ public struct MusicScanOutcome: Equatable, Sendable {
 ///    of a file gone in the same scan is taken as that file moved: it keeps the id.
 ///
 /// Progress goes to the `progress` handler: after the walk, after each batch written, and at
-/// the end. `cancel()` stops a running scan soon (between files): what was read is written,
+/// the end. `seen` = `indexed` + `unchanged` + `failed` once the scan ends; a folder that cannot
+/// be read, or a name that is not UTF-8, counts as one seen and failed. `cancel()` stops a running scan soon (between files): what was read is written,
 /// nothing is removed.
 ///
 /// Threads: `scan` blocks its caller until the scan ends (run it on a thread that may block,

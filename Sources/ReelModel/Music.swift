@@ -174,7 +174,7 @@ public struct MusicArtist: Equatable, Hashable, Sendable {
 
 /// The music index in figures (MPD's `stats`): files present, not those of a missing folder.
 public struct MusicStats: Equatable, Sendable {
-    /// Distinct Artist tags.
+    /// Artists as the index lists them: distinct AlbumArtist, else Artist.
     public var artists: Int
     /// Distinct Album tags.
     public var albums: Int

@@ -177,3 +177,98 @@ func scannedFile(
         #expect(try store.list().items.isEmpty)
     }
 }
+
+/// `music_albums` must always equal the grouping of the present files it stands for.
+func expectAlbumTableMatchesFiles(_ store: LibraryStore, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    try store.pool.read { db in
+        let kept = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT album_key, artist_key, album, group_artist, album_fold, group_fold, tracks, duration_ms, covers, date
+                FROM music_albums ORDER BY album_key, artist_key
+                """)
+        let computed = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT coalesce(album, ''), coalesce(group_artist, ''), album, group_artist, album_fold, group_fold,
+                       count(*), sum(CAST(round(coalesce(duration, 0) * 1000) AS INTEGER)), sum(has_cover), min(date)
+                FROM music_files WHERE missing = 0
+                GROUP BY coalesce(album, ''), coalesce(group_artist, '') ORDER BY 1, 2
+                """)
+        #expect(kept.map { Array($0.databaseValues) } == computed.map { Array($0.databaseValues) }, sourceLocation: sourceLocation)
+    }
+}
+
+extension MusicIndexTests {
+    @Test func theAlbumTableFollowsEveryKindOfWrite() throws {
+        let music = try MusicFixture()
+        let index = music.index
+        let ids = try index.write(files: [
+            scannedFile("1.flac", artist: "A", album: "X", date: "2003", cover: true, duration: 10.5),
+            scannedFile("2.flac", artist: "A", album: "X", date: "2001", duration: 20.25),
+            scannedFile("3.flac", artist: "B", album: "X", albumArtist: "A", date: "2002"),
+            scannedFile("4.flac", artist: "A"),
+            scannedFile("5.flac"),
+            scannedFile("6.flac", artist: "C", album: "Y", duration: nil, root: "/usb"),
+        ])
+        try expectAlbumTableMatchesFiles(music.store)
+        #expect(try index.albums().first == MusicAlbum(
+            name: "X", albumArtist: "A", date: "2001", trackCount: 3, duration: 130.75, hasCover: true))
+        // Retagged: the earliest date goes, the file changes album.
+        try index.write(files: [scannedFile("2.flac", artist: "A", album: "Z", date: "2010")])
+        try expectAlbumTableMatchesFiles(music.store)
+        #expect(try index.albums().first?.date == "2002")
+        // Moved, keeping its id.
+        var moved = scannedFile("sub/1.flac", artist: "A", album: "X", date: "2003", cover: false, duration: 10.5)
+        moved.replacing = ids[0]
+        try index.write(files: [moved])
+        try expectAlbumTableMatchesFiles(music.store)
+        // A folder missing, and back.
+        try index.setMissing(root: "/usb", true)
+        try expectAlbumTableMatchesFiles(music.store)
+        #expect(try !index.albums().contains { $0.name == "Y" })
+        try index.setMissing(root: "/usb", false)
+        try expectAlbumTableMatchesFiles(music.store)
+        // Removed, one by one and a whole folder.
+        try index.remove(ids: [ids[2], ids[4]])
+        try expectAlbumTableMatchesFiles(music.store)
+        try index.removeRoots(notIn: ["/music"])
+        try expectAlbumTableMatchesFiles(music.store)
+        #expect(try index.stats() == MusicStats(artists: 1, albums: 2, songs: 3, totalDuration: 10.5 + 100 + 100))
+        try index.remove(ids: ids)
+        try expectAlbumTableMatchesFiles(music.store)
+        #expect(try index.albums().isEmpty && index.artists().isEmpty)
+        #expect(try index.stats() == MusicStats(artists: 0, albums: 0, songs: 0, totalDuration: 0))
+    }
+}
+
+extension MusicIndexTests {
+    @Test func aFileOrFolderMovedAsAWatcherSeesItKeepsItsIds() throws {
+        let music = try MusicFixture()
+        let index = music.index
+        let ids = try index.write(files: [
+            scannedFile("Inbox/Album/1.flac", title: "One", artist: "A", album: "Al"),
+            scannedFile("Inbox/Album/2.flac", title: "Two", artist: "A", album: "Al"),
+            scannedFile("Inbox/Albumen.flac", title: "Not inside the folder"),
+            scannedFile("Inbox/untitled take.flac"),
+            scannedFile("A/Al/1.flac", title: "Replaced by the move"),
+        ])
+        // A folder: every file under it, nothing that only shares the prefix.
+        #expect(try index.move(root: "/music", from: "Inbox/Album", to: "A/Al") == 2)
+        #expect(try index.tracks(inAlbum: "Al", albumArtist: "A").map(\.id) == [ids[0], ids[1]])
+        #expect(try index.tracks(inAlbum: "Al", albumArtist: "A").map(\.relativePath) == ["A/Al/1.flac", "A/Al/2.flac"])
+        #expect(try index.track(root: "/music", relativePath: "Inbox/Albumen.flac")?.id == ids[2])
+        expectReason(.notFound) { try index.track(id: ids[4]) }
+        // A file, to another music folder; an untagged file is found by its new name.
+        #expect(try index.move(root: "/music", from: "Inbox/untitled take.flac", toRoot: "/usb", to: "best take.flac") == 1)
+        let moved = try index.track(id: ids[3])
+        #expect(moved.root == "/usb" && moved.relativePath == "best take.flac" && moved.displayTitle == "best take")
+        #expect(try index.search(text: "best take").tracks.map(\.id) == [ids[3]])
+        #expect(try index.search(text: "untitled").tracks.isEmpty)
+        #expect(try index.move(root: "/music", from: "nothing", to: "else") == 0)
+        try expectAlbumTableMatchesFiles(music.store)
+        try music.store.pool.write { db in
+            try db.execute(sql: "INSERT INTO music_fts (music_fts, rank) VALUES ('integrity-check', 1)")
+        }
+    }
+}

@@ -76,8 +76,19 @@ import Testing
         try measure("search, no match (\"zzz\")") { _ in try index.search(text: "zzz").tracks.count }
         try measure("search, 2 letters, no match (\"q9\")") { _ in try index.search(text: "q9").tracks.count }
         try measure("stats()") { _ in try index.stats().songs }
+        // The disk unplugged and back: every file's groups updated by the triggers.
+        start = clock.now
+        try index.setMissing(root: root, true)
+        let away = clock.now - start
+        start = clock.now
+        try index.setMissing(root: root, false)
+        print("music scale: 20,000 files marked missing in \(milliseconds(away)) ms, present again in \(milliseconds(clock.now - start)) ms")
+        #expect(try index.albums().count == 2000)
         #expect(first.progress.indexed == 20_000 && second.progress.unchanged == 20_000 && restart.progress.unchanged == 20_000)
         #expect(try index.albums().count == 2000 && index.artists().count == 500)
+        start = clock.now
+        #expect(try index.removeRoots(notIn: []) == 20_000)
+        print("music scale: 20,000 files removed (their folder no longer configured) in \(milliseconds(clock.now - start)) ms")
     }
 }
 

@@ -165,6 +165,7 @@ import Testing
         #expect(try music.index.tracks(inAlbum: "Album", albumArtist: "Band").isEmpty)
         #expect(try music.index.search(text: "disk").tracks.isEmpty)
         #expect(try music.index.stats().songs == 1)
+        try expectAlbumTableMatchesFiles(music.store)
 
         // Plugged in again: the same files, the same ids, nothing read again.
         try FileManager.default.moveItem(atPath: usb.root + ".away", toPath: usb.root)
@@ -174,6 +175,7 @@ import Testing
         #expect(try music.index.tracks(inAlbum: "Album", albumArtist: "Band").map(\.id) == ids)
         #expect(try !music.index.track(id: ids[0]).missing)
         #expect(try music.index.count(root: usb.root) == (2, 0))
+        try expectAlbumTableMatchesFiles(music.store)
     }
 
     @Test func anEmptyMountPointCountsAsMissingButAnEmptyNewFolderDoesNot() throws {
@@ -344,6 +346,7 @@ import Testing
         #expect(all.count >= 14, "a progress report per batch of 100")
         #expect(zip(all, all.dropFirst()).allSatisfy { $0.indexed <= $1.indexed })
         #expect(try music.index.stats() == MusicStats(artists: 13, albums: 50, songs: 1234, totalDuration: 1234 * 180))
+        try expectAlbumTableMatchesFiles(music.store)
     }
 
     @Test func aCancelledScanKeepsWhatItReadAndRemovesNothing() throws {
@@ -393,5 +396,38 @@ import Testing
         release.signal()
         done.wait()
         #expect(try scanner.scan().progress.unchanged == 1)
+    }
+}
+
+extension MusicScannerTests {
+    @Test func aNameThatIsNotUTF8IsAFailureAndTheScanGoesOn() throws {
+        let music = try MusicFixture()
+        let tree = music.tree()
+        tree.add("fine.flac", title: "Fine")
+        // "caf\xe9.flac": Latin-1, not UTF-8.
+        var bytes = Array((tree.root + "/caf").utf8CString.dropLast())
+        bytes += [CChar(bitPattern: 0xE9)] + Array(".flac".utf8CString)
+        let descriptor = open(bytes, O_CREAT | O_WRONLY, 0o644)
+        #expect(descriptor >= 0)
+        close(descriptor)
+        let outcome = try music.scan([tree.root])
+        #expect(outcome.progress.indexed == 1 && outcome.progress.failed == 1)
+        let failures = try music.index.failures()
+        #expect(failures.count == 1)
+        #expect(failures.first?.reason == "the name is not valid UTF-8; rename it to read it")
+        #expect(failures.first?.path == tree.root + "/caf\u{FFFD}.flac")
+        #expect(try music.paths(tree.root) == ["fine.flac"])
+    }
+
+    @Test func aMusicFolderThatIsALinkIsWalked() throws {
+        let music = try MusicFixture()
+        let real = music.tree("real")
+        real.add("Album/1.flac", title: "One")
+        real.link("Album again", to: real.path("Album"))
+        let link = music.directory.file("Music")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: real.root)
+        try music.scan([link])
+        #expect(try music.paths(link) == ["Album/1.flac"])
+        #expect(try music.index.track(root: link, relativePath: "Album/1.flac")?.path == link + "/Album/1.flac")
     }
 }
