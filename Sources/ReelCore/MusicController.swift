@@ -24,8 +24,8 @@ public final class MusicController: @unchecked Sendable {
     private let scans = DispatchQueue(label: "reel.music.scan")
     private let reads = DispatchQueue(label: "reel.music.read", attributes: .concurrent)
     private let logger: Logger
-    /// A rescan asked for while one runs: one more follows it.
-    private let again = Locked(false)
+    /// A rescan asked for while one runs: one more follows it. And the last scan's number.
+    private let schedule = Locked((again: false, last: 0))
 
     init(store: LibraryStore, roots: [String], reader: @escaping MusicScanner.Reader, logger: Logger) {
         self.roots = roots
@@ -39,6 +39,7 @@ public final class MusicController: @unchecked Sendable {
     func start() {
         guard scanner != nil else {
             scans.async { [self] in
+                // No music folder: any that were indexed before are forgotten.
                 do throws(ReelError) {
                     _ = try index.removeRoots(notIn: [])
                 } catch {
@@ -47,56 +48,60 @@ public final class MusicController: @unchecked Sendable {
             }
             return
         }
+        schedule.withLock { $0.again = true }
         scan()
     }
 
-    /// Scans now, or right after the scan that runs; replies at once with the progress.
+    /// Scans now, or right after the scan that runs; replies at once with the progress, whose
+    /// `scan` is the number of the scan that answers this request: a client waits for a
+    /// `scan.progress` of that number (or later) that is not `running`.
     public func rescan(reply: @escaping Reply<MusicScanProgress>) {
         guard scanner != nil else {
             reply(.failure(ReelError(.notFound, "there are no music folders; set music_dirs in reeld's config")))
             return
         }
-        if progress.latest.value.running {
-            again.withLock { $0 = true }
-        } else {
-            var starting = progress.latest.value
-            starting.running = true
-            progress.publish(starting)
-            scan()
+        let number = schedule.withLock { schedule -> Int in
+            schedule.again = true
+            return schedule.last + 1
         }
-        reply(.success(progress.latest.value))
+        var answer = progress.latest.value
+        answer.scan = number
+        answer.running = true
+        scan()
+        reply(.success(answer))
     }
 
+    /// Runs the scans asked for, one at a time, on `scans`: a request made while one runs is
+    /// served by one more scan after it (several requests meanwhile, by the same one).
     private func scan() {
         guard let scanner else { return }
         scans.async { [self] in
-            repeat {
-                again.withLock { $0 = false }
-                let started = monotonicNanoseconds()
+            while let number = schedule.withLock({ schedule -> Int? in
+                guard schedule.again else { return nil }
+                schedule.again = false
+                schedule.last += 1
+                return schedule.last
+            }) {
+                progress.publish(MusicScanProgress(scan: number, running: true))
                 do throws(ReelError) {
                     let outcome = try scanner.scan { [progress] step in
                         var running = step
+                        running.scan = number
                         running.running = true
                         progress.publish(running)
                     }
                     var done = outcome.progress
+                    done.scan = number
                     done.running = false
                     progress.publish(done)
-                    logger.info(
-                        "music folders scanned",
-                        metadata: [
-                            "seen": "\(done.seen)", "indexed": "\(done.indexed)", "unchanged": "\(done.unchanged)",
-                            "failed": "\(done.failed)", "removed": "\(done.removed)",
-                            "missingFolders": "\(outcome.missingRoots)",
-                            "seconds": "\(Double(monotonicNanoseconds() - started) / 1e9)",
-                        ])
                 } catch {
                     var stopped = progress.latest.value
+                    stopped.scan = number
                     stopped.running = false
                     progress.publish(stopped)
                     logger.error("the music scan failed", metadata: ["error": "\(error.message)"])
                 }
-            } while again.current
+            }
         }
     }
 
@@ -128,9 +133,21 @@ public final class MusicController: @unchecked Sendable {
         read({ [index] () throws(ReelError) in try index.albums(ofArtist: artist) }, reply: reply)
     }
 
-    /// An album's tracks in disc and track order. `not_found` when it has none.
+    /// An album's tracks in disc and track order. Without `albumArtist`, the album of that name
+    /// when only one artist has one (`name_taken`, naming them, when several do). `not_found`
+    /// when there is none.
     public func tracks(album: String, albumArtist: String?, reply: @escaping Reply<[MusicTrack]>) {
         read({ [index] () throws(ReelError) in
+            var albumArtist = albumArtist
+            if albumArtist == nil {
+                let named = try index.albums().filter { $0.name == album }
+                if named.count > 1 {
+                    let artists = named.map { $0.albumArtist ?? "no artist" }.joined(separator: ", ")
+                    throw ReelError(
+                        .nameTaken, "several albums are named \"\(album)\" (by \(artists)); say whose with albumArtist")
+                }
+                albumArtist = named.first?.albumArtist
+            }
             let tracks = try index.tracks(inAlbum: album, albumArtist: albumArtist)
             guard !tracks.isEmpty else {
                 let by = albumArtist.map { " by \($0)" } ?? ""

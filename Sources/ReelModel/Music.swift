@@ -112,6 +112,8 @@ public struct MusicScanFailure: Equatable, Sendable {
 
 /// How a scan of the music folders is going.
 public struct MusicScanProgress: Equatable, Sendable {
+    /// Which scan this is: 1 for the first since reeld started, then one more for each.
+    public var scan: Int = 0
     public var running: Bool
     /// Audio files found so far.
     public var seen: Int
@@ -124,7 +126,11 @@ public struct MusicScanProgress: Equatable, Sendable {
     /// Files no longer on disk, dropped from the index.
     public var removed: Int
 
-    public init(running: Bool = false, seen: Int = 0, indexed: Int = 0, unchanged: Int = 0, failed: Int = 0, removed: Int = 0) {
+    public init(
+        scan: Int = 0, running: Bool = false, seen: Int = 0, indexed: Int = 0, unchanged: Int = 0, failed: Int = 0,
+        removed: Int = 0
+    ) {
+        self.scan = scan
         self.running = running
         self.seen = seen
         self.indexed = indexed

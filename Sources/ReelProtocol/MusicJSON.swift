@@ -39,11 +39,11 @@ extension MusicArtist {
 }
 
 extension MusicScanProgress {
-    /// `{"running","seen","indexed","unchanged","failed","removed"}` (`scan.progress`,
+    /// `{"scan","running","seen","indexed","unchanged","failed","removed"}` (`scan.progress`,
     /// `library.rescan`).
     public var jsonObject: JSONObject {
         [
-            "running": .bool(running), "seen": .int(Int64(seen)), "indexed": .int(Int64(indexed)),
+            "scan": .int(Int64(scan)), "running": .bool(running), "seen": .int(Int64(seen)), "indexed": .int(Int64(indexed)),
             "unchanged": .int(Int64(unchanged)), "failed": .int(Int64(failed)), "removed": .int(Int64(removed)),
         ]
     }
@@ -55,5 +55,6 @@ extension MusicScanProgress {
         self.init(
             running: try reader.bool("running"), seen: try reader.int("seen"), indexed: try reader.int("indexed"),
             unchanged: try reader.int("unchanged"), failed: try reader.int("failed"), removed: try reader.int("removed"))
+        scan = try reader.int("scan")
     }
 }

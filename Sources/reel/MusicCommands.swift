@@ -75,15 +75,12 @@ struct ScanCommand: ParsableCommand {
         _ = try client.call("subscribe", ["stream": .string("scan")])
         let started = try decode(client.call("library.rescan"))
         if noWait { return Output.line(Self.describe(started)) }
-        // The stream's first push is the state now; the scan is done when one says it stopped
-        // after this request started it.
-        var sawRunning = started.running
+        // Done when a push of this request's scan (its number, or a later one) is not running.
         while true {
             let event = try client.nextEvent()
             guard case .notification("scan.progress", let params) = event else { continue }
             let progress = try decode(.object(params))
-            if progress.running { sawRunning = true; continue }
-            if sawRunning {
+            if progress.scan >= started.scan && !progress.running {
                 Output.line(Self.describe(progress))
                 break
             }
