@@ -1,0 +1,114 @@
+// Music folders through the real reeld: a generated, tagged collection scanned where it lies,
+// browsed by artist and album over the socket, queued by album, rescanned after a change.
+
+import Foundation
+import ReelProtocol
+import Testing
+
+@Suite struct MusicFoldersTests {
+    /// A small collection: two albums of FLAC files tagged with metaflac (one non-ASCII), an MP3
+    /// without tags, and a file that is not audio.
+    static func makeCollection(at root: URL) throws {
+        let albums = [("Blue Train", "Trane", ["Moment", "Locomotion", "Lazy Bird"]), ("Été", "Zoë", ["Première"])]
+        for (album, artist, titles) in albums {
+            let folder = root.appendingPathComponent(artist).appendingPathComponent(album)
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            for (number, title) in titles.enumerated() {
+                let path = folder.appendingPathComponent(String(format: "%02d %@.flac", number + 1, title)).path
+                try run("sox", ["-n", "-r", "44100", "-c", "2", "-b", "16", path, "synth", "1", "sine", "440", "vol", "0.2"])
+                // Track numbers in reverse of the file names: the album's order is the tags'.
+                try run("metaflac", [
+                    "--set-tag=TITLE=\(title)", "--set-tag=ARTIST=\(artist)", "--set-tag=ALBUM=\(album)",
+                    "--set-tag=TRACKNUMBER=\(titles.count - number)", "--set-tag=DATE=1958", path,
+                ])
+            }
+        }
+        let loose = root.appendingPathComponent("loose.wav").path
+        try run("sox", ["-n", "-r", "44100", "-c", "1", "-b", "16", loose, "synth", "0.5", "sine", "300"])
+        try Data("not audio".utf8).write(to: root.appendingPathComponent("notes.flac"))
+    }
+
+    static func run(_ tool: String, _ arguments: [String]) throws {
+        let (status, output) = try AudioAnalysis.run(tool, arguments)
+        guard status == 0 else { throw TestFailure("\(tool) \(arguments.joined(separator: " ")): \(output)") }
+    }
+
+    /// Waits for a scan numbered `number` or later to end; returns its progress.
+    static func scanEnded(_ client: RPCTestClient, atLeast number: Int) throws -> JSONObject {
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            let (method, params) = try client.nextNotification(timeout: 30)
+            guard method == "scan.progress" else { continue }
+            if (params["scan"]?.intValue ?? 0) >= number && params["running"]?.boolValue == false { return params }
+        }
+        throw TestFailure("no end of scan \(number)")
+    }
+
+    @Test func aTaggedCollectionIsScannedBrowsedQueuedAndRescanned() throws {
+        let music = FileManager.default.temporaryDirectory.appendingPathComponent("reel-music-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: music) }
+        try Self.makeCollection(at: music)
+        let daemon = try DaemonProcess(environment: ["REEL_MUSIC_DIRS": music.path])
+        let client = try daemon.client()
+        _ = try client.result("subscribe", ["stream": "scan"])
+        let first = try Self.scanEnded(client, atLeast: 1)
+        #expect(first["seen"]?.intValue == 6)
+        #expect(first["indexed"]?.intValue == 5)
+        #expect(first["failed"]?.intValue == 1)
+
+        let artists = try client.result("music.artists")["artists"]?.arrayValue ?? []
+        #expect(artists.map { $0["name"]?.stringValue } == ["Trane", "Zoë"])
+        #expect(artists.first?["tracks"]?.intValue == 3)
+        let albums = try client.result("music.albums", ["artist": "Trane"])["albums"]?.arrayValue ?? []
+        #expect(albums.map { $0["name"]?.stringValue } == ["Blue Train"])
+        #expect(albums.first?["date"]?.stringValue == "1958")
+        let tracks = try client.result("music.tracks", ["album": "Blue Train"])["tracks"]?.arrayValue ?? []
+        // Disc/track order, whatever the file names say.
+        #expect(tracks.map { $0["title"]?.stringValue } == ["Lazy Bird", "Locomotion", "Moment"])
+        #expect(tracks.first?["artist"]?.stringValue == "Trane")
+        #expect(tracks.first?["track"]?.intValue == 1)
+        #expect(tracks.first?["format"]?["codec"]?.stringValue == "flac")
+        let found = try client.result("music.search", ["text": "premiè"])["tracks"]?.arrayValue ?? []
+        #expect(found.map { $0["name"]?.stringValue } == ["Première"])
+        let failures = try client.result("music.failures")["failures"]?.arrayValue ?? []
+        #expect(failures.count == 1 && failures.first?["path"]?.stringValue?.hasSuffix("notes.flac") == true)
+        // A file without tags: no title of its own, found and shown by its file name.
+        let untagged = try client.result("music.search", ["text": "loose"])["tracks"]?.arrayValue ?? []
+        #expect(untagged.count == 1)
+        #expect(untagged.first?["title"] == .null)
+        #expect(untagged.first?["name"]?.stringValue == "loose")
+
+        let added = try client.result("queue.add", ["album": "Blue Train"])["entries"]?.arrayValue ?? []
+        #expect(added.count == 3)
+        #expect(added.first?["source"]?["path"]?.stringValue?.hasSuffix("03 Lazy Bird.flac") == true)
+        if case .failure(let error) = try client.call("queue.add", ["album": "No Such Album"]) {
+            #expect(error.message.contains("no album \"No Such Album\""))
+        } else {
+            Issue.record("a missing album was added")
+        }
+
+        // A new album copied in shows up at the next scan; nothing unchanged is read again.
+        let newAlbum = music.appendingPathComponent("Trane").appendingPathComponent("Giant Steps")
+        try FileManager.default.createDirectory(at: newAlbum, withIntermediateDirectories: true)
+        let newFile = newAlbum.appendingPathComponent("01.flac").path
+        try Self.run("sox", ["-n", "-r", "44100", "-c", "2", "-b", "16", newFile, "synth", "1", "sine", "500"])
+        try Self.run("metaflac", ["--set-tag=TITLE=Naima", "--set-tag=ARTIST=Trane", "--set-tag=ALBUM=Giant Steps", newFile])
+        let rescan = try client.result("library.rescan")
+        let second = try Self.scanEnded(client, atLeast: rescan["scan"]?.intValue ?? 2)
+        #expect(second["indexed"]?.intValue == 1)
+        #expect(second["unchanged"]?.intValue == 5)
+        let afterwards = try client.result("music.albums", ["artist": "Trane"])["albums"]?.arrayValue ?? []
+        #expect(Set(afterwards.compactMap { $0["name"]?.stringValue }) == ["Blue Train", "Giant Steps"])
+    }
+
+    @Test func withoutMusicFoldersRescanSaysSo() throws {
+        let daemon = try DaemonProcess()
+        let client = try daemon.client()
+        guard case .failure(let error) = try client.call("library.rescan") else {
+            Issue.record("rescan without music folders succeeded")
+            return
+        }
+        #expect(error.message.contains("music_dirs"))
+        #expect(try client.result("music.artists")["artists"]?.arrayValue?.isEmpty == true)
+    }
+}
