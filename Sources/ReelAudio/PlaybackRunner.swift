@@ -264,9 +264,15 @@ final class PlaybackRunner: @unchecked Sendable {
     }
 
     func setGain(volume: Int, muted: Bool) -> Result<PlaybackSnapshot, ReelError> {
+        guard state.activity == .playing, configuration != nil else {
+            // Nothing sounds: the next frame played is at the new level from the first sample,
+            // not ramped down (or up) from the old one.
+            gain = GainStage(volume: volume, muted: muted)
+            return .success(state)
+        }
         let before = gain.target
         gain.setTarget(volume: volume, muted: muted)
-        guard gain.target != before, state.activity == .playing, configuration != nil else { return .success(state) }
+        guard gain.target != before else { return .success(state) }
         // Replace what the device holds (up to the whole buffer) from the frame heard now.
         _ = measure()
         if let error = refillAndContinue(from: state.audibleFrame) { return .failure(error) }
