@@ -27,27 +27,20 @@ final class ChangeStream {
     /// Registers with the core's feed; `wake` is called from the producer's thread.
     func start(wake: @escaping @Sendable () -> Void) {
         switch kind {
-        case .queue:
-            let feed = core.player.queueChanges
-            let consumer = feed.addConsumer(wake: wake)
-            takeLatest = { Self.encode(feed.take(for: consumer).value) }
-            stopConsuming = { feed.removeConsumer(consumer) }
-        case .mixer:
-            let feed = core.mixer.changes
-            let consumer = feed.addConsumer(wake: wake)
-            takeLatest = { Self.encode(feed.take(for: consumer).value) }
-            stopConsuming = { feed.removeConsumer(consumer) }
-        case .outputs:
-            let feed = core.outputs.changes
-            let consumer = feed.addConsumer(wake: wake)
-            takeLatest = { Self.encode(feed.take(for: consumer).value) }
-            stopConsuming = { feed.removeConsumer(consumer) }
-        case .scan:
-            let feed = core.music.progress
-            let consumer = feed.addConsumer(wake: wake)
-            takeLatest = { Self.encode(feed.take(for: consumer).value) }
-            stopConsuming = { feed.removeConsumer(consumer) }
+        case .queue: consume(core.player.queueChanges, wake: wake, encode: Self.encode)
+        case .mixer: consume(core.mixer.changes, wake: wake, encode: Self.encode)
+        case .outputs: consume(core.outputs.changes, wake: wake, encode: Self.encode)
+        case .scan: consume(core.music.progress, wake: wake, encode: Self.encode)
         }
+    }
+
+    /// One consumer of `feed`: `take` encodes its newest value, `stop` leaves it.
+    private func consume<Value: Sendable>(
+        _ feed: StateFeed<Value>, wake: @escaping @Sendable () -> Void, encode: @escaping (Value) -> SplicedPush
+    ) {
+        let consumer = feed.addConsumer(wake: wake)
+        takeLatest = { encode(feed.take(for: consumer).value) }
+        stopConsuming = { feed.removeConsumer(consumer) }
     }
 
     func stop() {
