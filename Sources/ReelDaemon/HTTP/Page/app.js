@@ -223,10 +223,12 @@ function renderPlayer() {
   const p = player.state;
   const src = p.source;
   $('player').dataset.state = p.state;
-  $('np-title').textContent = src ? sourceTitle(src) : 'Nothing playing';
   const where = queue.entries.findIndex((e) => e.id === p.entry);
+  const entry = where >= 0 ? queue.entries[where] : null;
+  $('np-title').textContent = entry ? entryTitle(entry) : src ? sourceTitle(src) : 'Nothing playing';
   const sub = [];
-  if (src && src.path !== '/' + sourceTitle(src)) sub.push(src.path);
+  if (entry && (entry.artist || entry.album)) sub.push(entrySub(entry));
+  else if (src && src.path !== '/' + sourceTitle(src)) sub.push(src.path);
   if (p.format) sub.push(formatText(p.format));
   if (where >= 0) sub.push(`${where + 1} of ${queue.length}`);
   $('np-sub').textContent = sub.join(' · ');
@@ -423,13 +425,22 @@ function renderQueue() {
   if (player.state) renderPlayer();
 }
 
-function queueRow(entry) {
+// A queue entry's title (a music file's Title tag, else the file or recording name) and the line
+// under it (artist and album when indexed, else where it lies).
+const entryTitle = (entry) => entry.title || sourceTitle(entry.source);
+function entrySub(entry) {
   const src = entry.source;
+  const tags = [entry.artist, entry.album].filter(Boolean);
+  if (tags.length) return tags.join(' · ');
+  return src.item ? src.path : src.path.replace(/\/[^/]*$/, '') || '/';
+}
+
+function queueRow(entry) {
   return h('li', { dataset: { id: entry.id }, class: 'row' + (entry.missing ? ' missing' : '') },
     h('button', { class: 'icon handle', 'aria-label': 'Drag to reorder', title: 'Drag to reorder', onpointerdown: dragEntry }, icon('grip')),
     h('button', { class: 'row-main', onclick: () => act('player.play', { entry: entry.id }) },
-      h('span', { class: 'name' }, sourceTitle(src)),
-      h('span', { class: 'sub' }, src.item ? src.path : src.path.replace(/\/[^/]*$/, '') || '/')),
+      h('span', { class: 'name' }, entryTitle(entry)),
+      h('span', { class: 'sub' }, entrySub(entry))),
     h('span', { class: 'meta' }, clock(entry.duration)),
     iconButton('x', 'Remove from the queue', () => act('queue.remove', { id: entry.id }), 'remove'));
 }
