@@ -246,6 +246,49 @@ public final class LibraryController: @unchecked Sendable {
         updates.publish(LibraryUpdate(changes: changes, folders: folders, items: items))
     }
 
+    // MARK: The music folders' branch
+
+    /// Follows the music index: each time a scan (or a batch of changes seen on disk) ends, the
+    /// watched folders and items of the `/Music` branch are read again and published as one
+    /// update without tree changes, so their streams follow the disk. Called once, at start.
+    func followMusic(_ progress: StateFeed<MusicScanProgress>) {
+        let last = Locked(0)
+        let consumer = Locked<StateFeed<MusicScanProgress>.Consumer?>(nil)
+        consumer.withLock { slot in
+            slot = progress.addConsumer { [weak self] in
+                guard let self else { return }
+                store.afterDeliveredChanges { [weak self] in
+                    guard let self, let registered = consumer.withLock({ $0 }) else { return }
+                    let (value, _) = progress.take(for: registered)
+                    let ended = !value.running && last.withLock { seen in
+                        defer { seen = max(seen, value.scan) }
+                        return value.scan > seen
+                    }
+                    if ended { self.musicIndexChanged() }
+                }
+            }
+        }
+    }
+
+    /// On the delivery queue: the watched branch folders and items, read again.
+    private func musicIndexChanged() {
+        let watched = watches.current
+        var folders: [String: LibraryUpdate.FolderState] = [:]
+        for id in watched.folders.keys where MusicBranch.contains(.id(id)) {
+            if let listing = try? store.list(folder: .id(id)) {
+                folders[id] = .contents(folder: listing.folder, items: listing.items)
+            } else {
+                folders[id] = .deleted(nil)
+            }
+        }
+        var items: [String: LibraryUpdate.ItemState] = [:]
+        for id in watched.items.keys where MusicBranch.contains(.id(id)) {
+            items[id] = (try? store.item(.id(id))).map(LibraryUpdate.ItemState.changed) ?? .deleted(nil)
+        }
+        guard !folders.isEmpty || !items.isEmpty else { return }
+        updates.publish(LibraryUpdate(changes: [], folders: folders, items: items))
+    }
+
     /// What the store learns of an imported file: it must open and its first frames must decode
     /// (as for playing it); its duration and format.
     static func probe(_ path: String) throws(ReelError) -> (duration: Double?, format: AudioFormat) {

@@ -19,6 +19,8 @@ public final class MusicController: @unchecked Sendable {
     public let progress = StateFeed(MusicScanProgress())
     /// The music folders, as configured.
     public let roots: [String]
+    /// The music folders as the index names them (absolute, a trailing `/` dropped, each once).
+    public var indexedRoots: [String] { scanner?.roots ?? [] }
     let index: MusicIndex
     private let scanner: MusicScanner?
     private let scans = DispatchQueue(label: "reel.music.scan")

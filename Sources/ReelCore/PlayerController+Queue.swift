@@ -213,15 +213,11 @@ extension PlayerController {
                 source: .file(path: path), duration: reader.duration, format: reader.format, tags: indexedTags(ofFile: path))]
         case .recording(let reference):
             let item = try store.item(reference)
-            guard item.kind == .folder else {
-                return [NewQueueEntry(
-                    source: .item(id: item.id, path: item.path, name: item.name), duration: item.duration,
-                    format: item.format)]
-            }
+            guard item.kind == .folder else { return [try entry(of: item)] }
             var entries: [NewQueueEntry] = []
             try collectRecordings(in: item, into: &entries)
             guard !entries.isEmpty else {
-                throw ReelError(.notFound, "the folder \(item.path) holds no recordings")
+                throw ReelError(.notFound, "the folder \(item.path) holds no \(item.readOnly ? "tracks" : "recordings")")
             }
             return entries
         case .musicTracks(let tracks):
@@ -235,7 +231,7 @@ extension PlayerController {
                 return NewQueueEntry(
                     source: .file(path: track.path), duration: audio.duration,
                     format: AudioFormat(codec: audio.codec, sampleRate: audio.sampleRate, channels: audio.channels),
-                    tags: track.queueTags)
+                    tags: track.displayTags)
             }
         case .recordings(let references):
             return try references.map { reference throws(ReelError) -> NewQueueEntry in
@@ -251,23 +247,33 @@ extension PlayerController {
     }
 
     /// The tags the music index has for a file in a music folder; nil for any other file.
-    private func indexedTags(ofFile path: String) -> QueueEntryTags? {
+    private func indexedTags(ofFile path: String) -> DisplayTags? {
         guard let location = mediaRoots.musicLocation(of: path),
             let track = try? MusicIndex(store: store).track(root: location.root, relativePath: location.relativePath)
         else { return nil }
-        return track.queueTags
+        return track.displayTags
     }
 
-    /// A folder's recordings by name (case folded, as MPD and the tree's listing order them),
+    /// The entry of a recording, or of a track of the music folders (a file, with its tags).
+    private func entry(of item: Item) throws(ReelError) -> NewQueueEntry {
+        guard item.kind == .track else {
+            return NewQueueEntry(
+                source: .item(id: item.id, path: item.path, name: item.name), duration: item.duration, format: item.format)
+        }
+        guard let file = item.file else { throw ReelError(.notFound, "\(item.path) has no file") }
+        try mediaRoots.check(file)
+        return NewQueueEntry(source: .file(path: file), duration: item.duration, format: item.format, tags: item.tags)
+    }
+
+    /// A folder's recordings (or a music folder's tracks) by name (case folded, as MPD and the tree's listing order them),
     /// then each subfolder's the same way.
     private func collectRecordings(in folder: Item, into entries: inout [NewQueueEntry]) throws(ReelError) {
         let items = try store.list(folder: .id(folder.id)).items.sorted { a, b in
             let (foldedA, foldedB) = (a.name.lowercased(), b.name.lowercased())
             return foldedA != foldedB ? foldedA < foldedB : a.name < b.name
         }
-        for item in items where item.kind == .recording {
-            entries.append(NewQueueEntry(
-                source: .item(id: item.id, path: item.path, name: item.name), duration: item.duration, format: item.format))
+        for item in items where item.kind != .folder {
+            entries.append(try entry(of: item))
         }
         for item in items where item.kind == .folder {
             try collectRecordings(in: item, into: &entries)

@@ -83,6 +83,8 @@ public final class ReelCore: Sendable {
             logger: musicLogger)
         library = LibraryController(
             store: store, player: player, recorder: recorder, mediaRoots: self.mediaRoots, logger: libraryLogger)
+        store.showMusicFolders(music.indexedRoots)
+        library.followMusic(music.progress)
         stateFile = PlayerStateFile(directory: dataDirectory, player: player, logger: audioLogger)
         saved = stateFile.load()
         let savedVolume = saved.map { (volume: $0.0.volume, muted: $0.0.muted) }

@@ -79,7 +79,7 @@ public struct SavedQueue: Equatable, Sendable {
         var source: PlayerSource
         var duration: Double? = nil
         var format: AudioFormat? = nil
-        var tags: QueueEntryTags? = nil
+        var tags: DisplayTags? = nil
     }
 
     var entries: [Entry]
@@ -118,7 +118,7 @@ public struct SavedQueue: Equatable, Sendable {
             return Entry(
                 source: source, duration: value["duration"]?.doubleValue,
                 format: value["format"].flatMap { try? AudioFormat(json: $0) },
-                tags: value.objectValue.flatMap(QueueEntryTags.init(jsonObject:)))
+                tags: value.objectValue.flatMap(DisplayTags.init(jsonObject:)))
         }
         var options = QueueOptions()
         if let saved = json["options"] {

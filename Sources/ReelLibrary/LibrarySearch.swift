@@ -19,8 +19,36 @@ extension LibraryStore {
     ///   - limit: 1…500 (`out_of_range` otherwise).
     ///   - cursor: the `nextCursor` of the previous page of the same query; a cursor that is not
     ///     one (garbled, or from another query) is `out_of_range`.
+    ///
+    /// With music folders, the search goes on into the `/Music` branch once the recordings are
+    /// done: tracks whose title, artist or album contains `query` (`MusicIndex.search`), on the
+    /// same pages, with cursors of their own (`music:…`). A page may then end empty.
     public func search(
         query: String, limit: Int = LibraryStore.defaultSearchLimit, cursor: String? = nil
+    ) throws(ReelError) -> (items: [Item], nextCursor: String?) {
+        guard let branch = musicBranch else { return try searchRecordings(query: query, limit: limit, cursor: cursor) }
+        let music = MusicIndex(store: self)
+        if let cursor, cursor.hasPrefix(Self.musicCursorPrefix) {
+            let rest = String(cursor.dropFirst(Self.musicCursorPrefix.count))
+            let page = try music.search(text: query, limit: limit, cursor: rest.isEmpty ? nil : rest)
+            return (page.tracks.compactMap(branch.trackItem), page.nextCursor.map { Self.musicCursorPrefix + $0 })
+        }
+        var page = try searchRecordings(query: query, limit: limit, cursor: cursor)
+        guard page.nextCursor == nil else { return page }
+        let room = limit - page.items.count
+        guard room > 0 else { return (page.items, Self.musicCursorPrefix) }
+        let tracks = try music.search(text: query, limit: room)
+        page.items += tracks.tracks.compactMap(branch.trackItem)
+        page.nextCursor = tracks.nextCursor.map { Self.musicCursorPrefix + $0 }
+        return page
+    }
+
+    /// Marks a cursor into the music folders' part of a search (recordings' cursors are base64).
+    static let musicCursorPrefix = "music:"
+
+    /// `search` over the recordings tree alone.
+    private func searchRecordings(
+        query: String, limit: Int, cursor: String?
     ) throws(ReelError) -> (items: [Item], nextCursor: String?) {
         guard (1...Self.maximumSearchLimit).contains(limit) else {
             throw ReelError(.outOfRange, "a search limit of \(limit) is out of range; use 1 to \(Self.maximumSearchLimit)")

@@ -1,6 +1,7 @@
 // The library tree on SQLite: opening the store, reading items, and changing the tree.
 import Foundation
 import GRDB
+import Synchronization
 import Logging
 import ReelModel
 
@@ -35,6 +36,8 @@ public final class LibraryStore: Sendable {
     let pool: DatabasePool
     let logger: Logger
     let hub: ChangeHub
+    /// The `/Music` branch (`showMusicFolders`); nil without music folders.
+    let branch = Mutex<MusicBranch?>(nil)
 
     /// Opens the library in `directory`, creating the directory, the database (migrated to the
     /// current schema), the root folder and `audio/` as needed.
@@ -145,13 +148,15 @@ public final class LibraryStore: Sendable {
     }
 
     public func item(_ reference: ItemReference) throws(ReelError) -> Item {
-        try reading("read \(reference)") { db in try self.resolve(reference, db).item }
+        if let item = try branchItem(reference) { return item }
+        return try reading("read \(reference)") { db in try self.resolve(reference, db).item }
     }
 
     /// A folder and its children: folders first, then by name (case-insensitively, then by byte
     /// order, so the order is total and stable).
     public func list(folder: ItemReference = .root) throws(ReelError) -> (folder: Item, items: [Item]) {
-        try reading("list \(folder)") { db in
+        if let listing = try branchListing(folder) { return listing }
+        let listing: (folder: Item, items: [Item]) = try reading("list \(folder)") { db in
             let folder = try self.resolve(folder, db)
             guard folder.row.kind == .folder else {
                 throw ReelError(.notAFolder, "cannot list \(folder.path): it is a recording, not a folder")
@@ -169,6 +174,7 @@ public final class LibraryStore: Sendable {
             }
             return (folder.item, items)
         }
+        return listing.folder.isRoot ? (listing.folder, withBranch(rootItems: listing.items)) : listing
     }
 
     // MARK: Changing the tree
@@ -308,6 +314,7 @@ public final class LibraryStore: Sendable {
     }
 
     func resolve(_ reference: ItemReference, _ db: Database) throws -> Resolved {
+        try refuseMusicBranch(reference)
         switch reference {
         case .id(let id):
             guard let row = try fetchRow(id: id, db) else {
@@ -343,6 +350,7 @@ public final class LibraryStore: Sendable {
     }
 
     func requireFreeName(_ name: String, in folder: Resolved, _ db: Database) throws {
+        try refuseBranchName(name, parentID: folder.row.id)
         let statement = try db.cachedStatement(sql: "SELECT 1 FROM items WHERE parent = ? AND name = ?")
         if try Bool.fetchOne(statement, arguments: [folder.row.id, name]) != nil {
             throw ReelError(
@@ -352,6 +360,7 @@ public final class LibraryStore: Sendable {
 
     /// Inserts a row (its `seq` is assigned by SQLite). A sibling with the same name is `name_taken`.
     func insert(_ row: ItemRow, inProgress: Bool = false, parentPath: String? = nil, _ db: Database) throws {
+        if let parent = row.parent { try refuseBranchName(row.name, parentID: parent) }
         let statement = try db.cachedStatement(
             sql: """
                 INSERT INTO items (id, parent, kind, name, name_fold, created, duration, codec, sample_rate,

@@ -1,13 +1,15 @@
 // A node of the library tree: a folder or a recording.
 
-/// What a tree node is.
+/// What a tree node is: a folder, a recording of the library, or a track (an audio file of a
+/// music folder, in the read-only `/Music` branch).
 public enum ItemKind: String, Sendable, Equatable {
-    case folder, recording
+    case folder, recording, track
 }
 
-/// A folder or recording (`Item` in `protocol.md`). Recordings carry their audio facts.
+/// A folder, recording or track (`Item` in `protocol.md`). Recordings and tracks carry their
+/// audio facts.
 public struct Item: Equatable, Sendable {
-    /// A lowercase UUID.
+    /// A lowercase UUID; in the `/Music` branch `music:/Sub/Path` (a folder) or `track:N`.
     public var id: String
     public var kind: ItemKind
     public var name: String
@@ -17,14 +19,20 @@ public struct Item: Equatable, Sendable {
     public var path: String
     /// ISO 8601 UTC, e.g. `2026-11-22T14:03:05Z`.
     public var created: String
-    /// Recordings only: seconds, format and file size in bytes.
+    /// Recordings and tracks only: seconds, format and file size in bytes.
     public var duration: Double?
     public var format: AudioFormat?
     public var size: Int64?
+    /// In the `/Music` branch: reeld never renames, moves or deletes it (`read_only`).
+    public var readOnly: Bool
+    /// Tracks only: the audio file's absolute path, and its tags.
+    public var file: String?
+    public var tags: DisplayTags?
 
     public init(
         id: String, kind: ItemKind, name: String, parent: String?, path: String, created: String,
-        duration: Double? = nil, format: AudioFormat? = nil, size: Int64? = nil
+        duration: Double? = nil, format: AudioFormat? = nil, size: Int64? = nil, readOnly: Bool = false,
+        file: String? = nil, tags: DisplayTags? = nil
     ) {
         self.id = id
         self.kind = kind
@@ -35,6 +43,9 @@ public struct Item: Equatable, Sendable {
         self.duration = duration
         self.format = format
         self.size = size
+        self.readOnly = readOnly
+        self.file = file
+        self.tags = tags
     }
 
     public var isRoot: Bool { parent == nil }

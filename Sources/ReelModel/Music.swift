@@ -98,9 +98,10 @@ public struct MusicTrack: Equatable, Sendable {
         return String(name[..<dot])
     }
 
-    /// What a queue entry of this file shows: its title (else its file name), artist and album.
-    public var queueTags: QueueEntryTags {
-        QueueEntryTags(title: displayTitle, artist: audio.tags.artist, album: audio.tags.album)
+    /// What a queue entry or a tree item of this file shows: its title (else its file name),
+    /// artist and album.
+    public var displayTags: DisplayTags {
+        DisplayTags(title: displayTitle, artist: audio.tags.artist, album: audio.tags.album)
     }
 }
 

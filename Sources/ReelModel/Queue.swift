@@ -24,10 +24,10 @@ public struct QueueOptions: Sendable, Equatable {
     }
 }
 
-/// What a queue entry shows besides its path: the title, artist and album of a file in a music
-/// folder, read from the index when the entry was added (a file the index does not have, and a
+/// What a queue entry or a tree item shows of a music folder file besides its path: its title
+/// (else its file name), artist and album, as indexed (a file the index does not have, and a
 /// recording, have none).
-public struct QueueEntryTags: Sendable, Equatable {
+public struct DisplayTags: Sendable, Equatable {
     public var title: String?
     public var artist: String?
     public var album: String?
@@ -39,7 +39,7 @@ public struct QueueEntryTags: Sendable, Equatable {
     }
 
     /// Nil when no tag is set.
-    public var nonEmpty: QueueEntryTags? { title == nil && artist == nil && album == nil ? nil : self }
+    public var nonEmpty: DisplayTags? { title == nil && artist == nil && album == nil ? nil : self }
 }
 
 /// An entry of the queue (`QueueEntry` in `protocol.md`).
@@ -55,11 +55,11 @@ public struct QueueEntry: Sendable, Equatable {
     /// The file is gone (deleted or moved away behind Reel's back); playing it is skipped.
     public var missing: Bool
     /// A music folder file's tags, as indexed when it was added.
-    public var tags: QueueEntryTags?
+    public var tags: DisplayTags?
 
     public init(
         id: Int, position: Int, source: PlayerSource, duration: Double? = nil, format: AudioFormat? = nil,
-        missing: Bool = false, tags: QueueEntryTags? = nil
+        missing: Bool = false, tags: DisplayTags? = nil
     ) {
         self.id = id
         self.position = position
@@ -77,11 +77,11 @@ public struct NewQueueEntry: Sendable, Equatable {
     public var duration: Double?
     public var format: AudioFormat?
     public var missing: Bool
-    public var tags: QueueEntryTags?
+    public var tags: DisplayTags?
 
     public init(
         source: PlayerSource, duration: Double? = nil, format: AudioFormat? = nil, missing: Bool = false,
-        tags: QueueEntryTags? = nil
+        tags: DisplayTags? = nil
     ) {
         self.source = source
         self.duration = duration

@@ -21,6 +21,8 @@ public enum ErrorReason: String, Sendable, CaseIterable {
     case ioError = "io_error"
     case forbidden
     case noMixer = "no_mixer"
+    /// A change asked of what reeld only reads: the music folders (the `/Music` branch).
+    case readOnly = "read_only"
 }
 
 /// An application error: what went wrong (`reason`) and what to do about it (`message`).

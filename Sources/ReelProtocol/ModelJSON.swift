@@ -98,18 +98,22 @@ extension PlayerState {
 }
 
 extension Item {
-    /// `{"id","kind","name","parent","path","created"}`, and for a recording also
-    /// `"duration"`, `"format"` and `"size"`.
+    /// `{"id","kind","name","parent","path","created"}`; for a recording or a track also
+    /// `"duration"`, `"format"` and `"size"`; `"readOnly": true` in the `/Music` branch; for a
+    /// track `"file"` and its `"title"`, `"artist"`, `"album"` (each when known).
     public var jsonObject: JSONObject {
         var object: JSONObject = [
             "id": .string(id), "kind": .string(kind.rawValue), "name": .string(name),
             "parent": parent.map(JSONValue.string) ?? .null, "path": .string(path), "created": .string(created),
         ]
-        if kind == .recording {
+        if kind != .folder {
             object["duration"] = duration.map(JSONValue.double) ?? .null
             object["format"] = format?.json ?? .null
             object["size"] = size.map { .int($0) } ?? .null
         }
+        if readOnly { object["readOnly"] = .bool(true) }
+        if let file { object["file"] = .string(file) }
+        if let tags { tags.add(to: &object) }
         return object
     }
 
@@ -119,7 +123,7 @@ extension Item {
         let reader = try ObjectReader(json, as: "item")
         let rawKind = try reader.string("kind")
         guard let kind = ItemKind(rawValue: rawKind) else {
-            throw JSONDecodingError("item.kind \"\(rawKind)\" is neither folder nor recording")
+            throw JSONDecodingError("item.kind \"\(rawKind)\" is not folder, recording or track")
         }
         let format: AudioFormat?
         if let value = reader.optional("format"), !value.isNull {
@@ -138,7 +142,8 @@ extension Item {
             id: try reader.string("id"), kind: kind, name: try reader.string("name"),
             parent: try reader.optionalString("parent"), path: try reader.string("path"),
             created: try reader.string("created"), duration: try reader.optionalDouble("duration"),
-            format: format, size: size)
+            format: format, size: size, readOnly: reader.object["readOnly"]?.boolValue ?? false,
+            file: try reader.optionalString("file"), tags: DisplayTags(jsonObject: reader.object))
     }
 }
 

@@ -57,11 +57,11 @@ extension QueueEntry {
             source: try PlayerSource(json: reader.object["source"] ?? .null),
             duration: try reader.optionalDouble("duration"),
             format: try reader.optional("format").map { (v) throws(JSONDecodingError) in try AudioFormat(json: v) },
-            missing: reader.object["missing"]?.boolValue ?? false, tags: QueueEntryTags(jsonObject: reader.object))
+            missing: reader.object["missing"]?.boolValue ?? false, tags: DisplayTags(jsonObject: reader.object))
     }
 }
 
-extension QueueEntryTags {
+extension DisplayTags {
     /// Sets `title`, `artist` and `album` in `object`, each only when known.
     public func add(to object: inout JSONObject) {
         if let title { object["title"] = .string(title) }
@@ -71,7 +71,7 @@ extension QueueEntryTags {
 
     /// The tags among an object's members; nil when it has none.
     public init?(jsonObject object: JSONObject) {
-        let tags = QueueEntryTags(
+        let tags = DisplayTags(
             title: object["title"]?.stringValue, artist: object["artist"]?.stringValue,
             album: object["album"]?.stringValue)
         guard let tags = tags.nonEmpty else { return nil }

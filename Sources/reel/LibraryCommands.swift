@@ -87,7 +87,7 @@ extension Output {
 
     /// A recording's duration as m:ss, `?` when unknown; empty for a folder.
     static func duration(_ item: Item) -> String {
-        guard item.kind == .recording else { return "" }
+        guard item.kind != .folder else { return "" }
         return item.duration.map(formatSeconds) ?? "?"
     }
 

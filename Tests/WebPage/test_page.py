@@ -406,3 +406,25 @@ def test_cover_route(music_reel):
     # A cover.png that links out of the music folder is not followed.
     os.symlink("/etc/passwd", root / "Nobody" / "Bare" / "cover.png")
     assert get("?album=" + urllib.request.quote('<img src=x onerror="window.pwned=1">'))[0] == 404
+
+
+def test_music_branch_in_the_library(driver, music_reel):
+    """The music folders are the read-only /Music folder of the library: browsed and played like
+    recordings, with no rename, move, delete or upload."""
+    reel, root = music_reel
+    page = webtest.Page(driver, reel)
+    try:
+        page.open("#library")
+        wait_for(lambda: page.item_names() == ["Music"], what="the music folders' branch at the root")
+        page.open_folder("/Music/Trane/Blue Train")
+        assert page.item_names() == ["01 Moment.flac", "02 Locomotion.flac", "03 Lazy Bird.flac"]
+        assert page.js("return document.getElementById('folder-upload').disabled")
+        page.row("02 Locomotion.flac").find_element("css selector", ".more-button").click()
+        labels = [b.text for b in page.row("02 Locomotion.flac").find_elements("css selector", ".actions > *")]
+        assert labels == ["Play", "Play next"], labels
+        page.action("02 Locomotion.flac", "Play")
+        wait_for(lambda: (reel.status().get("source") or {}).get("path", "").endswith("02 Locomotion.flac"),
+                 what="the track to play")
+        wait_for(lambda: page.text("#np-title") == "Locomotion", what="its title")
+    finally:
+        driver.get("about:blank")

@@ -48,7 +48,7 @@ public struct PlayQueue: Sendable {
         var duration: Double?
         var format: AudioFormat?
         var missing: Bool
-        var tags: QueueEntryTags?
+        var tags: DisplayTags?
         /// The `entriesVersion` at which the entry was added, or last changed its position or
         /// content.
         var changed: Int

@@ -42,7 +42,7 @@ struct HTTPFailure: Error, Sendable {
         case .notFound: .notFound
         case .nameTaken, .busy: .conflict
         case .unsupportedFormat, .corruptFile: .unsupportedMediaType
-        case .forbidden: .forbidden
+        case .forbidden, .readOnly: .forbidden
         case .diskFull: .insufficientStorage
         case .deviceUnavailable, .deviceBusy: .serviceUnavailable
         case .ioError: .internalServerError

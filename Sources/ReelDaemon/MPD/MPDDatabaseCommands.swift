@@ -168,7 +168,8 @@ enum MPDDatabaseCommands {
     private static func collect(
         _ store: LibraryStore, folder: Item, _ view: MPDLibraryView, _ filter: MPDFilter, _ found: inout [Item]
     ) throws(ReelError) {
-        let items = try store.list(folder: .id(folder.id)).items
+        // The recordings: the music folders' branch is not part of `Recordings`.
+        let items = try store.list(folder: .id(folder.id)).items.filter { !$0.readOnly }
         let recordings = items.filter { $0.kind == .recording }.map { ($0, view.song(of: $0)) }
             .sorted { mpdCollates($0.1.uri, before: $1.1.uri) }
         for (item, song) in recordings where filter.matches(song.fields) { found.append(item) }
@@ -237,7 +238,8 @@ enum MPDDatabaseCommands {
         _ store: LibraryStore, folder: Item, _ view: MPDLibraryView, _ recursive: Bool, _ songInfo: Bool,
         _ tags: MPDTagSet, _ response: inout MPDResponse
     ) throws(ReelError) {
-        let items = try store.list(folder: .id(folder.id)).items
+        // The recordings: the music folders' branch is not part of `Recordings`.
+        let items = try store.list(folder: .id(folder.id)).items.filter { !$0.readOnly }
         // MPD's order: songs by file name, then directories by name, case folded.
         let songs = items.filter { $0.kind == .recording }.map { view.song(of: $0) }.sorted { mpdCollates($0.uri, before: $1.uri) }
         for song in songs {

@@ -45,6 +45,10 @@ struct MPDLibraryView: Sendable {
     /// The item a `.treeItem` path names: the folder or recording at that tree path, or the
     /// recording whose name plus its format's extension it is.
     func item(forTreePath path: String, in store: LibraryStore) throws(ReelError) -> Item {
+        // `Recordings` holds the recordings only: the music folders' branch of the tree is not in it.
+        guard MusicBranch.subPath(ofTreePath: path) == nil || store.musicBranch == nil else {
+            throw ReelError(.notFound, "no item at \(path)")
+        }
         do {
             return try store.item(path: path)
         } catch let error where error.reason == .notFound {

@@ -85,7 +85,7 @@ struct MPDAck: Error, Equatable {
         case .notFound, .notARecording, .notAFolder: code = .noExist
         case .outOfRange, .invalidName, .root, .cycle, .notPlaying: code = .argument
         case .nameTaken: code = .exist
-        case .forbidden: code = .permission
+        case .forbidden, .readOnly: code = .permission
         case .unsupportedFormat, .corruptFile: code = .argument
         case .busy, .deviceBusy, .deviceUnavailable, .diskFull, .ioError, .notRecording, .noMixer: code = .system
         }

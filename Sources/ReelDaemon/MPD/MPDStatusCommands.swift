@@ -106,6 +106,8 @@ enum MPDStatusCommands {
             let listing = try store.list(folder: folder)
             for item in listing.items {
                 switch item.kind {
+                case .folder where item.readOnly, .track:
+                    break  // the music folders' branch: counted from the index
                 case .folder:
                     folders.append(.id(item.id))
                 case .recording:

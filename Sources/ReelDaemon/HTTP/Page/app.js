@@ -562,6 +562,8 @@ async function openFolder(target) {
 function showFolder(folder, items) {
   lib.folder = folder;
   lib.items = items;
+  $('folder-new').disabled = !!folder.readOnly;
+  $('folder-upload').disabled = !!folder.readOnly;
   document.body.dataset.folder = folder.path;
   renderCrumbs();
   $('items').replaceChildren(...items.map((it) => itemRow(it, false)));
@@ -586,7 +588,9 @@ function renderCrumbs() {
 function itemRow(it, withPath) {
   const folder = it.kind === 'folder';
   const meta = folder ? '' : clock(it.duration);
-  const sub = withPath ? it.path : folder ? 'folder' : [formatText(it.format), it.created.slice(0, 10)].filter(Boolean).join(' · ');
+  const sub = withPath ? it.path : folder ? 'folder'
+    : it.kind === 'track' ? [it.artist, it.album, formatText(it.format)].filter(Boolean).join(' · ')
+    : [formatText(it.format), it.created.slice(0, 10)].filter(Boolean).join(' · ');
   const li = h('li', { class: 'row ' + it.kind, dataset: { id: it.id, name: it.name, kind: it.kind } },
     h('span', { class: 'kind', 'aria-hidden': 'true' }, icon(folder ? 'folder' : 'note')),
     h('button', { class: 'row-main', onclick: () => (folder ? openFolder({ item: it.id }) : play(it)) },
@@ -605,18 +609,21 @@ function toggleActions(li, it) {
   if (!open) li.append(actions(it));
 }
 
+// The music folders' branch (readOnly) is only read: no renaming, moving, deleting, and no
+// /audio file (that route serves recordings).
 function actions(it) {
   const folder = it.kind === 'folder';
+  const writable = !it.readOnly;
   const b = (label, f, cls) => h('button', { class: cls || '', onclick: f }, label);
   return h('div', { class: 'actions' },
     folder ? b('Open', () => openFolder({ item: it.id })) : null,
     b(folder ? 'Play all' : 'Play', () => play(it)),
     b('Play next', () => addToQueue(it, true)),
-    folder ? null : b('Listen here', () => listen(it)),
-    folder ? null : h('a', { class: 'button', href: `/audio/${encodeURIComponent(it.id)}?download=1`, download: '' }, 'Download'),
-    b('Rename', () => rename(it)),
-    b('Move', () => move(it)),
-    b('Delete', () => remove(it), 'danger-text'));
+    folder || !writable ? null : b('Listen here', () => listen(it)),
+    folder || !writable ? null : h('a', { class: 'button', href: `/audio/${encodeURIComponent(it.id)}?download=1`, download: '' }, 'Download'),
+    writable ? b('Rename', () => rename(it)) : null,
+    writable ? b('Move', () => move(it)) : null,
+    writable ? b('Delete', () => remove(it), 'danger-text') : null);
 }
 
 async function play(it) {
@@ -625,7 +632,7 @@ async function play(it) {
 
 async function addToQueue(it, next) {
   const r = await act('queue.add', next ? { item: it.id, next: true } : { item: it.id });
-  if (r) toast(`Added ${r.entries.length === 1 ? sourceTitle(r.entries[0].source) : r.entries.length + ' recordings'} to the queue`, 'info');
+  if (r) toast(`Added ${r.entries.length === 1 ? entryTitle(r.entries[0]) : r.entries.length + (it.readOnly ? ' tracks' : ' recordings')} to the queue`, 'info');
 }
 
 async function rename(it) {
