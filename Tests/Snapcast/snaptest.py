@@ -230,14 +230,7 @@ class Reeld:
 
     def stop(self):
         """Stops the process this object started, by its pid."""
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=DEADLINE)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=DEADLINE)
+        stop_process(self.proc)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -334,14 +327,7 @@ class Snapserver:
 
     def stop(self):
         """Stops the process this object started, by its pid."""
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=DEADLINE)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=DEADLINE)
+        stop_process(self.proc)
 
     def kill(self):
         """Kills it at once (SIGKILL), as a crash would; its plugin sees its stdin close."""
@@ -390,14 +376,21 @@ class Snapclient:
             return "(no log)"
 
     def stop(self):
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=DEADLINE)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=DEADLINE)
+        """Stops the process this object started, by its pid."""
+        stop_process(self.proc)
+
+
+def stop_process(proc: subprocess.Popen | None):
+    """SIGTERM to a process this harness started (by its pid, never by name), SIGKILL if it has
+    not exited within DEADLINE."""
+    if proc is None or proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=DEADLINE)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=DEADLINE)
 
 
 def fifo_queued(path: Path) -> int:
