@@ -167,10 +167,17 @@ public final class MusicController: @unchecked Sendable {
         }
     }
 
+    /// The next scan's number for a small scan, after any full scan asked for meanwhile (whose
+    /// number a `rescan` reply promised).
     private func nextNumber() -> Int {
-        schedule.withLock { schedule in
-            schedule.last += 1
-            return schedule.last
+        while true {
+            runRequestedScans()
+            let number = schedule.withLock { schedule -> Int? in
+                guard !schedule.again else { return nil }
+                schedule.last += 1
+                return schedule.last
+            }
+            if let number { return number }
         }
     }
 

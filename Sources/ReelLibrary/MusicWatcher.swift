@@ -105,7 +105,6 @@ public final class MusicWatcher: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private let wakeEnds = Mutex<(read: Int32, write: Int32)>((-1, -1))
     private let threadIDs = Mutex<Int32?>(nil)
-    private let watchCount = Atomic<Int>(0)
 
     // The watcher thread's own state.
     private var inotify: Int32 = -1
@@ -187,6 +186,7 @@ public final class MusicWatcher: @unchecked Sendable {
         inotify = descriptor
         wakeEnds.withLock { $0 = (ends[0], ends[1]) }
         let thread = Thread { [self] in
+            Self.nameThisThread("reel.music.watch")
             threadIDs.withLock { $0 = Self.currentThreadID() }
             setUp()
             started.signal()
@@ -217,9 +217,6 @@ public final class MusicWatcher: @unchecked Sendable {
 
     /// The watcher thread's Linux thread id (for measuring its CPU time), once started.
     public var threadID: Int32? { threadIDs.withLock { $0 } }
-
-    /// How many folders are watched now (any thread).
-    public var watchedFolders: Int { watchCount.load(ordering: .relaxed) }
 
     // MARK: The thread
 
@@ -467,7 +464,6 @@ public final class MusicWatcher: @unchecked Sendable {
         if let other = folders[wd], other != folder { watchesByPath[other] = nil }
         folders[wd] = folder
         watchesByPath[folder] = wd
-        watchCount.store(folders.count, ordering: .relaxed)
         return true
     }
 
@@ -483,7 +479,6 @@ public final class MusicWatcher: @unchecked Sendable {
 
     private func forget(_ wd: Int32) {
         if let folder = folders.removeValue(forKey: wd), watchesByPath[folder] == wd { watchesByPath[folder] = nil }
-        watchCount.store(folders.count, ordering: .relaxed)
     }
 
     /// Stops watching a folder and those under it (gone, or moved away).
@@ -596,6 +591,16 @@ public final class MusicWatcher: @unchecked Sendable {
         let ext = name.utf8[name.utf8.index(after: dot)...]
         guard ext.count <= 5, !ext.isEmpty else { return false }
         return extensions.contains(String(decoding: ext, as: UTF8.self).lowercased())
+    }
+
+    /// Names the calling thread for top and /proc (15 bytes: `reel.music.watc`), through
+    /// /proc/thread-self/comm (Glibc's pthread_setname_np is not visible to Swift).
+    static func nameThisThread(_ name: String) {
+        let descriptor = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        let bytes = Array(name.utf8.prefix(15))
+        _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        close(descriptor)
     }
 
     /// The calling thread's Linux thread id, from `/proc/thread-self` (`PID/task/TID`).
