@@ -16,11 +16,18 @@ final class WatchedMusic {
     let root: String
     let core: ReelCore
 
-    init(startWith files: [String] = []) throws {
-        directory = NSTemporaryDirectory() + "reel-watch-\(UUID().uuidString)"
+    /// A core on a new temporary folder whose music folder holds `files`.
+    convenience init(startWith files: [String] = []) throws {
+        let directory = NSTemporaryDirectory() + "reel-watch-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory + "/Music", withIntermediateDirectories: true)
+        for file in files { try Self.wav(directory + "/Music/" + file) }
+        try self.init(existing: directory)
+    }
+
+    /// A core on `directory`, whose music folder `Music` is there already.
+    init(existing directory: String) throws {
+        self.directory = directory
         root = directory + "/Music"
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
-        for file in files { try Self.wav(root + "/" + file) }
         core = try ReelCore(
             dataDirectory: directory + "/data", output: ALSAOutput(name: "null"), timing: PCMTiming(),
             input: ALSAInput(name: "null"), captureTiming: PCMTiming(), recording: RecordingDefaults(),
@@ -246,6 +253,54 @@ func threadWakeUps(_ tid: Int32) -> Int? {
         try FileManager.default.moveItem(atPath: music.path("Album/2.wav"), toPath: music.path("Album/two.wav"))
         music.waitUntil("a rename in the folder made again") { try music.indexed()["Album/two.wav"] != nil }
         #expect(try music.id("Album/two.wav") == ids["Album/2.wav"])
+    }
+
+    /// Whether this process may mount a tmpfs (root in a namespace that allows it).
+    static let canMount: Bool = {
+        guard getuid() == 0 else { return false }
+        let probe = NSTemporaryDirectory() + "reel-mount-probe-\(UUID().uuidString)"
+        guard (try? FileManager.default.createDirectory(atPath: probe, withIntermediateDirectories: true)) != nil else { return false }
+        defer { rmdir(probe) }
+        guard (try? WatchedMusic.run("mount", ["-t", "tmpfs", "tmpfs", probe])) != nil else { return false }
+        return (try? WatchedMusic.run("umount", [probe])) != nil
+    }()
+
+    @Test(.enabled(if: canMount, "needs root and mount(2) to put a disk (tmpfs) on the music folder"))
+    func aDiskUnmountedMarksItsFilesMissingAndMountedAgainBringsThemBack() throws {
+        // The music folder is a mount point with a disk (tmpfs) on it before reeld starts.
+        let directory = NSTemporaryDirectory() + "reel-watch-mount-\(UUID().uuidString)"
+        let root = directory + "/Music"
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        try WatchedMusic.run("mount", ["-t", "tmpfs", "tmpfs", root])
+        defer {
+            _ = try? WatchedMusic.run("umount", [root])
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+        try WatchedMusic.wav(root + "/Album/1.wav")
+        try WatchedMusic.wav(root + "/Album/2.wav")
+        let music = try WatchedMusic(existing: directory)
+        let ids = try music.indexed().mapValues(\.id)
+        #expect(ids.count == 2)
+
+        try WatchedMusic.run("umount", [root])
+        music.waitUntil("a disk unmounted: files missing") {
+            try music.indexed().values.allSatisfy(\.missing) && music.latest.missing == 2 && !music.latest.running
+        }
+        #expect(try music.indexed().count == 2, "kept")
+
+        // Mounted again (empty at first, as a disk whose files are then written).
+        try WatchedMusic.run("mount", ["-t", "tmpfs", "tmpfs", root])
+        usleep(500_000)
+        #expect(try music.indexed().values.allSatisfy(\.missing), "an empty disk is not the music folder back")
+        try WatchedMusic.wav(root + "/Album/1.wav")
+        try WatchedMusic.wav(root + "/Album/2.wav")
+        music.waitUntil("a disk mounted again: files back") {
+            try music.indexed().values.allSatisfy { !$0.missing } && music.latest.restored == 2 && !music.latest.running
+        }
+        #expect(try music.indexed().mapValues(\.id) == ids, "ids kept")
+        try WatchedMusic.wav(root + "/Album/3.wav")
+        music.waitUntil("a file added to the disk mounted again") { try music.indexed()["Album/3.wav"] != nil }
+        music.core.shutdown()
     }
 
     @Test func theQueueFollowsAMovedFileAndFolder() throws {

@@ -41,6 +41,35 @@ import Testing
         #expect(try music.paths(tree.root) == ["b.flac"])
     }
 
+    @Test func linksAreFollowedAsAFullScanFollowsThem() throws {
+        let music = try MusicFixture()
+        let tree = music.tree()
+        let outside = MusicTree(music.directory.file("Outside"))
+        tree.add("real.flac", title: "Real")
+        tree.add(".stash/hidden.flac", title: "Hidden")
+        outside.add("out.flac", title: "Out")
+        let scanner = music.scanner([tree.root])
+        try scanner.scan()
+        #expect(try music.paths(tree.root) == ["real.flac"])
+        // Links made while reeld runs, each brought up to date alone as a watcher reports it.
+        tree.link("to-real.flac", to: tree.path("real.flac"))
+        tree.link("to-hidden.flac", to: tree.path(".stash/hidden.flac"))
+        tree.link("to-outside.flac", to: outside.path("out.flac"))
+        for name in ["to-real.flac", "to-hidden.flac", "to-outside.flac"] {
+            try scanner.update([MusicPath(root: tree.root, relativePath: name)])
+        }
+        let afterUpdates = try music.paths(tree.root)
+        // The full scan decides the same.
+        try scanner.scan()
+        #expect(try music.paths(tree.root) == afterUpdates)
+        #expect(afterUpdates == ["real.flac", "to-hidden.flac"])
+        // A link to a hidden folder, alone: its files are indexed under the link.
+        tree.remove("to-hidden.flac")
+        tree.link("Linked", to: tree.path(".stash"))
+        try scanner.update([MusicPath(root: tree.root, relativePath: "to-hidden.flac"), MusicPath(root: tree.root, relativePath: "Linked")])
+        #expect(try music.paths(tree.root) == ["Linked/hidden.flac", "real.flac"])
+    }
+
     @Test func outermostPathsCoverThoseUnderThem() {
         let paths = ["a", "a/b", "a b", "a/b/c", "c/d", "c/d/e", "c/dd"].map { MusicPath(root: "/m", relativePath: $0) }
         #expect(MusicPath.outermost(paths).map(\.relativePath) == ["a", "a b", "c/d", "c/dd"])

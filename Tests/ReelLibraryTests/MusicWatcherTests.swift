@@ -1,0 +1,123 @@
+// MusicWatcher on real inotify: the batches it hands over for renames, moves in and out, files
+// being written, and a queue overflow.
+import Foundation
+import Logging
+import Synchronization
+import Testing
+
+@testable import ReelLibrary
+
+/// What a watcher reported, and a gate its handler waits at while one is set (the watcher's
+/// thread stalls, as behind a slow consumer).
+final class ReportLog: Sendable {
+    let reports = Mutex<[MusicWatcher.Report]>([])
+    let gate = Mutex<DispatchSemaphore?>(nil)
+}
+
+/// A watcher over a temporary music folder, collecting its reports.
+final class WatcherProbe: @unchecked Sendable {
+    let directory = TemporaryDirectory()
+    let tree: MusicTree
+    let watcher: MusicWatcher
+    let log = ReportLog()
+
+    init() {
+        tree = MusicTree(directory.file("Music"))
+        let log = self.log
+        watcher = MusicWatcher(
+            roots: [tree.root], logger: Logger(label: "test"), isPresent: { root in FileManager.default.fileExists(atPath: root) },
+            handler: { report in
+                log.reports.withLock { $0.append(report) }
+                log.gate.withLock { $0 }?.wait()
+            })
+        watcher.start()
+    }
+
+    deinit { watcher.stop() }
+
+    var batches: [MusicWatchBatch] {
+        log.reports.withLock { reports in
+            reports.compactMap { report in
+                if case .changes(let batch) = report { return batch }
+                return nil
+            }
+        }
+    }
+
+    func path(_ relative: String) -> MusicPath { MusicPath(root: tree.root, relativePath: relative) }
+
+    /// Waits up to 20 s for `count` batches in all.
+    func waitForBatches(_ count: Int) -> [MusicWatchBatch] {
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            let batches = self.batches
+            if batches.count >= count { return batches }
+            usleep(10_000)
+        }
+        Issue.record("fewer than \(count) batches in 20 s")
+        return batches
+    }
+}
+
+@Suite struct MusicWatcherTests {
+    @Test func aRenameIsAMoveAndAMoveOutIsARemoval() throws {
+        let probe = WatcherProbe()
+        probe.tree.add("Album/a.flac", title: "A")
+        let first = probe.waitForBatches(1)
+        #expect(first.last?.changed == [probe.path("Album")])
+
+        probe.tree.move("Album/a.flac", "Album/b.flac")
+        let second = probe.waitForBatches(2).last
+        #expect(second?.moves == [MusicMove(from: probe.path("Album/a.flac"), to: probe.path("Album/b.flac"))])
+        #expect(second?.changed == [probe.path("Album/b.flac")])
+
+        try FileManager.default.moveItem(atPath: probe.tree.path("Album"), toPath: probe.directory.file("Away"))
+        let third = probe.waitForBatches(3).last
+        #expect(third?.moves == [] && third?.changed == [probe.path("Album")])
+
+        // Renamed to a name that is not audio: gone. From a hidden name: new.
+        probe.tree.add("c.flac")
+        _ = probe.waitForBatches(4)
+        probe.tree.move("c.flac", "c.flac.bak")
+        let fifth = probe.waitForBatches(5).last
+        #expect(fifth?.moves == [] && fifth?.changed == [probe.path("c.flac")])
+        probe.tree.add(".incoming/d.flac")
+        probe.tree.move(".incoming/d.flac", "d.flac")
+        let sixth = probe.waitForBatches(6).last
+        #expect(sixth?.moves == [] && sixth?.changed == [probe.path("d.flac")])
+    }
+
+    @Test func aFileOpenForWritingIsHeldBackUntilItsClose() throws {
+        let probe = WatcherProbe()
+        let handle = open(probe.tree.path("slow.flac"), O_CREAT | O_WRONLY, 0o644)
+        #expect(handle >= 0)
+        probe.tree.add("other.flac")
+        let first = probe.waitForBatches(1).last
+        #expect(first?.changed == [probe.path("other.flac")])
+        #expect(first?.writing == [probe.path("slow.flac")])
+        close(handle)
+        let second = probe.waitForBatches(2).last
+        #expect(second?.changed == [probe.path("slow.flac")] && second?.writing == [])
+    }
+
+    @Test func anOverflowedQueueAsksForARescan() throws {
+        let limit = Int((try? String(contentsOfFile: "/proc/sys/fs/inotify/max_queued_events", encoding: .utf8))?
+            .trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 16384
+        let probe = WatcherProbe()
+        let release = DispatchSemaphore(value: 0)
+        probe.log.gate.withLock { $0 = release }
+        probe.tree.add("first.flac")
+        _ = probe.waitForBatches(1)
+        // The watcher's thread now waits in the handler; fill its queue past the limit (two
+        // events a file: created, closed), in the watched folder itself.
+        let folder = probe.tree.root
+        for number in 0..<(limit / 2 + 100) {
+            _ = FileManager.default.createFile(atPath: folder + "/\(number).flac", contents: nil)
+        }
+        probe.log.gate.withLock { $0 = nil }
+        release.signal()
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline, !probe.batches.contains { $0.rescan } { usleep(10_000) }
+        #expect(probe.batches.contains { $0.rescan }, "an overflow asks for a full rescan")
+    }
+}
