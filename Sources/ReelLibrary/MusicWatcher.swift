@@ -512,6 +512,10 @@ public final class MusicWatcher: @unchecked Sendable {
         pending.writing = pending.writing.filter { $0.root != root }
         pending.movedFrom = pending.movedFrom.filter { $0.value.path.root != root }
         pending.returned.removeAll { $0 == root }
+        if !pending.isDue {
+            pending.first = nil
+            pending.last = nil
+        }
         logger.warning(
             "a music folder went away; its files are kept, marked missing, until it comes back",
             metadata: ["folder": "\(root)", "reason": "\(reason)"])
