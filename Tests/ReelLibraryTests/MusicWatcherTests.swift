@@ -120,4 +120,46 @@ final class WatcherProbe: @unchecked Sendable {
         while Date() < deadline, !probe.batches.contains { $0.rescan } { usleep(10_000) }
         #expect(probe.batches.contains { $0.rescan }, "an overflow asks for a full rescan")
     }
+
+    /// What watching costs on 20,000 files in 2,000 album folders: the time to watch every
+    /// folder at start, and a folder copied in. Opt-in: `REEL_LIBRARY_MEASURE=1`.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["REEL_LIBRARY_MEASURE"] == "1"))
+    func measureWatchingTwentyThousandFiles() throws {
+        let directory = TemporaryDirectory()
+        let tree = MusicTree(directory.file("Music"))
+        for artist in 0..<200 {
+            for album in 0..<10 {
+                let folder = tree.path("Artist \(artist)/Album \(album)")
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+                for track in 0..<10 { _ = FileManager.default.createFile(atPath: folder + "/\(track).flac", contents: nil) }
+            }
+        }
+        let log = ReportLog()
+        let watcher = MusicWatcher(
+            roots: [tree.root], logger: Logger(label: "test"), isPresent: { _ in true },
+            handler: { report in log.reports.withLock { $0.append(report) } })
+        let clock = ContinuousClock()
+        let started = clock.now
+        watcher.start()
+        print("watching 2,200 folders (20,000 files) took \(clock.now - started) to start")
+        defer { watcher.stop() }
+        let cpuBefore = Self.threadCPU(watcher.threadID!)
+        for album in 0..<50 {
+            let folder = tree.path("New/Album \(album)")
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            for track in 0..<12 { _ = FileManager.default.createFile(atPath: folder + "/\(track).flac", contents: Data(count: 4096)) }
+        }
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline, log.reports.withLock({ $0.isEmpty }) { usleep(10_000) }
+        usleep(1_500_000)
+        print("50 albums of 12 files written: \(log.reports.withLock { $0.count }) batches, the watcher thread used \(Self.threadCPU(watcher.threadID!) - cpuBefore) s of CPU")
+    }
+
+    static func threadCPU(_ tid: Int32) -> Double {
+        guard let text = try? String(contentsOfFile: "/proc/self/task/\(tid)/stat", encoding: .utf8),
+            let close = text.lastIndex(of: ")")
+        else { return 0 }
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        return ((Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
 }
