@@ -14,11 +14,27 @@ public struct MediaRoots: Sendable {
     public let roots: [String]
     /// The music folders (`music_dirs`), resolved the same way.
     public let musicDirectories: [String]
+    /// The music folders as configured (a trailing `/` dropped): the roots the music index
+    /// names its files under.
+    public let configuredMusicDirectories: [String]
 
     /// Resolves each root; a root that does not exist is kept as written (it may be mounted later).
     public init(_ roots: [String], musicDirectories: [String] = []) {
         self.roots = roots.map(Self.resolveRoot)
         self.musicDirectories = musicDirectories.map(Self.resolveRoot)
+        self.configuredMusicDirectories = musicDirectories.map { root in
+            root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
+        }
+    }
+
+    /// The music folder (as configured) a path lies under, and the path below it, read from the
+    /// text alone (as the index names files): nil for a path outside every music folder.
+    public func musicLocation(of path: String) -> (root: String, relativePath: String)? {
+        for root in configuredMusicDirectories where path.hasPrefix(root == "/" ? "/" : root + "/") {
+            let relative = path.dropFirst(root == "/" ? 1 : root.count + 1)
+            if !relative.isEmpty { return (root, String(relative)) }
+        }
+        return nil
     }
 
     private static func resolveRoot(_ root: String) -> String {

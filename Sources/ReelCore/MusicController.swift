@@ -245,7 +245,8 @@ public final class MusicController: @unchecked Sendable {
 
     // MARK: Listings
 
-    private func read<Value: Sendable>(_ body: @escaping @Sendable () throws(ReelError) -> Value, reply: @escaping Reply<Value>) {
+    /// Runs `body` on `reads` and replies there.
+    func read<Value: Sendable>(_ body: @escaping @Sendable () throws(ReelError) -> Value, reply: @escaping Reply<Value>) {
         reads.async {
             do throws(ReelError) {
                 reply(.success(try body()))
@@ -269,24 +270,27 @@ public final class MusicController: @unchecked Sendable {
     /// when only one artist has one (`name_taken`, naming them, when several do). `not_found`
     /// when there is none.
     public func tracks(album: String, albumArtist: String?, reply: @escaping Reply<[MusicTrack]>) {
-        read({ [index] () throws(ReelError) in
-            var albumArtist = albumArtist
-            if albumArtist == nil {
-                let named = try index.albums().filter { $0.name == album }
-                if named.count > 1 {
-                    let artists = named.map { $0.albumArtist ?? "no artist" }.joined(separator: ", ")
-                    throw ReelError(
-                        .nameTaken, "several albums are named \"\(album)\" (by \(artists)); say whose with albumArtist")
-                }
-                albumArtist = named.first?.albumArtist
+        read({ [self] () throws(ReelError) in try albumTracks(album: album, albumArtist: albumArtist) }, reply: reply)
+    }
+
+    /// `tracks(album:albumArtist:)`'s answer, on the caller's thread.
+    func albumTracks(album: String, albumArtist: String?) throws(ReelError) -> [MusicTrack] {
+        var albumArtist = albumArtist
+        if albumArtist == nil {
+            let named = try index.albums().filter { $0.name == album }
+            if named.count > 1 {
+                let artists = named.map { $0.albumArtist ?? "no artist" }.joined(separator: ", ")
+                throw ReelError(
+                    .nameTaken, "several albums are named \"\(album)\" (by \(artists)); say whose with albumArtist")
             }
-            let tracks = try index.tracks(inAlbum: album, albumArtist: albumArtist)
-            guard !tracks.isEmpty else {
-                let by = albumArtist.map { " by \($0)" } ?? ""
-                throw ReelError(.notFound, "no album \"\(album)\"\(by) in the music folders")
-            }
-            return tracks
-        }, reply: reply)
+            albumArtist = named.first?.albumArtist
+        }
+        let tracks = try index.tracks(inAlbum: album, albumArtist: albumArtist)
+        guard !tracks.isEmpty else {
+            let by = albumArtist.map { " by \($0)" } ?? ""
+            throw ReelError(.notFound, "no album \"\(album)\"\(by) in the music folders")
+        }
+        return tracks
     }
 
     /// Tracks whose title, artist or album holds `text`, a page at a time.

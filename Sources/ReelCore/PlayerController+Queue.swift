@@ -209,7 +209,8 @@ extension PlayerController {
         case .file(let path):
             try mediaRoots.check(path)
             let reader = try AudioFileOpener.open(path: path)
-            return [NewQueueEntry(source: .file(path: path), duration: reader.duration, format: reader.format)]
+            return [NewQueueEntry(
+                source: .file(path: path), duration: reader.duration, format: reader.format, tags: indexedTags(ofFile: path))]
         case .recording(let reference):
             let item = try store.item(reference)
             guard item.kind == .folder else {
@@ -233,7 +234,8 @@ extension PlayerController {
                 let audio = track.audio
                 return NewQueueEntry(
                     source: .file(path: track.path), duration: audio.duration,
-                    format: AudioFormat(codec: audio.codec, sampleRate: audio.sampleRate, channels: audio.channels))
+                    format: AudioFormat(codec: audio.codec, sampleRate: audio.sampleRate, channels: audio.channels),
+                    tags: track.queueTags)
             }
         case .recordings(let references):
             return try references.map { reference throws(ReelError) -> NewQueueEntry in
@@ -246,6 +248,14 @@ extension PlayerController {
                     format: item.format)
             }
         }
+    }
+
+    /// The tags the music index has for a file in a music folder; nil for any other file.
+    private func indexedTags(ofFile path: String) -> QueueEntryTags? {
+        guard let location = mediaRoots.musicLocation(of: path),
+            let track = try? MusicIndex(store: store).track(root: location.root, relativePath: location.relativePath)
+        else { return nil }
+        return track.queueTags
     }
 
     /// A folder's recordings by name (case folded, as MPD and the tree's listing order them),

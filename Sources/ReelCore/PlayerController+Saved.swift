@@ -14,7 +14,7 @@ extension PlayerController {
             let current = shared.queue.current.flatMap { shared.queue.position(of: $0) }
             let saved = SavedPlayerState(current: current, position: current == nil ? 0 : player.position, state: player.state)
             let queue = SavedQueue(
-                entries: entries.map { SavedQueue.Entry(source: $0.source, duration: $0.duration, format: $0.format) },
+                entries: entries.map { SavedQueue.Entry(source: $0.source, duration: $0.duration, format: $0.format, tags: $0.tags) },
                 options: shared.queue.options)
             return (saved, (shared.queue.version, queue))
         }
@@ -30,7 +30,8 @@ extension PlayerController {
             case .file(let path):
                 var info = stat()
                 let exists = stat(path, &info) == 0
-                return NewQueueEntry(source: entry.source, duration: entry.duration, format: entry.format, missing: !exists)
+                return NewQueueEntry(
+                    source: entry.source, duration: entry.duration, format: entry.format, missing: !exists, tags: entry.tags)
             case .item(let id, let path, let name):
                 guard let item = try? store.item(id: id) else {
                     self.logger.warning(

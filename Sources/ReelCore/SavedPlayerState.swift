@@ -79,6 +79,7 @@ public struct SavedQueue: Equatable, Sendable {
         var source: PlayerSource
         var duration: Double? = nil
         var format: AudioFormat? = nil
+        var tags: QueueEntryTags? = nil
     }
 
     var entries: [Entry]
@@ -89,6 +90,7 @@ public struct SavedQueue: Equatable, Sendable {
             var object = entry.source.json.objectValue ?? JSONObject()
             if let duration = entry.duration { object["duration"] = .double(duration) }
             if let format = entry.format { object["format"] = format.json }
+            if let tags = entry.tags { tags.add(to: &object) }
             return .object(object)
         }
         return [
@@ -115,7 +117,8 @@ public struct SavedQueue: Equatable, Sendable {
             if case .file(let path) = source, !path.hasPrefix("/") { return nil }
             return Entry(
                 source: source, duration: value["duration"]?.doubleValue,
-                format: value["format"].flatMap { try? AudioFormat(json: $0) })
+                format: value["format"].flatMap { try? AudioFormat(json: $0) },
+                tags: value.objectValue.flatMap(QueueEntryTags.init(jsonObject:)))
         }
         var options = QueueOptions()
         if let saved = json["options"] {

@@ -97,6 +97,11 @@ public struct MusicTrack: Equatable, Sendable {
         guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return name }
         return String(name[..<dot])
     }
+
+    /// What a queue entry of this file shows: its title (else its file name), artist and album.
+    public var queueTags: QueueEntryTags {
+        QueueEntryTags(title: displayTitle, artist: audio.tags.artist, album: audio.tags.album)
+    }
 }
 
 /// A file the scan could not read, and why (listed, never fatal to the scan).

@@ -24,6 +24,24 @@ public struct QueueOptions: Sendable, Equatable {
     }
 }
 
+/// What a queue entry shows besides its path: the title, artist and album of a file in a music
+/// folder, read from the index when the entry was added (a file the index does not have, and a
+/// recording, have none).
+public struct QueueEntryTags: Sendable, Equatable {
+    public var title: String?
+    public var artist: String?
+    public var album: String?
+
+    public init(title: String? = nil, artist: String? = nil, album: String? = nil) {
+        self.title = title
+        self.artist = artist
+        self.album = album
+    }
+
+    /// Nil when no tag is set.
+    public var nonEmpty: QueueEntryTags? { title == nil && artist == nil && album == nil ? nil : self }
+}
+
 /// An entry of the queue (`QueueEntry` in `protocol.md`).
 public struct QueueEntry: Sendable, Equatable {
     /// Stable while reeld runs, never reused; not kept across a restart.
@@ -36,10 +54,12 @@ public struct QueueEntry: Sendable, Equatable {
     public var format: AudioFormat?
     /// The file is gone (deleted or moved away behind Reel's back); playing it is skipped.
     public var missing: Bool
+    /// A music folder file's tags, as indexed when it was added.
+    public var tags: QueueEntryTags?
 
     public init(
         id: Int, position: Int, source: PlayerSource, duration: Double? = nil, format: AudioFormat? = nil,
-        missing: Bool = false
+        missing: Bool = false, tags: QueueEntryTags? = nil
     ) {
         self.id = id
         self.position = position
@@ -47,6 +67,7 @@ public struct QueueEntry: Sendable, Equatable {
         self.duration = duration
         self.format = format
         self.missing = missing
+        self.tags = tags
     }
 }
 
@@ -56,12 +77,17 @@ public struct NewQueueEntry: Sendable, Equatable {
     public var duration: Double?
     public var format: AudioFormat?
     public var missing: Bool
+    public var tags: QueueEntryTags?
 
-    public init(source: PlayerSource, duration: Double? = nil, format: AudioFormat? = nil, missing: Bool = false) {
+    public init(
+        source: PlayerSource, duration: Double? = nil, format: AudioFormat? = nil, missing: Bool = false,
+        tags: QueueEntryTags? = nil
+    ) {
         self.source = source
         self.duration = duration
         self.format = format
         self.missing = missing
+        self.tags = tags
     }
 }
 

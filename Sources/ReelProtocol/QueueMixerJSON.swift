@@ -37,14 +37,16 @@ extension SingleMode {
 }
 
 extension QueueEntry {
-    /// `{"id","position","source","duration","format"}`, and `"missing": true` for an entry
-    /// whose file is gone.
+    /// `{"id","position","source","duration","format"}`, `"missing": true` for an entry whose
+    /// file is gone, and `"title"`, `"artist"`, `"album"` (each when known) for a music folder
+    /// file.
     public var json: JSONValue {
         var object: JSONObject = [
             "id": .int(Int64(id)), "position": .int(Int64(position)), "source": source.json,
             "duration": duration.map(JSONValue.double) ?? .null, "format": format?.json ?? .null,
         ]
         if missing { object["missing"] = .bool(true) }
+        if let tags { tags.add(to: &object) }
         return .object(object)
     }
 
@@ -55,7 +57,25 @@ extension QueueEntry {
             source: try PlayerSource(json: reader.object["source"] ?? .null),
             duration: try reader.optionalDouble("duration"),
             format: try reader.optional("format").map { (v) throws(JSONDecodingError) in try AudioFormat(json: v) },
-            missing: reader.object["missing"]?.boolValue ?? false)
+            missing: reader.object["missing"]?.boolValue ?? false, tags: QueueEntryTags(jsonObject: reader.object))
+    }
+}
+
+extension QueueEntryTags {
+    /// Sets `title`, `artist` and `album` in `object`, each only when known.
+    public func add(to object: inout JSONObject) {
+        if let title { object["title"] = .string(title) }
+        if let artist { object["artist"] = .string(artist) }
+        if let album { object["album"] = .string(album) }
+    }
+
+    /// The tags among an object's members; nil when it has none.
+    public init?(jsonObject object: JSONObject) {
+        let tags = QueueEntryTags(
+            title: object["title"]?.stringValue, artist: object["artist"]?.stringValue,
+            album: object["album"]?.stringValue)
+        guard let tags = tags.nonEmpty else { return nil }
+        self = tags
     }
 }
 

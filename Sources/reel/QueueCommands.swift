@@ -135,9 +135,17 @@ extension Output {
 
     /// The rows of `reel queue`: `>` on the current entry, the 1-based position, the name and
     /// the duration (m:ss, `?` when unknown), columns aligned; a missing file says so.
+    /// A music folder file's `Artist - Title` (or its title) as indexed; else the file's name or
+    /// the recording's tree path.
+    static func entryName(_ entry: QueueEntry) -> String {
+        guard let title = entry.tags?.title else { return entryName(entry.source) }
+        guard let artist = entry.tags?.artist else { return title }
+        return "\(artist) - \(title)"
+    }
+
     static func queueTable(_ entries: [QueueEntry], current: Int?) -> [String] {
         let positionWidth = String(entries.last.map { $0.position + 1 } ?? 1).count
-        let names = entries.map { entryName($0.source) }
+        let names = entries.map(entryName)
         let nameWidth = names.map(\.count).max() ?? 0
         let durations = entries.map { $0.duration.map(formatSeconds) ?? "?" }
         let durationWidth = durations.map(\.count).max() ?? 0
@@ -411,7 +419,8 @@ struct QueueCommand: ParsableCommand {
         discussion: """
             One line per entry: '>' on the current entry (playing, paused, or where `reel play` \
             starts), its position (from 1, as `reel play N`, `del` and `move` take it), the name \
-            (a file's name, a recording's tree path) and the duration. The last line gives the \
+            (`Artist - Title` for a file of a music folder, else a file's name or a recording's tree \
+            path) and the duration. The last line gives the \
             number of entries, their total time and the options. --json prints the daemon's \
             queue.list reply.
             """)

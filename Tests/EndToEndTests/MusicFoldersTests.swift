@@ -167,6 +167,44 @@ import Testing
         #expect(after.last?["path"]?.stringValue?.hasSuffix("03 Naïma.flac") == true)
     }
 
+    /// Queue entries of music folder files carry their title, artist and album (an album, and a
+    /// file added by path, alike), shown by `reel queue`, and kept across a restart.
+    @Test func queueEntriesOfMusicFilesShowTheirTagsAndKeepThemAcrossARestart() throws {
+        let music = FileManager.default.temporaryDirectory.appendingPathComponent("reel-music-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: music) }
+        try Self.makeCollection(at: music)
+        let first = try DaemonProcess(environment: ["REEL_MUSIC_DIRS": music.path])
+        let client = try first.client()
+        _ = try client.result("subscribe", ["stream": "scan"])
+        _ = try Self.scanEnded(client, atLeast: 1)
+        let album = try client.result("queue.add", ["album": "Été"])["entries"]?.arrayValue ?? []
+        #expect(album.first?["title"]?.stringValue == "Première")
+        #expect(album.first?["artist"]?.stringValue == "Zoë")
+        #expect(album.first?["album"]?.stringValue == "Été")
+        let byPath = music.appendingPathComponent("Trane/Blue Train/01 Moment.flac").path
+        let file = try client.result("queue.add", ["file": .string(byPath)])["entries"]?.arrayValue ?? []
+        #expect(file.first?["title"]?.stringValue == "Moment")
+        #expect(file.first?["artist"]?.stringValue == "Trane")
+        // An untagged file is shown by its file name; a file outside the music folders has no tags.
+        let loose = try client.result("queue.add", ["file": .string(music.appendingPathComponent("loose.wav").path)])
+        #expect(loose["entries"]?.arrayValue?.first?["title"]?.stringValue == "loose")
+        #expect(loose["entries"]?.arrayValue?.first?["artist"] == nil)
+        let outside: String = try first.tone("outside.wav", seconds: 1.0)
+        let other = try client.result("queue.add", ["file": .string(outside)])
+        #expect(other["entries"]?.arrayValue?.first?["title"] == nil)
+        let table = try CLI.run(["queue"], environment: ["REEL_SOCKET": first.socketPath])
+        #expect(table.stdout.contains("Zoë - Première"), "\(table)")
+        #expect(table.stdout.contains("Trane - Moment"), "\(table)")
+
+        usleep(1_500_000)  // the queue is saved within 1 s of a change
+        #expect(first.stop() == 0)
+        let second = try DaemonProcess(
+            arguments: ["--data-dir", first.directory.path + "/data"], environment: ["REEL_MUSIC_DIRS": music.path])
+        let entries = try second.client().result("queue.list")["entries"]?.arrayValue ?? []
+        #expect(entries.map { $0["title"]?.stringValue } == ["Première", "Moment", "loose", nil])
+        #expect(entries.first?["album"]?.stringValue == "Été")
+    }
+
     @Test func withoutMusicFoldersRescanSaysSo() throws {
         let daemon = try DaemonProcess()
         let client = try daemon.client()

@@ -104,6 +104,14 @@ import Testing
         #expect(HTTPRoute(method: .GET, path: "/etc/passwd") == .notFound)
     }
 
+    @Test func theCoverRouteTakesItsAlbumFromTheQueryAndChangesNothing() {
+        #expect(HTTPRoute(method: .GET, path: "/cover") == .cover)
+        #expect(HTTPRoute(method: .HEAD, path: "/cover") == .cover)
+        #expect(HTTPRoute(method: .POST, path: "/cover") == .methodNotAllowed(allow: "GET, HEAD"))
+        #expect(HTTPRoute(method: .GET, path: "/cover/x") == .notFound)
+        #expect(HTTPRoute(method: .GET, path: "/cover").originRule == .ignored)
+    }
+
     @Test func requestTargetsAreDecoded() {
         let target = HTTPRequestTarget("/import?folderPath=%2FTalks%20%C3%A9t%C3%A9&name=A+b&x")
         #expect(target?.path == "/import")

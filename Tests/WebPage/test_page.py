@@ -9,6 +9,9 @@ import time
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 
+import pytest
+
+import webtest
 from conftest import needs_pacing
 from webtest import DESKTOP, PHONE, paced, wait_for
 
@@ -263,3 +266,143 @@ def test_upload(page, reel, media, tmp_path):
     page.el("#upload").send_keys(str(text))
     wait_for(lambda: page.toasts("error"), what="the refusal of a text file")
     assert "notes" not in page.item_names()
+
+
+# ---------------------------------------------------------------------------------------------
+# Music folders: albums with covers, an album's tracks, artists, search, and the index changing.
+
+def png(rgb: tuple[int, int, int], size: int = 8) -> bytes:
+    """A small solid PNG, written by hand (no image library needed)."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    rows = b"".join(b"\x00" + bytes(rgb) * size for _ in range(size))
+    header = struct.pack(">IIBBBBB", size, size, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+def tagged_album(folder, artist, album, titles, date="1958"):
+    """FLAC files tagged with metaflac; track numbers in reverse of the file names."""
+    import subprocess
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for i, title in enumerate(titles):
+        path = folder / f"{i + 1:02} {title}.flac"
+        subprocess.run(["sox", "-n", "-r", "22050", "-c", "1", "-b", "16", str(path), "synth", "20", "sine", "440",
+                        "vol", "0.3", "pad", "0", "40"], check=True)
+        subprocess.run(["metaflac", f"--set-tag=TITLE={title}", f"--set-tag=ARTIST={artist}", f"--set-tag=ALBUM={album}",
+                        f"--set-tag=TRACKNUMBER={len(titles) - i}", f"--set-tag=DATE={date}", str(path)], check=True)
+    return folder
+
+
+@pytest.fixture
+def music_reel(media, tmp_path):
+    """A reeld with a music folder: an album with cover.png beside it, one with a picture embedded,
+    one without art (named with markup), and nothing else."""
+    import subprocess
+
+    root = tmp_path / "Music"
+    blue = tagged_album(root / "Trane" / "Blue Train", "Trane", "Blue Train", ["Moment", "Locomotion", "Lazy Bird"])
+    (blue / "cover.png").write_bytes(png((30, 60, 200)))
+    ete = tagged_album(root / "Zoë" / "Été", "Zoë", "Été", ["Première"], date="2001")
+    art = tmp_path / "embedded.png"
+    art.write_bytes(png((200, 60, 30)))
+    subprocess.run(["metaflac", f"--import-picture-from=3||||{art}", str(ete / "01 Première.flac")], check=True)
+    tagged_album(root / "Nobody" / "Bare", "Nobody", '<img src=x onerror="window.pwned=1">', ["Plain"])
+    server = webtest.Reel(tmp_path / "reel", media)
+    server.music_dirs = [root]
+    try:
+        server.start(populate=False)
+        yield server, root
+    finally:
+        server.close()
+
+
+def cover_errors(page) -> list[str]:
+    """Console errors other than an album without art answering 404 at /cover."""
+    return [e for e in page.console_errors() if not ("/cover?" in e and "404" in e)]
+
+
+def test_music_albums_with_covers_tracks_artists_and_search(driver, music_reel):
+    reel, root = music_reel
+    page = webtest.Page(driver, reel)
+    page.console_errors()  # drains what earlier tests left in the browser's log
+    try:
+        page.open("#music")
+        card_names = "return [...document.querySelectorAll('#music-grid .card .name')].map(e => e.textContent)"
+        wait_for(lambda: page.js(card_names) == ['<img src=x onerror="window.pwned=1">', "Blue Train", "Été"],
+                 what="three albums, by name")
+        # Art: cover.png beside the files, the picture embedded in a file; none for the third.
+        loaded = """return [...document.querySelectorAll('#music-grid .cover')].map(i =>
+                      i.complete ? (i.classList.contains('none') ? 'none' : i.naturalWidth) : 'loading')"""
+        wait_for(lambda: page.js(loaded) == ["none", 8, 8], what="two covers loaded and one without")
+        assert page.js("return window.pwned === undefined")
+        page.screenshot("music-albums")
+
+        # An album: its tracks in tag order; a click plays that track (queued next), by title.
+        page.els("#music-grid .card")[1].click()
+        rows = "return [...document.querySelectorAll('#music-list > li .name')].map(e => e.textContent)"
+        wait_for(lambda: page.js(rows) == ["Lazy Bird", "Locomotion", "Moment"], what="Blue Train's tracks")
+        assert page.text("#album-name") == "Blue Train"
+        assert "Trane" in page.text("#album-sub") and "1958" in page.text("#album-sub")
+        page.screenshot("music-album")
+        page.els("#music-list > li .row-main")[1].click()
+        wait_for(lambda: (reel.status().get("source") or {}).get("path", "").endswith("02 Locomotion.flac"),
+                 what="the clicked track to play")
+        wait_for(lambda: page.text("#np-title") == "Locomotion", what="the title, not the file name")
+        # Add the whole album: three more entries, titled.
+        page.el("#album-add").click()
+        wait_for(lambda: reel.rpc("queue.list")["length"] == 4, what="the album added")
+        assert [e.get("title") for e in reel.rpc("queue.list")["entries"]] == ["Locomotion", "Lazy Bird", "Locomotion", "Moment"]
+
+        # Artists, then one artist's albums.
+        page.el("#music-artists").click()
+        artists = "return [...document.querySelectorAll('#music-list > li .name')].map(e => e.textContent)"
+        wait_for(lambda: page.js(artists) == ["Nobody", "Trane", "Zoë"], what="the artists")
+        page.els("#music-list > li .row-main")[2].click()
+        wait_for(lambda: page.js(card_names) == ["Été"], what="Zoë's albums")
+
+        # Search over titles, artists and albums.
+        page.el("#music-search").send_keys("locom" + Keys.ENTER)
+        wait_for(lambda: page.js(rows) == ["Locomotion"], what="the search's one result")
+
+        # An album copied in appears once the index has it (the page follows the scan stream).
+        page.el("#music-albums").click()
+        wait_for(lambda: len(page.js(card_names)) == 3, what="the albums again")
+        tagged_album(root / "Trane" / "Giant Steps", "Trane", "Giant Steps", ["Naima"], date="1960")
+        reel.reel("scan")
+        wait_for(lambda: "Giant Steps" in page.js(card_names), what="the new album on the page")
+        assert cover_errors(page) == []
+    finally:
+        driver.get("about:blank")
+
+
+def test_cover_route(music_reel):
+    """/cover serves an album's art from the index: by album (and artist), never a file outside
+    the music folders, 404 without art, 400 without an album."""
+    import os
+    import urllib.error
+    import urllib.request
+
+    reel, root = music_reel
+
+    def get(query):
+        try:
+            with urllib.request.urlopen(reel.url + "/cover" + query, timeout=10) as r:
+                return r.status, r.headers.get("content-type"), r.read()
+        except urllib.error.HTTPError as e:
+            return e.code, e.headers.get("content-type"), e.read()
+
+    status, kind, body = get("?album=Blue+Train&artist=Trane")
+    assert (status, kind) == (200, "image/png") and body == png((30, 60, 200))
+    status, kind, body = get("?album=%C3%89t%C3%A9")
+    assert (status, kind) == (200, "image/png") and body == png((200, 60, 30))
+    assert get("?album=Bare")[0] == 404
+    assert get("?album=" + urllib.request.quote('<img src=x onerror="window.pwned=1">'))[0] == 404
+    assert get("")[0] == 400
+    # A cover.png that links out of the music folder is not followed.
+    os.symlink("/etc/passwd", root / "Nobody" / "Bare" / "cover.png")
+    assert get("?album=" + urllib.request.quote('<img src=x onerror="window.pwned=1">'))[0] == 404

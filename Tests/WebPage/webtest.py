@@ -104,6 +104,7 @@ class Reel:
         self.reeld = build / "reeld"
         self.reel_bin = build / "reel"
         self.proc: subprocess.Popen | None = None
+        self.music_dirs: list[Path] = []
 
     @property
     def url(self) -> str:
@@ -116,6 +117,8 @@ class Reel:
         args += ["--http-listen", f"127.0.0.1:{self.port}"]
         env = {k: v for k, v in os.environ.items() if not k.startswith("REEL_")}
         env["REEL_CONFIG"] = "/dev/null"
+        if self.music_dirs:
+            env["REEL_MUSIC_DIRS"] = ":".join(str(d) for d in self.music_dirs)
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT,
                                          stdin=subprocess.DEVNULL)

@@ -48,12 +48,13 @@ public struct PlayQueue: Sendable {
         var duration: Double?
         var format: AudioFormat?
         var missing: Bool
+        var tags: QueueEntryTags?
         /// The `entriesVersion` at which the entry was added, or last changed its position or
         /// content.
         var changed: Int
 
         static let free = Slot(
-            id: 0, source: .file(path: ""), duration: nil, format: nil, missing: false, changed: 0)
+            id: 0, source: .file(path: ""), duration: nil, format: nil, missing: false, tags: nil, changed: 0)
     }
 
     var slots: [Slot] = []

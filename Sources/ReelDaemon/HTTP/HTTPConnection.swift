@@ -181,7 +181,7 @@ final class HTTPConnection: ChannelDuplexHandler, RemovableChannelHandler {
             respond(
                 HTTPFailure(.methodNotAllowed, reason: "bad_request", "\(target.path) takes \(allow), not \(head.method)"),
                 head: head, headers: extra)
-        case .page, .rpc, .audio:
+        case .page, .rpc, .audio, .cover:
             state = .waitingForEnd(request)
         }
     }
@@ -200,6 +200,8 @@ final class HTTPConnection: ChannelDuplexHandler, RemovableChannelHandler {
                 head: request.head, headers: extra)
         case .audio(let id):
             sendAudio(id: id, request: request)
+        case .cover:
+            sendCover(request: request)
         case .upload, .notFound, .methodNotAllowed:
             break
         }

@@ -9,11 +9,13 @@ import NIOHTTP1
 /// | `/`, `/index.html`, `/app.js`, `/style.css` — the page | GET, HEAD |
 /// | `/rpc` — the WebSocket (JSON-RPC) | GET with `Upgrade: websocket` |
 /// | `/audio/<recording id>` — a recording's file | GET, HEAD |
+/// | `/cover?album=NAME[&artist=ARTIST]` — an album's art from the music folders | GET, HEAD |
 /// | `/import` — an upload imported into the library | POST |
 enum HTTPRoute: Equatable, Sendable {
     case page(path: String)
     case rpc
     case audio(id: String)
+    case cover
     case upload
     case notFound
     case methodNotAllowed(allow: String)
@@ -32,6 +34,8 @@ enum HTTPRoute: Equatable, Sendable {
                 return
             }
             self = readable ? .audio(id: String(id)) : .methodNotAllowed(allow: "GET, HEAD")
+        } else if path == "/cover" {
+            self = readable ? .cover : .methodNotAllowed(allow: "GET, HEAD")
         } else if path == "/import" {
             self = method == .POST ? .upload : .methodNotAllowed(allow: "POST")
         } else {

@@ -223,10 +223,12 @@ function renderPlayer() {
   const p = player.state;
   const src = p.source;
   $('player').dataset.state = p.state;
-  $('np-title').textContent = src ? sourceTitle(src) : 'Nothing playing';
   const where = queue.entries.findIndex((e) => e.id === p.entry);
+  const entry = where >= 0 ? queue.entries[where] : null;
+  $('np-title').textContent = entry ? entryTitle(entry) : src ? sourceTitle(src) : 'Nothing playing';
   const sub = [];
-  if (src && src.path !== '/' + sourceTitle(src)) sub.push(src.path);
+  if (entry && (entry.artist || entry.album)) sub.push(entrySub(entry));
+  else if (src && src.path !== '/' + sourceTitle(src)) sub.push(src.path);
   if (p.format) sub.push(formatText(p.format));
   if (where >= 0) sub.push(`${where + 1} of ${queue.length}`);
   $('np-sub').textContent = sub.join(' · ');
@@ -423,13 +425,22 @@ function renderQueue() {
   if (player.state) renderPlayer();
 }
 
-function queueRow(entry) {
+// A queue entry's title (a music file's Title tag, else the file or recording name) and the line
+// under it (artist and album when indexed, else where it lies).
+const entryTitle = (entry) => entry.title || sourceTitle(entry.source);
+function entrySub(entry) {
   const src = entry.source;
+  const tags = [entry.artist, entry.album].filter(Boolean);
+  if (tags.length) return tags.join(' · ');
+  return src.item ? src.path : src.path.replace(/\/[^/]*$/, '') || '/';
+}
+
+function queueRow(entry) {
   return h('li', { dataset: { id: entry.id }, class: 'row' + (entry.missing ? ' missing' : '') },
     h('button', { class: 'icon handle', 'aria-label': 'Drag to reorder', title: 'Drag to reorder', onpointerdown: dragEntry }, icon('grip')),
     h('button', { class: 'row-main', onclick: () => act('player.play', { entry: entry.id }) },
-      h('span', { class: 'name' }, sourceTitle(src)),
-      h('span', { class: 'sub' }, src.item ? src.path : src.path.replace(/\/[^/]*$/, '') || '/')),
+      h('span', { class: 'name' }, entryTitle(entry)),
+      h('span', { class: 'sub' }, entrySub(entry))),
     h('span', { class: 'meta' }, clock(entry.duration)),
     iconButton('x', 'Remove from the queue', () => act('queue.remove', { id: entry.id }), 'remove'));
 }
@@ -729,6 +740,185 @@ function setupLibrary() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Music: the music folders by album and artist, with covers, and a search over their tags.
+
+const music = { view: 'albums', artist: null, album: null, token: 0, query: '', cursor: null, scanning: false, shown: false };
+
+const coverURL = (a) => '/cover?album=' + encodeURIComponent(a.name) + (a.albumArtist ? '&artist=' + encodeURIComponent(a.albumArtist) : '');
+
+// An album's art in a tinted square with a note; an album without art keeps the square.
+function coverImage(a) {
+  const img = h('img', { class: 'cover', alt: '', loading: 'lazy', src: coverURL(a) });
+  img.addEventListener('error', () => img.classList.add('none'), { once: true });
+  return h('span', { class: 'cover-box' }, icon('note'), img);
+}
+
+function musicShell(view, title) {
+  music.view = view;
+  $('music-albums').setAttribute('aria-pressed', view === 'albums');
+  $('music-artists').setAttribute('aria-pressed', view === 'artists');
+  $('music-back-bar').hidden = !title;
+  $('music-title').textContent = title || '';
+  $('album-head').hidden = view !== 'album';
+  $('music-more').hidden = true;
+  $('music-empty').hidden = true;
+}
+
+function emptyMusic(text) {
+  $('music-empty').textContent = text;
+  $('music-empty').hidden = false;
+}
+
+function noMusicText() {
+  return music.scanning ? 'Reading your music folders…' : 'No albums yet. Name your music folders in reeld’s config (music_dirs).';
+}
+
+async function showAlbums(artist) {
+  const token = ++music.token;
+  music.artist = artist || null;
+  musicShell(artist ? 'artist' : 'albums', artist || null);
+  try {
+    const r = await rpc.call('music.albums', artist ? { artist } : {});
+    if (token !== music.token) return;
+    $('music-list').replaceChildren();
+    $('music-grid').replaceChildren(...r.albums.map((a) => h('li', null,
+      h('button', { class: 'card', onclick: () => showAlbum(a) },
+        coverImage(a),
+        h('span', { class: 'name' }, a.name),
+        h('span', { class: 'sub' }, [a.albumArtist, a.date && a.date.slice(0, 4)].filter(Boolean).join(' · ') || `${a.tracks} tracks`)))));
+    if (!r.albums.length) emptyMusic(artist ? `No albums of ${artist}.` : noMusicText());
+  } catch (err) {
+    if (token === music.token) report(err);
+  }
+}
+
+async function showArtists() {
+  const token = ++music.token;
+  musicShell('artists', null);
+  try {
+    const r = await rpc.call('music.artists');
+    if (token !== music.token) return;
+    $('music-grid').replaceChildren();
+    $('music-list').replaceChildren(...r.artists.map((a) => h('li', { class: 'row' },
+      h('button', { class: 'row-main', onclick: () => showAlbums(a.name) },
+        h('span', { class: 'name' }, a.name),
+        h('span', { class: 'sub' }, `${a.albums} ${a.albums === 1 ? 'album' : 'albums'} · ${a.tracks} ${a.tracks === 1 ? 'track' : 'tracks'}`)))));
+    if (!r.artists.length) emptyMusic(noMusicText());
+  } catch (err) {
+    if (token === music.token) report(err);
+  }
+}
+
+function trackRow(t, withAlbum) {
+  const sub = [t.artist, withAlbum ? t.album : null, formatText(t.format)].filter(Boolean).join(' · ');
+  return h('li', { class: 'row' + (t.missing ? ' missing' : ''), dataset: { track: t.id } },
+    h('span', { class: 'track-no' }, withAlbum || t.track == null ? '' : String(t.track)),
+    h('button', { class: 'row-main', onclick: () => playTrack(t) },
+      h('span', { class: 'name' }, t.name), h('span', { class: 'sub' }, sub)),
+    h('span', { class: 'meta' }, clock(t.duration)),
+    iconButton('plus', 'Add to the queue', () => addTracks({ track: t.id }), 'add'));
+}
+
+async function showAlbum(a) {
+  const token = ++music.token;
+  music.album = a;
+  musicShell('album', music.artist || 'Albums');
+  const cover = $('album-cover');
+  cover.classList.remove('none');
+  cover.onerror = () => cover.classList.add('none');
+  cover.src = coverURL(a);
+  $('album-name').textContent = a.name;
+  $('album-sub').textContent = [a.albumArtist, a.date, `${a.tracks} ${a.tracks === 1 ? 'track' : 'tracks'}`, clock(a.duration)].filter(Boolean).join(' · ');
+  $('music-grid').replaceChildren();
+  $('music-list').replaceChildren();
+  try {
+    const r = await rpc.call('music.tracks', albumParams(a));
+    if (token !== music.token) return;
+    $('music-list').replaceChildren(...r.tracks.map((t) => trackRow(t, false)));
+  } catch (err) {
+    if (token === music.token) report(err);
+  }
+}
+
+const albumParams = (a) => (a.albumArtist ? { album: a.name, albumArtist: a.albumArtist } : { album: a.name });
+
+async function searchMusic(more) {
+  const token = more ? music.token : ++music.token;
+  if (!more) {
+    musicShell('search', `Results for “${music.query}”`);
+    $('music-grid').replaceChildren();
+    $('music-list').replaceChildren();
+    music.cursor = null;
+  }
+  const params = { text: music.query, limit: 50 };
+  if (music.cursor) params.cursor = music.cursor;
+  try {
+    const r = await rpc.call('music.search', params);
+    if (token !== music.token) return;
+    $('music-list').append(...r.tracks.map((t) => trackRow(t, true)));
+    music.cursor = r.cursor;
+    $('music-more').hidden = !r.cursor;
+    if (!$('music-list').children.length) emptyMusic(`Nothing found for “${music.query}”.`);
+  } catch (err) {
+    if (token === music.token) report(err);
+  }
+}
+
+// Adds tracks (a track or an album) to the queue; with `play`, right after the current entry,
+// and plays the first of them.
+async function addTracks(params, play) {
+  const r = await act('queue.add', play ? { ...params, next: true } : params);
+  if (!r || !r.entries.length) return;
+  if (play) await act('player.play', { entry: r.entries[0].id });
+  else toast(`Added ${r.entries.length === 1 ? entryTitle(r.entries[0]) : r.entries.length + ' tracks'} to the queue`, 'info');
+}
+
+const playTrack = (t) => addTracks({ track: t.id }, true);
+
+// Shows the view again after the index changed (a scan or the disk watcher).
+function refreshMusic() {
+  if (!music.shown) return;
+  if (music.view === 'albums') showAlbums();
+  else if (music.view === 'artist') showAlbums(music.artist);
+  else if (music.view === 'artists') showArtists();
+  else if (music.view === 'album' && music.album) showAlbum(music.album);
+}
+
+function onScan(p) {
+  const was = music.scanning;
+  music.scanning = p.running;
+  $('music-scan').textContent = p.running ? `Reading music… ${p.seen} files` : '';
+  if (p.running && !was && !$('music-empty').hidden) $('music-empty').textContent = noMusicText();
+  if (!p.running && (was || p.indexed || p.removed)) refreshMusic();
+}
+
+function showMusicTab() {
+  if (!music.shown) {
+    music.shown = true;
+    showAlbums();
+  }
+}
+
+function setupMusic() {
+  $('music-albums').addEventListener('click', () => showAlbums());
+  $('music-artists').addEventListener('click', showArtists);
+  $('music-back').addEventListener('click', () => {
+    if (music.view === 'album' && music.artist) showAlbums(music.artist);
+    else if (music.view === 'artist') showArtists();
+    else showAlbums();
+  });
+  $('music-search-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    music.query = $('music-search').value.trim();
+    if (music.query) searchMusic(false);
+    else showAlbums();
+  });
+  $('music-more').addEventListener('click', () => searchMusic(true));
+  $('album-play').addEventListener('click', () => music.album && addTracks(albumParams(music.album), true));
+  $('album-add').addEventListener('click', () => music.album && addTracks(albumParams(music.album)));
+}
+
+// ---------------------------------------------------------------------------------------------
 // Recorder
 
 const recorder = { state: null };
@@ -805,6 +995,7 @@ function showTab(name) {
     b.setAttribute('aria-selected', on);
     $(b.dataset.tab).hidden = !on;
   }
+  if (name === 'music' && rpc.ws && rpc.ws.readyState === WebSocket.OPEN) showMusicTab();
 }
 
 function setupTabs() {
@@ -825,6 +1016,11 @@ function subscribeAll() {
   rpc.subscribe('queue', {}, (m, p) => onQueue(p)).catch(fail);
   rpc.subscribe('mixer', {}, (m, p) => onMixer(p)).catch(fail);
   rpc.subscribe('recorder', { interval: RECORDER_INTERVAL }, (m, p) => onRecorder(p)).catch(fail);
+  rpc.subscribe('scan', {}, (m, p) => onScan(p)).catch(fail);
+  if (!$('music').hidden) {
+    music.shown = false;
+    showMusicTab();
+  }
   player.offset = null; // the daemon may have restarted: its clock is another one
   queue.version = null;
   lib.sub = null;
@@ -833,11 +1029,11 @@ function subscribeAll() {
   else openFolder(hash.startsWith('#library:/') ? { path: hash.slice(9) } : { item: ROOT });
 }
 
-// #queue, #library, #library:/Folder/Path, #recorder
+// #queue, #music, #library, #library:/Folder/Path, #recorder
 function route() {
   const hash = decodeURIComponent(location.hash.slice(1));
   const tab = hash.split(':')[0];
-  showTab(['queue', 'library', 'recorder'].includes(tab) ? tab : 'queue');
+  showTab(['queue', 'music', 'library', 'recorder'].includes(tab) ? tab : 'queue');
   const path = hash.startsWith('library:/') ? hash.slice(8) : null;
   if (path && lib.folder && path !== lib.folder.path && rpc.ws && rpc.ws.readyState === WebSocket.OPEN) openFolder({ path });
 }
@@ -848,6 +1044,7 @@ function start() {
   setupVolume();
   setupQueue();
   setupLibrary();
+  setupMusic();
   setupRecorder();
   route();
   window.addEventListener('hashchange', route);
