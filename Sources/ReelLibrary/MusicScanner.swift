@@ -33,6 +33,9 @@ public struct MusicScanOutcome: Equatable, Sendable {
 ///    be read this time. A new file with the size, mtime and read audio (tags, stream, cover)
 ///    of a file gone in the same scan is taken as that file moved: it keeps the id.
 ///
+/// `update` does the same for only some paths of the folders (what `MusicWatcher` saw change),
+/// without marking folders missing or forgetting any.
+///
 /// Progress goes to the `progress` handler: after the walk, after each batch written, and at
 /// the end. `seen` = `indexed` + `unchanged` + `failed` once the scan ends; a folder that cannot
 /// be read, or a name that is not UTF-8, counts as one seen and failed. `cancel()` stops a running scan soon (between files): what was read is written,

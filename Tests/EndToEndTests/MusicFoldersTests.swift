@@ -205,6 +205,49 @@ import Testing
         #expect(entries.first?["album"]?.stringValue == "Été")
     }
 
+    /// Whether `unshare -Ur` can give reeld a user namespace of its own, where the limit of
+    /// inotify watches can be set low without touching the machine's.
+    static let canLimitWatches: Bool = {
+        let (status, output) = (try? AudioAnalysis.run(
+            "unshare", ["-Ur", "sh", "-c", "echo 4 > /proc/sys/user/max_inotify_watches && cat /proc/sys/user/max_inotify_watches"]))
+            ?? (1, "")
+        return status == 0 && output.contains("4")
+    }()
+
+    @Test(.enabled(if: canLimitWatches, "needs unshare -Ur (user namespaces) to lower the inotify watch limit for reeld alone"))
+    func runningOutOfInotifyWatchesIsOneClearWarningAndRescansStillWork() throws {
+        let music = FileManager.default.temporaryDirectory.appendingPathComponent("reel-music-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: music) }
+        for folder in 0..<8 {
+            let path = music.appendingPathComponent("Folder \(folder)/old-\(folder).wav").path
+            try FileManager.default.createDirectory(
+                atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try Self.run("sox", ["-n", "-r", "8000", "-c", "1", "-b", "16", path, "synth", "0.1", "sine", "300"])
+        }
+        // reeld in a user namespace of its own whose limit is 3 watches (9 folders to watch).
+        let daemon = try DaemonProcess(
+            environment: ["REEL_MUSIC_DIRS": music.path],
+            wrapper: ["/usr/bin/unshare", "-Ur", "sh", "-c", "echo 3 > /proc/sys/user/max_inotify_watches && exec \"$0\" \"$@\""])
+        let client = try daemon.client()
+        _ = try client.result("subscribe", ["stream": "scan"])
+        let first = try Self.scanEnded(client, atLeast: 1)
+        #expect(first["indexed"]?.intValue == 8)
+        let warnings = daemon.log().components(separatedBy: "\n").filter { $0.contains("fs.inotify.max_user_watches") }
+        #expect(warnings.count == 1, "one warning naming the sysctl: \(warnings)")
+        #expect(warnings.first?.contains("warning") == true)
+
+        // A file in each folder; a rescan finds them all, watched or not.
+        for folder in 0..<8 {
+            let path = music.appendingPathComponent("Folder \(folder)/new-\(folder).wav").path
+            try Self.run("sox", ["-n", "-r", "8000", "-c", "1", "-b", "16", path, "synth", "0.1", "sine", "400"])
+        }
+        let rescan = try client.result("library.rescan")
+        _ = try Self.scanEnded(client, atLeast: rescan["scan"]?.intValue ?? 2)
+        let found = try client.result("music.search", ["text": "new-"])["tracks"]?.arrayValue ?? []
+        #expect(found.count == 8)
+        #expect(daemon.stop() == 0)
+    }
+
     @Test func withoutMusicFoldersRescanSaysSo() throws {
         let daemon = try DaemonProcess()
         let client = try daemon.client()
