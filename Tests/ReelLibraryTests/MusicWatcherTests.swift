@@ -87,6 +87,30 @@ final class WatcherProbe: @unchecked Sendable {
         #expect(sixth?.moves == [] && sixth?.changed == [probe.path("d.flac")])
     }
 
+    @Test func aMoveFromOneMusicFolderToAnotherIsAMove() throws {
+        let directory = TemporaryDirectory()
+        let first = MusicTree(directory.file("One"))
+        let second = MusicTree(directory.file("Two"))
+        first.add("Album/a.flac")
+        let log = ReportLog()
+        let watcher = MusicWatcher(
+            roots: [first.root, second.root], logger: Logger(label: "test"), isPresent: { _ in true },
+            handler: { report in log.reports.withLock { $0.append(report) } })
+        watcher.start()
+        defer { watcher.stop() }
+        try FileManager.default.moveItem(atPath: first.path("Album"), toPath: second.path("Moved"))
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline, log.reports.withLock({ $0.isEmpty }) { usleep(10_000) }
+        let from = MusicPath(root: first.root, relativePath: "Album")
+        let to = MusicPath(root: second.root, relativePath: "Moved")
+        #expect(log.reports.withLock { $0 } == [.changes(MusicWatchBatch(moves: [MusicMove(from: from, to: to)], changed: [to]))])
+        // The folder's watch follows it into the other music folder.
+        second.add("Moved/b.flac")
+        let later = Date().addingTimeInterval(20)
+        while Date() < later, log.reports.withLock({ $0.count < 2 }) { usleep(10_000) }
+        #expect(log.reports.withLock { $0.last } == .changes(MusicWatchBatch(changed: [to.appending("b.flac")])))
+    }
+
     @Test func aFileOpenForWritingIsHeldBackUntilItsClose() throws {
         let probe = WatcherProbe()
         let handle = open(probe.tree.path("slow.flac"), O_CREAT | O_WRONLY, 0o644)
