@@ -7,11 +7,20 @@ import ReelLibrary
 import ReelModel
 
 /// The music folders (`music_dirs`) as every front end sees them: a scan at start (a full one
-/// the first time; later only what changed, by size and mtime), `rescan`, the scan's progress on
-/// `progress`, and the index's listings.
+/// the first time; later only what changed, by size and mtime), the index kept current while
+/// reeld runs (`MusicWatcher`: inotify), `rescan`, the scans' progress on `progress`, and the
+/// index's listings.
 ///
-/// Threads: any thread may call; scans run on `scans` (one at a time), listings on `reads`
-/// (concurrent), and replies come on those queues.
+/// Every change the watcher reports is applied as a small scan with a number of its own,
+/// published on `progress` like any scan (`running`, then not, with its counts): a batch of
+/// changes (moves first, `MusicIndex.move`, keeping ids; then `MusicScanner.update` of the
+/// paths changed), a music folder gone (its files marked missing: `missing`), or back (its
+/// files present again, `restored`, and the folder scanned). After moves are written, the
+/// queue's entries follow their files (`onMoves`).
+///
+/// Threads: any thread may call; scans and the watcher's changes run on `scans` (one at a
+/// time, in order), listings on `reads` (concurrent), and replies come on those queues. The
+/// watcher has its own thread (`reel.music.watch`), only with music folders.
 public final class MusicController: @unchecked Sendable {
     public typealias Reply<Value> = @Sendable (Result<Value, ReelError>) -> Void
 
@@ -28,12 +37,38 @@ public final class MusicController: @unchecked Sendable {
     private let logger: Logger
     /// A rescan asked for while one runs: one more follows it. And the last scan's number.
     private let schedule = Locked((again: false, last: 0))
+    /// Follows the disk while reeld runs; nil without music folders (then nothing runs).
+    let watcher: MusicWatcher?
+    private let onMoves: @Sendable ([(from: String, to: String)]) -> Void
 
-    init(store: LibraryStore, roots: [String], reader: @escaping MusicScanner.Reader, logger: Logger) {
+    init(
+        store: LibraryStore, roots: [String], reader: @escaping MusicScanner.Reader,
+        watchTiming: MusicWatcher.Timing = MusicWatcher.Timing(), logger: Logger,
+        onMoves: @escaping @Sendable ([(from: String, to: String)]) -> Void = { _ in }
+    ) {
         self.roots = roots
         self.logger = logger
+        self.onMoves = onMoves
         index = MusicIndex(store: store)
-        scanner = roots.isEmpty ? nil : MusicScanner(index: index, roots: roots, reader: reader)
+        let scanner = roots.isEmpty ? nil : MusicScanner(index: index, roots: roots, reader: reader)
+        self.scanner = scanner
+        if let scanner {
+            let box = WeakController()
+            watcher = MusicWatcher(
+                roots: roots, timing: watchTiming, logger: logger,
+                isPresent: { root in
+                    do throws(ReelError) { return try scanner.absence(of: root) == nil } catch { return false }
+                },
+                handler: { report in box.controller?.watched(report) })
+            box.controller = self
+        } else {
+            watcher = nil
+        }
+    }
+
+    /// The watcher's way back to its controller, set once the controller exists.
+    private final class WeakController: @unchecked Sendable {
+        weak var controller: MusicController?
     }
 
     /// Starts the scan at start-up, in the background (the index answers meanwhile with what it
@@ -51,6 +86,9 @@ public final class MusicController: @unchecked Sendable {
             return
         }
         schedule.withLock { $0.again = true }
+        // Watches first, then the scan: a change made during the scan comes in a batch
+        // applied after it.
+        scans.async { [self] in watcher?.start() }
         scan()
     }
 
@@ -76,41 +114,135 @@ public final class MusicController: @unchecked Sendable {
     /// Runs the scans asked for, one at a time, on `scans`: a request made while one runs is
     /// served by one more scan after it (several requests meanwhile, by the same one).
     private func scan() {
+        scans.async { [self] in runRequestedScans() }
+    }
+
+    /// The full scans asked for and not run yet (on `scans`). A change from the watcher runs
+    /// them first, so the number a `rescan` promised goes to that rescan.
+    private func runRequestedScans() {
         guard let scanner else { return }
-        scans.async { [self] in
-            while let number = schedule.withLock({ schedule -> Int? in
-                guard schedule.again else { return nil }
-                schedule.again = false
-                schedule.last += 1
-                return schedule.last
-            }) {
-                progress.publish(MusicScanProgress(scan: number, running: true))
-                do throws(ReelError) {
-                    let outcome = try scanner.scan { [progress] step in
-                        var running = step
-                        running.scan = number
-                        running.running = true
-                        progress.publish(running)
-                    }
-                    var done = outcome.progress
-                    done.scan = number
-                    done.running = false
-                    progress.publish(done)
-                } catch {
-                    var stopped = progress.latest.value
-                    stopped.scan = number
-                    stopped.running = false
-                    progress.publish(stopped)
-                    logger.error("the music scan failed", metadata: ["error": "\(error.message)"])
+        while let number = schedule.withLock({ schedule -> Int? in
+            guard schedule.again else { return nil }
+            schedule.again = false
+            schedule.last += 1
+            return schedule.last
+        }) {
+            progress.publish(MusicScanProgress(scan: number, running: true))
+            do throws(ReelError) {
+                let outcome = try scanner.scan { [progress] step in
+                    var running = step
+                    running.scan = number
+                    running.running = true
+                    progress.publish(running)
                 }
+                var done = outcome.progress
+                done.scan = number
+                done.running = false
+                progress.publish(done)
+            } catch {
+                var stopped = progress.latest.value
+                stopped.scan = number
+                stopped.running = false
+                progress.publish(stopped)
+                logger.error("the music scan failed", metadata: ["error": "\(error.message)"])
             }
         }
     }
 
-    /// Stops a running scan (at shutdown).
+    /// Stops the watcher and a running scan (at shutdown).
     func shutdown() {
+        watcher?.stop()
         scanner?.cancel()
         scans.sync {}
+    }
+
+    // MARK: Following the disk
+
+    /// A report of the watcher (on its thread): applied on `scans`, in order.
+    private func watched(_ report: MusicWatcher.Report) {
+        scans.async { [self] in
+            runRequestedScans()
+            switch report {
+            case .changes(let batch): apply(batch)
+            case .folderGone(let root): folderGone(root)
+            }
+        }
+    }
+
+    /// The next scan's number for a small scan, after any full scan asked for meanwhile (whose
+    /// number a `rescan` reply promised).
+    private func nextNumber() -> Int {
+        while true {
+            runRequestedScans()
+            let number = schedule.withLock { schedule -> Int? in
+                guard !schedule.again else { return nil }
+                schedule.last += 1
+                return schedule.last
+            }
+            if let number { return number }
+        }
+    }
+
+    /// Runs one small scan: `body` returns its counts; published as scan `number`.
+    private func smallScan(_ what: String, _ body: () throws(ReelError) -> MusicScanProgress) {
+        let number = nextNumber()
+        progress.publish(MusicScanProgress(scan: number, running: true))
+        let started = ContinuousClock.now
+        do throws(ReelError) {
+            var done = try body()
+            done.scan = number
+            done.running = false
+            progress.publish(done)
+            logger.debug(
+                "music folders followed",
+                metadata: [
+                    "what": "\(what)", "scan": "\(number)", "indexed": "\(done.indexed)", "removed": "\(done.removed)",
+                    "moved": "\(done.moved)", "missing": "\(done.missing)", "restored": "\(done.restored)",
+                    "milliseconds": "\((ContinuousClock.now - started) / .milliseconds(1))",
+                ])
+        } catch {
+            progress.publish(MusicScanProgress(scan: number, running: false))
+            logger.error("cannot bring the music index up to date", metadata: ["what": "\(what)", "error": "\(error.message)"])
+        }
+    }
+
+    /// A batch of changes: moves (ids kept), then the paths changed.
+    private func apply(_ batch: MusicWatchBatch) {
+        guard let scanner else { return }
+        var followed: [(from: String, to: String)] = []
+        smallScan("changes") { () throws(ReelError) -> MusicScanProgress in
+            var restored = 0
+            for root in batch.returned { restored += try index.setMissing(root: root, false) }
+            var moved = 0
+            for move in batch.moves {
+                let count = try index.move(
+                    root: move.from.root, from: move.from.relativePath, toRoot: move.to.root, to: move.to.relativePath)
+                if count > 0 {
+                    moved += count
+                    followed.append((move.from.absolute, move.to.absolute))
+                }
+            }
+            var done = MusicScanProgress()
+            if !batch.changed.isEmpty, !batch.rescan {
+                done = try scanner.update(batch.changed, skipping: batch.writing).progress
+            }
+            done.moved = moved
+            done.restored = restored
+            return done
+        }
+        if !followed.isEmpty { onMoves(followed) }
+        if batch.rescan {
+            // Events were lost: scan everything.
+            schedule.withLock { $0.again = true }
+            runRequestedScans()
+        }
+    }
+
+    /// A music folder went away: its files are marked missing.
+    private func folderGone(_ root: String) {
+        smallScan("folder gone") { () throws(ReelError) -> MusicScanProgress in
+            MusicScanProgress(missing: try index.setMissing(root: root, true))
+        }
     }
 
     // MARK: Listings

@@ -330,3 +330,40 @@ extension PlayerController {
         if !renames.isEmpty { publishState() }
     }
 }
+
+extension PlayerController {
+    // MARK: Following the music folders
+
+    /// Files of the music folders renamed or moved (or their folders), as the index saw them:
+    /// queue entries whose file is an old path (or under an old folder) take the new path, in
+    /// order (a file moved twice ends at its last path). Entries of files deleted are left
+    /// alone: they are skipped with an error when reached, as any file gone. Any thread (called
+    /// on the music scan's queue after the move is written).
+    public func followMoves(_ moves: [(from: String, to: String)]) {
+        guard !moves.isEmpty else { return }
+        let changed = shared.withLock { shared -> Int in
+            var changed = 0
+            for entry in shared.queue.allEntries {
+                guard case .file(var path) = entry.source else { continue }
+                let original = path
+                for move in moves {
+                    if path == move.from {
+                        path = move.to
+                    } else if path.hasPrefix(move.from + "/") {
+                        path = move.to + path.dropFirst(move.from.count)
+                    }
+                }
+                if path != original {
+                    shared.queue.updateSource(.file(path: path), for: entry.id)
+                    changed += 1
+                }
+            }
+            if changed > 0 { publishQueue(shared) }
+            return changed
+        }
+        if changed > 0 {
+            logger.info("queue entries follow their files, moved in a music folder", metadata: ["entries": "\(changed)"])
+            publishState()
+        }
+    }
+}

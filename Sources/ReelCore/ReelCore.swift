@@ -80,7 +80,7 @@ public final class ReelCore: Sendable {
         musicLogger[metadataKey: "subsystem"] = "reel.music"
         music = MusicController(
             store: store, roots: musicDirectories, reader: { path throws(ReelError) in try TagReader.read(path: path) },
-            logger: musicLogger)
+            logger: musicLogger, onMoves: { [player] moves in player.followMoves(moves) })
         library = LibraryController(
             store: store, player: player, recorder: recorder, mediaRoots: self.mediaRoots, logger: libraryLogger)
         store.showMusicFolders(music.indexedRoots)

@@ -17,6 +17,13 @@ import Foundation
 /// - A folder that cannot be read is a failure, and its files are reported as not walked
 ///   (`unreadable`), so the scan keeps their index rows rather than dropping them.
 ///
+/// A walk may also cover only some paths of the folders (`walk(_:only:)`: what a file watcher
+/// saw change): each path is walked as above if it is a folder, taken if it is an audio file,
+/// followed if it is a link, and skipped if any of its components is hidden. A link met in
+/// such a walk is followed only where the whole walk would follow it: its real path must lie
+/// inside a music folder but where a walk of real folders does not reach (under a hidden
+/// folder); otherwise the file is indexed at its real path, not twice.
+///
 /// Runs on the calling thread (the scan's); `isCancelled` is polled every few hundred entries.
 struct MusicFolderWalker {
     struct Found: Sendable {
@@ -52,6 +59,8 @@ struct MusicFolderWalker {
     private var realRoots: [String] = []
     private var results: [RootResult] = []
     private var entries = 0
+    /// Walking only some paths (`walk(_:only:)`).
+    private var partial = false
     /// The walk was cancelled: it may have missed files.
     private(set) var wasCancelled = false
 
@@ -61,12 +70,19 @@ struct MusicFolderWalker {
     }
 
     /// Walks `roots` (present music folders, absolute paths); one result per root, in order.
-    mutating func walk(_ roots: [String]) -> [RootResult] {
+    /// With `only` (one list per root), walks just those relative paths of each root ("" is
+    /// the whole root; a path that is not there is simply not found).
+    mutating func walk(_ roots: [String], only: [[String]]? = nil) -> [RootResult] {
         self.roots = roots
         realRoots = roots.map { Self.realPath($0) ?? $0 }
         results = Array(repeating: RootResult(), count: roots.count)
+        partial = only != nil
         for index in roots.indices {
-            walkFolder(root: index, relativePath: "")
+            if let only {
+                for path in only[index] { walkPath(root: index, relativePath: path) }
+            } else {
+                walkFolder(root: index, relativePath: "")
+            }
         }
         // Links last, in the order found; a linked folder may add more.
         var next = 0
@@ -130,10 +146,45 @@ struct MusicFolderWalker {
         }
     }
 
-    /// A symbolic link: followed if its real path is inside a music folder.
+    /// One path of a partial walk: a folder, an audio file or a link; hidden paths are skipped.
+    private mutating func walkPath(root: Int, relativePath: String) {
+        if relativePath.isEmpty {
+            walkFolder(root: root, relativePath: "")
+            return
+        }
+        guard !Self.isHidden(relativePath) else { return }
+        var info = stat()
+        guard lstat(absolutePath(root, relativePath), &info) == 0 else {
+            // Not there (removed, or moved away): nothing is found, so the index drops it.
+            if errno != ENOENT && errno != ENOTDIR {
+                fail(root, relativePath, folder: true, "cannot read it: \(Self.errorText())")
+            }
+            return
+        }
+        switch Self.direntType(mode: info.st_mode) {
+        case UInt8(DT_DIR):
+            walkFolder(root: root, relativePath: relativePath)
+        case UInt8(DT_REG):
+            let name = relativePath.split(separator: "/").last.map(String.init) ?? relativePath
+            if isAudio(name) { addFile(root: root, relativePath: relativePath, info: info) }
+        case UInt8(DT_LNK):
+            links.append((root, relativePath))
+        default:
+            break
+        }
+    }
+
+    /// Whether any component of a relative path begins with ".".
+    static func isHidden(_ relativePath: String) -> Bool {
+        relativePath.utf8.first == UInt8(ascii: ".") || relativePath.contains("/.")
+    }
+
+    /// A symbolic link: followed if its real path is inside a music folder (and, in a partial
+    /// walk, where a walk of real folders does not reach).
     private mutating func follow(root: Int, relativePath: String) {
         let absolute = absolutePath(root, relativePath)
         guard let real = Self.realPath(absolute), isInsideMusicFolder(real) else { return }
+        if partial, isReachedByRealWalk(real) { return }
         var info = stat()
         guard stat(absolute, &info) == 0 else { return }
         switch Self.direntType(mode: info.st_mode) {
@@ -176,6 +227,17 @@ struct MusicFolderWalker {
         realRoots.contains { root in
             real == root || root == "/" || real.hasPrefix(root.hasSuffix("/") ? root : root + "/")
         }
+    }
+
+    /// A real path inside a music folder that a walk of its real folders reaches (no hidden
+    /// component below the music folder).
+    private func isReachedByRealWalk(_ real: String) -> Bool {
+        for root in realRoots {
+            let prefix = root.hasSuffix("/") ? root : root + "/"
+            if real == root { return true }
+            if real.hasPrefix(prefix) { return !Self.isHidden(String(real.dropFirst(prefix.count))) }
+        }
+        return false
     }
 
     func isAudio(_ name: String) -> Bool {

@@ -252,6 +252,46 @@ public final class MusicIndex: Sendable {
         }
     }
 
+    /// The indexed files of a music folder at `relativePath` or under it (a file, or a folder
+    /// and everything in it; "" is the whole folder), by relative path.
+    public func indexedFiles(root: String, under relativePath: String) throws(ReelError) -> [String: MusicIndexedFile] {
+        if relativePath.isEmpty { return try indexedFiles(root: root) }
+        return try store.reading("read the index of \(relativePath) in \(root)") { db in
+            var files: [String: MusicIndexedFile] = [:]
+            let rows = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT path, id, size, mtime_ns, missing FROM music_files
+                    WHERE root = ? AND (path = ? OR (path > ? AND path < ?))
+                    """,
+                arguments: [root, relativePath, relativePath + "/", relativePath + "0"])
+            while let row = try rows.next() {
+                files[row[0]] = MusicIndexedFile(
+                    id: row[1], stamp: MusicFileStamp(size: row[2], modifiedNanoseconds: row[3]), missing: row[4])
+            }
+            return files
+        }
+    }
+
+    /// The failures of a music folder at `relativePath` or under it ("" for all of them).
+    public func failedFiles(root: String, under relativePath: String) throws(ReelError) -> [String: MusicFileStamp] {
+        if relativePath.isEmpty { return try failedFiles(root: root) }
+        return try store.reading("read the scan failures of \(relativePath) in \(root)") { db in
+            var files: [String: MusicFileStamp] = [:]
+            let rows = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT path, size, mtime_ns FROM music_failures
+                    WHERE root = ? AND (path = ? OR (path > ? AND path < ?))
+                    """,
+                arguments: [root, relativePath, relativePath + "/", relativePath + "0"])
+            while let row = try rows.next() {
+                files[row[0]] = MusicFileStamp(size: row[1], modifiedNanoseconds: row[2])
+            }
+            return files
+        }
+    }
+
     /// The failures of a music folder, with the stamp each file had when it failed.
     public func failedFiles(root: String) throws(ReelError) -> [String: MusicFileStamp] {
         try store.reading("read the scan failures of \(root)") { db in

@@ -33,6 +33,9 @@ public struct MusicScanOutcome: Equatable, Sendable {
 ///    be read this time. A new file with the size, mtime and read audio (tags, stream, cover)
 ///    of a file gone in the same scan is taken as that file moved: it keeps the id.
 ///
+/// `update` does the same for only some paths of the folders (what `MusicWatcher` saw change),
+/// without marking folders missing or forgetting any.
+///
 /// Progress goes to the `progress` handler: after the walk, after each batch written, and at
 /// the end. `seen` = `indexed` + `unchanged` + `failed` once the scan ends; a folder that cannot
 /// be read, or a name that is not UTF-8, counts as one seen and failed. `cancel()` stops a running scan soon (between files): what was read is written,
@@ -116,30 +119,101 @@ public final class MusicScanner: Sendable {
             if let reason = try absence(of: root) {
                 missing.append(root)
                 let marked = try index.setMissing(root: root, true)
+                run.count { $0.missing += marked }
                 logger.warning(
                     "a music folder is missing; its files are kept, marked missing",
                     metadata: ["folder": "\(root)", "reason": "\(reason)", "files": "\(marked)"])
             } else {
                 present.append(root)
-                try index.setMissing(root: root, false)
+                let restored = try index.setMissing(root: root, false)
+                run.count { $0.restored += restored }
             }
         }
 
+        let wasCancelled = try reconcile(present, only: nil, skipping: [], run)
+        let final = run.finish()
+        progress(final)
+        logger.info(
+            "music folders scanned",
+            metadata: [
+                "seen": "\(final.seen)", "indexed": "\(final.indexed)", "unchanged": "\(final.unchanged)",
+                "failed": "\(final.failed)", "removed": "\(final.removed)", "missing_folders": "\(missing.count)",
+                "cancelled": "\(wasCancelled)", "seconds": "\((ContinuousClock.now - started).seconds)",
+            ])
+        return MusicScanOutcome(progress: final, missingRoots: missing, cancelled: wasCancelled)
+    }
+
+    /// Brings only some paths of the music folders up to date (what a file watcher saw change),
+    /// by the same rules as `scan`: each path, a file or a folder ("" for a whole music folder),
+    /// is walked; new and changed files under it are read, unchanged ones are not, and indexed
+    /// files under it that are no longer on disk leave the index (one that turns up elsewhere
+    /// among the paths with the same stamp and audio keeps its id). Paths of a music folder
+    /// that is missing now, or of none, are left alone; a path under another one is covered by
+    /// it. Files in `skipping` (still being written) are neither read nor removed.
+    ///
+    /// Throws `busy` if a scan is running. Threads: as `scan`.
+    @discardableResult
+    public func update(
+        _ paths: [MusicPath], skipping: Set<MusicPath> = [],
+        progress: @escaping @Sendable (MusicScanProgress) -> Void = { _ in }
+    ) throws(ReelError) -> MusicScanOutcome {
+        guard running.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else {
+            throw ReelError(.busy, "the music folders are already being scanned; wait for that scan to end")
+        }
+        defer { running.store(false, ordering: .releasing) }
+        cancelled.store(false, ordering: .relaxed)
+        let run = ScanRun(progress: progress)
+        var byRoot: [String: [String]] = [:]
+        for path in MusicPath.outermost(paths) where roots.contains(path.root) {
+            byRoot[path.root, default: []].append(path.relativePath)
+        }
+        var present: [String] = []
+        var missing: [String] = []
+        for root in roots where byRoot[root] != nil {
+            // The watcher saw what emptied a folder: empty is not missing here.
+            if try absence(of: root, emptyIsMissing: false) == nil { present.append(root) } else { missing.append(root) }
+        }
+        var wasCancelled = false
+        if !present.isEmpty {
+            wasCancelled = try reconcile(present, only: present.map { byRoot[$0]! }, skipping: skipping, run)
+        }
+        let final = run.finish()
+        progress(final)
+        return MusicScanOutcome(progress: final, missingRoots: missing, cancelled: wasCancelled)
+    }
+
+    /// Walks the present folders (`only`: just these paths of each), reads what is new or
+    /// changed, writes it and removes what is gone; returns whether the scan was cancelled.
+    private func reconcile(
+        _ present: [String], only: [[String]]?, skipping: Set<MusicPath>, _ run: ScanRun
+    ) throws(ReelError) -> Bool {
         // What is on disk, against what the index has.
         var walker = MusicFolderWalker(extensions: extensions, isCancelled: { [self] in isCancelled })
-        let walked = walker.walk(present)
+        let walked = walker.walk(present, only: only)
         var jobs: [Job] = []
         var vanished: [MusicFileStamp: [Int64]] = [:]
         var forgottenFailures: [(root: String, paths: [String])] = []
         var walkFailures: [MusicFileFailure] = []
-        for (root, result) in zip(present, walked) {
-            let indexed = try index.indexedFiles(root: root)
-            let failed = try index.failedFiles(root: root)
+        for (number, (root, result)) in zip(present, walked).enumerated() {
+            var indexed: [String: MusicIndexedFile] = [:]
+            var failed: [String: MusicFileStamp] = [:]
+            if let only {
+                for path in only[number] {
+                    indexed.merge(try index.indexedFiles(root: root, under: path)) { first, _ in first }
+                    failed.merge(try index.failedFiles(root: root, under: path)) { first, _ in first }
+                }
+            } else {
+                indexed = try index.indexedFiles(root: root)
+                failed = try index.failedFiles(root: root)
+            }
             var onDisk: Set<String> = []
             onDisk.reserveCapacity(result.files.count)
             var seen = 0, unchanged = 0, stillFailed = 0
             for file in result.files {
                 onDisk.insert(file.relativePath)
+                if !skipping.isEmpty, skipping.contains(MusicPath(root: root, relativePath: file.relativePath)) {
+                    continue
+                }
                 seen += 1
                 let known = indexed[file.relativePath]
                 if let known, known.stamp == file.stamp {
@@ -153,7 +227,10 @@ public final class MusicScanner: Sendable {
             walkFailures += result.failures
             run.count { $0.seen += seen + result.failures.count; $0.unchanged += unchanged; $0.failed += stillFailed + result.failures.count }
             let keptUnder = result.unreadable.map { $0.isEmpty ? "" : $0 + "/" }
-            func kept(_ path: String) -> Bool { keptUnder.contains { $0.isEmpty || path.hasPrefix($0) } }
+            func kept(_ path: String) -> Bool {
+                keptUnder.contains { $0.isEmpty || path.hasPrefix($0) || $0 == path + "/" }
+                    || (!skipping.isEmpty && skipping.contains(MusicPath(root: root, relativePath: path)))
+            }
             if !walker.wasCancelled {
                 for (path, file) in indexed where !onDisk.contains(path) && !kept(path) {
                     vanished[file.stamp, default: []].append(file.id)
@@ -197,27 +274,20 @@ public final class MusicScanner: Sendable {
             run.count { $0.removed += removed }
             for (root, paths) in forgottenFailures { try index.removeFailures(root: root, relativePaths: paths) }
         }
-        let final = run.finish()
-        progress(final)
-        logger.info(
-            "music folders scanned",
-            metadata: [
-                "seen": "\(final.seen)", "indexed": "\(final.indexed)", "unchanged": "\(final.unchanged)",
-                "failed": "\(final.failed)", "removed": "\(final.removed)", "missing_folders": "\(missing.count)",
-                "cancelled": "\(wasCancelled)", "seconds": "\((ContinuousClock.now - started).seconds)",
-            ])
-        return MusicScanOutcome(progress: final, missingRoots: missing, cancelled: wasCancelled)
+        return wasCancelled
     }
 
     private var isCancelled: Bool { cancelled.load(ordering: .relaxed) }
 
-    /// Why a music folder counts as missing, or nil if it is there.
-    private func absence(of root: String) throws(ReelError) -> String? {
+    /// Why a music folder counts as missing, or nil if it is there (a readable folder, not
+    /// empty while the index has files of it unless `emptyIsMissing` is false). Any thread.
+    public func absence(of root: String, emptyIsMissing: Bool = true) throws(ReelError) -> String? {
         var info = stat()
         guard stat(root, &info) == 0 else { return "cannot reach it: \(MusicFolderWalker.errorText())" }
         guard info.st_mode & S_IFMT == S_IFDIR else { return "it is not a folder" }
         guard let directory = opendir(root) else { return "cannot read it: \(MusicFolderWalker.errorText())" }
         defer { closedir(directory) }
+        if !emptyIsMissing { return nil }
         while let entry = readdir(directory) {
             let isDot = withUnsafeBytes(of: &entry.pointee.d_name) { name in
                 name[0] == UInt8(ascii: ".") && (name[1] == 0 || (name[1] == UInt8(ascii: ".") && name[2] == 0))

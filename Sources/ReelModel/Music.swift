@@ -116,7 +116,9 @@ public struct MusicScanFailure: Equatable, Sendable {
     }
 }
 
-/// How a scan of the music folders is going.
+/// How a scan of the music folders is going. A scan is a full one (at start, `library.rescan`)
+/// or a small one: what the file watcher saw change, applied in one go (then `seen` counts the
+/// files looked at, not the whole collection).
 public struct MusicScanProgress: Equatable, Sendable {
     /// Which scan this is: 1 for the first since reeld started, then one more for each.
     public var scan: Int = 0
@@ -131,10 +133,16 @@ public struct MusicScanProgress: Equatable, Sendable {
     public var failed: Int
     /// Files no longer on disk, dropped from the index.
     public var removed: Int
+    /// Files renamed or moved (alone or with their folder), keeping their ids and tags.
+    public var moved: Int
+    /// Files marked missing: their music folder went away (a disk unplugged).
+    public var missing: Int
+    /// Files of a music folder that came back, present again.
+    public var restored: Int
 
     public init(
         scan: Int = 0, running: Bool = false, seen: Int = 0, indexed: Int = 0, unchanged: Int = 0, failed: Int = 0,
-        removed: Int = 0
+        removed: Int = 0, moved: Int = 0, missing: Int = 0, restored: Int = 0
     ) {
         self.scan = scan
         self.running = running
@@ -143,6 +151,15 @@ public struct MusicScanProgress: Equatable, Sendable {
         self.unchanged = unchanged
         self.failed = failed
         self.removed = removed
+        self.moved = moved
+        self.missing = missing
+        self.restored = restored
+    }
+
+    /// Whether the scan changed what the index shows: files read, removed, moved, marked
+    /// missing or present again (what MPD's `database` idle event stands for).
+    public var changedIndex: Bool {
+        indexed > 0 || removed > 0 || moved > 0 || missing > 0 || restored > 0
     }
 }
 

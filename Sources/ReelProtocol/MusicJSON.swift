@@ -39,12 +39,13 @@ extension MusicArtist {
 }
 
 extension MusicScanProgress {
-    /// `{"scan","running","seen","indexed","unchanged","failed","removed"}` (`scan.progress`,
-    /// `library.rescan`).
+    /// `{"scan","running","seen","indexed","unchanged","failed","removed","moved","missing",
+    /// "restored"}` (`scan.progress`, `library.rescan`).
     public var jsonObject: JSONObject {
         [
             "scan": .int(Int64(scan)), "running": .bool(running), "seen": .int(Int64(seen)), "indexed": .int(Int64(indexed)),
             "unchanged": .int(Int64(unchanged)), "failed": .int(Int64(failed)), "removed": .int(Int64(removed)),
+            "moved": .int(Int64(moved)), "missing": .int(Int64(missing)), "restored": .int(Int64(restored)),
         ]
     }
 
@@ -54,7 +55,9 @@ extension MusicScanProgress {
         let reader = try ObjectReader(json, as: "scan progress")
         self.init(
             running: try reader.bool("running"), seen: try reader.int("seen"), indexed: try reader.int("indexed"),
-            unchanged: try reader.int("unchanged"), failed: try reader.int("failed"), removed: try reader.int("removed"))
+            unchanged: try reader.int("unchanged"), failed: try reader.int("failed"), removed: try reader.int("removed"),
+            moved: try reader.int("moved", default: 0), missing: try reader.int("missing", default: 0),
+            restored: try reader.int("restored", default: 0))
         scan = try reader.int("scan")
     }
 }

@@ -101,6 +101,72 @@ import Testing
         #expect(Set(afterwards.compactMap { $0["name"]?.stringValue }) == ["Blue Train", "Giant Steps"])
     }
 
+    /// The names of a process's threads and whether it holds an inotify descriptor.
+    static func threadsAndInotify(_ pid: Int32) -> (threads: [String], inotify: Bool) {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        let threads = tasks.compactMap { task in
+            (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8))?
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+        let inotify = descriptors.contains { descriptor in
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(descriptor)"))?
+                .contains("inotify") == true
+        }
+        return (threads, inotify)
+    }
+
+    @Test func anAlbumCopiedInWhileRunningShowsUp() throws {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("reel-music-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: base) }
+        let music = base.appendingPathComponent("Music")
+        try Self.makeCollection(at: music)
+        // A new album, made beside the music folder, then copied in.
+        let staging = base.appendingPathComponent("Giant Steps")
+        try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
+        for (number, title) in ["Giant Steps", "Cousin Mary", "Naima"].enumerated() {
+            let path = staging.appendingPathComponent("0\(number + 1) \(title).flac").path
+            try Self.run("sox", ["-n", "-r", "44100", "-c", "2", "-b", "16", path, "synth", "1", "sine", "500", "vol", "0.2"])
+            try Self.run("metaflac", [
+                "--set-tag=TITLE=\(title)", "--set-tag=ARTIST=Trane", "--set-tag=ALBUM=Giant Steps",
+                "--set-tag=TRACKNUMBER=\(number + 1)", path,
+            ])
+        }
+        let daemon = try DaemonProcess(environment: ["REEL_MUSIC_DIRS": music.path])
+        let client = try daemon.client()
+        _ = try client.result("subscribe", ["stream": "scan"])
+        let first = try Self.scanEnded(client, atLeast: 1)
+        let (threads, inotify) = Self.threadsAndInotify(daemon.pid)
+        #expect(threads.contains { $0.hasPrefix("reel.music.watc") } && inotify, "a watcher with music folders")
+
+        try Self.run("cp", ["-r", staging.path, music.path + "/Trane/"])
+        let started = Date()
+        var albums: [String] = []
+        while Date().timeIntervalSince(started) < 20 {
+            albums = (try client.result("music.albums", ["artist": "Trane"])["albums"]?.arrayValue ?? [])
+                .compactMap { $0["name"]?.stringValue }
+            if albums.contains("Giant Steps") { break }
+            usleep(20_000)
+        }
+        print("music watch (reeld): an album copied in shows in music.albums after \(String(format: "%.3f", Date().timeIntervalSince(started))) s")
+        #expect(albums.sorted() == ["Blue Train", "Giant Steps"])
+        let tracks = try client.result("music.tracks", ["album": "Giant Steps"])["tracks"]?.arrayValue ?? []
+        #expect(tracks.map { $0["title"]?.stringValue } == ["Giant Steps", "Cousin Mary", "Naima"])
+        // The batch was pushed as a scan of its own that read the three files.
+        let batch = try Self.scanEnded(client, atLeast: (first["scan"]?.intValue ?? 1) + 1)
+        #expect(batch["indexed"]?.intValue == 3 && batch["removed"]?.intValue == 0 && batch["moved"]?.intValue == 0)
+
+        // A rename keeps the track's id.
+        let naima = try #require(tracks.last?["id"]?.intValue)
+        try FileManager.default.moveItem(
+            atPath: music.path + "/Trane/Giant Steps/03 Naima.flac", toPath: music.path + "/Trane/Giant Steps/03 Naïma.flac")
+        let renamed = try Self.scanEnded(client, atLeast: (batch["scan"]?.intValue ?? 2) + 1)
+        #expect(renamed["moved"]?.intValue == 1)
+        let after = try client.result("music.tracks", ["album": "Giant Steps"])["tracks"]?.arrayValue ?? []
+        #expect(after.last?["id"]?.intValue == naima)
+        #expect(after.last?["path"]?.stringValue?.hasSuffix("03 Naïma.flac") == true)
+    }
+
     /// Queue entries of music folder files carry their title, artist and album (an album, and a
     /// file added by path, alike), shown by `reel queue`, and kept across a restart.
     @Test func queueEntriesOfMusicFilesShowTheirTagsAndKeepThemAcrossARestart() throws {
@@ -139,6 +205,49 @@ import Testing
         #expect(entries.first?["album"]?.stringValue == "Été")
     }
 
+    /// Whether `unshare -Ur` can give reeld a user namespace of its own, where the limit of
+    /// inotify watches can be set low without touching the machine's.
+    static let canLimitWatches: Bool = {
+        let (status, output) = (try? AudioAnalysis.run(
+            "unshare", ["-Ur", "sh", "-c", "echo 4 > /proc/sys/user/max_inotify_watches && cat /proc/sys/user/max_inotify_watches"]))
+            ?? (1, "")
+        return status == 0 && output.contains("4")
+    }()
+
+    @Test(.enabled(if: canLimitWatches, "needs unshare -Ur (user namespaces) to lower the inotify watch limit for reeld alone"))
+    func runningOutOfInotifyWatchesIsOneClearWarningAndRescansStillWork() throws {
+        let music = FileManager.default.temporaryDirectory.appendingPathComponent("reel-music-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: music) }
+        for folder in 0..<8 {
+            let path = music.appendingPathComponent("Folder \(folder)/old-\(folder).wav").path
+            try FileManager.default.createDirectory(
+                atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try Self.run("sox", ["-n", "-r", "8000", "-c", "1", "-b", "16", path, "synth", "0.1", "sine", "300"])
+        }
+        // reeld in a user namespace of its own whose limit is 3 watches (9 folders to watch).
+        let daemon = try DaemonProcess(
+            environment: ["REEL_MUSIC_DIRS": music.path],
+            wrapper: ["/usr/bin/unshare", "-Ur", "sh", "-c", "echo 3 > /proc/sys/user/max_inotify_watches && exec \"$0\" \"$@\""])
+        let client = try daemon.client()
+        _ = try client.result("subscribe", ["stream": "scan"])
+        let first = try Self.scanEnded(client, atLeast: 1)
+        #expect(first["indexed"]?.intValue == 8)
+        let warnings = daemon.log().components(separatedBy: "\n").filter { $0.contains("fs.inotify.max_user_watches") }
+        #expect(warnings.count == 1, "one warning naming the sysctl: \(warnings)")
+        #expect(warnings.first?.contains("warning") == true)
+
+        // A file in each folder; a rescan finds them all, watched or not.
+        for folder in 0..<8 {
+            let path = music.appendingPathComponent("Folder \(folder)/new-\(folder).wav").path
+            try Self.run("sox", ["-n", "-r", "8000", "-c", "1", "-b", "16", path, "synth", "0.1", "sine", "400"])
+        }
+        let rescan = try client.result("library.rescan")
+        _ = try Self.scanEnded(client, atLeast: rescan["scan"]?.intValue ?? 2)
+        let found = try client.result("music.search", ["text": "new-"])["tracks"]?.arrayValue ?? []
+        #expect(found.count == 8)
+        #expect(daemon.stop() == 0)
+    }
+
     @Test func withoutMusicFoldersRescanSaysSo() throws {
         let daemon = try DaemonProcess()
         let client = try daemon.client()
@@ -148,5 +257,7 @@ import Testing
         }
         #expect(error.message.contains("music_dirs"))
         #expect(try client.result("music.artists")["artists"]?.arrayValue?.isEmpty == true)
+        let (threads, inotify) = Self.threadsAndInotify(daemon.pid)
+        #expect(!threads.isEmpty && !threads.contains { $0.hasPrefix("reel.music") } && !inotify, "no music folders: no watcher")
     }
 }
