@@ -53,6 +53,7 @@ import time
 # bench/ last on the path: its queue.py must not hide the standard library's (multiprocessing).
 BENCH = os.path.dirname(os.path.abspath(__file__))
 sys.path = [p for p in sys.path if os.path.abspath(p or ".") != BENCH] + [BENCH]
+from compare import process_cpu_ns  # noqa: E402
 from measuring import load_average, options as parse_options, percentile  # noqa: E402
 
 FORMATS = [("flac", 0.40), ("mp3", 0.35), ("ogg", 0.15), ("opus", 0.10)]
@@ -420,20 +421,21 @@ class MPD:
             self.client.command("idle update")
 
     def index(self):
-        """(seconds, note): the first full index, from `update` to its end."""
+        """(seconds, CPU seconds): the first full index, from `update` to its end."""
         self.start()
-        started = time.monotonic()
+        started, cpu = time.monotonic(), process_cpu_ns(self.pid)
         self.update()
-        return time.monotonic() - started
+        return time.monotonic() - started, (process_cpu_ns(self.pid) - cpu) / 1e9
 
     def restart(self):
-        """(start to ready, update alone): stopped, started on its database, `update` to its end."""
+        """(start to ready, update alone, CPU seconds from the start): stopped, started on its
+        database, `update` to its end."""
         self.stop()
         started = self.start()
         update_started = time.monotonic()
         self.update()
         done = time.monotonic()
-        return done - started, done - update_started
+        return done - started, done - update_started, process_cpu_ns(self.pid) / 1e9
 
     def counts(self):
         lines, _ = self.client.command("stats")
@@ -490,6 +492,7 @@ class Reel:
             params = message.get("params") or {}
             if message.get("method") == "scan.progress" and params.get("scan", 0) >= 1 and not params.get("running"):
                 done = time.monotonic()
+                self.cpu = process_cpu_ns(self.pid) / 1e9
                 self.progress = params
                 break
         self.rpc.close()
@@ -528,11 +531,12 @@ class Reel:
         return self.calls.call(method, params)
 
     def index(self):
-        return self.start()
+        """(seconds, CPU seconds), both from the process's start to the end of its first scan."""
+        return self.start(), self.cpu
 
     def restart(self):
         self.stop()
-        return self.start(), None
+        return self.start(), None, self.cpu
 
     def counts(self):
         p = self.progress
@@ -660,7 +664,8 @@ def measure(argv):
                 daemon.stop()
             results[name].append(result)
             q = result["queries"]
-            log(f"round {round + 1}/{rounds} {name}: first index {result['index']:.2f} s ({result['counts']}); "
+            log(f"round {round + 1}/{rounds} {name}: first index {result['index'][0]:.2f} s, "
+                f"CPU {result['index'][1]:.2f} s ({result['counts']}); "
                 f"restart {result['restart'][0]:.3f} s ({result['restart counts']}); "
                 f"RSS {result['memory'][0] / 1024:.1f} MB; db {result['db'][0] / 1e6:.1f} MB; "
                 f"list Album {q['list Album'][0] or q['list Album'][1]}")
@@ -684,13 +689,16 @@ def print_table(results, rounds, count, warmed, catalogue, loads):
         values = [v for v in values if v is not None]
         return statistics.median(values) if values else None
 
-    ri, mi = [x["index"] for x in reel], [x["index"] for x in mpd]
+    ri, mi = [x["index"][0] for x in reel], [x["index"][0] for x in mpd]
     row("first full index, s (Reel: process start to scan end; MPD: `update` to its end)", ri, mi,
         "≤ 1.0× MPD", med(ri) <= med(mi))
+    row("  CPU time of it, s (the process CPU clock over the same span)", [x["index"][1] for x in reel],
+        [x["index"][1] for x in mpd])
     rr, mr = [x["restart"][0] for x in reel], [x["restart"][0] for x in mpd]
     row("restart, nothing changed: start to ready, s", rr, mr, "≤ 1 s and ≤ MPD",
         med(rr) <= 1.0 and med(rr) <= med(mr))
     row("  MPD's `update` alone after its restart, s", [None], [x["restart"][1] for x in mpd])
+    row("  CPU time from the start to ready, s", [x["restart"][2] for x in reel], [x["restart"][2] for x in mpd])
     rm = [x["memory"][0] / 1024 for x in reel]
     mm = [x["memory"][0] / 1024 for x in mpd]
     row("RSS (VmRSS) after indexing, MB", rm, mm, "≤ MPD", med(rm) <= med(mm), 1)
