@@ -740,8 +740,7 @@ def print_table(results, rounds, count, warmed, catalogue, loads):
                 acks = [x["queries"][key][1] for x in reel]
                 rows.append((f"{label} {which}, ms", f"n/a ({acks[0]})", "–", "–", "", ""))
             else:
-                row(f"{label} {which}, ms", r, [None], "≤ 5 ms" if which == "p99" else "",
-                    (med(r) <= 5.0) if which == "p99" else None)
+                row(f"{label} {which}, ms", r, [None])
         rows.append((f"  {'albums' if key == 'music.albums' else 'tracks'} in the {count} timed replies, last round",
                      str(reel[-1]["queries"][key][2]), "", "", "", ""))
 
@@ -753,6 +752,8 @@ def print_table(results, rounds, count, warmed, catalogue, loads):
     print(warmed)
     print(f"Reel's scan, last round: first {reel[-1]['counts']}; restart {reel[-1]['restart counts']}")
     print(f"MPD's stats, last round: {mpd[-1]['counts']}")
+    print(f"database files after the first index, last round: Reel {reel[-1]['db'][1]} MB; "
+          f"after the restart and a clean stop {reel[-1]['db stopped'][1]} MB; MPD db_file {mpd[-1]['db'][0] / 1e6:.2f} MB")
     print(f"MPD protocol: `list Album` replies: Reel {reel[-1]['queries']['list Album answer']}, "
           f"MPD {mpd[-1]['queries']['list Album answer']}")
     print(f"load average (1 min) at the start of each daemon's turn: {', '.join(loads)}")
