@@ -449,7 +449,9 @@ class MPD:
 
     def stop(self):
         if self.process is not None:
-            self.client.close()
+            if getattr(self, "client", None) is not None:
+                self.client.close()
+                self.client = None
             stop(self.process)
             self.process = None
 
@@ -561,7 +563,9 @@ class Reel:
             if getattr(self, "calls", None) is not None:
                 self.calls.close()
                 self.calls = None
-            self.client.close()
+            if getattr(self, "client", None) is not None:
+                self.client.close()
+                self.client = None
             stop(self.process)
             self.process = None
 
