@@ -9,7 +9,7 @@ generated tree, in one run.
 **The tree** (`generate`): N real audio files in a layout Artist/Album/NN Title.ext (N/10
 albums, N/100 artists; multi-disc albums in `Disc 1`, `Disc 2` folders; compilations under
 `Various Artists`). Each album is one format, FLAC 40 %, MP3 35 %, Ogg Vorbis 15 %, Opus 10 %.
-A handful of base files per format (a chord with a little pink noise, 2 to 5 s, 44.1 kHz
+Five base files per format (a chord with a little pink noise, 2 to 4.8 s, 44.1 kHz
 stereo) are encoded once with sox, flac, lame, oggenc and opusenc; each file of the tree is a
 copy of one, tagged with mutagen: Title, Artist, Album, Track (`N` or `N/total`), Date
 (`YYYY` or `YYYY-MM-DD`), Genre on every tagged file; AlbumArtist on compilations and on a
@@ -23,7 +23,9 @@ with its own empty database, the page cache warmed first (every file of the tree
 - first full index: MPD started with an empty database, then `update`, timed from the command
   to the `idle update` after which `status` has no `updating_db`; reeld started with
   `music_dirs` on an empty data directory, timed from the process's start to the `scan.progress`
-  push of its first scan with `running: false` (its start-up is included);
+  push of its first scan with `running: false` (its start-up is included); with the process CPU
+  clock over the same spans, and both also timed from the process's start (MPD: its start, then
+  `update`);
 - RSS after indexing: `VmRSS` and `Pss` (`/proc/PID/smaps_rollup`) 1 s after the index is done,
   and `VmHWM` (the peak);
 - database size: MPD's `db_file` (its simple database, gzip-compressed as Debian's MPD writes it
