@@ -109,8 +109,8 @@ public final class MusicIndex: Sendable {
     /// Files without `replacing` are written `upsertRows` to a statement (one multi-row upsert):
     /// every statement that fires the triggers opens a statement savepoint, and FTS5 writes its
     /// pending terms to disk at each savepoint, so one statement per file made the trigram index
-    /// write (and later merge) a tiny segment per file. A first scan of 20,000 files spent about
-    /// half its writing time there.
+    /// write (and later merge) a tiny segment per file: a first scan of 20,000 files spent about
+    /// two fifths of its writing time there (`bench/music`, docs/performance.md).
     ///
     /// - Returns: the ids of `files`, in order.
     @discardableResult
@@ -493,10 +493,12 @@ public final class MusicIndex: Sendable {
     /// limit of 32,766.
     static let upsertRows = 100
 
+    static let writtenColumnCount = writtenColumns.split(separator: ",").count
+
     /// Insert, or update in place at the same path (keeping the id), `rows` files at once;
     /// arguments: `values` of each file in turn. Returns `id, root, path` of each file written.
     static func upsertSQL(rows: Int) -> String {
-        let row = "(" + Array(repeating: "?", count: 22).joined(separator: ", ") + ")"
+        let row = "(" + Array(repeating: "?", count: writtenColumnCount).joined(separator: ", ") + ")"
         return """
             INSERT INTO music_files (\(writtenColumns))
             VALUES \(Array(repeating: row, count: rows).joined(separator: ", "))
