@@ -61,6 +61,43 @@ func scannedFile(
         #expect(try music.index.stats() == MusicStats(artists: 3, albums: 3, songs: 7, totalDuration: 600))
     }
 
+    @Test func aBatchLargerThanOneStatementReturnsEachFilesIdInOrder() throws {
+        let music = try MusicFixture()
+        // 250 files: three upsert statements (100, 100, 50 rows), two of them music folders.
+        let first = (0..<250).map { n in
+            scannedFile("A/\(n).flac", title: "Song \(n)", artist: "Artist \(n % 7)", album: "Album \(n % 20)",
+                        root: n % 2 == 0 ? "/music" : "/other")
+        }
+        let ids = try music.index.write(files: first)
+        #expect(ids.count == 250)
+        #expect(Set(ids).count == 250)
+        for (file, id) in zip(first, ids) {
+            #expect(try music.index.track(root: file.root, relativePath: file.relativePath)?.id == id)
+        }
+        // Again, mixed: files already there (updated in place, same id), new files, and a move
+        // of an indexed file onto a new path under its old id.
+        var again = (0..<150).map { n in
+            scannedFile("A/\(n * 2).flac", title: "Renamed \(n)", artist: "Other", album: "Album \(n % 20)")
+        }
+        again += (0..<60).map { n in scannedFile("B/\(n).flac", title: "New \(n)", artist: "New", album: "Fresh") }
+        var moved = scannedFile("C/moved.flac", title: "Song 1", artist: "Artist 1", album: "Album 1", root: "/other")
+        moved.replacing = ids[1]
+        again.insert(moved, at: 70)
+        let ids2 = try music.index.write(files: again)
+        #expect(ids2.count == again.count)
+        for (file, id) in zip(again, ids2) {
+            let track = try #require(try music.index.track(root: file.root, relativePath: file.relativePath))
+            #expect(track.id == id)
+            #expect(track.audio.tags.title == file.audio.tags.title)
+        }
+        #expect(ids2[70] == ids[1], "the moved file keeps its id")
+        #expect(Array(ids2[0..<70]) == (0..<70).map { ids[$0 * 2] }, "updated in place: the same ids")
+        #expect(try music.index.track(root: "/other", relativePath: "A/1.flac") == nil)
+        #expect(try music.index.search(text: "renamed", limit: 500).tracks.count == 150)
+        #expect(try music.index.search(text: "new ", limit: 500).tracks.count == 60)
+        #expect(try music.index.stats().songs == 335, "250, then 25 + 60 new; the move adds none")
+    }
+
     @Test func anAlbumsTracksComeInDiscThenTrackOrder() throws {
         let music = try MusicFixture()
         try music.index.write(files: [
