@@ -108,12 +108,14 @@ public final class ReelCore: Sendable {
         music.start()
     }
 
-    /// Finishes a recording, saves the player's state, stops the player and closes the devices.
+    /// Finishes a recording, saves the player's state, stops the player and closes the devices;
+    /// last, empties the library database's write-ahead log into it.
     public func shutdown() {
         music.shutdown()
         recorder.shutdown()
         stateFile.finish()
         mixer.shutdown()
         player.shutdown()
+        library.store.checkpoint()
     }
 }

@@ -248,6 +248,23 @@ import Testing
         #expect(daemon.stop() == 0)
     }
 
+    /// A clean stop leaves the library in its database file: the write-ahead log, grown by the
+    /// scan's writes, is emptied (it was left at its largest size).
+    @Test func aCleanStopLeavesNoWriteAheadLog() throws {
+        let music = FileManager.default.temporaryDirectory.appendingPathComponent("reel-music-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: music) }
+        try Self.makeCollection(at: music)
+        let daemon = try DaemonProcess(environment: ["REEL_MUSIC_DIRS": music.path])
+        let client = try daemon.client()
+        _ = try client.result("subscribe", ["stream": "scan"])
+        _ = try Self.scanEnded(client, atLeast: 1)
+        let wal = daemon.directory.path + "/data/library.sqlite-wal"
+        #expect(((try? FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int) ?? 0) > 0)
+        #expect(daemon.stop() == 0)
+        let size = (try? FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int) ?? 0
+        #expect(size == 0, "library.sqlite-wal is \(size) bytes after a clean stop")
+    }
+
     @Test func withoutMusicFoldersRescanSaysSo() throws {
         let daemon = try DaemonProcess()
         let client = try daemon.client()
