@@ -558,12 +558,18 @@ public final class MusicWatcher: @unchecked Sendable {
 
     /// For each music folder gone: back now? Then watch it again and report it. If not, its
     /// stand-in moves to the deepest folder of its path there is now.
+    ///
+    /// The stand-in is watched *before* the second look: a folder or file made between a look
+    /// and the watch (a music folder made again with its contents at once, `mkdir -p` and a copy)
+    /// made no event on a watch that was not there yet, so only a look after the watch is sure
+    /// to see it.
     private func checkAnchors() {
-        for (root, wd) in anchors {
-            guard isPresent(root) else {
+        for root in anchors.keys {
+            if !isPresent(root) {
                 anchor(root)
-                continue
+                guard isPresent(root) else { continue }
             }
+            guard let wd = anchors[root] else { continue }
             release(wd, root)
             anchors[root] = nil
             watchTree(MusicPath(root: root, relativePath: ""))

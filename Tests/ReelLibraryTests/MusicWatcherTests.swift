@@ -186,4 +186,48 @@ final class WatcherProbe: @unchecked Sendable {
         let fields = text[text.index(after: close)...].split(separator: " ")
         return ((Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
+
+    /// A music folder made again with a folder inside made between the watcher's look at it
+    /// (empty: not back) and its watch on it: no event will tell, so the watcher must look once
+    /// more after watching. Here the look itself makes the folder inside, every time, so the
+    /// interleaving is not left to the scheduler. (Regression: the music folder stayed missing
+    /// until a rescan; seen once in a full run of the suite.)
+    @Test func aFolderMadeBetweenTheLookAndTheWatchIsSeen() throws {
+        let directory = TemporaryDirectory()
+        let root = directory.file("Music")
+        try FileManager.default.createDirectory(atPath: root + "/Album", withIntermediateDirectories: true)
+        let log = ReportLog()
+        let armed = Mutex(false)
+        let watcher = MusicWatcher(
+            roots: [root], logger: Logger(label: "test"),
+            isPresent: { root in
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
+                guard FileManager.default.fileExists(atPath: root), names.isEmpty else { return !names.isEmpty }
+                // Empty: not back. Just after this look, something is made in it.
+                if armed.withLock({ $0 }) {
+                    try? FileManager.default.createDirectory(atPath: root + "/Album", withIntermediateDirectories: true)
+                }
+                return false
+            },
+            handler: { report in log.reports.withLock { $0.append(report) } })
+        watcher.start()
+        defer { watcher.stop() }
+
+        try FileManager.default.removeItem(atPath: root)
+        armed.withLock { $0 = true }
+        let gone = Date().addingTimeInterval(20)
+        while Date() < gone, !log.reports.withLock({ $0.contains(.folderGone(root)) }) { usleep(10_000) }
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: false)
+        let deadline = Date().addingTimeInterval(20)
+        func returned() -> Bool {
+            log.reports.withLock { reports in
+                reports.contains { report in
+                    if case .changes(let batch) = report { return batch.returned == [root] }
+                    return false
+                }
+            }
+        }
+        while Date() < deadline, !returned() { usleep(10_000) }
+        #expect(returned(), "the music folder made again was not seen: \(log.reports.withLock { $0 })")
+    }
 }
