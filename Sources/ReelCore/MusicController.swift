@@ -5,6 +5,7 @@ import Logging
 import ReelAudio
 import ReelLibrary
 import ReelModel
+import ReelTags
 
 /// The music folders (`music_dirs`) as every front end sees them: a scan at start (a full one
 /// the first time; later only what changed, by size and mtime), `rescan`, the scan's progress on
@@ -26,6 +27,8 @@ public final class MusicController: @unchecked Sendable {
     private let logger: Logger
     /// A rescan asked for while one runs: one more follows it. And the last scan's number.
     private let schedule = Locked((again: false, last: 0))
+    /// When the last scan ended (seconds since the epoch), nil before the first has.
+    private let lastScanEnd = Locked<Double?>(nil)
 
     init(store: LibraryStore, roots: [String], reader: @escaping MusicScanner.Reader, logger: Logger) {
         self.roots = roots
@@ -93,6 +96,7 @@ public final class MusicController: @unchecked Sendable {
                     var done = outcome.progress
                     done.scan = number
                     done.running = false
+                    lastScanEnd.withLock { $0 = Double(time(nil)) }
                     progress.publish(done)
                 } catch {
                     var stopped = progress.latest.value
@@ -113,6 +117,18 @@ public final class MusicController: @unchecked Sendable {
 
     // MARK: Listings
 
+    /// When the last scan since start ended (seconds since the epoch), nil while none has.
+    public var lastScanEnded: Double? { lastScanEnd.withLock { $0 } }
+
+    /// Runs `body` on the read queue with the index (and, through `index.store`, the library
+    /// it lives in), for a front end that browses the music folders as a tree or by tag
+    /// (`MusicIndex+Browse`); `reply` comes on that queue.
+    public func browse<Value: Sendable>(
+        _ body: @escaping @Sendable (MusicIndex) throws(ReelError) -> Value, reply: @escaping Reply<Value>
+    ) {
+        read({ [index] () throws(ReelError) in try body(index) }, reply: reply)
+    }
+
     private func read<Value: Sendable>(_ body: @escaping @Sendable () throws(ReelError) -> Value, reply: @escaping Reply<Value>) {
         reads.async {
             do throws(ReelError) {
@@ -121,6 +137,57 @@ public final class MusicController: @unchecked Sendable {
                 reply(.failure(error))
             }
         }
+    }
+
+    /// The picture embedded in an indexed file (its front cover, else its first picture): bytes
+    /// and MIME type; nil when it has none. `not_found` when the index has no such file present.
+    public func embeddedPicture(
+        root: String, relativePath: String, reply: @escaping Reply<(bytes: [UInt8], mimeType: String)?>
+    ) {
+        read({ [index] () throws(ReelError) in
+            guard let track = try index.track(root: root, relativePath: relativePath), !track.missing else {
+                throw ReelError(.notFound, "no music file \(relativePath) in \(root)")
+            }
+            return try TagReader.picture(path: track.path)
+        }, reply: reply)
+    }
+
+    /// A piece of the first of `names` that is a readable file in `folder` ("" for the top) of
+    /// the music folder `root`: the file's size and up to `limit` bytes from `offset` (none when
+    /// `offset` is at or past the end). Nil when none of them is there. Only a music folder's
+    /// own folders are read: `folder` must not climb out (`..`).
+    public func folderFile(
+        root: String, folder: String, names: [String], offset: Int, limit: Int,
+        reply: @escaping Reply<(size: Int, bytes: [UInt8])?>
+    ) {
+        read({ [roots] () throws(ReelError) in
+            guard roots.contains(root), !folder.split(separator: "/").contains(where: { $0 == ".." || $0 == "." }) else {
+                throw ReelError(.notFound, "\(folder) is not a folder of a music folder")
+            }
+            let base = root.hasSuffix("/") ? root : root + "/"
+            let directory = folder.isEmpty ? base : base + folder + "/"
+            for name in names {
+                let descriptor = open(directory + name, O_RDONLY | O_CLOEXEC)
+                guard descriptor >= 0 else { continue }
+                defer { close(descriptor) }
+                var info = stat()
+                guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
+                let size = Int(info.st_size)
+                guard offset < size, limit > 0 else { return (size, []) }
+                var bytes = [UInt8](repeating: 0, count: min(limit, size - offset))
+                var filled = 0
+                while filled < bytes.count {
+                    let count = bytes.withUnsafeMutableBytes { buffer in
+                        pread(descriptor, buffer.baseAddress! + filled, buffer.count - filled, off_t(offset + filled))
+                    }
+                    if count < 0, errno == EINTR { continue }
+                    guard count > 0 else { break }
+                    filled += count
+                }
+                return (size, Array(bytes[..<filled]))
+            }
+            return nil
+        }, reply: reply)
     }
 
     /// Artists (AlbumArtist, else Artist), case-insensitively ordered.
@@ -177,3 +244,7 @@ public final class MusicController: @unchecked Sendable {
         read({ [index] () throws(ReelError) in try index.stats() }, reply: reply)
     }
 }
+
+#if canImport(Glibc)
+import Glibc
+#endif

@@ -3,6 +3,8 @@
 // answers whether a song matches. The rules and error messages are MPD's (`src/song/Filter.cxx`
 // and the filters beside it); the notes below say where Reel differs.
 
+import ReelLibrary
+
 /// What a filter sees of one song: its URI (as MPD prints `file:`), its tags, and its
 /// modification time (seconds since 1970) when known.
 struct MPDSongFields: Sendable, Equatable {
@@ -117,6 +119,51 @@ struct MPDFilter: Sendable {
             return nil
         }
         return first(items)
+    }
+
+    /// Conditions on tags that every match satisfies, for the music index to narrow its
+    /// candidates in SQL (`MusicIndex.tracks(matching:)`); the filter still decides on each
+    /// candidate. Only positive string matches at the top (or in a top `AND`) on Title, Artist,
+    /// Album, Genre, Date or AlbumArtist (falling back to Artist), with a non-empty value, give
+    /// one: an exact case-sensitive match as `equals`; any other (folded, substring, prefix)
+    /// as a folded substring when the value is ASCII without the characters MPD's folding
+    /// produces from typographic marks (`'`, `"`, `-`, `.`, `<`, `>`), so that the index's
+    /// plain lowercasing can only keep more.
+    var indexConditions: [MusicTagCondition] {
+        var conditions: [MusicTagCondition] = []
+        func visit(_ nodes: [Node]) {
+            for node in nodes {
+                switch node {
+                case .and(let inner): visit(inner)
+                case .tag(let selector, let match):
+                    if let condition = Self.condition(selector, match) { conditions.append(condition) }
+                default: continue
+                }
+            }
+        }
+        visit(items)
+        return conditions
+    }
+
+    private static func condition(_ selector: TagSelector, _ match: StringMatch) -> MusicTagCondition? {
+        guard case .named(let tag?, let fallbacks) = selector, match.regex == nil, !match.negated,
+            !match.value.isEmpty
+        else { return nil }
+        let column: MusicTagColumn
+        switch (tag, fallbacks) {
+        case (.title, []): column = .title
+        case (.artist, []): column = .artist
+        case (.album, []): column = .album
+        case (.genre, []): column = .genre
+        case (.date, []): column = .date
+        case (.albumArtist, [.artist]): column = .albumArtistOrArtist
+        default: return nil
+        }
+        if !match.foldCase, match.position == .full { return .equals(column, match.value) }
+        let unsafe: Set<UInt8> = [UInt8(ascii: "'"), UInt8(ascii: "\""), UInt8(ascii: "-"), UInt8(ascii: "."),
+                                  UInt8(ascii: "<"), UInt8(ascii: ">")]
+        guard match.value.utf8.allSatisfy({ $0 < 0x80 && !unsafe.contains($0) }) else { return nil }
+        return .containsFolded(column, match.value.lowercased())
     }
 
     private static var wrongCount: MPDAck { MPDAck(.argument, "Incorrect number of filter arguments") }

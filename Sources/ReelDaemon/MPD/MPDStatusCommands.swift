@@ -17,10 +17,10 @@ enum MPDStatusCommands {
                     return reply(.success(MPDResponse()))
                 }
                 let tags = request.client.tags
-                core.library.read({ store in MPDLibraryView.items(of: [entry], in: store) }) { result in
-                    let items = (try? result.get()) ?? [:]
+                core.music.browse({ index in view.songs(of: [entry], in: index) }) { result in
                     var response = MPDResponse()
-                    view.song(of: entry, item: entry.itemID.flatMap { items[$0] }).write(into: &response, tags: tags)
+                    let song = (try? result.get())?.first ?? view.song(of: entry, item: nil)
+                    song.write(into: &response, tags: tags)
                     reply(.success(response))
                 }
             },
