@@ -151,10 +151,18 @@ enum MPDDatabaseCommands {
 
     private static func search(_ context: MPDContext, _ request: MPDRequest, foldCase: Bool, _ reply: @escaping MPDReply) {
         let tags = request.client.tags
+        // MPD 0.23 prints sorted results from copies that lost their audio format: no `Format`.
+        let arguments = request.arguments
+        let count = arguments.count
+        let sorted = (count >= 3 && arguments[count - 2] == "sort")
+            || (count >= 5 && arguments[count - 4] == "sort" && arguments[count - 2] == "window")
         matches(context, request.arguments, foldCase: foldCase) { result in
             reply(result.map { songs in
                 var response = MPDResponse()
-                for song in songs { song.song.write(into: &response, tags: tags) }
+                for var song in songs {
+                    if sorted { song.song.format = nil }
+                    song.song.write(into: &response, tags: tags)
+                }
                 return response
             })
         }

@@ -91,6 +91,7 @@ extension MPDCommandTable {
         MPDCommandTable(
             MPDConnectionCommands.commands(context) + MPDPlaybackCommands.commands(context)
                 + MPDStatusCommands.commands(context) + MPDQueueCommands.commands(context)
-                + MPDDatabaseCommands.commands(context) + MPDOutputCommands.commands(context))
+                + MPDDatabaseCommands.commands(context) + MPDTagCommands.commands(context)
+                + MPDArtCommands.commands(context) + MPDOutputCommands.commands(context))
     }
 }

@@ -179,11 +179,12 @@ struct MPDSong {
         return MPDSongFields(uri: uri, tags: values, lastModified: lastModified.flatMap(epochSeconds).map(Int64.init))
     }
 
-    /// MPD's audio format text, `44100:16:2`: decoded lossy formats are floating point (`f`).
+    /// MPD's audio format text, `44100:16:2`: MP3 and Vorbis decode to floating point (`f`);
+    /// MPD's Opus decoder gives 16-bit samples.
     static func formatText(_ format: AudioFormat) -> String {
         let bits: String
         switch format.codec {
-        case "mp3", "vorbis", "opus": bits = "f"
+        case "mp3", "vorbis": bits = "f"
         default: bits = "16"
         }
         return "\(format.sampleRate):\(bits):\(format.channels)"
