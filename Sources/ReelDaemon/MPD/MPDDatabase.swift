@@ -117,7 +117,7 @@ struct MPDDatabase {
     ) throws(ReelError) {
         if recursive, case .music(let root, let path) = directory {
             // A whole music subtree in one query, laid out in Swift.
-            let tree = MusicTree(base: path)
+            let tree = MPDMusicTree(base: path)
             for track in try index.files(root: root, under: path) { tree.insert(track) }
             if header {
                 response.field("directory", view.musicURI(root: root, path: path))
@@ -142,7 +142,7 @@ struct MPDDatabase {
     }
 
     private func writeTree(
-        _ tree: MusicTree, root: String, path: String, songInfo: Bool, tags: MPDTagSet, into response: inout MPDResponse
+        _ tree: MPDMusicTree, root: String, path: String, songInfo: Bool, tags: MPDTagSet, into response: inout MPDResponse
     ) {
         let songs = tree.files.map { view.song(of: $0) }.sorted { mpdCollates($0.uri, before: $1.uri) }
         for song in songs {
@@ -245,9 +245,9 @@ struct MPDDatabase {
 }
 
 /// A music folder's files laid out as folders, with each folder's newest file time.
-final class MusicTree {
+final class MPDMusicTree {
     var files: [MusicTrack] = []
-    var children: [String: MusicTree] = [:]
+    var children: [String: MPDMusicTree] = [:]
     var modified: Double = 0
     private let baseCount: Int
 
@@ -268,7 +268,7 @@ final class MusicTree {
             if let child = node.children[name] {
                 node = child
             } else {
-                let child = MusicTree(baseCount: 0)
+                let child = MPDMusicTree(baseCount: 0)
                 node.children[name] = child
                 node = child
             }
