@@ -218,7 +218,7 @@ enum MPDQueueCommands {
         let finish: PlayerController.AddReply = { result in reply(result.mapError(MPDAck.init)) }
         switch context.view.target(of: request[0]) {
         case nil:
-            reply(.failure(MPDAck(.noExist, "No such directory")))
+            reply(.failure(MPDAck(.noExist, songOnly ? "No such song" : "No such directory")))
         case .unsupported:
             reply(.failure(MPDAck(.argument, "Unsupported URI scheme")))
         case .file(let path):
@@ -243,7 +243,8 @@ enum MPDQueueCommands {
                 case .success(nil):
                     reply(.failure(MPDAck(.noExist, "No such song")))
                 case .failure(let error):
-                    reply(.failure(error.reason == .notFound ? MPDAck(.noExist, "No such directory") : MPDAck(error)))
+                    guard error.reason == .notFound else { return reply(.failure(MPDAck(error))) }
+                    reply(.failure(MPDAck(.noExist, songOnly ? "No such song" : "No such directory")))
                 }
             }
         case .root, .folder("/"):
