@@ -343,6 +343,13 @@ class Server:
     def __exit__(self, *exc):
         self.stop()
 
+    @property
+    def music_root(self) -> Path | None:
+        """The folder this server reads the collection from (a test may change it)."""
+        if self.music is None:
+            return None
+        return self.dir / "music" if self.kind == "mpd" else self.music
+
     def expected_songs(self) -> int:
         if self.music is None:
             return len(TREE)
