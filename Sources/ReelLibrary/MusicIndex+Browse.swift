@@ -133,9 +133,20 @@ extension MusicIndex {
         var clauses = ["missing = 0"]
         var arguments: [DatabaseValueConvertible] = []
         var indexed: String?
+        // Texts of three or more characters in Title, Artist or Album also go to the trigram
+        // index (`music_fts`), which finds the few candidates without reading every row.
+        var trigramTerms: [String] = []
+        func trigram(_ column: MusicTagColumn, _ folded: String) {
+            let needle = LibraryStore.searchNeedle(folded)
+            guard let name = Self.trigramColumn(column),
+                needle.unicodeScalars.count >= LibraryStore.minimumIndexedQueryLength
+            else { return }
+            trigramTerms.append("\(name) : \(LibraryStore.phrase(needle))")
+        }
         for condition in conditions {
             switch condition {
             case .equals(let column, let value):
+                if column != .album { trigram(column, LibrarySchema.fold(value)) }
                 switch column {
                 case .album:
                     // The album index: folded text first, then the exact text.
@@ -151,10 +162,15 @@ extension MusicIndex {
                 }
             case .containsFolded(let column, let value):
                 guard let folded = Self.foldedColumn(column) else { continue }
+                trigram(column, value)
                 // A file without the tag has '' (or, for the title, its file name): require the tag.
                 clauses.append("\(Self.column(column)) IS NOT NULL AND instr(\(folded), ?) > 0")
                 arguments.append(value)
             }
+        }
+        if !trigramTerms.isEmpty {
+            clauses.append("id IN (SELECT rowid FROM music_fts WHERE music_fts MATCH ?)")
+            arguments.append(trigramTerms.joined(separator: " AND "))
         }
         let sql = """
             SELECT \(Self.trackColumns) FROM music_files \(indexed.map { "INDEXED BY \($0)" } ?? "")
@@ -212,6 +228,16 @@ extension MusicIndex {
         case .genre: "genre"
         case .date: "date"
         case .albumArtistOrArtist: "group_artist"
+        }
+    }
+
+    /// The column of `music_fts` that holds a tag folded.
+    private static func trigramColumn(_ column: MusicTagColumn) -> String? {
+        switch column {
+        case .title: "title_fold"
+        case .artist: "artist_fold"
+        case .album: "album_fold"
+        case .albumArtistOrArtist, .genre, .date: nil
         }
     }
 
