@@ -354,7 +354,12 @@ class Server:
         if self.music is None:
             return len(TREE)
         import collection
-        return len(TREE) + len(collection.SONGS)
+        if not isinstance(self.music, list):
+            return len(TREE) + len(collection.SONGS)
+        # Several folders, each with (a part of) the collection: its audio files but the broken one.
+        return len(TREE) + sum(1 for folder in self.music for path in folder.rglob("*")
+                               if path.suffix in (".flac", ".mp3", ".ogg", ".opus")
+                               and path.name != Path(collection.BROKEN).name)
 
     def wait_for_database(self):
         """Waits until no update runs and `stats` counts every song of the tree and collection."""
@@ -459,7 +464,9 @@ class ReelServer(Server):
             if key.startswith("REEL_MPD_") or key in ("REEL_SOCKET", "REEL_MUSIC_DIRS"):
                 del env[key]
         if self.music is not None:
-            env["REEL_MUSIC_DIRS"] = str(self.music)
+            # A list: several music folders (reeld only).
+            folders = self.music if isinstance(self.music, list) else [self.music]
+            env["REEL_MUSIC_DIRS"] = ":".join(str(f) for f in folders)
         self.stderr = open(self.log, "wb")
         self.proc = subprocess.Popen(args, env=env, stdout=self.stderr, stderr=subprocess.STDOUT,
                                      stdin=subprocess.DEVNULL)

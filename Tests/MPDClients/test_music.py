@@ -11,6 +11,7 @@ import mpd
 import pytest
 
 import collection
+from conftest import only_for
 from mpdtest import DEADLINE, wait_for
 
 TOP = ["loose.ogg", "Alpha Band", "Recordings", "Untagged", "Various", "Zoë Keating"]
@@ -169,6 +170,25 @@ def test_update_idles_update_then_database_when_files_changed(changing_server):
             assert watcher.reply() == ["changed: update", "OK"]
     finally:
         c.disconnect()
+
+
+@only_for("reel")
+def test_several_music_folders_are_a_directory_each(make_server, music, tmp_path):
+    other = tmp_path / "usb" / "Music"
+    shutil.copytree(music / "Various", other / "Various")
+    server = make_server(music=[music, other])
+    # Both folders are named Music: the second one in music_dirs is "Music (2)".
+    assert server.mpc("ls").stdout.splitlines() == ["Music", "Music (2)", "Recordings"]
+    assert server.mpc("ls", "Music (2)").stdout.splitlines() == ["Music (2)/Various"]
+    assert server.mpc("find", "album", "Compilation").stdout.splitlines() == [
+        "Music/Various/Compilation/01 Song.ogg", "Music/Various/Compilation/02 Other.opus",
+        "Music/Various/Compilation/03 Third.flac", "Music (2)/Various/Compilation/01 Song.ogg",
+        "Music (2)/Various/Compilation/02 Other.opus", "Music (2)/Various/Compilation/03 Third.flac"]
+    server.mpc("add", "Music (2)/Various/Compilation/02 Other.opus")
+    assert server.mpc("playlist", "-f", "%file% %title%").stdout.splitlines() == [
+        "Music (2)/Various/Compilation/02 Other.opus Other"]
+    art = subprocess_bytes(server, "albumart", "Music/Alpha Band/First Light/01 Dawn.flac")
+    assert art == collection.cover_bytes()
 
 
 # ---------------------------------------------------------------------------------------------
