@@ -155,7 +155,8 @@ public final class MusicController: @unchecked Sendable {
     /// A piece of the first of `names` that is a readable file in `folder` ("" for the top) of
     /// the music folder `root`: the file's size and up to `limit` bytes from `offset` (none when
     /// `offset` is at or past the end). Nil when none of them is there. Only a music folder's
-    /// own folders are read: `folder` must not climb out (`..`).
+    /// own folders are read: `folder` must not climb out (`..`), and a cover that is a symlink
+    /// must lead to a file inside the music folder (as the scan follows symlinks).
     public func folderFile(
         root: String, folder: String, names: [String], offset: Int, limit: Int,
         reply: @escaping Reply<(size: Int, bytes: [UInt8])?>
@@ -166,8 +167,11 @@ public final class MusicController: @unchecked Sendable {
             }
             let base = root.hasSuffix("/") ? root : root + "/"
             let directory = folder.isEmpty ? base : base + folder + "/"
+            // As the scan: a symlink is followed only when it stays inside the music folder.
+            guard let realRoot = Self.realPath(root) else { return nil }
             for name in names {
-                let descriptor = open(directory + name, O_RDONLY | O_CLOEXEC)
+                guard let real = Self.realPath(directory + name), real.hasPrefix(realRoot + "/") else { continue }
+                let descriptor = open(real, O_RDONLY | O_CLOEXEC)
                 guard descriptor >= 0 else { continue }
                 defer { close(descriptor) }
                 var info = stat()
@@ -188,6 +192,13 @@ public final class MusicController: @unchecked Sendable {
             }
             return nil
         }, reply: reply)
+    }
+
+    /// The canonical path of `path` (symlinks resolved), or nil when it is not there.
+    private static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     /// Artists (AlbumArtist, else Artist), case-insensitively ordered.

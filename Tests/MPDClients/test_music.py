@@ -191,6 +191,21 @@ def test_several_music_folders_are_a_directory_each(make_server, music, tmp_path
     assert art == collection.cover_bytes()
 
 
+@only_for("reel")
+def test_a_cover_symlink_leading_out_of_the_music_folder_is_not_read(changing_server, tmp_path):
+    secret = tmp_path / "secret.jpg"
+    secret.write_bytes(collection.fake_jpeg(500, 3))
+    (changing_server.music_root / "Various" / "Compilation" / "cover.jpg").symlink_to(secret)
+    inside = changing_server.music_root / "Alpha Band" / "First Light" / "cover.jpg"
+    (changing_server.music_root / "Alpha Band" / "Second Wind" / "cover.jpg").symlink_to(inside)
+    with changing_server.authed() as c:
+        assert c.cmd('albumart "Various/Compilation/01 Song.ogg" 0') == ["ACK [50@0] {albumart} No file exists"]
+        data = []
+        lines = c.send('albumart "Alpha Band/Second Wind/01 Gale.mp3" 0\n') or c.reply(binary=data)
+        assert lines[0] == f"size: {collection.COVER_SIZE}" and lines[-1] == "OK"
+        assert data == [collection.cover_bytes()[:8192]]
+
+
 # ---------------------------------------------------------------------------------------------
 # Bad input
 
