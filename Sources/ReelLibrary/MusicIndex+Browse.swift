@@ -196,6 +196,26 @@ extension MusicIndex {
         }
     }
 
+    /// The distinct combinations of several tags among the files present ("" for a tag a file
+    /// lacks), unordered: `list TAG group TAG…`. Album with AlbumArtist-else-Artist comes from
+    /// the browsing table (a row per album); other combinations from the files.
+    public func distinctValues(of columns: [MusicTagColumn]) throws(ReelError) -> [[String]] {
+        guard !columns.isEmpty else { return [] }
+        let sql: String
+        if Set(columns) == [.album, .albumArtistOrArtist], columns.count == 2 {
+            let names = columns.map { $0 == .album ? "album_key" : "artist_key" }
+            sql = "SELECT DISTINCT \(names.joined(separator: ", ")) FROM music_albums"
+        } else {
+            let names = columns.map { "coalesce(\(Self.column($0)), '')" }
+            sql = "SELECT DISTINCT \(names.joined(separator: ", ")) FROM music_files WHERE missing = 0"
+        }
+        return try store.reading("list the values of tags") { db in
+            try Row.fetchAll(db.cachedStatement(sql: sql)).map { row in
+                (0..<columns.count).map { row[$0] as String }
+            }
+        }
+    }
+
     /// Songs, their length, distinct Artist tags and the Album tags, as MPD's `stats` counts them.
     public func tagStats() throws(ReelError) -> MusicTagStats {
         try store.reading("count the music files by tag") { db in

@@ -103,6 +103,22 @@ import Testing
         #expect(Set(try index.distinctValues(of: .genre)) == ["Rock", ""])
     }
 
+    @Test func distinctCombinationsOfSeveralTags() throws {
+        let music = try fixture()
+        defer { withExtendedLifetime(music) {} }
+        let pairs = try music.index.distinctValues(of: [.albumArtistOrArtist, .album])
+        #expect(
+            Set(pairs) == [
+                ["Alpha", "One"], ["Alpha", "Two"], ["Various", "One"], ["Zoë", "Ünï"], ["Other", "Far"], ["", ""],
+            ])
+        let triples = try music.index.distinctValues(of: [.date, .artist, .album])
+        #expect(
+            Set(triples) == [
+                ["2001", "Alpha", "One"], ["", "Alpha", "Two"], ["", "Alpha Band", "One"], ["", "Zoë", "Ünï"],
+                ["", "Other", "Far"], ["", "", ""],
+            ])
+    }
+
     @Test func statsCountArtistAndAlbumTagsAsMPDDoes() throws {
         let music = try fixture()
         defer { withExtendedLifetime(music) {} }

@@ -15,9 +15,10 @@ import ReelModel
 ///   Artist ARTIST`;
 /// - `count` sums durations in milliseconds and prints whole seconds (rounded down).
 ///
-/// `list` without a filter or group, of Album, AlbumArtist, Artist, Genre, Date or Title, reads
-/// the distinct values from the index (SQLite's DISTINCT); with a filter the index narrows the
-/// candidates first (`MPDFilter.indexConditions`). Reads run on the core's read queue.
+/// `list` without a filter, of Album, AlbumArtist, Artist, Genre, Date or Title (grouped by
+/// those too), reads the distinct values from the index (SQLite's DISTINCT); with a filter the
+/// index narrows the candidates first (`MPDFilter.indexConditions`). Reads run on the core's
+/// read queue.
 enum MPDTagCommands {
     static func commands(_ context: MPDContext) -> [MPDCommand] {
         [
@@ -52,6 +53,14 @@ enum MPDTagCommands {
                 children[value] = child
                 child.insert(song, names.dropFirst())
             }
+        }
+
+        /// One combination of values, outermost first.
+        func insert(_ values: ArraySlice<String>) {
+            guard let value = values.first else { return }
+            let child = children[value] ?? Level()
+            children[value] = child
+            child.insert(values.dropFirst())
         }
 
         func write(_ names: ArraySlice<String>, into response: inout MPDResponse) {
@@ -102,6 +111,10 @@ enum MPDTagCommands {
         if filter == nil, groups.isEmpty, let column = column(name) {
             return distinct(context, name: name, column: column, reply)
         }
+        let columns = order.compactMap(column)
+        if filter == nil, columns.count == order.count {
+            return distinctGroups(context, names: Array(order), columns: columns, reply)
+        }
         MPDDatabaseCommands.songs(context, filter: filter ?? .all) { result in
             reply(result.map { songs in
                 let top = Level()
@@ -144,6 +157,27 @@ enum MPDTagCommands {
                 return response
             }.mapError(MPDAck.init))
         }
+    }
+
+    /// `list TAG group TAG…` without a filter, of tags the index has: its distinct combinations
+    /// and the recordings'.
+    private static func distinctGroups(
+        _ context: MPDContext, names: [String], columns: [MusicTagColumn], _ reply: @escaping MPDReply
+    ) {
+        let view = context.view
+        context.core.music.browse({ index throws(ReelError) -> MPDResponse in
+            let top = Level()
+            if !view.musicFolders.isEmpty {
+                for values in try index.distinctValues(of: columns) { top.insert(values[...]) }
+            }
+            let database = MPDDatabase(view: view, index: index)
+            for song in try database.songs(under: .recordings(try index.store.item(.root))) {
+                top.insert(song.song, names[...])
+            }
+            var response = MPDResponse()
+            top.write(names[...], into: &response)
+            return response
+        }) { result in reply(result.mapError(MPDAck.init)) }
     }
 
     /// `list file [FILTER]`: the URIs of the songs the filter matches.
