@@ -1,7 +1,8 @@
 """A generated music collection: sox tones encoded to FLAC, MP3, Ogg Vorbis and Opus, tagged with
 mutagen, with a cover.jpg beside an album, embedded pictures, files without tags, non-ASCII
 names and a broken file. Reusable: `make_collection(root)` writes it and returns the expected
-songs; benchmarks may call `make_collection(root, albums=N)` for a bigger tree.
+songs; `write_song(root, Song(...))` writes any other song the same way (a benchmark's bigger
+tree), and `fake_jpeg` makes picture bytes.
 
 Tags are written in MPD's tag order (Artist, Album, AlbumArtist, Title, Track, Genre, Date, Disc)
 so that MPD, which prints a file's tags in the file's order, prints them as Reel does. Track and
@@ -146,6 +147,13 @@ def _tag(song: Song, path: Path):
         tags.save(str(path), v2_version=4)
 
 
+def write_song(root: Path, song: Song, freq: int = 440):
+    """Encodes a tone of `song.seconds` at `freq` Hz to `root / song.path` and tags it."""
+    path = root / song.path
+    _encode(song, path, freq)
+    _tag(song, path)
+
+
 def make_collection(root: Path) -> list[Song]:
     """Writes the collection under `root` (created) and returns its songs (not the broken file)."""
     for tool in ("sox", "lame", "oggenc", "opusenc"):
@@ -153,9 +161,7 @@ def make_collection(root: Path) -> list[Song]:
             raise RuntimeError(f"{tool} is missing: run scripts/install-deps --test")
     root.mkdir(parents=True, exist_ok=True)
     for index, song in enumerate(SONGS):
-        path = root / song.path
-        _encode(song, path, 300 + 40 * index)
-        _tag(song, path)
+        write_song(root, song, 300 + 40 * index)
     (root / COVER_DIR / "cover.jpg").write_bytes(cover_bytes())
     broken = root / BROKEN
     broken.write_bytes(b"fLaC" + random.Random(7).randbytes(4000))
