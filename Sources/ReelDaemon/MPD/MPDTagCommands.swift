@@ -111,9 +111,9 @@ enum MPDTagCommands {
         if filter == nil, groups.isEmpty, let column = column(name) {
             return distinct(context, name: name, column: column, reply)
         }
-        let columns = order.compactMap(column)
-        if filter == nil, columns.count == order.count {
-            return distinctGroups(context, names: Array(order), columns: columns, reply)
+        let keys = order.compactMap(indexKey)
+        if filter == nil, keys.count == order.count {
+            return distinctGroups(context, names: Array(order), keys: keys, reply)
         }
         MPDDatabaseCommands.songs(context, filter: filter ?? .all) { result in
             reply(result.map { songs in
@@ -136,6 +136,28 @@ enum MPDTagCommands {
         case "Date": .date
         case "Title": .title
         default: nil
+        }
+    }
+
+    /// What the index gives for a tag of `list … group …`: a column (the sort tags fall back to
+    /// theirs, as nothing is tagged with one), or always "" for a tag Reel never reports
+    /// (`MUSICBRAINZ_ALBUMID`, `Composer`, … as M.A.L.P. groups by); nil for Track and Disc,
+    /// which the index keeps as numbers.
+    enum IndexKey: Sendable {
+        case column(MusicTagColumn)
+        case empty
+    }
+
+    private static func indexKey(_ name: String) -> IndexKey? {
+        switch name {
+        case "AlbumSort": return .column(.album)
+        case "AlbumArtistSort": return .column(.albumArtistOrArtist)
+        case "ArtistSort": return .column(.artist)
+        case "TitleSort": return .column(.title)
+        case "Track", "Disc": return nil
+        default:
+            if let column = column(name) { return .column(column) }
+            return MPDTag(name: name) == nil ? .empty : nil
         }
     }
 
@@ -162,13 +184,26 @@ enum MPDTagCommands {
     /// `list TAG group TAG…` without a filter, of tags the index has: its distinct combinations
     /// and the recordings'.
     private static func distinctGroups(
-        _ context: MPDContext, names: [String], columns: [MusicTagColumn], _ reply: @escaping MPDReply
+        _ context: MPDContext, names: [String], keys: [IndexKey], _ reply: @escaping MPDReply
     ) {
         let view = context.view
+        let columns = keys.compactMap { key -> MusicTagColumn? in
+            if case .column(let column) = key { return column }
+            return nil
+        }
         context.core.music.browse({ index throws(ReelError) -> MPDResponse in
             let top = Level()
             if !view.musicFolders.isEmpty {
-                for values in try index.distinctValues(of: columns) { top.insert(values[...]) }
+                let rows = columns.isEmpty ? (try index.tagStats().songs > 0 ? [[]] : []) : try index.distinctValues(of: columns)
+                for row in rows {
+                    // The tags Reel never reports are "" on every file.
+                    var values: [String] = []
+                    var next = row.makeIterator()
+                    for key in keys {
+                        if case .column = key { values.append(next.next() ?? "") } else { values.append("") }
+                    }
+                    top.insert(values[...])
+                }
             }
             let database = MPDDatabase(view: view, index: index)
             for song in try database.songs(under: .recordings(try index.store.item(.root))) {
