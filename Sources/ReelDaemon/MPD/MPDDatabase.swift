@@ -102,8 +102,8 @@ struct MPDDatabase {
                 directories.append((view.musicURI(root: root, path: child), isoTime(Int(folder.modified)), .music(root: root, path: child)))
             }
         }
-        songs.sort { mpdCollates($0.song.uri, before: $1.song.uri) }
-        directories.sort { mpdCollates(Self.lastComponent($0.uri), before: Self.lastComponent($1.uri)) }
+        songs = songs.sortedByCollation { $0.song.uri[...] }
+        directories = directories.sortedByCollation { Self.lastComponent($0.uri) }
         return (songs, directories)
     }
 
@@ -144,11 +144,11 @@ struct MPDDatabase {
     private func writeTree(
         _ tree: MPDMusicTree, root: String, path: String, songInfo: Bool, tags: MPDTagSet, into response: inout MPDResponse
     ) {
-        let songs = tree.files.map { view.song(of: $0) }.sorted { mpdCollates($0.uri, before: $1.uri) }
+        let songs = tree.files.map { view.song(of: $0) }.sortedByCollation { $0.uri[...] }
         for song in songs {
             if songInfo { song.write(into: &response, tags: tags) } else { response.field("file", song.uri) }
         }
-        for name in tree.children.keys.sorted(by: { mpdCollates($0, before: $1) }) {
+        for name in Array(tree.children.keys).sortedByCollation({ $0[...] }) {
             // The recordings tree hides a single music folder's own folder of its name.
             if path.isEmpty, name == view.recordingsDirectory, view.musicDirectory(ofRoot: root).isEmpty { continue }
             let child = tree.children[name]!
@@ -224,7 +224,9 @@ struct MPDDatabase {
     /// Songs in `listall` order: in each directory its songs first, then its subdirectories,
     /// each collated by name.
     static func sortedForListing(_ songs: [Song]) -> [Song] {
-        let keyed = songs.map { ($0, $0.song.uri.split(separator: "/", omittingEmptySubsequences: false)) }
+        let keyed = songs.map { song in
+            (song, song.song.uri.split(separator: "/", omittingEmptySubsequences: false).map(MPDCollationKey.init))
+        }
         return keyed.sorted { a, b in
             let (x, y) = (a.1, b.1)
             var index = 0
@@ -232,15 +234,15 @@ struct MPDDatabase {
                 let xIsFile = index == x.count - 1
                 let yIsFile = index == y.count - 1
                 if xIsFile != yIsFile { return xIsFile }
-                if x[index] != y[index] { return mpdCollates(String(x[index]), before: String(y[index])) }
+                if x[index].name != y[index].name { return x[index] < y[index] }
                 if xIsFile { return false }
                 index += 1
             }
         }.map(\.0)
     }
 
-    static func lastComponent(_ uri: String) -> String {
-        uri.split(separator: "/").last.map(String.init) ?? uri
+    static func lastComponent(_ uri: String) -> Substring {
+        uri.split(separator: "/").last ?? uri[...]
     }
 }
 

@@ -146,6 +146,28 @@ func mpdCollates(_ a: String, before b: String) -> Bool {
     return foldedA != foldedB ? foldedA < foldedB : a < b
 }
 
+/// A name with its case folded once, for sorting many in `mpdCollates` order.
+struct MPDCollationKey: Comparable {
+    let folded: String
+    let name: Substring
+
+    init(_ name: Substring) {
+        self.name = name
+        folded = name.lowercased()
+    }
+
+    static func < (a: Self, b: Self) -> Bool {
+        a.folded != b.folded ? a.folded < b.folded : a.name < b.name
+    }
+}
+
+extension Array {
+    /// Sorted by `key`'s collation (`mpdCollates`), each key computed once.
+    func sortedByCollation(_ key: (Element) -> Substring) -> [Element] {
+        map { (MPDCollationKey(key($0)), $0) }.sorted { $0.0 < $1.0 }.map(\.1)
+    }
+}
+
 /// One song as MPD prints it, in MPD's order: `file`, `Last-Modified`, `Format`, the tags,
 /// `Time` (whole seconds), `duration`, `Pos`, `Id`.
 struct MPDSong {

@@ -4,6 +4,10 @@ import ReelCore
 import ReelLibrary
 import ReelModel
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `list TAG [FILTER] [group TAG]…` and `count [FILTER] [group TAG]` over the music folders and
 /// the recordings, as MPD 0.23 answers them (`src/command/DatabaseCommands.cxx`,
 /// `src/db/UniqueTags.cxx`, `src/db/Count.cxx`):
@@ -72,7 +76,20 @@ enum MPDTagCommands {
         }
     }
 
-    static func bytesBefore(_ a: String, _ b: String) -> Bool { a.utf8.lexicographicallyPrecedes(b.utf8) }
+    /// Byte order of the UTF-8 text (MPD's `std::map<std::string>`).
+    static func bytesBefore(_ a: String, _ b: String) -> Bool {
+        var (a, b) = (a, b)
+        return a.withUTF8 { x in
+            b.withUTF8 { y in
+                let common = Swift.min(x.count, y.count)
+                if common > 0, let p = x.baseAddress, let q = y.baseAddress {
+                    let order = memcmp(p, q, common)
+                    if order != 0 { return order < 0 }
+                }
+                return x.count < y.count
+            }
+        }
+    }
 
     private static func list(_ context: MPDContext, _ request: MPDRequest, _ reply: @escaping MPDReply) {
         var arguments = request.arguments
