@@ -125,18 +125,19 @@ struct MPDFilter: Sendable {
     /// candidates in SQL (`MusicIndex.tracks(matching:)`); the filter still decides on each
     /// candidate. Only positive string matches at the top (or in a top `AND`) on Title, Artist,
     /// Album, Genre, Date or AlbumArtist (falling back to Artist), with a non-empty value, give
-    /// one: an exact case-sensitive match as `equals`; any other (folded, substring, prefix)
-    /// as a folded substring when the value is ASCII without the characters MPD's folding
-    /// produces from typographic marks (`'`, `"`, `-`, `.`, `<`, `>`), so that the index's
-    /// plain lowercasing can only keep more.
+    /// conditions: an exact case-sensitive match gives `equals`; any other (folded, substring,
+    /// prefix) gives a folded substring condition for each run of plain ASCII characters in the
+    /// value. The runs stop at anything the index's plain lowercasing could see differently from
+    /// the filter's folding: characters that are not one ASCII scalar (accents, combining marks,
+    /// canonical equivalents) and those MPD's folding makes from typographic marks (`'`, `"`,
+    /// `-`, `.`, `<`, `>`), so a condition can only ever keep more.
     var indexConditions: [MusicTagCondition] {
         var conditions: [MusicTagCondition] = []
         func visit(_ nodes: [Node]) {
             for node in nodes {
                 switch node {
                 case .and(let inner): visit(inner)
-                case .tag(let selector, let match):
-                    if let condition = Self.condition(selector, match) { conditions.append(condition) }
+                case .tag(let selector, let match): conditions += Self.conditions(selector, match)
                 default: continue
                 }
             }
@@ -145,10 +146,10 @@ struct MPDFilter: Sendable {
         return conditions
     }
 
-    private static func condition(_ selector: TagSelector, _ match: StringMatch) -> MusicTagCondition? {
+    private static func conditions(_ selector: TagSelector, _ match: StringMatch) -> [MusicTagCondition] {
         guard case .named(let tag?, let fallbacks) = selector, match.regex == nil, !match.negated,
             !match.value.isEmpty
-        else { return nil }
+        else { return [] }
         let column: MusicTagColumn
         switch (tag, fallbacks) {
         case (.title, []): column = .title
@@ -157,13 +158,24 @@ struct MPDFilter: Sendable {
         case (.genre, []): column = .genre
         case (.date, []): column = .date
         case (.albumArtist, [.artist]): column = .albumArtistOrArtist
-        default: return nil
+        default: return []
         }
-        if !match.foldCase, match.position == .full { return .equals(column, match.value) }
+        if !match.foldCase, match.position == .full { return [.equals(column, match.value)] }
         let unsafe: Set<UInt8> = [UInt8(ascii: "'"), UInt8(ascii: "\""), UInt8(ascii: "-"), UInt8(ascii: "."),
                                   UInt8(ascii: "<"), UInt8(ascii: ">")]
-        guard match.value.utf8.allSatisfy({ $0 < 0x80 && !unsafe.contains($0) }) else { return nil }
-        return .containsFolded(column, match.value.lowercased())
+        var runs: [String] = []
+        var run = ""
+        for character in match.value {
+            let scalars = character.unicodeScalars
+            if scalars.count == 1, let scalar = scalars.first, scalar.isASCII, !unsafe.contains(UInt8(scalar.value)) {
+                run.append(character)
+            } else if !run.isEmpty {
+                runs.append(run)
+                run = ""
+            }
+        }
+        if !run.isEmpty { runs.append(run) }
+        return runs.map { .containsFolded(column, $0.lowercased()) }
     }
 
     private static var wrongCount: MPDAck { MPDAck(.argument, "Incorrect number of filter arguments") }

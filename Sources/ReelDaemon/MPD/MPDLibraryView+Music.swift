@@ -83,9 +83,10 @@ extension MPDLibraryView {
         add(.date, tags.date)
         add(.disc, tags.disc.map(String.init))
         let audio = track.audio
+        let seconds = Int(track.modified.rounded(.down))
         return MPDSong(
-            uri: musicURI(root: track.root, path: track.relativePath),
-            lastModified: isoTime(Int(track.modified.rounded(.down))),
+            uri: musicURI(root: track.root, path: track.relativePath), lastModified: isoTime(seconds),
+            modifiedSeconds: Int64(seconds),
             format: AudioFormat(codec: audio.codec, sampleRate: audio.sampleRate, channels: audio.channels),
             tags: values, duration: audio.duration)
     }

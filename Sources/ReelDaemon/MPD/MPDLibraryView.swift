@@ -173,6 +173,9 @@ extension Array {
 struct MPDSong {
     var uri: String
     var lastModified: String?
+    /// `lastModified` in seconds since 1970 when known already (a music file's mtime), so a
+    /// filter need not parse the text.
+    var modifiedSeconds: Int64?
     var format: AudioFormat?
     var tags: [(MPDTag, String)] = []
     var duration: Double?
@@ -198,7 +201,8 @@ struct MPDSong {
     var fields: MPDSongFields {
         var values: [MPDTag: String] = [:]
         for (tag, value) in tags { values[tag] = value }
-        return MPDSongFields(uri: uri, tags: values, lastModified: lastModified.flatMap(epochSeconds).map(Int64.init))
+        return MPDSongFields(
+            uri: uri, tags: values, lastModified: modifiedSeconds ?? lastModified.flatMap(epochSeconds).map(Int64.init))
     }
 
     /// MPD's audio format text, `44100:16:2`: MP3 and Vorbis decode to floating point (`f`);
