@@ -47,15 +47,15 @@ extension MusicIndex {
     public func files(root: String, in folder: String) throws(ReelError) -> [MusicTrack] {
         let prefix = folder.isEmpty ? "" : folder + "/"
         return try store.reading("list the files of \(folder) in \(root)") { db in
-            try Row.fetchAll(
-                db.cachedStatement(
-                    sql: """
-                        SELECT \(Self.trackColumns) FROM music_files
-                        WHERE root = ? AND path >= ? AND path < ? AND missing = 0 AND instr(substr(path, ?), '/') = 0
-                        ORDER BY path
-                        """),
-                arguments: StatementArguments(Self.range(root, prefix) + [prefix.unicodeScalars.count + 1])
-            ).map(Self.track)
+            try Self.tracks(
+                Row.fetchCursor(
+                    db.cachedStatement(
+                        sql: """
+                            SELECT \(Self.trackColumns) FROM music_files
+                            WHERE root = ? AND path >= ? AND path < ? AND missing = 0 AND instr(substr(path, ?), '/') = 0
+                            ORDER BY path
+                            """),
+                    arguments: StatementArguments(Self.range(root, prefix) + [prefix.unicodeScalars.count + 1])))
         }
     }
 
@@ -82,14 +82,14 @@ extension MusicIndex {
     public func files(root: String, under folder: String) throws(ReelError) -> [MusicTrack] {
         let prefix = folder.isEmpty ? "" : folder + "/"
         return try store.reading("list the files under \(folder) in \(root)") { db in
-            try Row.fetchAll(
-                db.cachedStatement(
-                    sql: """
-                        SELECT \(Self.trackColumns) FROM music_files
-                        WHERE root = ? AND path >= ? AND path < ? AND missing = 0 ORDER BY path
-                        """),
-                arguments: StatementArguments(Self.range(root, prefix))
-            ).map(Self.track)
+            try Self.tracks(
+                Row.fetchCursor(
+                    db.cachedStatement(
+                        sql: """
+                            SELECT \(Self.trackColumns) FROM music_files
+                            WHERE root = ? AND path >= ? AND path < ? AND missing = 0 ORDER BY path
+                            """),
+                    arguments: StatementArguments(Self.range(root, prefix))))
         }
     }
 
@@ -177,7 +177,7 @@ extension MusicIndex {
             WHERE \(clauses.joined(separator: " AND ")) ORDER BY id
             """
         return try store.reading("search the music index by tag") { db in
-            try Row.fetchAll(db.cachedStatement(sql: sql), arguments: StatementArguments(arguments)).map(Self.track)
+            try Self.tracks(Row.fetchCursor(db.cachedStatement(sql: sql), arguments: StatementArguments(arguments)))
         }
     }
 
@@ -232,6 +232,13 @@ extension MusicIndex {
     }
 
     // MARK: Helpers
+
+    /// The tracks of a cursor over `trackColumns` rows (read in place, not copied first).
+    private static func tracks(_ rows: RowCursor) throws -> [MusicTrack] {
+        var tracks: [MusicTrack] = []
+        while let row = try rows.next() { tracks.append(track(row)) }
+        return tracks
+    }
 
     /// `root`, then the bounds of the paths that start with `prefix` ("" for all).
     private static func range(_ root: String, _ prefix: String) -> [DatabaseValueConvertible] {

@@ -161,9 +161,12 @@ struct MPDDatabase {
 
     // MARK: Songs
 
-    /// Every song under `directory`, in `listall` order. `conditions` narrow the music files
-    /// read (candidates the caller still filters); recordings are all read.
-    func songs(under directory: Directory, conditions: [MusicTagCondition] = []) throws(ReelError) -> [Song] {
+    /// Every song under `directory`, in `listall` order (unless `sorted` is false: the caller
+    /// filters first and sorts what is left with `sortedForListing`). `conditions` narrow the
+    /// music files read (candidates the caller still filters); recordings are all read.
+    func songs(
+        under directory: Directory, conditions: [MusicTagCondition] = [], sorted: Bool = true
+    ) throws(ReelError) -> [Song] {
         var found: [Song] = []
         switch directory {
         case .root:
@@ -182,7 +185,7 @@ struct MPDDatabase {
         case .music(let root, let path):
             found += try index.files(root: root, under: path).compactMap(visibleSong)
         }
-        return Self.sortedForListing(found)
+        return sorted ? Self.sortedForListing(found) : found
     }
 
     /// The song of an entry that is one.
@@ -224,11 +227,10 @@ struct MPDDatabase {
     /// Songs in `listall` order: in each directory its songs first, then its subdirectories,
     /// each collated by name.
     static func sortedForListing(_ songs: [Song]) -> [Song] {
-        let keyed = songs.map { song in
-            (song, song.song.uri.split(separator: "/", omittingEmptySubsequences: false).map(MPDCollationKey.init))
-        }
-        return keyed.sorted { a, b in
-            let (x, y) = (a.1, b.1)
+        // Sorts positions, not the (large) songs: moving those would cost more than comparing.
+        let keys = songs.map { $0.song.uri.split(separator: "/", omittingEmptySubsequences: false).map(MPDCollationKey.init) }
+        let order = keys.indices.sorted { a, b in
+            let (x, y) = (keys[a], keys[b])
             var index = 0
             while true {
                 let xIsFile = index == x.count - 1
@@ -238,7 +240,8 @@ struct MPDDatabase {
                 if xIsFile { return false }
                 index += 1
             }
-        }.map(\.0)
+        }
+        return order.map { songs[$0] }
     }
 
     static func lastComponent(_ uri: String) -> Substring {

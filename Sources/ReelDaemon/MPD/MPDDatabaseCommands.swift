@@ -137,11 +137,12 @@ enum MPDDatabaseCommands {
             case .directory(let directory):
                 let conditions: [MusicTagCondition]
                 if case .root = directory { conditions = filter.indexConditions } else { conditions = [] }
-                candidates = try database.songs(under: directory, conditions: conditions)
+                candidates = try database.songs(under: directory, conditions: conditions, sorted: false)
             default:
                 candidates = database.song(of: entry).map { [$0] } ?? []
             }
-            return filter.isEmpty ? candidates : candidates.filter { filter.matches($0.song.fields) }
+            let matching = filter.isEmpty ? candidates : candidates.filter { filter.matches($0.song.fields) }
+            return MPDDatabase.sortedForListing(matching)
         }) { result in
             reply(result.mapError { error in
                 error.reason == .notFound ? MPDAck(.noExist, "No such directory") : MPDAck(error)
