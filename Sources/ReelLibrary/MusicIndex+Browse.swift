@@ -1,5 +1,6 @@
 // The music index read as a tree of folders and as a set of tag values: what a front end that
 // shows the music folders as directories (MPD's database) asks of it.
+import Foundation
 import GRDB
 import ReelModel
 
@@ -242,7 +243,8 @@ extension MusicIndex {
 
     /// `root`, then the bounds of the paths that start with `prefix` ("" for all).
     private static func range(_ root: String, _ prefix: String) -> [DatabaseValueConvertible] {
-        guard !prefix.isEmpty else { return [root, "", "\u{10FFFF}"] }
+        // SQLite orders every BLOB after every TEXT: an upper bound above any path.
+        guard !prefix.isEmpty else { return [root, "", Data([0xFF])] }
         // Paths under `A/` are those from `A/` up to (not including) `A0`: `0` follows `/`.
         return [root, prefix, String(prefix.dropLast()) + "0"]
     }
