@@ -5,6 +5,7 @@ import Logging
 import ReelAudio
 import ReelLibrary
 import ReelModel
+import ReelTags
 
 /// The music folders (`music_dirs`) as every front end sees them: a scan at start (a full one
 /// the first time; later only what changed, by size and mtime), the index kept current while
@@ -40,6 +41,8 @@ public final class MusicController: @unchecked Sendable {
     /// Follows the disk while reeld runs; nil without music folders (then nothing runs).
     let watcher: MusicWatcher?
     private let onMoves: @Sendable ([(from: String, to: String)]) -> Void
+    /// When the last scan ended (seconds since the epoch), nil before the first has.
+    private let lastScanEnd = Locked<Double?>(nil)
 
     init(
         store: LibraryStore, roots: [String], reader: @escaping MusicScanner.Reader,
@@ -138,6 +141,7 @@ public final class MusicController: @unchecked Sendable {
                 var done = outcome.progress
                 done.scan = number
                 done.running = false
+                lastScanEnd.withLock { $0 = Double(time(nil)) }
                 progress.publish(done)
             } catch {
                 var stopped = progress.latest.value
@@ -192,6 +196,7 @@ public final class MusicController: @unchecked Sendable {
             var done = try body()
             done.scan = number
             done.running = false
+            if done.changedIndex { lastScanEnd.withLock { $0 = Double(time(nil)) } }
             progress.publish(done)
             logger.debug(
                 "music folders followed",
@@ -247,6 +252,18 @@ public final class MusicController: @unchecked Sendable {
 
     // MARK: Listings
 
+    /// When the last scan since start ended (seconds since the epoch), nil while none has.
+    public var lastScanEnded: Double? { lastScanEnd.withLock { $0 } }
+
+    /// Runs `body` on the read queue with the index (and, through `index.store`, the library
+    /// it lives in), for a front end that browses the music folders as a tree or by tag
+    /// (`MusicIndex+Browse`); `reply` comes on that queue.
+    public func browse<Value: Sendable>(
+        _ body: @escaping @Sendable (MusicIndex) throws(ReelError) -> Value, reply: @escaping Reply<Value>
+    ) {
+        read({ [index] () throws(ReelError) in try body(index) }, reply: reply)
+    }
+
     /// Runs `body` on `reads` and replies there.
     func read<Value: Sendable>(_ body: @escaping @Sendable () throws(ReelError) -> Value, reply: @escaping Reply<Value>) {
         reads.async {
@@ -256,6 +273,38 @@ public final class MusicController: @unchecked Sendable {
                 reply(.failure(error))
             }
         }
+    }
+
+    /// The picture embedded in an indexed file (its front cover, else its first picture): bytes
+    /// and MIME type; nil when it has none. `not_found` when the index has no such file present.
+    public func embeddedPicture(
+        root: String, relativePath: String, reply: @escaping Reply<(bytes: [UInt8], mimeType: String)?>
+    ) {
+        read({ [index] () throws(ReelError) in
+            guard let track = try index.track(root: root, relativePath: relativePath), !track.missing else {
+                throw ReelError(.notFound, "no music file \(relativePath) in \(root)")
+            }
+            return try TagReader.picture(path: track.path)
+        }, reply: reply)
+    }
+
+    /// A piece of the first of `names` that is a readable file in `folder` ("" for the top) of
+    /// the music folder `root`: the file's size and up to `limit` bytes from `offset` (none when
+    /// `offset` is at or past the end). Nil when none of them is there. Only a music folder's
+    /// own folders are read: `folder` must not climb out (`..`), and a cover that is a symlink
+    /// must lead to a file inside the music folder (as the scan follows symlinks).
+    public func folderFile(
+        root: String, folder: String, names: [String], offset: Int, limit: Int,
+        reply: @escaping Reply<(size: Int, bytes: [UInt8])?>
+    ) {
+        read({ [roots] () throws(ReelError) in
+            guard roots.contains(root), !folder.split(separator: "/").contains(where: { $0 == ".." || $0 == "." }) else {
+                throw ReelError(.notFound, "\(folder) is not a folder of a music folder")
+            }
+            let directory = folder.isEmpty ? root : (root.hasSuffix("/") ? root + folder : root + "/" + folder)
+            return MusicCovers.readFile(in: directory, names: names, insideOf: [root], offset: offset, limit: limit)
+                .map { ($0.size, $0.bytes) }
+        }, reply: reply)
     }
 
     /// Artists (AlbumArtist, else Artist), case-insensitively ordered.
@@ -315,3 +364,7 @@ public final class MusicController: @unchecked Sendable {
         read({ [index] () throws(ReelError) in try index.stats() }, reply: reply)
     }
 }
+
+#if canImport(Glibc)
+import Glibc
+#endif

@@ -22,9 +22,9 @@ public struct MusicCover: Sendable, Equatable {
 /// folder under one of the names MPD's `albumart` looks for. Blocking file reads on the caller's
 /// thread (never an event loop).
 public enum MusicCovers {
-    /// The names looked for beside a file, in order, as MPD does (case as written).
-    public static let folderImageNames = ["cover.png", "cover.jpg", "cover.jxl", "cover.webp"]
-    /// A folder image larger than this is not read (art is a few hundred KiB; this is a
+    /// The names looked for beside a file, in order: MPD 0.23's `albumart` (case as written).
+    public static let folderImageNames = ["cover.png", "cover.jpg", "cover.webp"]
+    /// A folder image larger than this is not read whole (art is a few hundred KiB; this is a
     /// daemon on a small machine).
     public static let largestFolderImage = 16 << 20
 
@@ -33,19 +33,49 @@ public enum MusicCovers {
         try TagReader.picture(path: path).map { MusicCover(bytes: $0.bytes, mimeType: $0.mimeType) }
     }
 
-    /// The first folder image beside `path` (`cover.png`, `cover.jpg`, …) that is a regular file
-    /// and, with every symbolic link followed, still lies inside one of `musicFolders`: a link
-    /// out of the music folders is never read. Nil when there is none.
+    /// The first folder image beside `path` (`cover.png`, `cover.jpg`, …), read whole, or nil.
     public static func folderImage(beside path: String, musicFolders: [String]) -> MusicCover? {
         guard let slash = path.lastIndex(of: "/") else { return nil }
-        let folder = String(path[..<slash])
+        guard
+            let file = readFile(
+                in: String(path[..<slash]), names: folderImageNames, insideOf: musicFolders, offset: 0,
+                limit: largestFolderImage),
+            file.size <= largestFolderImage
+        else { return nil }
+        return MusicCover(bytes: file.bytes, mimeType: mimeType(ofName: file.name))
+    }
+
+    /// A piece of the first of `names` in `directory` that is a regular file and, with every
+    /// symbolic link followed, still lies inside one of `musicFolders` (a link out of the music
+    /// folders is never read): its name, its size, and up to `limit` bytes from `offset` (none
+    /// when `offset` is at or past the end). Nil when none is there. What MPD's `albumart` reads
+    /// a chunk at a time, and the page's `/cover` whole.
+    public static func readFile(
+        in directory: String, names: [String], insideOf musicFolders: [String], offset: Int, limit: Int
+    ) -> (name: String, size: Int, bytes: [UInt8])? {
         let roots = musicFolders.compactMap(realPath)
-        for name in folderImageNames {
-            guard let real = realPath(folder + "/" + name),
-                roots.contains(where: { real.hasPrefix($0 == "/" ? "/" : $0 + "/") }),
-                let bytes = readSmallFile(real)
+        for name in names {
+            guard let real = realPath(directory + "/" + name),
+                roots.contains(where: { real.hasPrefix($0 == "/" ? "/" : $0 + "/") })
             else { continue }
-            return MusicCover(bytes: bytes, mimeType: mimeType(ofName: name))
+            let descriptor = open(real, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { continue }
+            defer { close(descriptor) }
+            var info = stat()
+            guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
+            let size = Int(info.st_size)
+            guard offset < size, limit > 0 else { return (name, size, []) }
+            var bytes = [UInt8](repeating: 0, count: min(limit, size - offset))
+            var filled = 0
+            while filled < bytes.count {
+                let count = bytes.withUnsafeMutableBytes { buffer in
+                    pread(descriptor, buffer.baseAddress! + filled, buffer.count - filled, off_t(offset + filled))
+                }
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { break }
+                filled += count
+            }
+            return (name, size, Array(bytes[..<filled]))
         }
         return nil
     }
@@ -59,7 +89,6 @@ public enum MusicCovers {
     static func mimeType(ofName name: String) -> String {
         switch name.split(separator: ".").last {
         case "png": "image/png"
-        case "jxl": "image/jxl"
         case "webp": "image/webp"
         default: "image/jpeg"
         }
@@ -69,28 +98,6 @@ public enum MusicCovers {
         guard let resolved = realpath(path, nil) else { return nil }
         defer { free(resolved) }
         return String(cString: resolved)
-    }
-
-    /// A regular file's bytes, or nil (not a regular file, unreadable, or too large).
-    private static func readSmallFile(_ path: String) -> [UInt8]? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size > 0,
-            info.st_size <= largestFolderImage
-        else { return nil }
-        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
-        var filled = 0
-        while filled < bytes.count {
-            let count = bytes.withUnsafeMutableBytes { buffer in
-                read(descriptor, buffer.baseAddress! + filled, buffer.count - filled)
-            }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { return nil }
-            filled += count
-        }
-        return bytes
     }
 }
 

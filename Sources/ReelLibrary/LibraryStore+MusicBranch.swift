@@ -67,7 +67,7 @@ extension LibraryStore {
             {
                 return item
             }
-            guard try !index.files(root: root.folder, under: relative).isEmpty else {
+            guard try index.hasFolder(root: root.folder, relative) else {
                 throw ReelError(.notFound, "no item at \(named)")
             }
             return branch.folderItem(subPath: sub)
@@ -88,19 +88,11 @@ extension LibraryStore {
         case .branch:
             folders = branch.roots.map { branch.folderItem(subPath: $0.name) }
         case .inFolder(let root, let relative):
-            let prefix = relative.isEmpty ? "" : relative + "/"
-            var seen = Set<String>()
-            for track in try MusicIndex(store: self).files(root: root.folder, under: relative) {
-                let rest = track.relativePath.dropFirst(prefix.count)
-                if let slash = rest.firstIndex(of: "/") {
-                    let name = String(rest[..<slash])
-                    if seen.insert(name).inserted {
-                        folders.append(branch.folderItem(subPath: sub.isEmpty ? name : sub + "/" + name))
-                    }
-                } else if let item = branch.trackItem(track) {
-                    tracks.append(item)
-                }
+            let index = MusicIndex(store: self)
+            folders = try index.subfolders(root: root.folder, of: relative).map { folder in
+                branch.folderItem(subPath: sub.isEmpty ? folder.name : sub + "/" + folder.name, modified: folder.modified)
             }
+            tracks = try index.files(root: root.folder, in: relative).compactMap(branch.trackItem)
         case nil:
             break
         }

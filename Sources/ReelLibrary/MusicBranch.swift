@@ -101,8 +101,9 @@ public struct MusicBranch: Sendable {
 
     // MARK: Items
 
-    /// The folder at a path under `/Music`; `created` is its directory's modification time.
-    func folderItem(subPath sub: String) -> Item {
+    /// The folder at a path under `/Music`; `created` is `modified` (seconds since the epoch)
+    /// when given, else its directory's modification time.
+    func folderItem(subPath sub: String, modified: Double? = nil) -> Item {
         let parent: String
         if sub.isEmpty {
             parent = LibrarySchema.rootID
@@ -119,7 +120,8 @@ public struct MusicBranch: Sendable {
         }
         return Item(
             id: Self.folderID(ofSubPath: sub), kind: .folder, name: name, parent: parent,
-            path: Self.treePath(ofSubPath: sub), created: directory.map(Self.modified) ?? Timestamp.iso8601(0),
+            path: Self.treePath(ofSubPath: sub),
+            created: modified.map { Timestamp.iso8601(Int($0)) } ?? directory.map(Self.modified) ?? Timestamp.iso8601(0),
             readOnly: true)
     }
 

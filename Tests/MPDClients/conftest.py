@@ -36,12 +36,22 @@ def media(tmp_path_factory):
     return mpdtest.make_media(tmp_path_factory.mktemp("media"))
 
 
+@pytest.fixture(scope="session")
+def music(tmp_path_factory):
+    """The generated music collection (collection.py), made once per run; tests that change it
+    copy it first."""
+    import collection
+    root = tmp_path_factory.mktemp("music") / "Music"
+    collection.make_collection(root)
+    return root
+
+
 @pytest.fixture
 def make_server(media, tmp_path):
     """Starts servers (kind 'mpd' or 'reel', default the target) and stops them after the test."""
     started = []
 
-    def make(kind: str | None = None, password: str | None = None):
+    def make(kind: str | None = None, password: str | None = None, music=None):
         kind = kind or mpdtest.target()
         if kind == "mpd" and shutil.which("mpd") is None:
             pytest.fail("mpd is missing: run scripts/install-deps --test")
@@ -49,7 +59,7 @@ def make_server(media, tmp_path):
             reason = mpdtest.reeld_supports_mpd()
             if reason:
                 pytest.fail(f"cannot test Reel: {reason} (build it, or set REEL_BUILD_DIR)")
-        server = mpdtest.start_server(kind, tmp_path / f"{kind}{len(started)}", media, password)
+        server = mpdtest.start_server(kind, tmp_path / f"{kind}{len(started)}", media, password, music)
         started.append(server)
         return server
 

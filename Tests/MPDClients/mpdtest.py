@@ -7,6 +7,7 @@ reeld (imported with the `reel` CLI), so that the same tests and transcripts run
 from __future__ import annotations
 
 import datetime
+import hashlib
 import os
 import shutil
 import signal
@@ -195,12 +196,32 @@ class Raw:
         line, self.buf = self.buf.split(b"\n", 1)
         return line.decode("utf-8", errors="replace")
 
-    def reply(self, timeout=None, list_ok=False):
-        """Lines up to and including the final `OK` or `ACK …` (None appended if closed)."""
+    def read_bytes(self, count, timeout=None) -> bytes | None:
+        """Exactly `count` bytes, or None if the server closed the connection first."""
+        end = time.monotonic() + (self.timeout if timeout is None else timeout)
+        while len(self.buf) < count:
+            if not self._fill(end):
+                return None
+        data, self.buf = self.buf[:count], self.buf[count:]
+        return data
+
+    def reply(self, timeout=None, list_ok=False, binary=None):
+        """Lines up to and including the final `OK` or `ACK …` (None appended if closed). A
+        `binary: N` payload is read as bytes: appended to `binary` (a list) if given, and
+        recorded as a line `<N bytes, sha1 …>`."""
         lines = []
         while True:
             line = self.readline(timeout)
             lines.append(line)
+            if line is not None and line.startswith("binary: "):
+                data = self.read_bytes(int(line.split(": ", 1)[1]) + 1, timeout)
+                if data is None:
+                    lines.append(None)
+                    return lines
+                if binary is not None:
+                    binary.append(data[:-1])
+                lines.append(f"<{len(data) - 1} bytes, sha1 {hashlib.sha1(data[:-1]).hexdigest()[:12]}>")
+                continue
             if line is None or line == "OK" or line.startswith("ACK "):
                 return lines
 
@@ -247,11 +268,14 @@ def free_port() -> int:
 class Server:
     kind = "?"
 
-    def __init__(self, workdir: Path, media: Path, password: str | None = None):
+    def __init__(self, workdir: Path, media: Path, password: str | None = None, music: Path | None = None):
         self.dir = workdir
         self.dir.mkdir(parents=True, exist_ok=True)
         self.media = media
         self.password = password
+        # A generated music collection (collection.py): MPD's music_directory holds it beside
+        # the recordings; reeld has it as its one music folder.
+        self.music = music
         self.host = "127.0.0.1"
         self.port = free_port()
         self.unix = self.dir / "mpd.sock"
@@ -319,6 +343,31 @@ class Server:
     def __exit__(self, *exc):
         self.stop()
 
+    @property
+    def music_root(self) -> Path | None:
+        """The folder this server reads the collection from (a test may change it)."""
+        if self.music is None:
+            return None
+        return self.dir / "music" if self.kind == "mpd" else self.music
+
+    def expected_songs(self) -> int:
+        if self.music is None:
+            return len(TREE)
+        import collection
+        if not isinstance(self.music, list):
+            return len(TREE) + len(collection.SONGS)
+        # Several folders, each with (a part of) the collection: its audio files but the broken one.
+        return len(TREE) + sum(1 for folder in self.music for path in folder.rglob("*")
+                               if path.suffix in (".flac", ".mp3", ".ogg", ".opus")
+                               and path.name != Path(collection.BROKEN).name)
+
+    def wait_for_database(self):
+        """Waits until no update runs and `stats` counts every song of the tree and collection."""
+        want = str(self.expected_songs())
+        with self.authed() as c:
+            wait_for(lambda: "updating_db" not in c.status() and c.pairs("stats")["songs"] == want,
+                     what=f"{self.kind}'s database to hold the {want} songs")
+
 
 class MPDServer(Server):
     kind = "mpd"
@@ -326,6 +375,8 @@ class MPDServer(Server):
     def start(self):
         music = self.dir / "music"
         shutil.copytree(self.media, music, copy_function=os.link if _same_fs(self.media, self.dir) else shutil.copy2)
+        if self.music is not None:
+            shutil.copytree(self.music, music, dirs_exist_ok=True, copy_function=shutil.copy2)
         (self.dir / "playlists").mkdir()
         lines = [
             f'music_directory "{music}"',
@@ -352,8 +403,7 @@ class MPDServer(Server):
         self._wait_greeting()
         with self.authed() as c:
             c.ok("update")
-            wait_for(lambda: "updating_db" not in c.status() and c.pairs("stats")["songs"] == str(len(TREE)),
-                     what=f"mpd's database update to find the {len(TREE)} songs")
+        self.wait_for_database()
         return self
 
     def tail_log(self, n=40) -> str:
@@ -411,8 +461,12 @@ class ReelServer(Server):
             args += ["--mpd-password", self.password]
         env = dict(os.environ, REEL_CONFIG="/dev/null")
         for key in list(env):
-            if key.startswith("REEL_MPD_") or key in ("REEL_SOCKET",):
+            if key.startswith("REEL_MPD_") or key in ("REEL_SOCKET", "REEL_MUSIC_DIRS"):
                 del env[key]
+        if self.music is not None:
+            # A list: several music folders (reeld only).
+            folders = self.music if isinstance(self.music, list) else [self.music]
+            env["REEL_MUSIC_DIRS"] = ":".join(str(f) for f in folders)
         self.stderr = open(self.log, "wb")
         self.proc = subprocess.Popen(args, env=env, stdout=self.stderr, stderr=subprocess.STDOUT,
                                      stdin=subprocess.DEVNULL)
@@ -421,6 +475,8 @@ class ReelServer(Server):
             self.reel("mkdir", "/" + folder)
         for r in TREE:
             self.reel("import", str(self.media / r.uri), r.tree_folder, "--name", r.name)
+        if self.music is not None:
+            self.wait_for_database()
         return self
 
     def reel(self, *args, check=True) -> subprocess.CompletedProcess:
@@ -438,9 +494,10 @@ def target() -> str:
     return value
 
 
-def start_server(kind: str, workdir: Path, media: Path, password: str | None = None) -> Server:
+def start_server(kind: str, workdir: Path, media: Path, password: str | None = None,
+                 music: Path | None = None) -> Server:
     cls = MPDServer if kind == "mpd" else ReelServer
-    server = cls(workdir, media, password)
+    server = cls(workdir, media, password, music)
     try:
         return server.start()
     except BaseException:

@@ -17,7 +17,7 @@ import pytest
 
 import mpdtest
 from mpdtest import Raw, today
-from transcripts import TRANSCRIPTS
+from transcripts import MUSIC_TRANSCRIPTS, TRANSCRIPTS
 
 READ_TIMEOUT = mpdtest.DEADLINE / 2
 
@@ -25,6 +25,7 @@ READ_TIMEOUT = mpdtest.DEADLINE / 2
 MASKED = {"Last-Modified", "playlist", "elapsed", "bitrate", "uptime", "playtime", "db_update",
           "mixrampdb", "updating_db"}
 ID_KEYS = {"Id", "songid", "nextsongid"}
+TAG_ORDER = ["Artist", "Album", "AlbumArtist", "Title", "Track", "Genre", "Date", "Disc"]
 
 
 def mask(lines: list[str]) -> list[str]:
@@ -33,7 +34,21 @@ def mask(lines: list[str]) -> list[str]:
     ids: dict[str, str] = {}
     out = []
     file = state = None
+    # MPD prints an MP3's tags in the order its ID3 import reads them (Artist, AlbumArtist,
+    # Title, Album, Track, Date, Genre, Disc), not the file's; Reel prints every file's in MPD's
+    # tag order. Only the order of an MP3's tag lines is normalised, never their values.
+    mp3_tags: list[str] = []
+
+    def flush_tags():
+        out.extend(sorted(mp3_tags, key=lambda l: TAG_ORDER.index(l[2:].split(": ", 1)[0])))
+        mp3_tags.clear()
+
     for line in lines:
+        key = line[2:].partition(": ")[0] if line.startswith("  ") else None
+        if key in TAG_ORDER and file and file.endswith(".mp3"):
+            mp3_tags.append(line)
+            continue
+        flush_tags()
         if not line.startswith("  "):
             file = state = None
             out.append(line)
@@ -60,6 +75,7 @@ def mask(lines: list[str]) -> list[str]:
             rate, _, channels = value.split(":")
             value = f"{rate}:<bits>:{channels}"
         out.append(f"  {key}: {value}")
+    flush_tags()
     return out
 
 
@@ -153,6 +169,26 @@ def servers(media, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def music_servers(media, music, tmp_path_factory):
+    """Debian's mpd with the recordings and the collection in its music_directory, and the
+    target with the collection as its one music folder (and the recordings imported)."""
+    if shutil.which("mpd") is None:
+        pytest.skip("Debian's mpd is not installed (scripts/install-deps --test)")
+    kind = mpdtest.target()
+    if kind == "reel" and (reason := mpdtest.reeld_supports_mpd()):
+        pytest.fail(f"cannot test Reel: {reason}")
+    base = tmp_path_factory.mktemp("differential-music")
+    started = []
+    try:
+        for i, k in enumerate(("mpd", kind)):
+            started.append(mpdtest.start_server(k, base / f"{k}{i}", media, music=music))
+        yield started
+    finally:
+        for s in started:
+            s.stop()
+
+
+@pytest.fixture(scope="module")
 def dump():
     path = os.environ.get("REEL_MPD_DUMP")
     chunks: list[str] = []
@@ -167,7 +203,15 @@ def dump():
 
 @pytest.mark.parametrize("name", list(TRANSCRIPTS))
 def test_transcript(servers, dump, name):
-    steps = TRANSCRIPTS[name]
+    compare(servers, dump, name, TRANSCRIPTS[name])
+
+
+@pytest.mark.parametrize("name", list(MUSIC_TRANSCRIPTS))
+def test_music_transcript(music_servers, dump, name):
+    compare(music_servers, dump, name, MUSIC_TRANSCRIPTS[name])
+
+
+def compare(servers, dump, name, steps):
     reference, subject = servers
     expected = run(reference, steps)
     got = run(subject, steps)

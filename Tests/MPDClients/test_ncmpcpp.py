@@ -61,6 +61,12 @@ def titles_in_order(screen, titles):
 
 @pytest.fixture
 def ncmpcpp(server, tmp_path):
+    with server.authed() as c:
+        c.ok("add Recordings/Meetings")
+    yield from run_ncmpcpp(server, tmp_path)
+
+
+def run_ncmpcpp(server, tmp_path):
     for tool in ("ncmpcpp", "tmux"):
         if shutil.which(tool) is None:
             pytest.fail(f"{tool} is missing: run scripts/install-deps --test")
@@ -75,8 +81,6 @@ def ncmpcpp(server, tmp_path):
     host = f"{server.password}@{server.host}" if server.password else server.host
     command = ["env", "-i", f"HOME={home}", "TERM=screen", "LANG=C.UTF-8", "PATH=/usr/bin:/bin",
                "ncmpcpp", "-h", host, "-p", str(server.port)]
-    with server.authed() as c:
-        c.ok("add Recordings/Meetings")
     tmux.start(command)
     try:
         yield tmux
@@ -139,3 +143,21 @@ def test_playlist_and_browser(server, ncmpcpp):
     tmux.keys("1")
     tmux.wait(lambda s: rows_with(s, "Playlist (4 items") and titles_in_order(s, TITLES + ["idea"]),
               "the playlist with four entries")
+
+
+def test_media_library_browses_the_music_folder_by_artist_and_album(make_server, music, tmp_path):
+    server = make_server(music=music)
+    session = run_ncmpcpp(server, tmp_path)
+    tmux = next(session)
+    try:
+        # The media library (key 4): artists (ncmpcpp's order: files without an artist first,
+        # as <empty>), the selected artist's albums with their dates, its songs.
+        tmux.keys("4")
+        tmux.wait(lambda s: rows_with(s, "<empty>") and rows_with(s, "Alpha Band") and rows_with(s, "Zoë Keating"),
+                  "the media library's artists")
+        tmux.keys("Down")
+        screen = tmux.wait(lambda s: rows_with(s, "(2001) First Light") and rows_with(s, "(2004) Second Wind"),
+                           "Alpha Band's albums")
+        assert rows_with(screen, "01 - Dawn") and rows_with(screen, "03 - Dusk")
+    finally:
+        session.close()

@@ -238,7 +238,12 @@ final class MPDConnection: ChannelInboundHandler {
     private func answered(_ result: Result<MPDResponse, MPDAck>, index: Int, batch: Batch) -> Bool {
         switch result {
         case .success(let body):
-            if !body.isEmpty { write(body.text) }
+            if !body.text.isEmpty { write(body.text) }
+            if let binary = body.binary {
+                write("binary: \(binary.count)\n")
+                output?.writeBytes(binary)
+                write("\n")
+            }
             if batch.okMode { write("list_OK\n") }
             return true
         case .failure(let ack):

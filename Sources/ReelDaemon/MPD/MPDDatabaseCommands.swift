@@ -1,13 +1,15 @@
-// MPD's database commands over the recordings tree: lsinfo, listall, listallinfo, update.
+// MPD's database commands over the music folders and the recordings tree: lsinfo, listall,
+// listallinfo, find, search, findadd, searchadd, update, rescan.
 
 import ReelAudio
 import ReelCore
 import ReelLibrary
 import ReelModel
 
-/// The recordings tree as MPD's database (see `MPDLibraryView`). Every read runs on the store's
-/// read queue, never on the event loop; listings keep MPD's order (a directory's songs, then
-/// its subdirectories, each followed by its own contents when recursive).
+/// The music folders and the recordings tree as MPD's database (see `MPDLibraryView`,
+/// `MPDDatabase`). Every read runs on the core's read queue (`MusicController.browse`), never
+/// on the event loop; listings keep MPD's order (a directory's songs, then its subdirectories,
+/// each followed by its own contents when recursive).
 enum MPDDatabaseCommands {
     static func commands(_ context: MPDContext) -> [MPDCommand] {
         let updateJobs = UpdateJobs()
@@ -25,22 +27,44 @@ enum MPDDatabaseCommands {
             MPDCommand("search", .read, 1, nil) { request, reply in search(context, request, foldCase: true, reply) },
             MPDCommand("findadd", .add, 1, nil) { request, reply in searchAdd(context, request, foldCase: false, reply) },
             MPDCommand("searchadd", .add, 1, nil) { request, reply in searchAdd(context, request, foldCase: true, reply) },
-            .now("update", .player, 0, 1) { request throws(MPDAck) in
-                // The tree never needs a scan (every change goes through reeld): the job ends
-                // as it starts, and idle clients see `update` as MPD's would.
-                let job = updateJobs.next()
-                context.hub.post(.update)
-                var response = MPDResponse()
-                response.field("updating_db", job)
-                return response
-            },
+            MPDCommand("update", .player, 0, 1) { request, reply in update(context, request, updateJobs, reply) },
+            MPDCommand("rescan", .player, 0, 1) { request, reply in update(context, request, updateJobs, reply) },
         ]
     }
 
-    /// Update job numbers, as MPD counts them (from 1).
+    /// Update job numbers, as MPD counts them (from 1), when there is no music folder to scan.
     private final class UpdateJobs: Sendable {
         private let last = Locked(0)
         func next() -> Int { last.withLock { $0 += 1; return $0 } }
+    }
+
+    /// `update`/`rescan [URI]`: a scan of the music folders (all of them: the scan skips
+    /// unchanged files, so a path adds nothing but a check that it is well formed), answered
+    /// with the scan's number; the idle events `update` (start and end) and `database` (a scan
+    /// that changed something) come from the scan's progress (`MPDEventHub`). Without music
+    /// folders the job ends as it starts: the recordings tree never needs a scan.
+    private static func update(_ context: MPDContext, _ request: MPDRequest, _ jobs: UpdateJobs, _ reply: @escaping MPDReply) {
+        if request.count == 1 {
+            let uri = request[0]
+            let parts = uri.split(separator: "/", omittingEmptySubsequences: false)
+            if !uri.isEmpty, uri != "/", parts.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }) || uri.hasPrefix("/") {
+                return reply(.failure(MPDAck(.argument, "Malformed path")))
+            }
+        }
+        guard !context.view.musicFolders.isEmpty else {
+            let job = jobs.next()
+            context.hub.post(.update)
+            var response = MPDResponse()
+            response.field("updating_db", job)
+            return reply(.success(response))
+        }
+        context.core.music.rescan { result in
+            reply(result.map { progress in
+                var response = MPDResponse()
+                response.field("updating_db", progress.scan)
+                return response
+            }.mapError(MPDAck.init))
+        }
     }
 
     /// `lsinfo` / `listall` / `listallinfo` of the URI in `request` (the root when none).
@@ -50,36 +74,22 @@ enum MPDDatabaseCommands {
         let uri = request.count == 1 ? request[0] : ""
         let view = context.view
         let tags = request.client.tags
-        let name = request.name
         guard let target = view.target(of: uri) else { return reply(.failure(MPDAck(.noExist, "No such directory"))) }
         if case .file = target, !request.client.isLocal {
             // As MPD: an absolute path names a local file, which only a local client may read.
             return reply(.failure(MPDAck(.permission, "Access denied")))
         }
-        context.core.library.read({ store throws(ReelError) -> MPDResponse in
+        context.core.music.browse({ index throws(ReelError) -> MPDResponse in
+            let database = MPDDatabase(view: view, index: index)
+            let entry = try database.entry(target)
             var response = MPDResponse()
-            switch target {
-            case .root:
-                let root = try store.item(.root)
-                response.field("directory", view.recordingsDirectory)
-                if songInfo || name == "lsinfo" { response.field("Last-Modified", root.created) }
-                if recursive { try list(store, folder: root, view, recursive, songInfo, tags, &response) }
-            case .folder(let path), .treeItem(let path):
-                let item = try view.item(forTreePath: path, in: store)
-                if item.kind == .recording {
-                    if songInfo { view.song(of: item).write(into: &response, tags: tags) } else {
-                        response.field("file", view.song(of: item).uri)
-                    }
-                } else {
-                    // listall and listallinfo name the directory itself first; lsinfo does not.
-                    if recursive {
-                        response.field("directory", view.directoryURI(ofFolder: item.path))
-                        if songInfo { response.field("Last-Modified", item.created) }
-                    }
-                    try list(store, folder: item, view, recursive, songInfo, tags, &response)
-                }
-            case .file, .unsupported:
-                throw ReelError(.notFound, "No such directory")
+            if let song = database.song(of: entry) {
+                if songInfo { song.song.write(into: &response, tags: tags) } else { response.field("file", song.song.uri) }
+            } else if case .directory(let directory) = entry {
+                // listall and listallinfo name the directory itself first; lsinfo does not.
+                try database.write(
+                    directory, recursive: recursive, songInfo: songInfo, tags: tags, into: &response,
+                    header: recursive)
             }
             return response
         }) { result in
@@ -89,61 +99,71 @@ enum MPDDatabaseCommands {
         }
     }
 
-    /// The recordings that match `find`/`search`'s filter, in `listall` order, with `window`
-    /// and `sort` applied.
-    private static func matches(
-        _ context: MPDContext, _ request: MPDRequest, foldCase: Bool,
-        reply: @escaping @Sendable (Result<[Item], MPDAck>) -> Void
+    /// The songs that match `find`/`search`'s filter, in `listall` order, with `window` and
+    /// `sort` applied. Where the filter has conditions on tags, the music index narrows the
+    /// candidates in SQL first.
+    static func matches(
+        _ context: MPDContext, _ arguments: [String], foldCase: Bool,
+        reply: @escaping @Sendable (Result<[MPDDatabase.Song], MPDAck>) -> Void
     ) {
         let filter: MPDFilter
         let options: SearchOptions
         do throws(MPDAck) {
-            let parsed = try MPDFilter.parse(request.arguments, foldCase: foldCase)
+            let parsed = try MPDFilter.parse(arguments, foldCase: foldCase)
             filter = parsed.filter
-            options = try SearchOptions(Array(request.arguments.dropFirst(parsed.consumed)))
+            options = try SearchOptions(Array(arguments.dropFirst(parsed.consumed)))
         } catch {
             return reply(.failure(error))
         }
+        songs(context, filter: filter) { result in reply(result.map(options.apply)) }
+    }
+
+    /// The songs `filter` matches, in `listall` order (from its `base`, if it has one).
+    static func songs(
+        _ context: MPDContext, filter: MPDFilter, reply: @escaping @Sendable (Result<[MPDDatabase.Song], MPDAck>) -> Void
+    ) {
         let view = context.view
-        let start: MPDLibraryView.Target
+        var start = MPDLibraryView.Target.root
         if let base = filter.base {
-            guard let target = view.target(of: base), target != .root else {
-                return reply(.failure(MPDAck(.noExist, "No such directory")))
-            }
+            guard let target = view.target(of: base) else { return reply(.failure(MPDAck(.noExist, "No such directory"))) }
             start = target
-        } else {
-            start = .root
         }
-        context.core.library.read({ store throws(ReelError) -> [Item] in
-            var found: [Item] = []
-            switch start {
-            case .folder(let path), .treeItem(let path):
-                let item = try view.item(forTreePath: path, in: store)
-                if item.kind == .recording {
-                    if filter.matches(view.song(of: item).fields) { found.append(item) }
-                } else {
-                    try collect(store, folder: item, view, filter, &found)
-                }
+        let target = start
+        context.core.music.browse({ index throws(ReelError) -> [MPDDatabase.Song] in
+            let database = MPDDatabase(view: view, index: index)
+            let entry = try database.entry(target)
+            let candidates: [MPDDatabase.Song]
+            switch entry {
+            case .directory(let directory):
+                let conditions: [MusicTagCondition]
+                if case .root = directory { conditions = filter.indexConditions } else { conditions = [] }
+                candidates = try database.songs(under: directory, conditions: conditions, sorted: false)
             default:
-                try collect(store, folder: try store.item(.root), view, filter, &found)
+                candidates = database.song(of: entry).map { [$0] } ?? []
             }
-            return found
+            let matching = filter.isEmpty ? candidates : candidates.filter { filter.matches($0.song.fields) }
+            return MPDDatabase.sortedForListing(matching)
         }) { result in
-            switch result {
-            case .success(let items): reply(.success(options.apply(to: items, view: view)))
-            case .failure(let error):
-                reply(.failure(error.reason == .notFound ? MPDAck(.noExist, "No such directory") : MPDAck(error)))
-            }
+            reply(result.mapError { error in
+                error.reason == .notFound ? MPDAck(.noExist, "No such directory") : MPDAck(error)
+            })
         }
     }
 
     private static func search(_ context: MPDContext, _ request: MPDRequest, foldCase: Bool, _ reply: @escaping MPDReply) {
         let tags = request.client.tags
-        let view = context.view
-        matches(context, request, foldCase: foldCase) { result in
-            reply(result.map { items in
+        // MPD 0.23 prints sorted results from copies that lost their audio format: no `Format`.
+        let arguments = request.arguments
+        let count = arguments.count
+        let sorted = (count >= 3 && arguments[count - 2] == "sort")
+            || (count >= 5 && arguments[count - 4] == "sort" && arguments[count - 2] == "window")
+        matches(context, request.arguments, foldCase: foldCase) { result in
+            reply(result.map { songs in
                 var response = MPDResponse()
-                for item in items { view.song(of: item).write(into: &response, tags: tags) }
+                for var song in songs {
+                    if sorted { song.song.format = nil }
+                    song.song.write(into: &response, tags: tags)
+                }
                 return response
             })
         }
@@ -151,30 +171,57 @@ enum MPDDatabaseCommands {
 
     private static func searchAdd(_ context: MPDContext, _ request: MPDRequest, foldCase: Bool, _ reply: @escaping MPDReply) {
         let player = context.core.player
-        matches(context, request, foldCase: foldCase) { result in
+        matches(context, request.arguments, foldCase: foldCase) { result in
             switch result {
-            case .success(let items):
-                guard !items.isEmpty else { return reply(.success(MPDResponse())) }
-                player.add(.recordings(items.map { .id($0.id) }), at: nil, afterCurrent: false) { added in
-                    reply(added.map { _ in MPDResponse() }.mapError(MPDAck.init))
-                }
+            case .success(let songs):
+                add(songs, to: player, at: nil) { added in reply(added.map { _ in MPDResponse() }) }
             case .failure(let error):
                 reply(.failure(error))
             }
         }
     }
 
-    /// Every recording under `folder` that `filter` matches, in `listall` order.
-    private static func collect(
-        _ store: LibraryStore, folder: Item, _ view: MPDLibraryView, _ filter: MPDFilter, _ found: inout [Item]
-    ) throws(ReelError) {
-        // The recordings: the music folders' branch is not part of `Recordings`.
-        let items = try store.list(folder: .id(folder.id)).items.filter { !$0.readOnly }
-        let recordings = items.filter { $0.kind == .recording }.map { ($0, view.song(of: $0)) }
-            .sorted { mpdCollates($0.1.uri, before: $1.1.uri) }
-        for (item, song) in recordings where filter.matches(song.fields) { found.append(item) }
-        for child in items.filter({ $0.kind == .folder }).sorted(by: { mpdCollates($0.name, before: $1.name) }) {
-            try collect(store, folder: child, view, filter, &found)
+    /// Adds songs in order, at `position` (nil appends): each run of music files as tracks of
+    /// the index, each run of recordings as recordings, one run after the other.
+    static func add(
+        _ songs: [MPDDatabase.Song], to player: PlayerController, at position: Int?,
+        reply: @escaping @Sendable (Result<[QueueEntry], MPDAck>) -> Void
+    ) {
+        var runs: [QueueAddition] = []
+        var tracks: [MusicTrack] = []
+        var recordings: [ItemReference] = []
+        func flush() {
+            if !tracks.isEmpty { runs.append(.musicTracks(tracks)); tracks = [] }
+            if !recordings.isEmpty { runs.append(.recordings(recordings)); recordings = [] }
+        }
+        for song in songs {
+            switch song.source {
+            case .music(let track):
+                if !recordings.isEmpty { flush() }
+                tracks.append(track)
+            case .recording(let item):
+                if !tracks.isEmpty { flush() }
+                recordings.append(.id(item.id))
+            }
+        }
+        flush()
+        addRuns(runs[...], to: player, at: position, added: [], reply: reply)
+    }
+
+    private static func addRuns(
+        _ runs: ArraySlice<QueueAddition>, to player: PlayerController, at position: Int?, added: [QueueEntry],
+        reply: @escaping @Sendable (Result<[QueueEntry], MPDAck>) -> Void
+    ) {
+        guard let run = runs.first else { return reply(.success(added)) }
+        player.add(run, at: position, afterCurrent: false) { result in
+            switch result {
+            case .success(let entries):
+                addRuns(
+                    runs.dropFirst(), to: player, at: position.map { $0 + entries.count }, added: added + entries,
+                    reply: reply)
+            case .failure(let error):
+                reply(.failure(MPDAck(error)))
+            }
         }
     }
 
@@ -213,12 +260,12 @@ enum MPDDatabaseCommands {
             }
         }
 
-        func apply(to items: [Item], view: MPDLibraryView) -> [Item] {
+        func apply(_ items: [MPDDatabase.Song]) -> [MPDDatabase.Song] {
             var items = items
             if let sort {
-                let keyed = items.map { item -> (Item, String) in
-                    guard let tag = sort.tag else { return (item, item.created) }
-                    return (item, view.song(of: item).tags.first { $0.0 == tag }?.1 ?? "")
+                let keyed = items.map { item -> (MPDDatabase.Song, String) in
+                    guard let tag = sort.tag else { return (item, item.song.lastModified ?? "") }
+                    return (item, item.song.tags.first { $0.0 == tag }?.1 ?? "")
                 }
                 items = keyed.enumerated().sorted { a, b in
                     if a.element.1 != b.element.1 { return (a.element.1 < b.element.1) != sort.descending }
@@ -230,25 +277,6 @@ enum MPDDatabaseCommands {
                 items = Array(items[start..<min(window.end ?? items.count, items.count)])
             }
             return items
-        }
-    }
-
-    /// A folder's songs, then each subfolder (and, when recursive, its contents).
-    private static func list(
-        _ store: LibraryStore, folder: Item, _ view: MPDLibraryView, _ recursive: Bool, _ songInfo: Bool,
-        _ tags: MPDTagSet, _ response: inout MPDResponse
-    ) throws(ReelError) {
-        // The recordings: the music folders' branch is not part of `Recordings`.
-        let items = try store.list(folder: .id(folder.id)).items.filter { !$0.readOnly }
-        // MPD's order: songs by file name, then directories by name, case folded.
-        let songs = items.filter { $0.kind == .recording }.map { view.song(of: $0) }.sorted { mpdCollates($0.uri, before: $1.uri) }
-        for song in songs {
-            if songInfo { song.write(into: &response, tags: tags) } else { response.field("file", song.uri) }
-        }
-        for item in items.filter({ $0.kind == .folder }).sorted(by: { mpdCollates($0.name, before: $1.name) }) {
-            response.field("directory", view.directoryURI(ofFolder: item.path))
-            if songInfo { response.field("Last-Modified", item.created) }
-            if recursive { try list(store, folder: item, view, recursive, songInfo, tags, &response) }
         }
     }
 }

@@ -13,7 +13,10 @@ import ReelModel
 /// - `outputs.changes` → `output` when an output is turned on or off (not when a pipe's reader
 ///   comes or goes, which MPD's `outputs` does not show);
 /// - `library.updates` → `database` (a folder or recording added, renamed, moved or deleted);
-/// - `update` (the command) → `update`, posted by `MPDDatabaseCommands` itself.
+/// - `music.progress` → `update` when a scan of the music folders starts and when it ends,
+///   and `database` when one ended that indexed or removed files (inotify changes come through
+///   the same feed as small scans);
+/// - `update` (the command) without music folders → `update`, posted by `MPDDatabaseCommands`.
 ///
 /// One consumer per feed for the whole front end (not per connection): a change costs its
 /// producer one wake-up; here it costs one `post` per connection. A connection keeps events
@@ -41,12 +44,16 @@ final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
         let mixer: StateFeed<MixerState>.Consumer
         let outputs: StateFeed<[OutputState]>.Consumer
         let library: EventFeed<LibraryUpdate>.Consumer
+        let scans: StateFeed<MusicScanProgress>.Consumer
     }
+    /// The scan progress last seen.
+    private var lastScan: MusicScanProgress
 
     init(loop: EventLoop, core: ReelCore) {
         self.loop = loop
         self.core = core
         lastQueue = core.player.queueChanges.latest.value
+        lastScan = core.music.progress.latest.value
     }
 
     /// Registers with the core's feeds (on the event loop).
@@ -60,7 +67,9 @@ final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
             queue: core.player.queueChanges.addConsumer { loop.execute { bound.value.queueChanged() } },
             mixer: core.mixer.changes.addConsumer { loop.execute { bound.value.mixerChanged() } },
             outputs: core.outputs.changes.addConsumer { loop.execute { bound.value.outputsChanged() } },
-            library: core.library.updates.addConsumer { loop.execute { bound.value.libraryChanged() } })
+            library: core.library.updates.addConsumer { loop.execute { bound.value.libraryChanged() } },
+            scans: core.music.progress.addConsumer { loop.execute { bound.value.scanChanged() } })
+        lastScan = core.music.progress.latest.value
         lastQueue = core.player.queueChanges.latest.value
         lastOutputs = Self.enabled(core.outputs.list)
         sweep = loop.scheduleRepeatedTask(initialDelay: Self.sweepInterval, delay: Self.sweepInterval) { _ in
@@ -78,6 +87,7 @@ final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
         core.mixer.changes.removeConsumer(consumers.mixer)
         core.outputs.changes.removeConsumer(consumers.outputs)
         core.library.updates.removeConsumer(consumers.library)
+        core.music.progress.removeConsumer(consumers.scans)
         self.consumers = nil
     }
 
@@ -144,6 +154,25 @@ final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
         guard let consumers else { return }
         let batch = core.library.updates.take(for: consumers.library)
         if !batch.events.isEmpty || batch.lost > 0 { post(.database) }
+    }
+
+    private func scanChanged() {
+        guard let consumers else { return }
+        let scan = core.music.progress.take(for: consumers.scans).value
+        post(Self.events(from: lastScan, to: scan))
+        lastScan = scan
+    }
+
+    /// What a change of the scan's progress means to an MPD client: `update` when a scan
+    /// started or ended (several coalesced into one change still end in one), `database`
+    /// when one ended having indexed or removed files.
+    static func events(from old: MusicScanProgress, to new: MusicScanProgress) -> MPDSubsystems {
+        var events: MPDSubsystems = []
+        if new.scan != old.scan || new.running != old.running { events.insert(.update) }
+        if !new.running, new.scan != old.scan || old.running, new.indexed > 0 || new.removed > 0 {
+            events.insert(.database)
+        }
+        return events
     }
 
     private func expireSilentConnections() {

@@ -3,6 +3,8 @@
 // answers whether a song matches. The rules and error messages are MPD's (`src/song/Filter.cxx`
 // and the filters beside it); the notes below say where Reel differs.
 
+import ReelLibrary
+
 /// What a filter sees of one song: its URI (as MPD prints `file:`), its tags, and its
 /// modification time (seconds since 1970) when known.
 struct MPDSongFields: Sendable, Equatable {
@@ -117,6 +119,63 @@ struct MPDFilter: Sendable {
             return nil
         }
         return first(items)
+    }
+
+    /// Conditions on tags that every match satisfies, for the music index to narrow its
+    /// candidates in SQL (`MusicIndex.tracks(matching:)`); the filter still decides on each
+    /// candidate. Only positive string matches at the top (or in a top `AND`) on Title, Artist,
+    /// Album, Genre, Date or AlbumArtist (falling back to Artist), with a non-empty value, give
+    /// conditions: an exact case-sensitive match gives `equals`; any other (folded, substring,
+    /// prefix) gives a folded substring condition for each run of plain ASCII characters in the
+    /// value. The runs stop at anything the index's plain lowercasing could see differently from
+    /// the filter's folding: characters that are not one ASCII scalar (accents, combining marks,
+    /// canonical equivalents) and those MPD's folding makes from typographic marks (`'`, `"`,
+    /// `-`, `.`, `<`, `>`), so a condition can only ever keep more.
+    var indexConditions: [MusicTagCondition] {
+        var conditions: [MusicTagCondition] = []
+        func visit(_ nodes: [Node]) {
+            for node in nodes {
+                switch node {
+                case .and(let inner): visit(inner)
+                case .tag(let selector, let match): conditions += Self.conditions(selector, match)
+                default: continue
+                }
+            }
+        }
+        visit(items)
+        return conditions
+    }
+
+    private static func conditions(_ selector: TagSelector, _ match: StringMatch) -> [MusicTagCondition] {
+        guard case .named(let tag?, let fallbacks) = selector, match.regex == nil, !match.negated,
+            !match.value.isEmpty
+        else { return [] }
+        let column: MusicTagColumn
+        switch (tag, fallbacks) {
+        case (.title, []): column = .title
+        case (.artist, []): column = .artist
+        case (.album, []): column = .album
+        case (.genre, []): column = .genre
+        case (.date, []): column = .date
+        case (.albumArtist, [.artist]): column = .albumArtistOrArtist
+        default: return []
+        }
+        if !match.foldCase, match.position == .full { return [.equals(column, match.value)] }
+        let unsafe: Set<UInt8> = [UInt8(ascii: "'"), UInt8(ascii: "\""), UInt8(ascii: "-"), UInt8(ascii: "."),
+                                  UInt8(ascii: "<"), UInt8(ascii: ">")]
+        var runs: [String] = []
+        var run = ""
+        for character in match.value {
+            let scalars = character.unicodeScalars
+            if scalars.count == 1, let scalar = scalars.first, scalar.isASCII, !unsafe.contains(UInt8(scalar.value)) {
+                run.append(character)
+            } else if !run.isEmpty {
+                runs.append(run)
+                run = ""
+            }
+        }
+        if !run.isEmpty { runs.append(run) }
+        return runs.map { .containsFolded(column, $0.lowercased()) }
     }
 
     private static var wrongCount: MPDAck { MPDAck(.argument, "Incorrect number of filter arguments") }

@@ -22,7 +22,8 @@ final class MPDFrontEnd: Sendable {
         let hub = MPDEventHub(loop: loop, core: core)
         self.hub = hub
         let context = MPDContext(
-            core: core, hub: hub, view: MPDLibraryView(recordingsDirectory: configuration.mpdRecordingsDirectory),
+            core: core, hub: hub, view: MPDLibraryView(
+                recordingsDirectory: configuration.mpdRecordingsDirectory, musicRoots: core.music.roots),
             password: configuration.mpdPassword, startedAt: NIODeadline.now())
         let table = MPDCommandTable.reeld(context)
         let permission: MPDPermission = configuration.mpdPassword == nil ? .all : []
@@ -90,6 +91,7 @@ extension MPDCommandTable {
         MPDCommandTable(
             MPDConnectionCommands.commands(context) + MPDPlaybackCommands.commands(context)
                 + MPDStatusCommands.commands(context) + MPDQueueCommands.commands(context)
-                + MPDDatabaseCommands.commands(context) + MPDOutputCommands.commands(context))
+                + MPDDatabaseCommands.commands(context) + MPDTagCommands.commands(context)
+                + MPDArtCommands.commands(context) + MPDOutputCommands.commands(context))
     }
 }

@@ -1,14 +1,25 @@
-// The library as MPD's database: the recordings tree under one top-level directory, with URIs and song fields.
+// The library as MPD's database: the music folders and the recordings tree, with URIs and song fields.
 
 import ReelLibrary
 import ReelModel
 
-/// How the recordings tree looks to an MPD client. The tree is the top-level directory
+/// How the library looks to an MPD client. The recordings tree is the top-level directory
 /// `Recordings` (`mpd_recordings_dir`); the folder `/Meetings/2025` is the directory
 /// `Recordings/Meetings/2025`, and the recording `Standup` in it (a FLAC) the file
-/// `Recordings/Meetings/2025/Standup.flac`. A file played by absolute path is shown by that path.
+/// `Recordings/Meetings/2025/Standup.flac`. The music folders sit beside it (see
+/// `MPDLibraryView+Music`): one music folder is the root itself, as MPD's `music_directory`;
+/// several are one top-level directory each. A file played by absolute path is shown by that
+/// path, unless it lies in a music folder (then by its URI there).
 struct MPDLibraryView: Sendable {
     let recordingsDirectory: String
+    /// The music folders (`music_dirs`) and the directory each is in the view: "" for a single
+    /// music folder (its contents are the root).
+    let musicFolders: [MusicFolder]
+
+    init(recordingsDirectory: String, musicRoots: [String] = []) {
+        self.recordingsDirectory = recordingsDirectory
+        musicFolders = Self.musicFolders(musicRoots, besides: recordingsDirectory)
+    }
 
     /// What an MPD URI names.
     enum Target: Equatable {
@@ -23,6 +34,9 @@ struct MPDLibraryView: Sendable {
         case file(String)
         /// A URL with a scheme Reel does not play (`http://…`).
         case unsupported(String)
+        /// A path in a music folder (`root` as configured): `path` is relative to it ("" for
+        /// the folder itself), a file or a folder; the index tells which.
+        case music(root: String, path: String)
     }
 
     /// Reads a client's URI. Nil when it is not in the database (nothing outside `Recordings`).
@@ -37,7 +51,7 @@ struct MPDLibraryView: Sendable {
         // MPD's URIs have no leading, trailing or doubled `/`, and no `.` or `..` parts.
         let trimmed = uri.split(separator: "/", omittingEmptySubsequences: false)
         if trimmed.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }) { return nil }
-        guard trimmed[0] == recordingsDirectory else { return nil }
+        guard trimmed[0] == recordingsDirectory else { return musicTarget(trimmed) }
         guard trimmed.count > 1 else { return .folder("/") }
         return .treeItem("/" + trimmed.dropFirst().joined(separator: "/"))
     }
@@ -91,8 +105,10 @@ struct MPDLibraryView: Sendable {
             format: item.format, tags: tags, duration: item.duration)
     }
 
-    /// A queue entry as an MPD song; `item` is its recording when it is one (read from the store).
-    func song(of entry: QueueEntry, item: Item?) -> MPDSong {
+    /// A queue entry as an MPD song; `item` is its recording when it is one (read from the store),
+    /// `track` its music file when it is one (read from the index). A file of a music folder
+    /// shows by its URI there, with its tags when the index has it.
+    func song(of entry: QueueEntry, item: Item?, track: MusicTrack? = nil) -> MPDSong {
         var song: MPDSong
         switch entry.source {
         case .item(_, let path, _):
@@ -102,7 +118,13 @@ struct MPDLibraryView: Sendable {
                 song = MPDSong(uri: fileURI(ofRecording: path, codec: entry.format?.codec))
             }
         case .file(let path):
-            song = MPDSong(uri: path)
+            if let track {
+                song = self.song(of: track)
+            } else if let location = musicLocation(ofFile: path) {
+                song = MPDSong(uri: musicURI(root: location.root, path: location.path))
+            } else {
+                song = MPDSong(uri: path)
+            }
         }
         if let format = entry.format { song.format = format }
         if let duration = entry.duration { song.duration = duration }
@@ -128,11 +150,36 @@ func mpdCollates(_ a: String, before b: String) -> Bool {
     return foldedA != foldedB ? foldedA < foldedB : a < b
 }
 
+/// A name with its case folded once, for sorting many in `mpdCollates` order.
+struct MPDCollationKey: Comparable {
+    let folded: String
+    let name: Substring
+
+    init(_ name: Substring) {
+        self.name = name
+        folded = name.lowercased()
+    }
+
+    static func < (a: Self, b: Self) -> Bool {
+        a.folded != b.folded ? a.folded < b.folded : a.name < b.name
+    }
+}
+
+extension Array {
+    /// Sorted by `key`'s collation (`mpdCollates`), each key computed once.
+    func sortedByCollation(_ key: (Element) -> Substring) -> [Element] {
+        map { (MPDCollationKey(key($0)), $0) }.sorted { $0.0 < $1.0 }.map(\.1)
+    }
+}
+
 /// One song as MPD prints it, in MPD's order: `file`, `Last-Modified`, `Format`, the tags,
 /// `Time` (whole seconds), `duration`, `Pos`, `Id`.
 struct MPDSong {
     var uri: String
     var lastModified: String?
+    /// `lastModified` in seconds since 1970 when known already (a music file's mtime), so a
+    /// filter need not parse the text.
+    var modifiedSeconds: Int64?
     var format: AudioFormat?
     var tags: [(MPDTag, String)] = []
     var duration: Double?
@@ -158,14 +205,16 @@ struct MPDSong {
     var fields: MPDSongFields {
         var values: [MPDTag: String] = [:]
         for (tag, value) in tags { values[tag] = value }
-        return MPDSongFields(uri: uri, tags: values, lastModified: lastModified.flatMap(epochSeconds).map(Int64.init))
+        return MPDSongFields(
+            uri: uri, tags: values, lastModified: modifiedSeconds ?? lastModified.flatMap(epochSeconds).map(Int64.init))
     }
 
-    /// MPD's audio format text, `44100:16:2`: decoded lossy formats are floating point (`f`).
+    /// MPD's audio format text, `44100:16:2`: MP3 and Vorbis decode to floating point (`f`);
+    /// MPD's Opus decoder gives 16-bit samples.
     static func formatText(_ format: AudioFormat) -> String {
         let bits: String
         switch format.codec {
-        case "mp3", "vorbis", "opus": bits = "f"
+        case "mp3", "vorbis": bits = "f"
         default: bits = "16"
         }
         return "\(format.sampleRate):\(bits):\(format.channels)"

@@ -156,20 +156,23 @@ enum MPDQueueCommands {
         return entries
     }
 
-    /// Writes `entries` as songs: their recordings are read on the store's read queue first.
+    /// Writes `entries` as songs: their recordings and music files are read on the core's read
+    /// queue first (one batch).
     static func songs(_ entries: [QueueEntry], _ context: MPDContext, _ request: MPDRequest, _ reply: @escaping MPDReply) {
         let tags = request.client.tags
         let view = context.view
-        guard entries.contains(where: { $0.itemID != nil }) else {
+        guard entries.contains(where: { $0.itemID != nil || view.isMusicFile($0) }) else {
             var response = MPDResponse()
             for entry in entries { view.song(of: entry, item: nil).write(into: &response, tags: tags) }
             return reply(.success(response))
         }
-        context.core.library.read({ store in MPDLibraryView.items(of: entries, in: store) }) { result in
-            let items = (try? result.get()) ?? [:]
+        context.core.music.browse({ index in view.songs(of: entries, in: index) }) { result in
             var response = MPDResponse()
-            for entry in entries {
-                view.song(of: entry, item: entry.itemID.flatMap { items[$0] }).write(into: &response, tags: tags)
+            switch result {
+            case .success(let songs):
+                for song in songs { song.write(into: &response, tags: tags) }
+            case .failure:
+                for entry in entries { view.song(of: entry, item: nil).write(into: &response, tags: tags) }
             }
             reply(.success(response))
         }
@@ -215,12 +218,35 @@ enum MPDQueueCommands {
         let finish: PlayerController.AddReply = { result in reply(result.mapError(MPDAck.init)) }
         switch context.view.target(of: request[0]) {
         case nil:
-            reply(.failure(MPDAck(.noExist, "No such directory")))
+            reply(.failure(MPDAck(.noExist, songOnly ? "No such song" : "No such directory")))
         case .unsupported:
             reply(.failure(MPDAck(.argument, "Unsupported URI scheme")))
         case .file(let path):
             guard request.client.isLocal else { return reply(.failure(MPDAck(.permission, "Access denied"))) }
             player.add(.file(path), at: position, afterCurrent: false, reply: finish)
+        case .root where !context.view.musicFolders.isEmpty, .music:
+            // The music folders (and, for the root, the recordings): a file, or a directory's
+            // songs in `listall` order, from the index.
+            let target = context.view.target(of: request[0])!
+            let view = context.view
+            context.core.music.browse({ index throws(ReelError) -> [MPDDatabase.Song]? in
+                let database = MPDDatabase(view: view, index: index)
+                let entry = try database.entry(target)
+                if let song = database.song(of: entry) { return [song] }
+                guard !songOnly, case .directory(let directory) = entry else { return nil }
+                return try database.songs(under: directory)
+            }) { result in
+                switch result {
+                case .success(let songs?):
+                    guard !songs.isEmpty else { return reply(.success([])) }
+                    MPDDatabaseCommands.add(songs, to: player, at: position, reply: reply)
+                case .success(nil):
+                    reply(.failure(MPDAck(.noExist, "No such song")))
+                case .failure(let error):
+                    guard error.reason == .notFound else { return reply(.failure(MPDAck(error))) }
+                    reply(.failure(MPDAck(.noExist, songOnly ? "No such song" : "No such directory")))
+                }
+            }
         case .root, .folder("/"):
             if songOnly { return reply(.failure(MPDAck(.noExist, "No such song"))) }
             player.add(.recording(.root), at: position, afterCurrent: false, reply: finish)

@@ -8,6 +8,9 @@ import ReelModel
 /// always use `.` as the decimal separator.
 struct MPDResponse {
     private(set) var text = ""
+    /// The payload of `binary: N` (`albumart`, `readpicture`), written after `text`: always the
+    /// last field of a reply, as in MPD.
+    private(set) var binary: [UInt8]?
 
     init() {}
 
@@ -35,7 +38,12 @@ struct MPDResponse {
         text += other.text
     }
 
-    var isEmpty: Bool { text.isEmpty }
+    /// Ends the reply with `binary: N`, the N bytes and a newline.
+    mutating func binary(_ bytes: [UInt8]) {
+        binary = bytes
+    }
+
+    var isEmpty: Bool { text.isEmpty && binary == nil }
 
     /// `12.345`: three decimals, a dot, whatever the locale.
     static func milliseconds(_ seconds: Double) -> String {

@@ -17,26 +17,31 @@ enum MPDStatusCommands {
                     return reply(.success(MPDResponse()))
                 }
                 let tags = request.client.tags
-                core.library.read({ store in MPDLibraryView.items(of: [entry], in: store) }) { result in
-                    let items = (try? result.get()) ?? [:]
+                core.music.browse({ index in view.songs(of: [entry], in: index) }) { result in
                     var response = MPDResponse()
-                    view.song(of: entry, item: entry.itemID.flatMap { items[$0] }).write(into: &response, tags: tags)
+                    let song = (try? result.get())?.first ?? view.song(of: entry, item: nil)
+                    song.write(into: &response, tags: tags)
                     reply(.success(response))
                 }
             },
             MPDCommand("stats", .read, 0, 0) { _, reply in
                 let uptime = Int((NIODeadline.now() - context.startedAt).nanoseconds / 1_000_000_000)
-                core.library.read({ store throws(ReelError) in try MPDStatusCommands.totals(store) }) { result in
+                let hasMusic = !context.view.musicFolders.isEmpty
+                let lastScan = core.music.lastScanEnded
+                core.music.browse({ index throws(ReelError) in
+                    (try MPDStatusCommands.totals(index.store), hasMusic ? try index.tagStats() : nil)
+                }) { result in
                     switch result {
-                    case .success(let totals):
+                    case .success(let (totals, music)):
                         var response = MPDResponse()
                         response.field("uptime", uptime)
                         response.field("playtime", uptime)
-                        response.field("artists", 0)
-                        response.field("albums", totals.albums.count)
-                        response.field("songs", totals.songs)
-                        response.field("db_playtime", totals.playtime)
-                        response.field("db_update", totals.lastUpdate)
+                        // As MPD: distinct Artist tags and Album tags, over every song.
+                        response.field("artists", music?.artists ?? 0)
+                        response.field("albums", totals.albums.union(music?.albums ?? []).count)
+                        response.field("songs", totals.songs + (music?.songs ?? 0))
+                        response.field("db_playtime", totals.playtime + Int((music?.durationMilliseconds ?? 0) / 1000))
+                        response.field("db_update", max(totals.lastUpdate, Int(lastScan ?? 0)))
                         reply(.success(response))
                     case .failure(let error):
                         reply(.failure(MPDAck(error)))
@@ -80,6 +85,8 @@ enum MPDStatusCommands {
             if let total { response.field("duration", seconds: total) }
             if let format = player.format { response.field("audio", MPDSong.formatText(format)) }
         }
+        let scan = core.music.progress.latest.value
+        if scan.running { response.field("updating_db", scan.scan) }
         if let error = player.error { response.field("error", error.message) }
         if let next = summary.next, let position = core.player.entry(id: next)?.position {
             response.field("nextsong", position)

@@ -1,0 +1,152 @@
+// The music folders in the MPD view: their directories, their URIs, and their files as MPD songs.
+
+import ReelLibrary
+import ReelModel
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One music folder as the MPD view shows it.
+struct MusicFolder: Sendable, Equatable {
+    /// As configured (`music_dirs`).
+    let root: String
+    /// Its top-level directory in the view; "" when it is the only one (its contents are the root).
+    let directory: String
+}
+
+/// The music folders in the MPD view.
+///
+/// - One music folder is MPD's `music_directory`: its files and folders are the root's, beside
+///   `Recordings`. A folder of its own named like the recordings directory is hidden by it (the
+///   recordings tree keeps the name; set `mpd_recordings_dir` to another name to see both).
+/// - Several are one top-level directory each, named by the folder's last path component; when
+///   two share a name (or one has the recordings directory's name), the later ones in the
+///   configuration get ` (2)`, ` (3)`, … until the name is free.
+///
+/// URIs are relative, MPD-style: `Artist/Album/01 Song.flac` (one music folder) or
+/// `Music/Artist/Album/01 Song.flac` (several). Songs print as MPD's: `file`, `Last-Modified`
+/// (the file's mtime), `Format`, only the tags the file has, `Time`, `duration`.
+extension MPDLibraryView {
+    static func musicFolders(_ roots: [String], besides recordings: String) -> [MusicFolder] {
+        guard roots.count > 1 else { return roots.map { MusicFolder(root: $0, directory: "") } }
+        var taken: Set<String> = [recordings]
+        var folders: [MusicFolder] = []
+        for root in roots {
+            let base = root.split(separator: "/").last.map(String.init) ?? "Music"
+            var name = base
+            var number = 2
+            while taken.contains(name) {
+                name = "\(base) (\(number))"
+                number += 1
+            }
+            taken.insert(name)
+            folders.append(MusicFolder(root: root, directory: name))
+        }
+        return folders
+    }
+
+    /// A URI's target among the music folders (its parts already checked: none empty, `.` or
+    /// `..`), nil when it names none.
+    func musicTarget(_ parts: [Substring]) -> Target? {
+        guard let first = musicFolders.first else { return nil }
+        if first.directory.isEmpty { return .music(root: first.root, path: parts.joined(separator: "/")) }
+        guard let folder = musicFolders.first(where: { $0.directory == parts[0] }) else { return nil }
+        return .music(root: folder.root, path: parts.dropFirst().joined(separator: "/"))
+    }
+
+    /// The view's directory of a music folder ("" for a single one).
+    func musicDirectory(ofRoot root: String) -> String {
+        musicFolders.first { $0.root == root }?.directory ?? ""
+    }
+
+    /// The URI of `path` (relative, "" for the folder itself) in the music folder `root`.
+    func musicURI(root: String, path: String) -> String {
+        let directory = musicDirectory(ofRoot: root)
+        if directory.isEmpty { return path }
+        return path.isEmpty ? directory : directory + "/" + path
+    }
+
+    /// A music file as an MPD song: only the tags it has, in MPD's tag order.
+    func song(of track: MusicTrack) -> MPDSong {
+        let tags = track.audio.tags
+        var values: [(MPDTag, String)] = []
+        func add(_ tag: MPDTag, _ value: String?) {
+            if let value, !value.isEmpty { values.append((tag, value)) }
+        }
+        add(.artist, tags.artist)
+        add(.album, tags.album)
+        add(.albumArtist, tags.albumArtist)
+        add(.title, tags.title)
+        add(.track, tags.track.map(String.init))
+        add(.genre, tags.genre)
+        add(.date, tags.date)
+        add(.disc, tags.disc.map(String.init))
+        let audio = track.audio
+        let seconds = Int(track.modified.rounded(.down))
+        return MPDSong(
+            uri: musicURI(root: track.root, path: track.relativePath), lastModified: isoTime(seconds),
+            modifiedSeconds: Int64(seconds),
+            format: AudioFormat(codec: audio.codec, sampleRate: audio.sampleRate, channels: audio.channels),
+            tags: values, duration: audio.duration)
+    }
+
+    /// The music folder and relative path of an absolute file path inside one, or nil.
+    func musicLocation(ofFile path: String) -> (root: String, path: String)? {
+        for folder in musicFolders {
+            let base = folder.root.hasSuffix("/") ? folder.root : folder.root + "/"
+            if path.hasPrefix(base), path.count > base.count {
+                let relative = String(path.dropFirst(base.count))
+                guard !relative.split(separator: "/").contains(where: { $0 == ".." || $0 == "." }) else { return nil }
+                return (folder.root, relative)
+            }
+        }
+        return nil
+    }
+
+    /// The indexed music files among queue entries, by absolute path: one query per music
+    /// folder (on the index's read queue).
+    func musicTracks(of entries: [QueueEntry], in index: MusicIndex) -> [String: MusicTrack] {
+        var wanted: [String: [String]] = [:]
+        for entry in entries {
+            guard case .file(let path) = entry.source, let location = musicLocation(ofFile: path) else { continue }
+            wanted[location.root, default: []].append(location.path)
+        }
+        var found: [String: MusicTrack] = [:]
+        for (root, paths) in wanted {
+            guard let tracks = try? index.tracks(root: root, relativePaths: paths) else { continue }
+            for track in tracks.values { found[track.path] = track }
+        }
+        return found
+    }
+}
+
+extension MPDLibraryView {
+    /// Whether a queue entry is a file of a music folder.
+    func isMusicFile(_ entry: QueueEntry) -> Bool {
+        if case .file(let path) = entry.source { return musicLocation(ofFile: path) != nil }
+        return false
+    }
+
+    /// Queue entries as songs, their recordings read from the store and their music files from
+    /// the index, in one batch (on the core's read queue).
+    func songs(of entries: [QueueEntry], in index: MusicIndex) -> [MPDSong] {
+        let items = Self.items(of: entries, in: index.store)
+        let tracks = musicTracks(of: entries, in: index)
+        return entries.map { entry in
+            var track: MusicTrack?
+            if case .file(let path) = entry.source { track = tracks[path] }
+            return song(of: entry, item: entry.itemID.flatMap { items[$0] }, track: track)
+        }
+    }
+}
+
+/// `2026-11-22T14:03:05Z` for seconds since 1970 (UTC), as MPD prints `Last-Modified`.
+func isoTime(_ seconds: Int) -> String {
+    var time = time_t(seconds)
+    var fields = tm()
+    gmtime_r(&time, &fields)
+    func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+    return "\(fields.tm_year + 1900)-\(two(fields.tm_mon + 1))-\(two(fields.tm_mday))T"
+        + "\(two(fields.tm_hour)):\(two(fields.tm_min)):\(two(fields.tm_sec))Z"
+}

@@ -1,0 +1,282 @@
+// The music index read as a tree of folders and as a set of tag values: what a front end that
+// shows the music folders as directories (MPD's database) asks of it.
+import Foundation
+import GRDB
+import ReelModel
+
+/// A tag column of the index, as browsing by tag names it.
+public enum MusicTagColumn: Sendable, Hashable {
+    case title, artist, album, genre, date
+    /// AlbumArtist, else Artist (MPD's fallback for AlbumArtist).
+    case albumArtistOrArtist
+}
+
+/// A condition on one tag that narrows a query to candidates; the caller still checks its own
+/// (richer) rule on each candidate, so a condition must only ever keep more, never fewer.
+public enum MusicTagCondition: Sendable, Hashable {
+    /// The tag's exact text (bytes) is `value`; a file without the tag never matches.
+    case equals(MusicTagColumn, String)
+    /// The tag, lowercased (`String.lowercased()`), contains `value` (already lowercased and
+    /// ASCII); a file without the tag never matches. Only `title`, `artist`, `album` and
+    /// `albumArtistOrArtist` have folded columns; for the others the condition is ignored.
+    case containsFolded(MusicTagColumn, String)
+}
+
+/// A folder of a music folder, as the index knows it: the folders that hold indexed files.
+public struct MusicSubfolder: Sendable, Equatable {
+    public var name: String
+    /// The newest modification time (seconds since the epoch) of the files under it: the index
+    /// keeps no folder times.
+    public var modified: Double
+}
+
+/// The figures MPD's `stats` prints, counted as MPD counts them.
+public struct MusicTagStats: Sendable, Equatable {
+    /// Distinct Artist tags (not AlbumArtist).
+    public var artists: Int
+    /// The distinct Album tags.
+    public var albums: [String]
+    public var songs: Int
+    /// Milliseconds: the sum of the durations the files know.
+    public var durationMilliseconds: Int64
+}
+
+/// Threads: as `MusicIndex`, any thread; each call blocks for one read (a consistent snapshot).
+/// Every listing shows files present only (not those of a missing music folder).
+extension MusicIndex {
+    /// The files present directly in `folder` ("" for the music folder itself) of `root`, by path.
+    public func files(root: String, in folder: String) throws(ReelError) -> [MusicTrack] {
+        let prefix = folder.isEmpty ? "" : folder + "/"
+        return try store.reading("list the files of \(folder) in \(root)") { db in
+            try Self.tracks(
+                Row.fetchCursor(
+                    db.cachedStatement(
+                        sql: """
+                            SELECT \(Self.trackColumns) FROM music_files
+                            WHERE root = ? AND path >= ? AND path < ? AND missing = 0 AND instr(substr(path, ?), '/') = 0
+                            ORDER BY path
+                            """),
+                    arguments: StatementArguments(Self.range(root, prefix) + [prefix.unicodeScalars.count + 1])))
+        }
+    }
+
+    /// The folders directly in `folder` ("" for the music folder itself) of `root` that hold
+    /// files (at any depth), by name.
+    public func subfolders(root: String, of folder: String) throws(ReelError) -> [MusicSubfolder] {
+        let prefix = folder.isEmpty ? "" : folder + "/"
+        let start = prefix.unicodeScalars.count + 1
+        return try store.reading("list the folders of \(folder) in \(root)") { db in
+            try Row.fetchAll(
+                db.cachedStatement(
+                    sql: """
+                        SELECT substr(path, ?, instr(substr(path, ?), '/') - 1) AS name, max(mtime_ns)
+                        FROM music_files
+                        WHERE root = ? AND path >= ? AND path < ? AND missing = 0 AND instr(substr(path, ?), '/') > 0
+                        GROUP BY name ORDER BY name
+                        """),
+                arguments: StatementArguments([start, start] + Self.range(root, prefix) + [start])
+            ).map { row in MusicSubfolder(name: row[0], modified: Double(row[1] as Int64) / 1_000_000_000) }
+        }
+    }
+
+    /// Every file present under `folder` ("" for all of `root`), at any depth, by path.
+    public func files(root: String, under folder: String) throws(ReelError) -> [MusicTrack] {
+        let prefix = folder.isEmpty ? "" : folder + "/"
+        return try store.reading("list the files under \(folder) in \(root)") { db in
+            try Self.tracks(
+                Row.fetchCursor(
+                    db.cachedStatement(
+                        sql: """
+                            SELECT \(Self.trackColumns) FROM music_files
+                            WHERE root = ? AND path >= ? AND path < ? AND missing = 0 ORDER BY path
+                            """),
+                    arguments: StatementArguments(Self.range(root, prefix))))
+        }
+    }
+
+    /// Whether `folder` of `root` holds a file present (at any depth); "" is the music folder,
+    /// which is there when it holds one.
+    public func hasFolder(root: String, _ folder: String) throws(ReelError) -> Bool {
+        let prefix = folder.isEmpty ? "" : folder + "/"
+        return try store.reading("look for \(folder) in \(root)") { db in
+            try Bool.fetchOne(
+                db.cachedStatement(
+                    sql: "SELECT EXISTS (SELECT 1 FROM music_files WHERE root = ? AND path >= ? AND path < ? AND missing = 0)"),
+                arguments: StatementArguments(Self.range(root, prefix))) ?? false
+        }
+    }
+
+    /// The files present at these paths of `root` (those the index has), by path; one query
+    /// per call of up to 500 paths.
+    public func tracks(root: String, relativePaths: [String]) throws(ReelError) -> [String: MusicTrack] {
+        guard !relativePaths.isEmpty else { return [:] }
+        return try store.reading("read \(relativePaths.count) music files") { db in
+            var found: [String: MusicTrack] = [:]
+            for start in stride(from: 0, to: relativePaths.count, by: 500) {
+                let chunk = Array(relativePaths[start..<min(start + 500, relativePaths.count)])
+                let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
+                let rows = try Row.fetchAll(
+                    db,
+                    sql: "SELECT \(Self.trackColumns) FROM music_files WHERE root = ? AND path IN (\(marks))",
+                    arguments: StatementArguments([root] + chunk))
+                for row in rows {
+                    let track = Self.track(row)
+                    found[track.relativePath] = track
+                }
+            }
+            return found
+        }
+    }
+
+    /// The files present that satisfy every condition (all files present with none), in id
+    /// order: the candidates of a tag search, which the caller checks with its own rule.
+    public func tracks(matching conditions: [MusicTagCondition]) throws(ReelError) -> [MusicTrack] {
+        var clauses = ["missing = 0"]
+        var arguments: [DatabaseValueConvertible] = []
+        var indexed: String?
+        // Texts of three or more characters in Title, Artist or Album also go to the trigram
+        // index (`music_fts`), which finds the few candidates without reading every row.
+        var trigramTerms: [String] = []
+        func trigram(_ column: MusicTagColumn, _ folded: String) {
+            let needle = LibraryStore.searchNeedle(folded)
+            guard let name = Self.trigramColumn(column),
+                needle.unicodeScalars.count >= LibraryStore.minimumIndexedQueryLength
+            else { return }
+            trigramTerms.append("\(name) : \(LibraryStore.phrase(needle))")
+        }
+        for condition in conditions {
+            switch condition {
+            case .equals(let column, let value):
+                if column != .album { trigram(column, LibrarySchema.fold(value)) }
+                switch column {
+                case .album:
+                    // The album index: folded text first, then the exact text.
+                    clauses.append("album_fold = ? AND album = ?")
+                    arguments += [LibrarySchema.fold(value), value]
+                    indexed = indexed ?? "music_album_tracks"
+                case .albumArtistOrArtist:
+                    clauses.append("group_artist = ?")
+                    arguments.append(value)
+                default:
+                    clauses.append("\(Self.column(column)) = ?")
+                    arguments.append(value)
+                }
+            case .containsFolded(let column, let value):
+                guard let folded = Self.foldedColumn(column) else { continue }
+                trigram(column, value)
+                // A file without the tag has '' (or, for the title, its file name): require the tag.
+                clauses.append("\(Self.column(column)) IS NOT NULL AND instr(\(folded), ?) > 0")
+                arguments.append(value)
+            }
+        }
+        if !trigramTerms.isEmpty {
+            clauses.append("id IN (SELECT rowid FROM music_fts WHERE music_fts MATCH ?)")
+            arguments.append(trigramTerms.joined(separator: " AND "))
+        }
+        let sql = """
+            SELECT \(Self.trackColumns) FROM music_files \(indexed.map { "INDEXED BY \($0)" } ?? "")
+            WHERE \(clauses.joined(separator: " AND ")) ORDER BY id
+            """
+        return try store.reading("search the music index by tag") { db in
+            try Self.tracks(Row.fetchCursor(db.cachedStatement(sql: sql), arguments: StatementArguments(arguments)))
+        }
+    }
+
+    /// The distinct values of one tag among the files present, "" standing for the files that
+    /// lack it (MPD lists those as an empty value), unordered. Album and AlbumArtist-else-Artist
+    /// come from the browsing table (a row per album), the others from the files.
+    public func distinctValues(of column: MusicTagColumn) throws(ReelError) -> [String] {
+        let sql: String
+        switch column {
+        case .album: sql = "SELECT DISTINCT album_key FROM music_albums"
+        case .albumArtistOrArtist: sql = "SELECT DISTINCT artist_key FROM music_albums"
+        default: sql = "SELECT DISTINCT coalesce(\(Self.column(column)), '') FROM music_files WHERE missing = 0"
+        }
+        return try store.reading("list the values of a tag") { db in
+            try String.fetchAll(db.cachedStatement(sql: sql))
+        }
+    }
+
+    /// The distinct combinations of several tags among the files present ("" for a tag a file
+    /// lacks), unordered: `list TAG group TAG…`. Album with AlbumArtist-else-Artist comes from
+    /// the browsing table (a row per album); other combinations from the files.
+    public func distinctValues(of columns: [MusicTagColumn]) throws(ReelError) -> [[String]] {
+        guard !columns.isEmpty else { return [] }
+        let sql: String
+        if Set(columns) == [.album, .albumArtistOrArtist], columns.count == 2 {
+            let names = columns.map { $0 == .album ? "album_key" : "artist_key" }
+            sql = "SELECT DISTINCT \(names.joined(separator: ", ")) FROM music_albums"
+        } else {
+            let names = columns.map { "coalesce(\(Self.column($0)), '')" }
+            sql = "SELECT DISTINCT \(names.joined(separator: ", ")) FROM music_files WHERE missing = 0"
+        }
+        return try store.reading("list the values of tags") { db in
+            try Row.fetchAll(db.cachedStatement(sql: sql)).map { row in
+                (0..<columns.count).map { row[$0] as String }
+            }
+        }
+    }
+
+    /// Songs, their length, distinct Artist tags and the Album tags, as MPD's `stats` counts them.
+    public func tagStats() throws(ReelError) -> MusicTagStats {
+        try store.reading("count the music files by tag") { db in
+            let row = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT count(*), count(DISTINCT artist), total(CAST(round(coalesce(duration, 0) * 1000) AS INTEGER))
+                    FROM music_files WHERE missing = 0
+                    """)!
+            let albums = try String.fetchAll(db, sql: "SELECT DISTINCT album FROM music_albums WHERE album IS NOT NULL")
+            return MusicTagStats(
+                artists: row[1], albums: albums, songs: row[0], durationMilliseconds: Int64(row[2] as Double))
+        }
+    }
+
+    // MARK: Helpers
+
+    /// The tracks of a cursor over `trackColumns` rows (read in place, not copied first).
+    private static func tracks(_ rows: RowCursor) throws -> [MusicTrack] {
+        var tracks: [MusicTrack] = []
+        while let row = try rows.next() { tracks.append(track(row)) }
+        return tracks
+    }
+
+    /// `root`, then the bounds of the paths that start with `prefix` ("" for all).
+    private static func range(_ root: String, _ prefix: String) -> [DatabaseValueConvertible] {
+        // SQLite orders every BLOB after every TEXT: an upper bound above any path.
+        guard !prefix.isEmpty else { return [root, "", Data([0xFF])] }
+        // Paths under `A/` are those from `A/` up to (not including) `A0`: `0` follows `/`.
+        return [root, prefix, String(prefix.dropLast()) + "0"]
+    }
+
+    private static func column(_ column: MusicTagColumn) -> String {
+        switch column {
+        case .title: "title"
+        case .artist: "artist"
+        case .album: "album"
+        case .genre: "genre"
+        case .date: "date"
+        case .albumArtistOrArtist: "group_artist"
+        }
+    }
+
+    /// The column of `music_fts` that holds a tag folded.
+    private static func trigramColumn(_ column: MusicTagColumn) -> String? {
+        switch column {
+        case .title: "title_fold"
+        case .artist: "artist_fold"
+        case .album: "album_fold"
+        case .albumArtistOrArtist, .genre, .date: nil
+        }
+    }
+
+    private static func foldedColumn(_ column: MusicTagColumn) -> String? {
+        switch column {
+        case .title: "title_fold"
+        case .artist: "artist_fold"
+        case .album: "album_fold"
+        case .albumArtistOrArtist: "group_fold"
+        case .genre, .date: nil
+        }
+    }
+}

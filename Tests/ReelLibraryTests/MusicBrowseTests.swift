@@ -1,0 +1,183 @@
+// The music index read as folders and by tag values (`MusicIndex+Browse`): what MPD's view asks.
+import Foundation
+import ReelModel
+import Testing
+
+@testable import ReelLibrary
+
+@Suite struct MusicBrowseTests {
+    /// A small collection under `/music`, and one file of a second folder `/other`.
+    func fixture() throws -> MusicFixture {
+        let music = try MusicFixture()
+        var loose = scannedFile("loose.flac", title: "Loose")
+        loose.stamp = MusicFileStamp(size: 1, modifiedNanoseconds: 1_800_000_000_000_000_000)
+        var files = [
+            scannedFile("Alpha/One/1.flac", title: "A", artist: "Alpha", album: "One", date: "2001"),
+            scannedFile("Alpha/One/2.flac", title: "B", artist: "Alpha", album: "One", date: "2001"),
+            scannedFile("Alpha/Two/1.flac", title: "C", artist: "Alpha", album: "Two"),
+            // A folder whose name extends another's: never inside it.
+            scannedFile("Alpha Band/1.flac", title: "D", artist: "Alpha Band", album: "One", albumArtist: "Various"),
+            scannedFile("Alpha0/1.flac", title: "E"),
+            scannedFile("Zoë/Ünï/1.flac", title: "Café", artist: "Zoë", album: "Ünï"),
+            loose,
+            scannedFile("x.flac", title: "Elsewhere", artist: "Other", album: "Far", root: "/other"),
+        ]
+        files[0].audio.tags.genre = "Rock"
+        try music.index.write(files: files)
+        return music
+    }
+
+    @Test func aFoldersFilesAndSubfoldersComeFromTheIndex() throws {
+        let music = try fixture()
+        defer { withExtendedLifetime(music) {} }
+        let index = music.index
+        #expect(try index.files(root: "/music", in: "").map(\.relativePath) == ["loose.flac"])
+        #expect(try index.subfolders(root: "/music", of: "").map(\.name) == ["Alpha", "Alpha Band", "Alpha0", "Zoë"])
+        #expect(try index.subfolders(root: "/music", of: "Alpha").map(\.name) == ["One", "Two"])
+        #expect(try index.files(root: "/music", in: "Alpha").isEmpty)
+        #expect(try index.files(root: "/music", in: "Alpha/One").map(\.relativePath) == ["Alpha/One/1.flac", "Alpha/One/2.flac"])
+        #expect(try index.subfolders(root: "/music", of: "Zoë").map(\.name) == ["Ünï"])
+        // Recursive: only what lies under the folder, not under `Alpha Band` or `Alpha0`.
+        #expect(
+            try index.files(root: "/music", under: "Alpha").map(\.relativePath)
+                == ["Alpha/One/1.flac", "Alpha/One/2.flac", "Alpha/Two/1.flac"])
+        #expect(try index.files(root: "/music", under: "").count == 7)
+        #expect(try index.hasFolder(root: "/music", "Alpha/Two"))
+        #expect(try !index.hasFolder(root: "/music", "Alpha/Three"))
+        #expect(try !index.hasFolder(root: "/music", "Alph"))
+        #expect(try !index.hasFolder(root: "/music", "loose.flac"))
+        // A folder's time is its newest file's.
+        #expect(abs((try index.subfolders(root: "/music", of: "").first?.modified ?? 0) - 1_700_000_000.123) < 0.01)
+    }
+
+    @Test func filesOfAMissingFolderAreNotListed() throws {
+        let music = try fixture()
+        defer { withExtendedLifetime(music) {} }
+        let index = music.index
+        try index.setMissing(root: "/music", true)
+        #expect(try index.files(root: "/music", under: "").isEmpty)
+        #expect(try index.subfolders(root: "/music", of: "").isEmpty)
+        #expect(try !index.hasFolder(root: "/music", "Alpha"))
+        #expect(try index.distinctValues(of: .artist) == ["Other"])
+        try index.setMissing(root: "/music", false)
+        #expect(try index.files(root: "/music", under: "").count == 7)
+    }
+
+    @Test func tagConditionsNarrowTheCandidates() throws {
+        let music = try fixture()
+        defer { withExtendedLifetime(music) {} }
+        let index = music.index
+        func titles(_ conditions: [MusicTagCondition]) throws -> [String] {
+            try index.tracks(matching: conditions).compactMap(\.audio.tags.title).sorted()
+        }
+        #expect(try titles([.equals(.album, "One")]) == ["A", "B", "D"])
+        #expect(try titles([.equals(.album, "one")]).isEmpty)
+        #expect(try titles([.equals(.artist, "Alpha"), .equals(.album, "One")]) == ["A", "B"])
+        #expect(try titles([.equals(.albumArtistOrArtist, "Various")]) == ["D"])
+        #expect(try titles([.equals(.albumArtistOrArtist, "Alpha")]) == ["A", "B", "C"])
+        #expect(try titles([.containsFolded(.artist, "alp")]) == ["A", "B", "C", "D"])
+        #expect(try titles([.containsFolded(.album, "ün")]) == ["Café"])
+        #expect(try titles([.equals(.genre, "Rock")]) == ["A"])
+        // A condition without a folded column keeps everything (the caller decides).
+        #expect(try titles([.containsFolded(.genre, "ro")]).count == 8)
+        // The title condition needs a Title tag: a file name never matches.
+        #expect(try titles([.containsFolded(.title, "loose")]) == ["Loose"])
+        #expect(try titles([]).count == 8)
+        // Through the trigram index (three or more characters) as through the rows.
+        #expect(try titles([.equals(.artist, "Alpha Band")]) == ["D"])
+        #expect(try titles([.equals(.title, "Café")]) == ["Café"])
+        #expect(try titles([.equals(.title, "café")]).isEmpty)
+        #expect(try titles([.containsFolded(.title, "caf"), .containsFolded(.artist, "zo")]) == ["Café"])
+        #expect(try titles([.containsFolded(.album, "one"), .equals(.album, "One")]) == ["A", "B", "D"])
+        #expect(try titles([.containsFolded(.artist, "band\"x")]).isEmpty)
+    }
+
+    @Test func distinctValuesListAnEmptyValueForFilesWithoutTheTag() throws {
+        let music = try fixture()
+        defer { withExtendedLifetime(music) {} }
+        let index = music.index
+        #expect(Set(try index.distinctValues(of: .album)) == ["One", "Two", "Ünï", "Far", ""])
+        #expect(Set(try index.distinctValues(of: .albumArtistOrArtist)) == ["Alpha", "Various", "Zoë", "Other", ""])
+        #expect(Set(try index.distinctValues(of: .artist)) == ["Alpha", "Alpha Band", "Zoë", "Other", ""])
+        #expect(Set(try index.distinctValues(of: .date)) == ["2001", ""])
+        #expect(Set(try index.distinctValues(of: .genre)) == ["Rock", ""])
+    }
+
+    @Test func distinctCombinationsOfSeveralTags() throws {
+        let music = try fixture()
+        defer { withExtendedLifetime(music) {} }
+        let pairs = try music.index.distinctValues(of: [.albumArtistOrArtist, .album])
+        #expect(
+            Set(pairs) == [
+                ["Alpha", "One"], ["Alpha", "Two"], ["Various", "One"], ["Zoë", "Ünï"], ["Other", "Far"], ["", ""],
+            ])
+        let triples = try music.index.distinctValues(of: [.date, .artist, .album])
+        #expect(
+            Set(triples) == [
+                ["2001", "Alpha", "One"], ["", "Alpha", "Two"], ["", "Alpha Band", "One"], ["", "Zoë", "Ünï"],
+                ["", "Other", "Far"], ["", "", ""],
+            ])
+    }
+
+    @Test func statsCountArtistAndAlbumTagsAsMPDDoes() throws {
+        let music = try fixture()
+        defer { withExtendedLifetime(music) {} }
+        let stats = try music.index.tagStats()
+        #expect(stats.songs == 8)
+        #expect(stats.artists == 4)  // Alpha, Alpha Band, Zoë, Other: Artist tags, not AlbumArtist
+        #expect(Set(stats.albums) == ["One", "Two", "Ünï", "Far"])
+        #expect(stats.durationMilliseconds == 800_000)
+    }
+
+    @Test func tracksByPathInOneBatch() throws {
+        let music = try fixture()
+        defer { withExtendedLifetime(music) {} }
+        let index = music.index
+        let found = try index.tracks(root: "/music", relativePaths: ["loose.flac", "Alpha/Two/1.flac", "nothing.flac"])
+        #expect(Set(found.keys) == ["loose.flac", "Alpha/Two/1.flac"])
+        #expect(try index.tracks(root: "/other", relativePaths: ["loose.flac"]).isEmpty)
+        let many = (0..<1200).map { "n\($0).flac" } + ["x.flac"]
+        #expect(try index.tracks(root: "/other", relativePaths: many).keys.sorted() == ["x.flac"])
+    }
+
+    /// Prints the p50/p99 of the MPD view's index queries over 20,000 files (500 artists × 4
+    /// albums × 10 tracks), written straight to the index. Opt-in: `REEL_LIBRARY_MEASURE=1`.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["REEL_LIBRARY_MEASURE"] == "1"))
+    func measureBrowseQueriesOnTwentyThousandFiles() throws {
+        let music = try MusicFixture()
+        var files: [ScannedMusicFile] = []
+        for artist in 0..<500 {
+            for album in 0..<4 {
+                for track in 1...10 {
+                    files.append(scannedFile(
+                        "Artist \(artist)/Album \(artist)-\(album)/\(track).flac", title: "Song \(artist)-\(album)-\(track)",
+                        artist: "Artist \(artist)", album: "Album \(artist)-\(album)", track: track, date: "2001"))
+                }
+            }
+        }
+        for start in stride(from: 0, to: files.count, by: 500) {
+            try music.index.write(files: Array(files[start..<min(start + 500, files.count)]))
+        }
+        let clock = ContinuousClock()
+        func measure(_ label: String, _ body: () throws -> Int) throws {
+            var samples: [Double] = []
+            var count = 0
+            for _ in 0..<200 {
+                let start = clock.now
+                count = try body()
+                let elapsed = clock.now - start
+                samples.append(Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000)
+            }
+            samples.sort()
+            print("music browse: \(label): \(count) rows, p50 \(samples[100]) ms, p99 \(samples[197]) ms")
+        }
+        try measure("distinct albums") { try music.index.distinctValues(of: .album).count }
+        try measure("distinct artists") { try music.index.distinctValues(of: .artist).count }
+        try measure("search album contains 'album 12'") { try music.index.tracks(matching: [.containsFolded(.album, "album 12")]).count }
+        try measure("find artist 'Artist 250'") { try music.index.tracks(matching: [.equals(.artist, "Artist 250")]).count }
+        try measure("find album 'Album 250-1'") { try music.index.tracks(matching: [.equals(.album, "Album 250-1")]).count }
+        try measure("search title contains 'so' (no trigram)") { try music.index.tracks(matching: [.containsFolded(.title, "so")]).count }
+        try measure("folder listing") { try music.index.subfolders(root: "/music", of: "").count }
+        try measure("files in an album folder") { try music.index.files(root: "/music", in: "Artist 7/Album 7-1").count }
+    }
+}
