@@ -175,12 +175,20 @@ import Testing
         _ = try watcher.result("subscribe", ["stream": "player", "interval": 10])
         _ = try watcher.nextNotification()
 
+        // On the null device the file plays out at once: the pushes of its end may come first.
+        func push(where matches: (JSONObject) -> Bool) throws -> JSONObject? {
+            for _ in 0..<10 {
+                let push = try watcher.nextNotification()
+                if matches(push.params) { return push.params }
+            }
+            return nil
+        }
         _ = try client.result("library.rename", ["path": "/Talks", "name": "Conferences"])
-        var push = try watcher.nextNotification()
-        #expect(push.params["source"]?["path"] == .string("/Conferences/keynote"))
+        let renamed = try push { $0["source"]?["path"]?.stringValue?.hasPrefix("/Talks") != true }
+        #expect(renamed?["source"]?["path"] == .string("/Conferences/keynote"))
         _ = try client.result("library.rename", ["path": "/Conferences/keynote", "name": "opening"])
-        push = try watcher.nextNotification()
-        #expect(push.params["source"]?["name"] == .string("opening"))
+        let named = try push { $0["source"]?["name"] != .string("keynote") }
+        #expect(named?["source"]?["name"] == .string("opening"))
         #expect(try client.result("player.status")["source"]?["path"] == .string("/Conferences/opening"))
 
         if device == "pulse" {
