@@ -66,6 +66,13 @@ public final class LibraryController: @unchecked Sendable {
         var items: [String: (count: Int, path: String)] = [:]
     }
     private let watches = Locked(Watches())
+    /// What the watched folders and items of the `/Music` branch were when last read after a
+    /// scan (`musicIndexChanged`, on the delivery queue): an unchanged one is not pushed again.
+    private let branchSeen = Locked(BranchSeen())
+    private struct BranchSeen {
+        var folders: [String: FolderListing] = [:]
+        var items: [String: Item] = [:]
+    }
 
     init(store: LibraryStore, player: PlayerController, recorder: RecorderController, mediaRoots: MediaRoots, logger: Logger) {
         self.store = store
@@ -157,6 +164,7 @@ public final class LibraryController: @unchecked Sendable {
                     let count = watches.folders[listing.folder.id]?.count ?? 0
                     watches.folders[listing.folder.id] = (count + 1, listing.folder.path)
                 }
+                if listing.folder.readOnly { branchSeen.withLock { $0.folders[listing.folder.id] = listing } }
                 reply(.success(Watched(value: listing, sequence: updates.published)))
             } catch {
                 reply(.failure(error))
@@ -173,6 +181,7 @@ public final class LibraryController: @unchecked Sendable {
                     let count = watches.items[item.id]?.count ?? 0
                     watches.items[item.id] = (count + 1, item.path)
                 }
+                if item.readOnly { branchSeen.withLock { $0.items[item.id] = item } }
                 reply(.success(Watched(value: item, sequence: updates.published)))
             } catch {
                 reply(.failure(error))
@@ -270,21 +279,44 @@ public final class LibraryController: @unchecked Sendable {
         }
     }
 
-    /// On the delivery queue: the watched branch folders and items, read again.
+    /// On the delivery queue: the watched branch folders and items, read again; those that
+    /// changed since last read here go out as one update. Gone (`not_found`) ends their
+    /// streams; any other error (a busy disk) leaves them as they were until the next scan.
     private func musicIndexChanged() {
         let watched = watches.current
+        var seen = branchSeen.current
         var folders: [String: LibraryUpdate.FolderState] = [:]
         for id in watched.folders.keys where MusicBranch.contains(.id(id)) {
-            if let listing = try? store.list(folder: .id(id)) {
+            do {
+                let listing = try store.list(folder: .id(id))
+                guard seen.folders[id].map({ $0.folder != listing.folder || $0.items != listing.items }) ?? true else { continue }
+                seen.folders[id] = listing
                 folders[id] = .contents(folder: listing.folder, items: listing.items)
-            } else {
+            } catch where error.reason == .notFound {
+                seen.folders[id] = nil
                 folders[id] = .deleted(nil)
+            } catch {
+                logger.warning("could not read a watched music folder again", metadata: ["id": "\(id)", "error": "\(error.message)"])
             }
         }
         var items: [String: LibraryUpdate.ItemState] = [:]
         for id in watched.items.keys where MusicBranch.contains(.id(id)) {
-            items[id] = (try? store.item(.id(id))).map(LibraryUpdate.ItemState.changed) ?? .deleted(nil)
+            do {
+                let item = try store.item(.id(id))
+                guard seen.items[id] != item else { continue }
+                seen.items[id] = item
+                items[id] = .changed(item)
+            } catch where error.reason == .notFound {
+                seen.items[id] = nil
+                items[id] = .deleted(nil)
+            } catch {
+                logger.warning("could not read a watched music file again", metadata: ["id": "\(id)", "error": "\(error.message)"])
+            }
         }
+        // Forget what no one watches any more.
+        seen.folders = seen.folders.filter { watched.folders[$0.key] != nil }
+        seen.items = seen.items.filter { watched.items[$0.key] != nil }
+        branchSeen.withLock { $0 = seen }
         guard !folders.isEmpty || !items.isEmpty else { return }
         updates.publish(LibraryUpdate(changes: [], folders: folders, items: items))
     }

@@ -280,11 +280,11 @@ public final class MusicController: @unchecked Sendable {
     public func embeddedPicture(
         root: String, relativePath: String, reply: @escaping Reply<(bytes: [UInt8], mimeType: String)?>
     ) {
-        read({ [index] () throws(ReelError) in
+        read({ [index, roots] () throws(ReelError) in
             guard let track = try index.track(root: root, relativePath: relativePath), !track.missing else {
                 throw ReelError(.notFound, "no music file \(relativePath) in \(root)")
             }
-            return try TagReader.picture(path: track.path)
+            return try MusicCovers.embedded(in: track.path, musicFolders: roots).map { ($0.bytes, $0.mimeType) }
         }, reply: reply)
     }
 
@@ -325,9 +325,11 @@ public final class MusicController: @unchecked Sendable {
     }
 
     /// `tracks(album:albumArtist:)`'s answer, on the caller's thread.
-    func albumTracks(album: String, albumArtist: String?) throws(ReelError) -> [MusicTrack] {
-        var albumArtist = albumArtist
-        if albumArtist == nil {
+    /// `albumArtist` `""` names the album of that name that has no artist (AlbumArtist nor
+    /// Artist), whatever other artists have one of the same name.
+    func albumTracks(album: String, albumArtist given: String?) throws(ReelError) -> [MusicTrack] {
+        var albumArtist = given.flatMap { $0.isEmpty ? nil : $0 }
+        if given == nil {
             let named = try index.albums().filter { $0.name == album }
             if named.count > 1 {
                 let artists = named.map { $0.albumArtist ?? "no artist" }.joined(separator: ", ")

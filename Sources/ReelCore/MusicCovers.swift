@@ -7,14 +7,20 @@ import ReelTags
 import Glibc
 #endif
 
-/// A picture to show for a track or an album.
+/// A picture to show for a track or an album, with an entity tag for HTTP caches (computed
+/// where the picture is read, never on an event loop).
 public struct MusicCover: Sendable, Equatable {
-    public var bytes: [UInt8]
-    public var mimeType: String
+    public let bytes: [UInt8]
+    public let mimeType: String
+    /// `"<FNV-1a of the bytes>-<size>"`, in hex: a new picture gets a new tag.
+    public let etag: String
 
     public init(bytes: [UInt8], mimeType: String) {
         self.bytes = bytes
         self.mimeType = mimeType
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        etag = "\"\(String(hash, radix: 16))-\(String(bytes.count, radix: 16))\""
     }
 }
 
@@ -28,19 +34,25 @@ public enum MusicCovers {
     /// daemon on a small machine).
     public static let largestFolderImage = 16 << 20
 
-    /// The picture embedded in the file at `path`, or nil.
-    public static func embedded(in path: String) throws(ReelError) -> MusicCover? {
-        try TagReader.picture(path: path).map { MusicCover(bytes: $0.bytes, mimeType: $0.mimeType) }
+    /// The picture embedded in the file at `path`, or nil; nil too when the file, with every
+    /// link followed, is not inside one of `musicFolders`. TagLib reads the descriptor that was
+    /// checked (through `/proc/self/fd`), not the path again.
+    public static func embedded(in path: String, musicFolders: [String]) throws(ReelError) -> MusicCover? {
+        guard let descriptor = openInside(path, musicFolders.compactMap(realPath)) else { return nil }
+        defer { close(descriptor) }
+        return try TagReader.picture(path: "/proc/self/fd/\(descriptor)").map {
+            MusicCover(bytes: $0.bytes, mimeType: $0.mimeType)
+        }
     }
 
-    /// The first folder image beside `path` (`cover.png`, `cover.jpg`, …), read whole, or nil.
+    /// The first folder image beside `path` (`cover.png`, `cover.jpg`, …), read whole, or nil
+    /// (none, or larger than `largestFolderImage`).
     public static func folderImage(beside path: String, musicFolders: [String]) -> MusicCover? {
         guard let slash = path.lastIndex(of: "/") else { return nil }
         guard
             let file = readFile(
                 in: String(path[..<slash]), names: folderImageNames, insideOf: musicFolders, offset: 0,
-                limit: largestFolderImage),
-            file.size <= largestFolderImage
+                limit: largestFolderImage, largest: largestFolderImage)
         else { return nil }
         return MusicCover(bytes: file.bytes, mimeType: mimeType(ofName: file.name))
     }
@@ -50,20 +62,19 @@ public enum MusicCovers {
     /// folders is never read): its name, its size, and up to `limit` bytes from `offset` (none
     /// when `offset` is at or past the end). Nil when none is there. What MPD's `albumart` reads
     /// a chunk at a time, and the page's `/cover` whole.
+    /// A file larger than `largest` (when given) is passed over unread.
     public static func readFile(
-        in directory: String, names: [String], insideOf musicFolders: [String], offset: Int, limit: Int
+        in directory: String, names: [String], insideOf musicFolders: [String], offset: Int, limit: Int,
+        largest: Int? = nil
     ) -> (name: String, size: Int, bytes: [UInt8])? {
         let roots = musicFolders.compactMap(realPath)
         for name in names {
-            guard let real = realPath(directory + "/" + name),
-                roots.contains(where: { real.hasPrefix($0 == "/" ? "/" : $0 + "/") })
-            else { continue }
-            let descriptor = open(real, O_RDONLY | O_CLOEXEC)
-            guard descriptor >= 0 else { continue }
+            guard let descriptor = openInside(directory + "/" + name, roots) else { continue }
             defer { close(descriptor) }
             var info = stat()
             guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
             let size = Int(info.st_size)
+            if let largest, size > largest { continue }
             guard offset < size, limit > 0 else { return (name, size, []) }
             var bytes = [UInt8](repeating: 0, count: min(limit, size - offset))
             var filled = 0
@@ -82,8 +93,28 @@ public enum MusicCovers {
 
     /// The file's embedded picture, else its folder's image.
     public static func cover(of path: String, musicFolders: [String]) -> MusicCover? {
-        if let embedded = try? embedded(in: path) { return embedded }
+        if let embedded = try? embedded(in: path, musicFolders: musicFolders) { return embedded }
         return folderImage(beside: path, musicFolders: musicFolders)
+    }
+
+    /// Opens `path` for reading and returns the descriptor if the file it opened lies inside one
+    /// of `roots` (real paths): the check is made on what was opened (`/proc/self/fd`), so a
+    /// folder swapped for a link between a check and the open cannot lead outside.
+    static func openInside(_ path: String, _ roots: [String]) -> Int32? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else { return nil }
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink("/proc/self/fd/\(descriptor)", &buffer, buffer.count - 1)
+        guard count > 0 else {
+            close(descriptor)
+            return nil
+        }
+        let opened = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard roots.contains(where: { opened.hasPrefix($0 == "/" ? "/" : $0 + "/") }) else {
+            close(descriptor)
+            return nil
+        }
+        return descriptor
     }
 
     static func mimeType(ofName name: String) -> String {
@@ -109,7 +140,7 @@ extension MusicController {
         read({ [self] () throws(ReelError) -> MusicCover in
             let tracks = try albumTracks(album: album, albumArtist: albumArtist).filter { !$0.missing }
             for track in tracks where track.audio.hasEmbeddedCover {
-                if let picture = try? MusicCovers.embedded(in: track.path) { return picture }
+                if let picture = try? MusicCovers.embedded(in: track.path, musicFolders: roots) { return picture }
             }
             var folders = Set<String>()
             for track in tracks {

@@ -36,9 +36,15 @@ extension LibraryStore {
         switch reference {
         case .id(let id):
             if let number = MusicBranch.trackID(of: id) {
-                guard let track = try? index.track(id: number), let item = branch.trackItem(track) else {
-                    throw ReelError(.notFound, "no item with id \(id); it may have been deleted")
+                let gone = ReelError(.notFound, "no item with id \(id); it may have been deleted, or its disk is not there")
+                let track: MusicTrack
+                do {
+                    track = try index.track(id: number)
+                } catch where error.reason == .notFound {
+                    throw gone
                 }
+                // A file of a music folder that is not there now is not in the tree (as in listings).
+                guard !track.missing, let item = branch.trackItem(track) else { throw gone }
                 return item
             }
             guard let sub = MusicBranch.subPath(ofFolderID: id) else {

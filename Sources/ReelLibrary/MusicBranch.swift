@@ -35,12 +35,18 @@ public struct MusicBranch: Sendable {
 
     /// `musicFolders` as configured (absolute, a trailing `/` dropped, as the index names them).
     public init(musicFolders: [String]) {
-        var taken: [String: Int] = [:]
+        // A name already given (`/b/Music (2)` after `/a/Music`, `/c/Music`) takes the next number.
+        var taken = Set<String>()
         roots = musicFolders.map { folder in
             let base = folder.split(separator: "/").last.map(String.init) ?? "Music"
-            let count = (taken[base] ?? 0) + 1
-            taken[base] = count
-            return Root(folder: folder, name: count == 1 ? base : "\(base) (\(count))")
+            var name = base
+            var count = 1
+            while taken.contains(name) {
+                count += 1
+                name = "\(base) (\(count))"
+            }
+            taken.insert(name)
+            return Root(folder: folder, name: name)
         }
     }
 

@@ -151,6 +151,37 @@ import Testing
         #expect(names == ["Blue Train", "Giant Steps"])
     }
 
+    /// A watched branch folder is pushed again when a scan changed it, not after every scan; a
+    /// track of a music folder that went away is not in the tree, by id either.
+    @Test func aBranchStreamPushesChangesOnlyAndAGoneTrackIsNotFound() throws {
+        let music = FileManager.default.temporaryDirectory.appendingPathComponent("reel-music-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: music) }
+        let (daemon, client) = try daemon(music: music)
+        let watcher = try daemon.client()
+        _ = try watcher.result("subscribe", ["stream": "folder", "path": "/Music/Trane"])
+        #expect(try watcher.nextNotification(timeout: 10).method == "folder.contents")
+        // A rescan that changes nothing pushes nothing; the next change is the next push.
+        let rescan = try client.result("library.rescan")
+        _ = try MusicFoldersTests.scanEnded(client, atLeast: rescan["scan"]?.intValue ?? 2)
+        try FileManager.default.createDirectory(at: music.appendingPathComponent("Trane/Giant Steps"), withIntermediateDirectories: true)
+        try MusicFoldersTests.run("sox", [
+            "-n", "-r", "44100", "-c", "1", "-b", "16", music.appendingPathComponent("Trane/Giant Steps/01.wav").path, "synth",
+            "0.5", "sine", "440",
+        ])
+        let next = try watcher.nextNotification(timeout: 30)
+        #expect((next.params["items"]?.arrayValue ?? []).compactMap { $0["name"]?.stringValue } == ["Blue Train", "Giant Steps"])
+
+        let track = try #require(
+            try client.result("library.list", ["path": "/Music/Trane/Blue Train"])["items"]?.arrayValue?.first?["id"]?.stringValue)
+        let away = music.deletingLastPathComponent().appendingPathComponent("away-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: away) }
+        try FileManager.default.moveItem(at: music, to: away)
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline, reason(try client.call("library.get", ["item": .string(track)])) == nil { usleep(20_000) }
+        #expect(reason(try client.call("library.get", ["item": .string(track)])) == "not_found")
+        #expect(reason(try client.call("queue.add", ["item": .string(track)])) == "not_found")
+    }
+
     @Test func severalMusicFoldersAreOneFolderEachNamedByTheirLastComponent() throws {
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("reel-music-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: base) }

@@ -265,6 +265,35 @@ import Testing
         #expect(size == 0, "library.sqlite-wal is \(size) bytes after a clean stop")
     }
 
+    /// An album without an artist whose name another artist's album has too: named with
+    /// `albumArtist: ""`; without `albumArtist` the name is ambiguous.
+    @Test func anAlbumWithoutAnArtistIsNamedWithAnEmptyArtist() throws {
+        let music = FileManager.default.temporaryDirectory.appendingPathComponent("reel-music-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: music) }
+        for (folder, artist) in [("a", "Trane"), ("b", nil)] {
+            let path = music.appendingPathComponent(folder).path
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            let file = path + "/1.flac"
+            try Self.run("sox", ["-n", "-r", "44100", "-c", "1", "-b", "16", file, "synth", "0.5", "sine", "440"])
+            try Self.run("metaflac", ["--set-tag=ALBUM=Demos", "--set-tag=TITLE=\(folder)"] + (artist.map { ["--set-tag=ARTIST=\($0)"] } ?? []) + [file])
+        }
+        let daemon = try DaemonProcess(environment: ["REEL_MUSIC_DIRS": music.path])
+        let client = try daemon.client()
+        _ = try client.result("subscribe", ["stream": "scan"])
+        _ = try Self.scanEnded(client, atLeast: 1)
+        if case .failure(let error) = try client.call("music.tracks", ["album": "Demos"]) {
+            #expect(error.reason == "name_taken")
+        } else {
+            Issue.record("an ambiguous album name was answered")
+        }
+        let bare = try client.result("music.tracks", ["album": "Demos", "albumArtist": ""])["tracks"]?.arrayValue ?? []
+        #expect(bare.map { $0["title"]?.stringValue } == ["b"])
+        let trane = try client.result("music.tracks", ["album": "Demos", "albumArtist": "Trane"])["tracks"]?.arrayValue ?? []
+        #expect(trane.map { $0["title"]?.stringValue } == ["a"])
+        let added = try client.result("queue.add", ["album": "Demos", "albumArtist": ""])["entries"]?.arrayValue ?? []
+        #expect(added.first?["title"] == .string("b"))
+    }
+
     @Test func withoutMusicFoldersRescanSaysSo() throws {
         let daemon = try DaemonProcess()
         let client = try daemon.client()

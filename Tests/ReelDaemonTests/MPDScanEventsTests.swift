@@ -33,4 +33,15 @@ import Testing
             MPDEventHub.events(from: progress(3, running: false, indexed: 1), to: progress(3, running: false, indexed: 1))
                 .isEmpty)
     }
+
+    /// A watcher batch that only moved files, or a music folder that went or came back, changed
+    /// the database as much as new files do. (Regression: only indexed and removed counted.)
+    @Test func movesAndFoldersGoingOrComingBackAreDatabaseChanges() {
+        for change in [\MusicScanProgress.moved, \.missing, \.restored] {
+            var ended = progress(4, running: false)
+            ended[keyPath: change] = 2
+            #expect(MPDEventHub.events(from: progress(4, running: true), to: ended) == [.update, .database])
+        }
+        #expect(MPDEventHub.events(from: progress(4, running: true), to: progress(4, running: false, seen: 9)) == .update)
+    }
 }

@@ -47,6 +47,10 @@ import Testing
         let item = branch.trackItem(track)
         #expect(item?.id == "track:7" && item?.parent == "music:/Jazz/Monk" && item?.path == "/Music/Jazz/Monk/a.flac")
         #expect(item?.file == "/c/Jazz/Monk/a.flac" && item?.tags?.title == "Blue Monk" && item?.kind == .track)
+        // A folder whose own name looks like a numbered one: every name stays unique.
+        #expect(MusicBranch(musicFolders: ["/a/Music", "/b/Music (2)", "/c/Music"]).roots.map(\.name) == [
+            "Music", "Music (2)", "Music (3)",
+        ])
         // A file of a folder no longer configured is not in the branch.
         #expect(branch.trackItem(MusicTrack(id: 8, root: "/gone", relativePath: "a.flac", size: 1, modified: 0, audio: track.audio)) == nil)
     }

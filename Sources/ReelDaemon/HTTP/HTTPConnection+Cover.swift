@@ -16,7 +16,9 @@ extension HTTPConnection {
             respond(HTTPFailure(.badRequest, reason: "bad_request", "give the album: /cover?album=NAME"), head: request.head)
             return
         }
-        let artist = request.target.query["artist"].flatMap { $0.isEmpty ? nil : $0 }
+        // `artist=` (empty) names the album without an artist; no `artist` at all, the only album
+        // of that name.
+        let artist = request.target.query["artist"]
         let found = loop.makePromise(of: MusicCover.self)
         services.core.music.cover(album: album, albumArtist: artist) { result in
             found.completeWith(result.mapError { $0 as Error })
@@ -33,10 +35,7 @@ extension HTTPConnection {
     private func sendCoverBytes(_ cover: MusicCover, request: Request) {
         guard let context, context.channel.isActive else { return }
         let head = request.head
-        // FNV-1a over the bytes: a new cover (a new file, a retagged track) gets a new tag.
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in cover.bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        let etag = "\"\(String(hash, radix: 16))-\(String(cover.bytes.count, radix: 16))\""
+        let etag = cover.etag
         var headers = HTTPHeaders()
         headers.add(name: "etag", value: etag)
         headers.add(name: "cache-control", value: "no-cache")

@@ -153,7 +153,9 @@ final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
     private func libraryChanged() {
         guard let consumers else { return }
         let batch = core.library.updates.take(for: consumers.library)
-        if !batch.events.isEmpty || batch.lost > 0 { post(.database) }
+        // An update without changes re-reads watched folders of the music branch after a scan:
+        // the scan's own progress says whether the database changed (`scanChanged`).
+        if batch.events.contains(where: { !$0.changes.isEmpty }) || batch.lost > 0 { post(.database) }
     }
 
     private func scanChanged() {
@@ -165,11 +167,12 @@ final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
 
     /// What a change of the scan's progress means to an MPD client: `update` when a scan
     /// started or ended (several coalesced into one change still end in one), `database`
-    /// when one ended having indexed or removed files.
+    /// when one ended having changed the index (files indexed, removed, moved, gone missing or
+    /// back).
     static func events(from old: MusicScanProgress, to new: MusicScanProgress) -> MPDSubsystems {
         var events: MPDSubsystems = []
         if new.scan != old.scan || new.running != old.running { events.insert(.update) }
-        if !new.running, new.scan != old.scan || old.running, new.indexed > 0 || new.removed > 0 {
+        if !new.running, new.scan != old.scan || old.running, new.changedIndex {
             events.insert(.database)
         }
         return events

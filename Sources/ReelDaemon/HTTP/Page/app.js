@@ -751,7 +751,8 @@ function setupLibrary() {
 
 const music = { view: 'albums', artist: null, album: null, token: 0, query: '', cursor: null, scanning: false, shown: false };
 
-const coverURL = (a) => '/cover?album=' + encodeURIComponent(a.name) + (a.albumArtist ? '&artist=' + encodeURIComponent(a.albumArtist) : '');
+// An album is named by its name and its artist ('' for an album without one).
+const coverURL = (a) => '/cover?album=' + encodeURIComponent(a.name) + '&artist=' + encodeURIComponent(a.albumArtist || '');
 
 // An album's art in a tinted square with a note; an album without art keeps the square.
 function coverImage(a) {
@@ -847,7 +848,7 @@ async function showAlbum(a) {
   }
 }
 
-const albumParams = (a) => (a.albumArtist ? { album: a.name, albumArtist: a.albumArtist } : { album: a.name });
+const albumParams = (a) => ({ album: a.name, albumArtist: a.albumArtist || '' });
 
 async function searchMusic(more) {
   const token = more ? music.token : ++music.token;
