@@ -6,6 +6,7 @@ mpd (REEL_MPD_TARGET=mpd) with the collection in its music_directory.
 from __future__ import annotations
 
 import shutil
+import subprocess
 
 import mpd
 import pytest
@@ -103,6 +104,24 @@ def test_mpc_update_wait_finds_a_new_album(changing_server):
              what="the copied album in the database")
     # The copy's songs carry the same tags: the album now has them twice.
     assert len(changing_server.mpc("find", "album", "First Light").stdout.splitlines()) == 6
+
+
+def test_list_answers_follow_the_database(changing_server):
+    """`list Album` (and a grouped `list`) asked again after an album came in: the new album is in
+    the answer, as in MPD's, not the answer from before (Reel keeps list answers between changes)."""
+    root = changing_server.music_root
+    before = changing_server.mpc("list", "album").stdout.splitlines()
+    grouped = changing_server.mpc("list", "album", "group", "albumartist").stdout.splitlines()
+    assert before == changing_server.mpc("list", "album").stdout.splitlines()  # asked again: the same
+    shutil.copytree(root / "Alpha Band" / "First Light", root / "Delta" / "Copied")
+    for path in (root / "Delta" / "Copied").iterdir():
+        if path.suffix == ".flac":
+            subprocess.run(["metaflac", "--remove-tag=ALBUM", "--set-tag=ALBUM=Copied Light", str(path)], check=True)
+    changing_server.mpc("update", "--wait")
+    wait_for(lambda: "Copied Light" in changing_server.mpc("list", "album").stdout.splitlines(),
+             what="the new album in `list album`")
+    assert sorted(before + ["Copied Light"]) == sorted(changing_server.mpc("list", "album").stdout.splitlines())
+    assert changing_server.mpc("list", "album", "group", "albumartist").stdout.splitlines() != grouped
 
 
 # ---------------------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ final class MPDFrontEnd: Sendable {
         let context = MPDContext(
             core: core, hub: hub, view: MPDLibraryView(
                 recordingsDirectory: configuration.mpdRecordingsDirectory, musicRoots: core.music.roots),
-            password: configuration.mpdPassword, startedAt: NIODeadline.now())
+            password: configuration.mpdPassword, startedAt: NIODeadline.now(), listCache: MPDListCache(core: core))
         let table = MPDCommandTable.reeld(context)
         let permission: MPDPermission = configuration.mpdPassword == nil ? .all : []
         var listeners: [(ListenAddress, StreamListener)] = []
@@ -83,6 +83,8 @@ struct MPDContext: Sendable {
     let view: MPDLibraryView
     let password: String?
     let startedAt: NIODeadline
+    /// `list` answers kept while the database does not change.
+    let listCache: MPDListCache
 }
 
 extension MPDCommandTable {

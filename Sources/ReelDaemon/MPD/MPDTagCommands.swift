@@ -125,12 +125,19 @@ enum MPDTagCommands {
             return reply(.failure(error))
         }
         let order = ArraySlice(groups + [name])
-        if filter == nil, groups.isEmpty, let column = column(name) {
-            return distinct(context, name: name, column: column, reply)
-        }
         let keys = order.compactMap(indexKey)
-        if filter == nil, keys.count == order.count {
-            return distinctGroups(context, names: Array(order), keys: keys, reply)
+        if filter == nil, groups.isEmpty ? column(name) != nil : keys.count == order.count {
+            // Without a filter: the same answer until the database changes (`MPDListCache`).
+            let key = order.joined(separator: "\u{0}")
+            if let kept = context.listCache.answer(key) { return reply(.success(kept)) }
+            let generation = context.listCache.generation
+            let cache = context.listCache
+            let keep: MPDReply = { result in
+                if case .success(let response) = result { cache.keep(response, for: key, computedAt: generation) }
+                reply(result)
+            }
+            if groups.isEmpty, let column = column(name) { return distinct(context, name: name, column: column, keep) }
+            return distinctGroups(context, names: Array(order), keys: keys, keep)
         }
         MPDDatabaseCommands.songs(context, filter: filter ?? .all) { result in
             reply(result.map { songs in
