@@ -67,6 +67,39 @@ enum AudioAnalysis {
         return frames
     }
 
+    /// The level a tone was recorded at: the `fraction` quantile (0.999) of the samples'
+    /// magnitudes, from `skip` seconds on, in full scale. Unlike the maximum, it does not move for
+    /// a few samples of a click: a lossy codec rings for a moment around a discontinuity (a gap in
+    /// what the PulseAudio null sink's monitor passed on when that server, which is not real-time,
+    /// was starved of CPU), while the level of a tone recorded too loud or too soft moves it.
+    static func levelAmplitude(_ path: String, skip: Double, fraction: Double = 0.999) throws -> Double {
+        let wav = try decodeToWAV(path)
+        defer { try? FileManager.default.removeItem(atPath: wav) }
+        let (status, output) = try run("soxi", ["-r", wav])
+        guard status == 0, let rate = Double(output.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw TestFailure("soxi cannot read the rate of \(wav): \(output)")
+        }
+        let (channelsStatus, channelsOutput) = try run("soxi", ["-c", wav])
+        guard channelsStatus == 0, let channels = Int(channelsOutput.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw TestFailure("soxi cannot read the channels of \(wav): \(channelsOutput)")
+        }
+        let data = try rawSamples(path)
+        let skipped = Int(skip * rate) * channels * 2
+        guard data.count > skipped + 2 else { throw TestFailure("\(path) is shorter than \(skip) s") }
+        var magnitudes: [Int] = []
+        magnitudes.reserveCapacity((data.count - skipped) / 2)
+        data.withUnsafeBytes { bytes in
+            var offset = skipped
+            while offset + 1 < bytes.count {
+                let sample = Int16(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: Int16.self))
+                magnitudes.append(abs(Int(sample)))
+                offset += 2
+            }
+        }
+        magnitudes.sort()
+        return Double(magnitudes[min(magnitudes.count - 1, Int(Double(magnitudes.count) * fraction))]) / 32768
+    }
+
     /// The raw 16-bit little-endian samples of a decoded file.
     static func rawSamples(_ path: String) throws -> Data {
         let raw = FileManager.default.temporaryDirectory.appendingPathComponent("reel-raw-\(UUID().uuidString).raw").path
