@@ -97,6 +97,9 @@ import Testing
             #expect(abs(measured.seconds - 1.9) < 0.01, "\(format): \(measured.seconds) s decoded")
             #expect(abs(measured.roughFrequency - 440) < 8, "\(format): \(measured.roughFrequency) Hz")
             #expect(done["overruns"]?.intValue == 0, "\(format): the capture overran: \(done)")
+            let underruns = try client.result("player.status")["underruns"]?.intValue ?? -1
+            print("tone on the sink, \(format): peak \(measured.maximumAmplitude), player underruns \(underruns), capture overruns \(done["overruns"]?.intValue ?? -1)")
+            #expect(underruns == 0, "\(format): the tone's playback underran \(underruns) times")
             if format == "flac" || format == "wav" {
                 #expect(abs(measured.maximumAmplitude - 0.5) < 0.02, "\(format): peak \(measured.maximumAmplitude)")
             } else {
