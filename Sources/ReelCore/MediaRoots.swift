@@ -1,5 +1,6 @@
 // Which files clients may have reeld read: everything, or only what lies under the media roots.
 
+import ReelLibrary
 import ReelModel
 
 #if canImport(Glibc)
@@ -14,17 +15,15 @@ public struct MediaRoots: Sendable {
     public let roots: [String]
     /// The music folders (`music_dirs`), resolved the same way.
     public let musicDirectories: [String]
-    /// The music folders as configured (a trailing `/` dropped): the roots the music index
-    /// names its files under.
+    /// The music folders as configured, normalized as the music index names its files' roots
+    /// (`MusicScanner.normalized`).
     public let configuredMusicDirectories: [String]
 
     /// Resolves each root; a root that does not exist is kept as written (it may be mounted later).
     public init(_ roots: [String], musicDirectories: [String] = []) {
         self.roots = roots.map(Self.resolveRoot)
         self.musicDirectories = musicDirectories.map(Self.resolveRoot)
-        self.configuredMusicDirectories = musicDirectories.map { root in
-            root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
-        }
+        self.configuredMusicDirectories = musicDirectories.map(MusicScanner.normalized)
     }
 
     /// The music folder (as configured) a path lies under, and the path below it, read from the

@@ -38,7 +38,7 @@ public enum MusicCovers {
     /// link followed, is not inside one of `musicFolders`. TagLib reads the descriptor that was
     /// checked (through `/proc/self/fd`), not the path again.
     public static func embedded(in path: String, musicFolders: [String]) throws(ReelError) -> MusicCover? {
-        guard let descriptor = openInside(path, musicFolders.compactMap(realPath)) else { return nil }
+        guard let descriptor = openInside(path, musicFolders.compactMap(MediaRoots.resolve)) else { return nil }
         defer { close(descriptor) }
         return try TagReader.picture(path: "/proc/self/fd/\(descriptor)").map {
             MusicCover(bytes: $0.bytes, mimeType: $0.mimeType)
@@ -67,7 +67,7 @@ public enum MusicCovers {
         in directory: String, names: [String], insideOf musicFolders: [String], offset: Int, limit: Int,
         largest: Int? = nil
     ) -> (name: String, size: Int, bytes: [UInt8])? {
-        let roots = musicFolders.compactMap(realPath)
+        let roots = musicFolders.compactMap(MediaRoots.resolve)
         for name in names {
             guard let descriptor = openInside(directory + "/" + name, roots) else { continue }
             defer { close(descriptor) }
@@ -89,12 +89,6 @@ public enum MusicCovers {
             return (name, size, Array(bytes[..<filled]))
         }
         return nil
-    }
-
-    /// The file's embedded picture, else its folder's image.
-    public static func cover(of path: String, musicFolders: [String]) -> MusicCover? {
-        if let embedded = try? embedded(in: path, musicFolders: musicFolders) { return embedded }
-        return folderImage(beside: path, musicFolders: musicFolders)
     }
 
     /// Opens `path` for reading and returns the descriptor if the file it opened lies inside one
@@ -123,12 +117,6 @@ public enum MusicCovers {
         case "webp": "image/webp"
         default: "image/jpeg"
         }
-    }
-
-    private static func realPath(_ path: String) -> String? {
-        guard let resolved = realpath(path, nil) else { return nil }
-        defer { free(resolved) }
-        return String(cString: resolved)
     }
 }
 

@@ -335,7 +335,7 @@ public final class MusicScanner: Sendable {
         run.emit()
     }
 
-    static func normalized(_ root: String) -> String {
+    public static func normalized(_ root: String) -> String {
         var root = root
         while root.count > 1, root.hasSuffix("/") { root.removeLast() }
         return root

@@ -16,9 +16,6 @@ import ReelModel
 ///   (`albumart`), `No such song` (`readpicture`), as MPD.
 /// Files are read on the core's read queue, never on the event loop.
 enum MPDArtCommands {
-    /// The names MPD 0.23 tries, in its order.
-    static let coverNames = ["cover.png", "cover.jpg", "cover.webp"]
-
     static func commands(_ context: MPDContext) -> [MPDCommand] {
         [
             MPDCommand("albumart", .read, 2, 2) { request, reply in
@@ -34,7 +31,7 @@ enum MPDArtCommands {
                 guard let location else { return reply(.failure(MPDAck(.noExist, "No file exists"))) }
                 let folder = location.path.split(separator: "/").dropLast().joined(separator: "/")
                 context.core.music.folderFile(
-                    root: location.root, folder: folder, names: coverNames, offset: offset, limit: limit
+                    root: location.root, folder: folder, names: MusicCovers.folderImageNames, offset: offset, limit: limit
                 ) { result in
                     switch result {
                     case .success(let piece?):
