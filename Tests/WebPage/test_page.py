@@ -316,6 +316,8 @@ def music_reel(media, tmp_path):
     server.music_dirs = [root]
     try:
         server.start(populate=False)
+        # The first scan runs after reeld answers: wait until it has indexed the three albums.
+        wait_for(lambda: len(server.rpc("music.albums")["albums"]) == 3, what="the first scan's three albums")
         yield server, root
     finally:
         server.close()
