@@ -6,6 +6,21 @@
 // latter as `\u00xx`), leaves non-ASCII UTF-8 as is, and prints doubles in the shortest form
 // that reads back to the same value (`3.0`, `0.1`, `1e+16`); non-finite doubles become `null`.
 
+/// JSON already written as compact text: a result encoded once, straight from its value, where
+/// building a `JSONValue` tree first would cost more than the answer (`player.status`).
+public struct JSONText: Sendable, Equatable {
+    public var bytes: [UInt8]
+
+    public init(bytes: [UInt8]) {
+        self.bytes = bytes
+    }
+
+    /// The text of a value.
+    public init(_ value: JSONValue) {
+        self.bytes = value.jsonBytes
+    }
+}
+
 /// Low-level writers, for callers that assemble a message without building a `JSONValue`.
 public enum JSONWriter {
     /// Appends `value` as compact JSON.

@@ -77,6 +77,72 @@ extension PlayerState {
 
     public var json: JSONValue { .object(jsonObject) }
 
+    /// Appends the members of `jsonObject`, the same bytes in the same order, without the braces
+    /// and without building a `JSONValue` tree: `player.status` is what clients poll.
+    public func writeJSONMembers(into out: inout [UInt8]) {
+        out.append(contentsOf: #""state":""#.utf8)
+        out.append(contentsOf: state.rawValue.utf8)  // a fixed word, nothing to escape
+        out.append(contentsOf: #"","position":"#.utf8)
+        JSONWriter.writeDouble(position, into: &out)
+        out.append(contentsOf: #","duration":"#.utf8)
+        if let duration { JSONWriter.writeDouble(duration, into: &out) } else { out.append(contentsOf: "null".utf8) }
+        out.append(contentsOf: #","source":"#.utf8)
+        switch source {
+        case nil:
+            out.append(contentsOf: "null".utf8)
+        case .file(let path)?:
+            out.append(contentsOf: #"{"path":"#.utf8)
+            JSONWriter.writeString(path, into: &out)
+            out.append(0x7D)
+        case .item(let id, let path, let name)?:
+            out.append(contentsOf: #"{"item":"#.utf8)
+            JSONWriter.writeString(id, into: &out)
+            out.append(contentsOf: #","path":"#.utf8)
+            JSONWriter.writeString(path, into: &out)
+            out.append(contentsOf: #","name":"#.utf8)
+            JSONWriter.writeString(name, into: &out)
+            out.append(0x7D)
+        }
+        out.append(contentsOf: #","entry":"#.utf8)
+        if let entry { JSONWriter.writeInt(Int64(entry), into: &out) } else { out.append(contentsOf: "null".utf8) }
+        out.append(contentsOf: #","format":"#.utf8)
+        if let format {
+            out.append(contentsOf: #"{"codec":"#.utf8)
+            JSONWriter.writeString(format.codec, into: &out)
+            out.append(contentsOf: #","sampleRate":"#.utf8)
+            JSONWriter.writeInt(Int64(format.sampleRate), into: &out)
+            out.append(contentsOf: #","channels":"#.utf8)
+            JSONWriter.writeInt(Int64(format.channels), into: &out)
+            out.append(0x7D)
+        } else {
+            out.append(contentsOf: "null".utf8)
+        }
+        out.append(contentsOf: #","timestamp":"#.utf8)
+        JSONWriter.writeDouble(timestamp, into: &out)
+        out.append(contentsOf: #","underruns":"#.utf8)
+        JSONWriter.writeInt(Int64(underruns), into: &out)
+        out.append(contentsOf: #","error":"#.utf8)
+        if let error {
+            out.append(contentsOf: #"{"reason":"#.utf8)
+            JSONWriter.writeString(error.reason.rawValue, into: &out)
+            out.append(contentsOf: #","message":"#.utf8)
+            JSONWriter.writeString(error.message, into: &out)
+            out.append(0x7D)
+        } else {
+            out.append(contentsOf: "null".utf8)
+        }
+    }
+
+    /// The same text as `json`, written directly (see `writeJSONMembers`).
+    public var jsonText: JSONText {
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
+        out.append(0x7B)
+        writeJSONMembers(into: &out)
+        out.append(0x7D)
+        return JSONText(bytes: out)
+    }
+
     /// `underruns`, `entry` and `error` may be absent (0 and nil).
     public init(json: JSONValue) throws(JSONDecodingError) {
         let reader = try ObjectReader(json, as: "PlayerState")

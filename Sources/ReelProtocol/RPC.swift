@@ -290,6 +290,16 @@ public enum RPCEncoder {
         line { reply.encode(into: &$0) }
     }
 
+    /// Appends `{"jsonrpc":"2.0","id":<id>,"result":<text>}` (no newline): a result already
+    /// written as JSON text.
+    public static func writeResult(id: JSONValue, text: JSONText, into out: inout [UInt8]) {
+        out.append(contentsOf: #"{"jsonrpc":"2.0","id":"#.utf8)
+        JSONWriter.write(id, into: &out)
+        out.append(contentsOf: #","result":"#.utf8)
+        out.append(contentsOf: text.bytes)
+        out.append(0x7D)
+    }
+
     /// `{"jsonrpc":"2.0","method":<method>,"params":{...}}\n`: a pushed event.
     public static func notificationLine(method: String, params: JSONObject) -> [UInt8] {
         line {

@@ -20,6 +20,20 @@ struct ModelJSONTests {
         #expect(try PlayerState(json: try JSONValue.parse(line)) == state)
     }
 
+    /// `player.status` writes its text directly; it must be byte for byte what the tree gives,
+    /// with escapes, an entry, non-finite numbers and every optional member set and unset.
+    @Test(arguments: states + [
+        PlayerState(state: .playing, position: .nan, duration: .infinity, source: .file(path: "/a \"b\"\\c\n.wav"),
+                    entry: 42, format: AudioFormat(codec: "mp3", sampleRate: 22050, channels: 2),
+                    timestamp: 1e16, underruns: -1, error: ReelError(.corruptFile, "bad \u{1} byte: \"x\"")),
+        PlayerState(state: .stopped, position: 0.1, duration: nil, source: .item(id: "i\"d", path: "/Ä/ö", name: "名前"),
+                    entry: 0, timestamp: 2.5e-07),
+    ])
+    func playerStateTextIsTheTreesText(state: PlayerState) {
+        #expect(state.jsonText.bytes == state.json.jsonBytes)
+        #expect(state.jsonText == JSONText(state.json))
+    }
+
     @Test func playerStateHasTheProtocolShape() {
         #expect(PlayerState.stopped.json.jsonString
             == #"{"state":"stopped","position":0.0,"duration":null,"source":null,"entry":null,"format":null,"timestamp":0.0,"underruns":0,"error":null}"#)

@@ -7,6 +7,8 @@ import ReelProtocol
 /// How a handler answers: now, or later from another thread (the audio thread, a file opener).
 enum MethodOutcome {
     case result(JSONValue)
+    /// A result already written as JSON text (`player.status`: no tree built for a poll).
+    case text(JSONText)
     case later(@Sendable (_ complete: @escaping @Sendable (Result<JSONValue, RPCError>) -> Void) -> Void)
 }
 

@@ -72,7 +72,7 @@ enum PlayerMethods {
         }
         table.register("player.status") { call throws(RPCError) in
             try call.params.rejectUnknown(allowed: [])
-            return .result(player.state.json)
+            return .text(player.state.jsonText)
         }
     }
 }

@@ -33,6 +33,8 @@ final class RPCConnection: ChannelInboundHandler, PushTarget {
     /// Lines received while busy, carried out in order when it is done.
     private var waitingLines = CircularBuffer<ByteBuffer>()
     private var draining = false
+    /// Reading was paused (`autoRead` off) because lines were waiting; turned on again once they are done.
+    private var readingPaused = false
     private var inputClosed = false
     private var closed = false
 
@@ -41,11 +43,39 @@ final class RPCConnection: ChannelInboundHandler, PushTarget {
         let entries: [RPCRequestDecoding]
         let isBatch: Bool
         var next = 0
-        var replies: [RPCReply] = []
+        /// The replies so far, written as they come: a single reply, or a batch's replies after
+        /// its `[`, separated by commas.
+        var output: [UInt8] = []
+        var replyCount = 0
         init(entries: [RPCRequestDecoding], isBatch: Bool) {
             self.entries = entries
             self.isBatch = isBatch
+            output.reserveCapacity(256)
+            if isBatch { output.append(0x5B) }
         }
+
+        func add(_ reply: Reply) {
+            if replyCount > 0 { output.append(0x2C) }
+            replyCount += 1
+            switch reply {
+            case .value(let reply): reply.encode(into: &output)
+            case .text(let id, let text): RPCEncoder.writeResult(id: id, text: text, into: &output)
+            }
+        }
+
+        /// The line to send (nil when no request wanted a reply), ending in `\n`.
+        func finish() -> [UInt8]? {
+            guard replyCount > 0 else { return nil }
+            if isBatch { output.append(0x5D) }
+            output.append(0x0A)
+            return output
+        }
+    }
+
+    /// One request's reply: a value, or a result already written as JSON text.
+    private enum Reply {
+        case value(RPCReply)
+        case text(id: JSONValue, JSONText)
     }
 
     init(methods: MethodTable, hub: RPCPushHub, logger: Logger) {
@@ -82,7 +112,10 @@ final class RPCConnection: ChannelInboundHandler, PushTarget {
         case .line(let buffer):
             if busy || !waitingLines.isEmpty {
                 waitingLines.append(buffer)
-                context.channel.setOption(.autoRead, value: false).whenFailure { _ in }
+                if !readingPaused {
+                    readingPaused = true
+                    context.channel.setOption(.autoRead, value: false).whenFailure { _ in }
+                }
             } else {
                 handleLine(buffer)
             }
@@ -141,22 +174,18 @@ final class RPCConnection: ChannelInboundHandler, PushTarget {
             let entry = line.entries[line.next]
             line.next += 1
             let waiting = perform(entry) { [self] reply in
-                if let reply { line.replies.append(reply) }
+                if let reply { line.add(.value(reply)) }
                 guard !closed else { return }
                 run(line)
             }
             switch waiting {
             case .answered(let reply):
-                if let reply { line.replies.append(reply) }
+                if let reply { line.add(reply) }
             case .waiting:
                 return
             }
         }
-        if line.isBatch {
-            if !line.replies.isEmpty { write(RPCEncoder.batchLine(line.replies)) }
-        } else if let reply = line.replies.first {
-            write(RPCEncoder.replyLine(reply))
-        }
+        if let bytes = line.finish() { write(bytes) }
         streams.sendFirstPushes()
         busy = false
         context?.flush()
@@ -172,14 +201,18 @@ final class RPCConnection: ChannelInboundHandler, PushTarget {
         while !busy, !closed, let line = waitingLines.popFirst() {
             handleLine(line)
         }
-        if waitingLines.isEmpty, let channel = context?.channel {
+        if readingPaused, waitingLines.isEmpty, let channel = context?.channel {
+            readingPaused = false
             channel.setOption(.autoRead, value: true).whenFailure { _ in }
         }
     }
 
     private enum Step {
-        case answered(RPCReply?)
+        case answered(Reply?)
         case waiting
+
+        static func answered(_ reply: RPCReply?) -> Step { .answered(reply.map(Reply.value)) }
+        static let answeredNothing = Step.answered(Reply?.none)
     }
 
     /// Carries out one request. Returns its reply (nil for a notification) or `.waiting`, in
@@ -205,8 +238,10 @@ final class RPCConnection: ChannelInboundHandler, PushTarget {
         switch outcome {
         case .result(let value):
             return .answered(replyID.map { RPCReply(id: $0, result: .success(value)) })
+        case .text(let text):
+            return .answered(replyID.map { Reply.text(id: $0, text) })
         case .later(let start):
-            guard let loop = context?.eventLoop else { return .answered(nil) }
+            guard let loop = context?.eventLoop else { return .answeredNothing }
             let bound = NIOLoopBound(resume, eventLoop: loop)
             start { result in
                 loop.execute {

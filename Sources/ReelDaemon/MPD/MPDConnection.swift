@@ -64,6 +64,8 @@ final class MPDConnection: ChannelInboundHandler {
     private(set) var busy = false
     private var waitingLines = CircularBuffer<ByteBuffer>()
     private var draining = false
+    /// Reading was paused (`autoRead` off) because lines were waiting; turned on again once they are done.
+    private var readingPaused = false
     private var closed = false
 
     init(table: MPDCommandTable, hub: MPDConnectionRegistry, client: MPDClient, logger: Logger) {
@@ -113,7 +115,10 @@ final class MPDConnection: ChannelInboundHandler {
         case .line(let line):
             if busy || !waitingLines.isEmpty {
                 waitingLines.append(line)
-                context.channel.setOption(.autoRead, value: false).whenFailure { _ in }
+                if !readingPaused {
+                    readingPaused = true
+                    context.channel.setOption(.autoRead, value: false).whenFailure { _ in }
+                }
             } else {
                 handleLine(line)
             }
@@ -266,7 +271,8 @@ final class MPDConnection: ChannelInboundHandler {
         while !busy, !closed, let line = waitingLines.popFirst() {
             handleLine(line)
         }
-        if waitingLines.isEmpty, !closed, let channel = context?.channel {
+        if readingPaused, waitingLines.isEmpty, !closed, let channel = context?.channel {
+            readingPaused = false
             channel.setOption(.autoRead, value: true).whenFailure { _ in }
         }
     }
