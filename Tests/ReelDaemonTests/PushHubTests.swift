@@ -19,6 +19,10 @@ import Testing
         var dropped = false
         func push(_ line: ByteBuffer) { lines.append(String(buffer: line)) }
         func flushPushes() { flushes += 1 }
+        func pushAndFlush(_ line: ByteBuffer) {
+            push(line)
+            flushPushes()
+        }
         func drop(reason: String) { dropped = true }
     }
 
@@ -106,7 +110,9 @@ import Testing
 
     @Test func aSplicedPushIsTheWholeNotificationForEachSubscriber() throws {
         let push = SplicedPush(method: "item.changed", members: ["item": .object(["name": .string("a \"b\"")])])
-        for id in [1, 42, 1_000_000] {
+        // Lines are built once per number and handed out again; more numbers than are kept
+        // still each get their own.
+        for id in [1, 42, 1_000_000, 1, 42] + Array(2...12) + [1, 12, 1_000_000] {
             var line = push.line(for: id)
             let text = line.readString(length: line.readableBytes)!
             #expect(text.hasSuffix("}\n"))

@@ -27,6 +27,9 @@ final class RPCConnection: ChannelInboundHandler, PushTarget {
     private let hub: RPCPushHub
     private let logger: Logger
     private var context: ChannelHandlerContext?
+    /// The connection's channel, kept from `handlerAdded` to `handlerRemoved`: the push hub asks
+    /// it whether the client reads for every tick, and `context.channel` is a lookup each time.
+    private var channel: Channel?
     private lazy var streams = RPCConnectionStreams(hub: hub, target: self)
     /// A line is being carried out (possibly waiting for the player).
     private var busy = false
@@ -88,6 +91,7 @@ final class RPCConnection: ChannelInboundHandler, PushTarget {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        channel = context.channel
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -98,6 +102,7 @@ final class RPCConnection: ChannelInboundHandler, PushTarget {
     func handlerRemoved(context: ChannelHandlerContext) {
         tearDown()
         self.context = nil
+        channel = nil
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -254,7 +259,7 @@ final class RPCConnection: ChannelInboundHandler, PushTarget {
 
     // MARK: PushTarget
 
-    var isWritable: Bool { context?.channel.isWritable ?? false }
+    var isWritable: Bool { channel?.isWritable ?? false }
 
     func push(_ line: ByteBuffer) {
         guard let context, !closed, !disconnectIfBackedUp(context, nextLine: line.readableBytes) else { return }
@@ -263,6 +268,11 @@ final class RPCConnection: ChannelInboundHandler, PushTarget {
 
     func flushPushes() {
         context?.flush()
+    }
+
+    func pushAndFlush(_ line: ByteBuffer) {
+        guard let context, !closed, !disconnectIfBackedUp(context, nextLine: line.readableBytes) else { return }
+        context.writeAndFlush(wrapOutboundOut(line), promise: nil)
     }
 
     func drop(reason: String) {
@@ -285,7 +295,7 @@ final class RPCConnection: ChannelInboundHandler, PushTarget {
 
     /// Disconnects a client that lets more than 1 MiB of output pile up unread; true if it did.
     private func disconnectIfBackedUp(_ context: ChannelHandlerContext, nextLine: Int) -> Bool {
-        guard !context.channel.isWritable else { return false }
+        guard !(channel?.isWritable ?? context.channel.isWritable) else { return false }
         let buffered = (try? context.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
         guard buffered > Self.maxBufferedBytes else { return false }
         logger.warning(

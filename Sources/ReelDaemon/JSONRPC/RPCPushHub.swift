@@ -14,6 +14,8 @@ protocol PushTarget: AnyObject {
     /// Queues a push (not flushed). A client that lets more than 1 MiB pile up is disconnected.
     func push(_ line: ByteBuffer)
     func flushPushes()
+    /// `push` and `flushPushes` in one.
+    func pushAndFlush(_ line: ByteBuffer)
     /// Closes the connection (its event stream could not be kept whole).
     func drop(reason: String)
 }
@@ -433,24 +435,28 @@ final class RPCPushHub: @unchecked Sendable {
         }
     }
 
-    /// Writes one encoded push to every subscriber that is past its first push, then flushes each.
+    /// Writes one encoded push to every subscriber that is past its first push, flushing each.
     private func broadcast(_ push: SplicedPush, to subscriptions: Dictionary<ObjectIdentifier, RPCSubscription>.Values) {
-        var touched: [ObjectIdentifier: PushTarget] = [:]
         for subscription in subscriptions where !subscription.awaitingFirstPush {
-            if write(push, to: subscription) { touched[ObjectIdentifier(subscription.target)] = subscription.target }
+            write(push, to: subscription, flush: true)
         }
-        for target in touched.values { target.flushPushes() }
     }
 
     /// A state push: written if the client reads, else skipped and remembered. True if written.
+    /// With `flush`, the connection's output is flushed at once (one traversal of its pipeline).
     @discardableResult
-    private func write(_ push: SplicedPush, to subscription: RPCSubscription) -> Bool {
-        guard subscription.target.isWritable else {
+    private func write(_ push: SplicedPush, to subscription: RPCSubscription, flush: Bool = false) -> Bool {
+        let target = subscription.target
+        guard target.isWritable else {
             subscription.dirty = true
             return false
         }
         subscription.dirty = false
-        subscription.target.push(push.line(for: subscription.id))
+        if flush {
+            target.pushAndFlush(push.line(for: subscription.id))
+        } else {
+            target.push(push.line(for: subscription.id))
+        }
         return true
     }
 
@@ -525,16 +531,14 @@ final class RPCPushHub: @unchecked Sendable {
     private func writeRound(_ group: TickGroup) {
         guard let push = group.roundPush else { return }
         let deadline = loop.now + Self.roundSlice
-        var touched: [ObjectIdentifier: PushTarget] = [:]
         while group.roundIndex < group.round.count {
             let subscription = group.round[group.roundIndex]
             group.roundIndex += 1
-            if !subscription.ended, !subscription.awaitingFirstPush, write(push, to: subscription) {
-                touched[ObjectIdentifier(subscription.target)] = subscription.target
+            if !subscription.ended, !subscription.awaitingFirstPush {
+                write(push, to: subscription, flush: true)
             }
             if group.roundIndex % 16 == 0, loop.now >= deadline { break }
         }
-        for target in touched.values { target.flushPushes() }
         if group.roundIndex >= group.round.count {
             group.round = []
             group.roundPush = nil
@@ -559,9 +563,17 @@ final class RPCPushHub: @unchecked Sendable {
 
 /// A push encoded once for all subscribers: `{"jsonrpc":"2.0","method":M,"params":{"subscription":`
 /// ‖ the subscriber's number ‖ `,members…}}\n`.
-struct SplicedPush {
+///
+/// Subscription numbers are per connection, so most subscribers of a stream share one (a client's
+/// first subscription is 1): the whole line is built once per number and the same buffer is
+/// handed to every connection (NIO shares a `ByteBuffer`'s storage, copy-on-write), so a round of
+/// a thousand ticks allocates a handful of lines, not a thousand. Used on the hub's event loop only.
+final class SplicedPush {
     let prefix: [UInt8]
     let suffix: [UInt8]
+    /// Whole lines already built, by subscription number (a few at most).
+    private var lines: [(id: Int, line: ByteBuffer)] = []
+    private static let cachedLines = 8
 
     init(method: String, members: JSONObject) {
         var prefix: [UInt8] = []
@@ -587,11 +599,13 @@ struct SplicedPush {
 
     /// The whole line for subscription `id`.
     func line(for id: Int) -> ByteBuffer {
+        for cached in lines where cached.id == id { return cached.line }
         var buffer = ByteBuffer()
         buffer.reserveCapacity(prefix.count + 20 + suffix.count)
         buffer.writeBytes(prefix)
         buffer.writeString(String(id))
         buffer.writeBytes(suffix)
+        if lines.count < Self.cachedLines { lines.append((id, buffer)) }
         return buffer
     }
 }
