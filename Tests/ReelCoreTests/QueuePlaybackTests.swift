@@ -96,6 +96,37 @@ import Testing
         #expect(try core.player.listQueue().entries.map(\.id) == [ids[1], ids[2]])
     }
 
+    /// As MPD: removing the current entry while stopped leaves no current entry, and the player
+    /// shows none (status, stream and queue agree); `play` and `resume` then start at the first
+    /// entry, not at the one that followed the removed one.
+    @Test(arguments: ["play", "resume"])
+    func removingTheCurrentEntryWhileStoppedLeavesNoneAndPlayStartsAtTheFirst(command: String) throws {
+        let (core, directory) = try makeCore()
+        defer { core.shutdown() }
+        for path in try files(directory, count: 4) { _ = try add(core, .file(path)).get() }
+        let ids = try core.player.listQueue().entries.map(\.id)
+        _ = try run { core.player.load(entry: ids[1], position: 0, playing: false, reply: $0) }.get()
+        let stopped = try run { core.player.stop(reply: $0) }.get()
+        #expect(stopped.state == .stopped && stopped.entry == ids[1] && stopped.source != nil)
+        #expect(core.player.queueSummary.current == ids[1])
+
+        // Another entry goes: the current one stays, and so does the player's.
+        #expect(try core.player.removeEntries(ids: [ids[3]]).current == ids[1])
+        #expect(core.player.state.entry == ids[1])
+
+        let removed = try core.player.removeEntries(ids: [ids[1]])
+        #expect(removed.current == nil && removed.next == nil && removed.length == 2)
+        #expect(core.player.queueSummary.current == nil)
+        let state = core.player.state
+        #expect(state.state == .stopped)
+        #expect(state.entry == nil && state.source == nil && state.duration == nil && state.format == nil)
+        let pushed = core.player.changes.latest.value
+        #expect(pushed.entry == nil && pushed.source == nil, "the player's stream still shows the removed entry")
+
+        let started = try run { command == "play" ? core.player.play(reply: $0) : core.player.resume(reply: $0) }.get()
+        #expect(started.entry == ids[0], "\(command) starts at the first entry")
+    }
+
     // MARK: Swapping, moving a range, shuffling
 
     @Test func swapMoveAndShufflePublishTheQueueAndReportTheirChanges() throws {
