@@ -127,6 +127,30 @@ import Testing
         #expect(started.entry == ids[0], "\(command) starts at the first entry")
     }
 
+    /// Removing the paused entry stops with the next one current, never loaded: the stopped
+    /// player shows that entry (status and stream agree with the queue), and resume plays it.
+    @Test func removingThePausedEntryStopsShowingTheNextOne() throws {
+        let (core, directory) = try makeCore()
+        defer { core.shutdown() }
+        try writeWAV(directory + "/long.wav", frames: 16000)
+        for path in try files(directory, count: 2) + [directory + "/long.wav"] { _ = try add(core, .file(path)).get() }
+        let entries = try core.player.listQueue().entries
+        let ids = entries.map(\.id)
+        _ = try run { core.player.load(entry: ids[1], position: 0, playing: false, reply: $0) }.get()
+        let removed = try core.player.removeEntries(ids: [ids[1]])
+        #expect(removed.current == ids[2])
+        #expect(waitUntil { core.player.changes.latest.value.state == .stopped })
+        for (what, state) in [("status", core.player.state), ("stream", core.player.changes.latest.value)] {
+            #expect(state.state == .stopped, "\(what)")
+            #expect(state.entry == ids[2], "\(what)")
+            #expect(state.source == entries[2].source, "\(what)")
+            #expect(state.duration == 2 && state.format == entries[2].format, "\(what): \(state)")
+        }
+        #expect(entries[2].format != nil)
+        let resumed = try run { core.player.resume(reply: $0) }.get()
+        #expect(resumed.entry == ids[2])
+    }
+
     // MARK: Swapping, moving a range, shuffling
 
     @Test func swapMoveAndShufflePublishTheQueueAndReportTheirChanges() throws {
@@ -384,6 +408,42 @@ import Testing
         #expect(abs(state.position - 12.5) < 0.01)
         #expect(listing.summary.options == QueueOptions(repeats: true, single: .on))
         #expect(core.mixer.state.volume == 35)
+    }
+}
+
+extension QueuePlaybackTests {
+    /// A player saved stopped comes back stopped at its current entry, not loaded: it shows that
+    /// entry as the queue knows it, as after `stop`; resume plays it.
+    @Test func aPlayerSavedStoppedShowsItsCurrentEntryAfterARestart() throws {
+        let directory = NSTemporaryDirectory() + "reel-core-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try writeWAV(directory + "/a.wav", frames: 800)
+        try writeWAV(directory + "/b.wav", frames: 16000)
+        let before: PlayerState
+        do {
+            let core = try makeCore(at: directory)
+            _ = try add(core, .file(directory + "/a.wav")).get()
+            let b = try add(core, .file(directory + "/b.wav")).get()[0]
+            _ = try run { core.player.load(entry: b.id, position: 1, playing: false, reply: $0) }.get()
+            before = try run { core.player.stop(reply: $0) }.get()
+            #expect(before.entry == b.id)
+            core.shutdown()
+        }
+        let core = try makeCore(at: directory)
+        defer { core.shutdown() }
+        core.start(resume: .paused)
+        let listing = try core.player.listQueue()
+        let current = try #require(listing.summary.current)
+        #expect(current == listing.entries[1].id)
+        for (what, state) in [("status", core.player.state), ("stream", core.player.changes.latest.value)] {
+            #expect(state.state == .stopped, "\(what)")
+            #expect(state.entry == current, "\(what)")
+            #expect(state.source == before.source && state.source == listing.entries[1].source, "\(what)")
+            #expect(state.duration == before.duration && state.format == before.format, "\(what): \(state)")
+            #expect(state.position == 0, "\(what)")
+        }
+        let resumed = try run { core.player.resume(reply: $0) }.get()
+        #expect(resumed.entry == current)
     }
 }
 
