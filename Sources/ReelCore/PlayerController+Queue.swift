@@ -86,14 +86,16 @@ extension PlayerController {
     }
 
     /// Removes entries (all or none: an unknown id is `not_found`). Removing the entry being
-    /// played starts the next one while playing, and stops while paused.
+    /// played starts the next one while playing, and stops while paused; removing the current
+    /// entry while stopped leaves none (MPD), so play starts at the first.
     public func removeEntries(ids: [Int]) throws(ReelError) -> QueueSummary {
         let snapshot = engine.snapshot
-        let outcome = try shared.withLock { shared throws(ReelError) -> (QueueSummary, restart: Int??) in
+        let stopped = snapshot.activity == .stopped
+        let outcome = try shared.withLock { shared throws(ReelError) -> (QueueSummary, restart: Int??, currentGone: Bool) in
             let playing = snapshot.token.flatMap { shared.tracks[$0]?.entry }
-            let removal = try shared.queue.remove(ids: ids)
+            let removal = try shared.queue.remove(ids: ids, playing: !stopped)
             var restart: Int?? = nil
-            if snapshot.activity != .stopped, let playing, shared.queue.position(of: playing) == nil {
+            if !stopped, let playing, shared.queue.position(of: playing) == nil {
                 // What was playing left the queue.
                 if case .removed(let successor) = removal {
                     restart = .some(successor)
@@ -102,8 +104,10 @@ extension PlayerController {
                 }
             }
             publishQueue(shared)
-            return (shared.queue.summary, restart)
+            return (shared.queue.summary, restart, removal != .untouched)
         }
+        // Stopped: the player's entry was the current one, which is gone now.
+        if stopped && outcome.currentGone { publishState() }
         switch outcome.restart {
         case .some(let successor?) where snapshot.activity == .playing:
             work.async { [self] in start(entry: successor, position: 0, playing: true, skipping: true) { _ in } }

@@ -21,7 +21,8 @@ extension PlayerController {
     }
 
     /// Brings back a saved queue and (with `load`) loads its current entry where it was, paused
-    /// or playing; a player saved stopped stays stopped at its current entry.
+    /// or playing; a player saved stopped (or not loaded) stays stopped at its current entry,
+    /// which `state` shows.
     /// Entries whose file or recording is gone stay, marked missing (skipped when reached); a
     /// recording's path and name are read again from the library.
     func restore(_ state: SavedPlayerState, queue saved: SavedQueue, load: Bool, playing: Bool) {
@@ -51,7 +52,10 @@ extension PlayerController {
             publishQueue(shared)
             return shared.queue.current
         }
-        guard let entry, load, state.state != .stopped else { return }
+        guard let entry, load, state.state != .stopped else {
+            publishState()  // stopped at the current entry, not loaded: the player shows it
+            return
+        }
         let logger = self.logger
         logger.info("restoring the player", metadata: ["entry": "\(entry)", "position": "\(state.position)", "playing": "\(playing)"])
         self.load(entry: entry, position: state.position, playing: playing) { result in

@@ -96,29 +96,36 @@ public final class PlayerController: @unchecked Sendable {
         return state(of: snapshot, position: position)
     }
 
+    /// The state of `snapshot`. Playing or paused, the entry and source are the loaded track's
+    /// (its entry's source follows renames; one whose entry left the queue keeps its own). Once
+    /// stopped, the entry is the queue's current one, where play starts: the loaded one after
+    /// `stop`, one not loaded yet after removing the paused entry or a restart (its source,
+    /// duration and format as the queue knows them), none after the queue ended or the loaded
+    /// entry left it (then the source is the loaded entry's while it is in the queue).
     func state(of snapshot: PlaybackSnapshot, position: Double) -> PlayerState {
         let now = monotonicNanoseconds()
-        let (track, source, skipError) = shared.withLock { shared -> (Track?, PlayerSource?, ReelError?) in
-            guard let token = snapshot.token, let track = shared.tracks[token] else { return (nil, nil, shared.skipError) }
-            // The entry's source follows renames; a track whose entry left the queue keeps its
-            // own while it plays, and has none once stopped (its recording was deleted, the
-            // queue cleared).
+        let stopped = snapshot.activity == .stopped
+        typealias Shown = (entry: Int?, source: PlayerSource?, duration: Double?, format: AudioFormat?, skipError: ReelError?)
+        let shown = shared.withLock { shared -> Shown in
+            let track = snapshot.token.flatMap { shared.tracks[$0] }
+            if stopped, let current = shared.queue.current, current != track?.entry,
+               let entry = shared.queue.entry(id: current)
+            {
+                return (current, entry.source, entry.duration, entry.format, shared.skipError)
+            }
+            guard let track else { return (nil, nil, nil, nil, shared.skipError) }
             guard let entry = shared.queue.entry(id: track.entry) else {
-                return snapshot.activity == .stopped ? (nil, nil, shared.skipError) : (track, track.source, shared.skipError)
+                return stopped
+                    ? (nil, nil, nil, nil, shared.skipError)
+                    : (nil, track.source, snapshot.duration, snapshot.format, shared.skipError)
             }
-            return (track, entry.source, shared.skipError)
-        }
-        // Once stopped, the entry is the queue's current one (none after the queue ended).
-        let entry = track.flatMap { track in
-            shared.withLock { shared -> Int? in
-                guard shared.queue.position(of: track.entry) != nil else { return nil }
-                return snapshot.activity != .stopped || shared.queue.current == track.entry ? track.entry : nil
-            }
+            let current = !stopped || shared.queue.current == track.entry
+            return (current ? track.entry : nil, entry.source, snapshot.duration, snapshot.format, shared.skipError)
         }
         return PlayerState(
-            state: snapshot.activity, position: position, duration: source == nil ? nil : snapshot.duration,
-            source: source, entry: entry, format: source == nil ? nil : snapshot.format, timestamp: Double(now) / 1e9,
-            underruns: snapshot.counters.xruns, error: snapshot.error ?? skipError)
+            state: snapshot.activity, position: position, duration: shown.duration, source: shown.source,
+            entry: shown.entry, format: shown.format, timestamp: Double(now) / 1e9, underruns: snapshot.counters.xruns,
+            error: snapshot.error ?? shown.skipError)
     }
 
     /// Publishes the player's state (after an engine change, a skipped entry, a rename).

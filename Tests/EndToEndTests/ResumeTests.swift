@@ -39,7 +39,12 @@ import Testing
         usleep(200_000)
         let status = try daemon.client().result("player.status")
         #expect(status["state"] == .string("stopped"))
-        #expect(status["source"] == .null)
+        // Not loaded, but the queue's current entry: where play starts, as after a stop.
+        let queue = try daemon.client().result("queue.list")
+        #expect(queue["current"] != nil && queue["current"] != .null)
+        #expect(status["entry"] == queue["current"])
+        #expect(status["source"]?["path"] == .string(file))
+        #expect(status["position"] == .double(0))
     }
 
     @Test(arguments: [

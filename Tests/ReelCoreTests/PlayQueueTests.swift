@@ -107,7 +107,7 @@ import Testing
     @Test func idsAreNeverReused() throws {
         var queue = Self.queue(3)
         #expect(Self.ids(queue) == [1, 2, 3])
-        _ = try queue.remove(ids: [2, 3])
+        _ = try queue.remove(ids: [2, 3], playing: true)
         let added = try queue.add(Self.files(["x", "y"]), at: nil, afterCurrent: false)
         #expect(added.map(\.id) == [4, 5])
         #expect(Self.ids(queue) == [1, 4, 5])
@@ -169,9 +169,9 @@ import Testing
     @Test func removingFailsWholeOnAnUnknownId() {
         var queue = Self.queue(4, current: 2)
         let version = queue.version
-        Self.expectError(.notFound) { _ = try queue.remove(ids: [1, 99, 3]) }
+        Self.expectError(.notFound) { _ = try queue.remove(ids: [1, 99, 3], playing: true) }
         do {
-            _ = try queue.remove(ids: [7])
+            _ = try queue.remove(ids: [7], playing: true)
         } catch {
             #expect(error.message == "no queue entry with id 7")
         }
@@ -182,45 +182,62 @@ import Testing
 
     @Test func removingScatteredEntriesKeepsTheRestInOrder() throws {
         var queue = Self.queue(10, current: 5)
-        #expect(try queue.remove(ids: [9, 1, 4, 4, 7]) == .untouched)
+        #expect(try queue.remove(ids: [9, 1, 4, 4, 7], playing: true) == .untouched)
         #expect(Self.ids(queue) == [2, 3, 5, 6, 8, 10])
         #expect(queue.position(of: 5) == 2)
         #expect(queue.position(of: 10) == 5)
         #expect(queue.current == 5)
-        #expect(try queue.remove(ids: []) == .untouched)
+        #expect(try queue.remove(ids: [], playing: true) == .untouched)
         Self.expectConsistent(queue)
     }
 
     @Test func removingTheCurrentEntryMakesTheFollowingOneCurrent() throws {
         var queue = Self.queue(5, current: 2)
-        #expect(try queue.remove(ids: [2]) == .removed(successor: 3))
+        #expect(try queue.remove(ids: [2], playing: true) == .removed(successor: 3))
         #expect(queue.current == 3)
         // The follower goes too: the next that stays.
-        #expect(try queue.remove(ids: [3, 4]) == .removed(successor: 5))
+        #expect(try queue.remove(ids: [3, 4], playing: true) == .removed(successor: 5))
         #expect(queue.current == 5)
         // The last one, without repeat: no current entry.
-        #expect(try queue.remove(ids: [5]) == .removed(successor: nil))
+        #expect(try queue.remove(ids: [5], playing: true) == .removed(successor: nil))
         #expect(queue.current == nil)
         #expect(Self.ids(queue) == [1])
 
         // With repeat, past the end is the first entry.
         var repeating = Self.queue(4, options: QueueOptions(repeats: true), current: 4)
-        #expect(try repeating.remove(ids: [4, 1]) == .removed(successor: 2))
+        #expect(try repeating.remove(ids: [4, 1], playing: true) == .removed(successor: 2))
         // Single and repeat do not keep a removed entry current (MPD would have none).
         var single = Self.queue(3, options: QueueOptions(repeats: true, single: .on), current: 1)
-        #expect(try single.remove(ids: [1]) == .removed(successor: 2))
+        #expect(try single.remove(ids: [1], playing: true) == .removed(successor: 2))
         // Everything removed.
         var all = Self.queue(2, options: QueueOptions(repeats: true), current: 1)
-        #expect(try all.remove(ids: [1, 2]) == .removed(successor: nil))
+        #expect(try all.remove(ids: [1, 2], playing: true) == .removed(successor: nil))
         #expect(all.current == nil && all.length == 0)
         Self.expectConsistent(all)
+    }
+
+    /// MPD's `DeleteInternal`: with the player stopped, the current entry is only where play
+    /// starts; removing it leaves no current entry (and play starts at the first).
+    @Test func removingTheCurrentEntryWhileStoppedLeavesNone() throws {
+        var queue = Self.queue(3, current: 2)
+        #expect(try queue.remove(ids: [1], playing: false) == .untouched)
+        #expect(queue.current == 2)
+        #expect(try queue.remove(ids: [2], playing: false) == .removed(successor: nil))
+        #expect(queue.current == nil)
+        #expect(queue.first == 3)
+        #expect(Self.ids(queue) == [3])
+        Self.expectConsistent(queue)
+        var repeating = Self.queue(4, options: QueueOptions(repeats: true, random: true), current: 4)
+        #expect(try repeating.remove(ids: [4], playing: false) == .removed(successor: nil))
+        #expect(repeating.current == nil && repeating.length == 3)
+        Self.expectConsistent(repeating)
     }
 
     @Test func removingTheCurrentEntryInRandomModeFollowsThePlayOrder() throws {
         var queue = Self.queue(8, options: QueueOptions(random: true), current: 3)
         let order = Self.playOrder(queue)
         #expect(order.first == 3)
-        #expect(try queue.remove(ids: [3, order[1]]) == .removed(successor: order[2]))
+        #expect(try queue.remove(ids: [3, order[1]], playing: true) == .removed(successor: order[2]))
         #expect(Self.playOrder(queue) == Array(order.dropFirst(2)))
         Self.expectConsistent(queue)
         // The last in play order, with repeat: a new round starts with the entry drawn for it.
@@ -229,7 +246,7 @@ import Testing
         let last = try #require(queue.current)
         let roundStart = queue.successor(of: last, .manual)
         #expect(roundStart != nil && roundStart != last)
-        #expect(try queue.remove(ids: [queue.current!]) == .removed(successor: roundStart))
+        #expect(try queue.remove(ids: [queue.current!], playing: true) == .removed(successor: roundStart))
         #expect(Self.playOrder(queue).first == roundStart)
         Self.expectConsistent(queue)
     }
@@ -488,7 +505,7 @@ import Testing
         var queue = Self.queue(15, options: QueueOptions(random: true), current: 8, seed: 2)
         let order = Self.playOrder(queue)
         let gone = [order[3], order[14], order[7], 1, 2]
-        #expect(try queue.remove(ids: gone) == .untouched)
+        #expect(try queue.remove(ids: gone, playing: true) == .untouched)
         #expect(Self.playOrder(queue) == order.filter { !gone.contains($0) })
         Self.expectConsistent(queue)
     }
@@ -631,7 +648,7 @@ import Testing
         #expect(queue.first == 1)
         // An entry removed meanwhile: not consumed, the unknown `next` ends playback.
         var gone = Self.queue(3, options: QueueOptions(consume: true), current: 1)
-        _ = try? gone.remove(ids: [1, 2])
+        _ = try? gone.remove(ids: [1, 2], playing: true)
         #expect(gone.advance(from: 1, to: 2) == .init(current: nil))
         #expect(Self.ids(gone) == [3])
     }
@@ -655,9 +672,9 @@ import Testing
         try? queue.setCurrent(50); unchanged("setCurrent unknown")
         try queue.move(id: 1, to: 3); changed("move")
         try? queue.move(id: 1, to: 4); unchanged("move out of range")
-        _ = try queue.remove(ids: [4]); changed("remove")
-        _ = try? queue.remove(ids: [4]); unchanged("remove unknown")
-        _ = try queue.remove(ids: []); unchanged("remove nothing")
+        _ = try queue.remove(ids: [4], playing: true); changed("remove")
+        _ = try? queue.remove(ids: [4], playing: true); unchanged("remove unknown")
+        _ = try queue.remove(ids: [], playing: true); unchanged("remove nothing")
         queue.setOptions(repeats: true, random: nil, single: nil, consume: nil); changed("repeat")
         queue.setOptions(repeats: true, random: false, single: .off, consume: false); unchanged("same options")
         queue.setOptions(repeats: nil, random: nil, single: .oneshot, consume: nil); changed("single")
@@ -925,9 +942,9 @@ import Testing
         try queue.shuffle(range: nil, playing: true); changed("shuffle")
         try queue.shuffle(range: 0..<1, playing: true); unchanged("shuffle one entry")
         try? queue.shuffle(range: 8..<9, playing: true); unchanged("shuffle out of range")
-        _ = try queue.remove(ids: [4]); changed("remove")
-        _ = try? queue.remove(ids: [4]); unchanged("remove unknown")
-        _ = try queue.remove(ids: []); unchanged("remove nothing")
+        _ = try queue.remove(ids: [4], playing: true); changed("remove")
+        _ = try? queue.remove(ids: [4], playing: true); unchanged("remove unknown")
+        _ = try queue.remove(ids: [], playing: true); unchanged("remove nothing")
         queue.setOptions(repeats: true, random: nil, single: nil, consume: nil); unchanged("repeat")
         queue.setOptions(repeats: nil, random: nil, single: .oneshot, consume: nil); unchanged("single")
         queue.setOptions(repeats: nil, random: nil, single: .off, consume: nil); unchanged("single off")
@@ -972,12 +989,12 @@ import Testing
     @Test func removingMarksTheEntriesThatMoveUp() throws {
         var queue = Self.queue(6, current: 1)
         let version = queue.entriesVersion
-        _ = try queue.remove(ids: [4, 2])
+        _ = try queue.remove(ids: [4, 2], playing: true)
         #expect(Self.changed(queue, since: version) == [3, 5, 6])
         #expect(queue.changes(since: version).map(\.position) == [1, 2, 3])
         // The last entry: nothing moves (a client learns from the length that it went).
         let beforeLast = queue.entriesVersion
-        _ = try queue.remove(ids: [6])
+        _ = try queue.remove(ids: [6], playing: true)
         #expect(queue.entriesVersion == beforeLast + 1)
         #expect(Self.changed(queue, since: beforeLast).isEmpty)
         #expect(queue.length == 3)
@@ -1097,7 +1114,7 @@ import Testing
             case 2:
                 guard !model.isEmpty else { continue }
                 let gone = (0..<Int.random(in: 1...2, using: &rng)).map { _ in model.randomElement(using: &rng)! }
-                _ = try queue.remove(ids: gone)
+                _ = try queue.remove(ids: gone, playing: true)
                 model.removeAll { gone.contains($0) }
             case 3:
                 guard let id = model.randomElement(using: &rng) else { continue }
@@ -1172,9 +1189,9 @@ import Testing
         #expect(front.first?.position == 0 && queue.position(of: 10_000) == 10_000)
         let thousand = try queue.add(Self.files((0..<1000).map { "k\($0)" }), at: 4_000, afterCurrent: false)
         #expect(thousand.last?.position == 4_999)
-        #expect(try queue.remove(ids: [5_000]) == .removed(successor: 5_001))
+        #expect(try queue.remove(ids: [5_000], playing: true) == .removed(successor: 5_001))
         let scattered = stride(from: 3, through: 9_903, by: 100).map { $0 }
-        #expect(try queue.remove(ids: scattered) == .untouched)
+        #expect(try queue.remove(ids: scattered, playing: true) == .untouched)
         try queue.move(id: 1, to: queue.length - 1)
         #expect(queue.entries(start: 5_000, count: 50).count == 50)
         Self.expectConsistent(queue)
@@ -1182,7 +1199,7 @@ import Testing
         #expect(queue.first == 5_001)
         Self.expectConsistent(queue)
         _ = try queue.add(Self.files((0..<1000).map { "r\($0)" }), at: nil, afterCurrent: false)
-        _ = try queue.remove(ids: Array(Self.playOrder(queue).suffix(100)))
+        _ = try queue.remove(ids: Array(Self.playOrder(queue).suffix(100)), playing: true)
         Self.expectConsistent(queue)
         #expect(queue.length == 10_000 + 1 + 1000 - 1 - 100 + 1000 - 100)
     }
@@ -1213,7 +1230,7 @@ import Testing
                 let gone = (0..<Int.random(in: 1...3, using: &rng)).map { _ in model.randomElement(using: &rng)! }
                 let current = queue.current
                 let successor = current.flatMap { queue.successor(of: $0, .manual) }
-                let removal = try queue.remove(ids: gone)
+                let removal = try queue.remove(ids: gone, playing: true)
                 model.removeAll { gone.contains($0) }
                 if let current, gone.contains(current) {
                     guard case .removed(let follower) = removal else {

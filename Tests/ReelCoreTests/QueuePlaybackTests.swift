@@ -1,13 +1,17 @@
 import Foundation
 import Logging
 import ReelAudio
-import ReelCore
+@testable import ReelCore
 import ReelLibrary
 import ReelModel
 import Testing
 
 /// The queue driving the player through the core, on ALSA's `null` device (unpaced: a file
 /// plays out in milliseconds), with real files and a real library. No socket.
+///
+/// Playing on that device, whatever follows a command may already be over when the test looks:
+/// a check of what a command did reads the queue summary that command published (`QueueLog`),
+/// or is made while paused or stopped; waits poll for a state, never sleep.
 @Suite struct QueuePlaybackTests {
     func add(_ core: ReelCore, _ addition: QueueAddition, at position: Int? = nil, next: Bool = false) -> Result<[QueueEntry], ReelError> {
         let added = Awaited<Result<[QueueEntry], ReelError>>()
@@ -74,10 +78,8 @@ import Testing
         let entries = try core.player.listQueue().entries
         _ = try run { core.player.play(entry: entries[1].id, reply: $0) }.get()
         #expect(waitUntil { core.player.state.state == .stopped })
-        usleep(200_000)
-        let summary = core.player.queueSummary
-        #expect(summary.options.single == .off, "oneshot goes off once it stopped playback")
-        #expect(summary.current == entries[1].id)
+        #expect(waitUntil { core.player.queueSummary.options.single == .off }, "oneshot goes off once it stopped playback")
+        #expect(core.player.queueSummary.current == entries[1].id)
     }
 
     @Test func nextConsumesTheEntryItLeavesAndPreviousOnTheFirstRestartsIt() throws {
@@ -90,10 +92,70 @@ import Testing
         #expect(restarted.entry == ids[0], "previous on the first entry restarts it")
         _ = try run { core.player.load(entry: ids[0], position: 0, playing: false, reply: $0) }.get()
         _ = core.player.setQueueOptions(consume: true)
+        let log = QueueLog(core.player.queueChanges)
         let next = try run { core.player.next(reply: $0) }.get()
         #expect(next.entry == ids[1])
-        #expect(core.player.queueSummary.length == 2, "next with consume removes the entry it leaves")
-        #expect(try core.player.listQueue().entries.map(\.id) == [ids[1], ids[2]])
+        // The queue as `next` left it (`next` plays, as MPD's does when paused, and the entries
+        // after it may have played out and been consumed by now).
+        let skipped = try #require(log.summaries.first { $0.current == ids[1] })
+        #expect(skipped.length == 2, "next with consume removes the entry it leaves")
+        #expect(skipped.next == ids[2])
+        #expect(core.player.entry(id: ids[0]) == nil)
+    }
+
+    /// As MPD: removing the current entry while stopped leaves no current entry, and the player
+    /// shows none (status, stream and queue agree); `play` and `resume` then start at the first
+    /// entry, not at the one that followed the removed one.
+    @Test(arguments: ["play", "resume"])
+    func removingTheCurrentEntryWhileStoppedLeavesNoneAndPlayStartsAtTheFirst(command: String) throws {
+        let (core, directory) = try makeCore()
+        defer { core.shutdown() }
+        for path in try files(directory, count: 4) { _ = try add(core, .file(path)).get() }
+        let ids = try core.player.listQueue().entries.map(\.id)
+        _ = try run { core.player.load(entry: ids[1], position: 0, playing: false, reply: $0) }.get()
+        let stopped = try run { core.player.stop(reply: $0) }.get()
+        #expect(stopped.state == .stopped && stopped.entry == ids[1] && stopped.source != nil)
+        #expect(core.player.queueSummary.current == ids[1])
+
+        // Another entry goes: the current one stays, and so does the player's.
+        #expect(try core.player.removeEntries(ids: [ids[3]]).current == ids[1])
+        #expect(core.player.state.entry == ids[1])
+
+        let removed = try core.player.removeEntries(ids: [ids[1]])
+        #expect(removed.current == nil && removed.next == nil && removed.length == 2)
+        #expect(core.player.queueSummary.current == nil)
+        let state = core.player.state
+        #expect(state.state == .stopped)
+        #expect(state.entry == nil && state.source == nil && state.duration == nil && state.format == nil)
+        let pushed = core.player.changes.latest.value
+        #expect(pushed.entry == nil && pushed.source == nil, "the player's stream still shows the removed entry")
+
+        let started = try run { command == "play" ? core.player.play(reply: $0) : core.player.resume(reply: $0) }.get()
+        #expect(started.entry == ids[0], "\(command) starts at the first entry")
+    }
+
+    /// Removing the paused entry stops with the next one current, never loaded: the stopped
+    /// player shows that entry (status and stream agree with the queue), and resume plays it.
+    @Test func removingThePausedEntryStopsShowingTheNextOne() throws {
+        let (core, directory) = try makeCore()
+        defer { core.shutdown() }
+        try writeWAV(directory + "/long.wav", frames: 16000)
+        for path in try files(directory, count: 2) + [directory + "/long.wav"] { _ = try add(core, .file(path)).get() }
+        let entries = try core.player.listQueue().entries
+        let ids = entries.map(\.id)
+        _ = try run { core.player.load(entry: ids[1], position: 0, playing: false, reply: $0) }.get()
+        let removed = try core.player.removeEntries(ids: [ids[1]])
+        #expect(removed.current == ids[2])
+        #expect(waitUntil { core.player.changes.latest.value.state == .stopped })
+        for (what, state) in [("status", core.player.state), ("stream", core.player.changes.latest.value)] {
+            #expect(state.state == .stopped, "\(what)")
+            #expect(state.entry == ids[2], "\(what)")
+            #expect(state.source == entries[2].source, "\(what)")
+            #expect(state.duration == 2 && state.format == entries[2].format, "\(what): \(state)")
+        }
+        #expect(entries[2].format != nil)
+        let resumed = try run { core.player.resume(reply: $0) }.get()
+        #expect(resumed.entry == ids[2])
     }
 
     // MARK: Swapping, moving a range, shuffling
@@ -162,12 +224,13 @@ import Testing
         #expect(core.player.changes.latest.value.entry == nil, "the player's stream still shows the entry")
     }
 
-    /// Records the current entry of every queue summary published.
-    final class CurrentLog: @unchecked Sendable {
+    /// Records every queue summary published: each is taken on the publishing thread, under the
+    /// player's lock, before the next change can be published, so none is missed.
+    final class QueueLog: @unchecked Sendable {
         private let lock = NSLock()
         private let feed: StateFeed<QueueSummary>
         private var consumer: StateFeed<QueueSummary>.Consumer?
-        private var seen: [Int?] = []
+        private var seen: [QueueSummary] = []
 
         init(_ feed: StateFeed<QueueSummary>) {
             self.feed = feed
@@ -180,14 +243,17 @@ import Testing
         private func record() {
             lock.withLock {
                 guard let consumer else { return }
-                seen.append(feed.take(for: consumer).value.current)
+                seen.append(feed.take(for: consumer).value)
             }
         }
 
+        /// The summaries published since this log was made, in order.
+        var summaries: [QueueSummary] { lock.withLock { seen } }
+
         /// The entries that were current, in order, each once per stretch.
         var played: [Int] {
-            lock.withLock { seen }.reduce(into: []) { played, current in
-                if let current, played.last != current { played.append(current) }
+            summaries.reduce(into: []) { played, summary in
+                if let current = summary.current, played.last != current { played.append(current) }
             }
         }
     }
@@ -202,9 +268,9 @@ import Testing
         _ = try add(core, .file(directory + "/long.wav")).get()
         for path in try files(directory, count: 4) { _ = try add(core, .file(path)).get() }
         let ids = try core.player.listQueue().entries.map(\.id)
-        let log = CurrentLog(core.player.queueChanges)
+        let log = QueueLog(core.player.queueChanges)
         _ = try run { core.player.load(entry: ids[0], position: 0, playing: false, reply: $0) }.get()
-        usleep(200_000)  // the entry after it is lined up
+        #expect(waitUntil { core.player.engine.snapshot.lined.count == 2 }, "the entry after it is lined up")
         switch edit {
         case "swap": _ = try core.player.swapEntries(id: ids[1], with: ids[4])
         case "move": _ = try core.player.moveEntries(range: 3..<5, to: 1)
@@ -218,7 +284,9 @@ import Testing
         let order = try core.player.listQueue().entries.map(\.id)
         #expect(order.first == ids[0])
         #expect(order != ids)
-        usleep(200_000)  // the chain is brought in line on the player's queue
+        // The chain is brought in line on the player's queue, which sends the engine the new
+        // line-up before the resume below.
+        core.player.work.sync {}
         _ = try run { core.player.resume(reply: $0) }.get()
         #expect(waitUntil { core.player.state.state == .stopped && core.player.queueSummary.current == nil })
         #expect(log.played == order, "played \(log.played), the queue is \(order)")
@@ -353,6 +421,42 @@ import Testing
         #expect(abs(state.position - 12.5) < 0.01)
         #expect(listing.summary.options == QueueOptions(repeats: true, single: .on))
         #expect(core.mixer.state.volume == 35)
+    }
+}
+
+extension QueuePlaybackTests {
+    /// A player saved stopped comes back stopped at its current entry, not loaded: it shows that
+    /// entry as the queue knows it, as after `stop`; resume plays it.
+    @Test func aPlayerSavedStoppedShowsItsCurrentEntryAfterARestart() throws {
+        let directory = NSTemporaryDirectory() + "reel-core-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try writeWAV(directory + "/a.wav", frames: 800)
+        try writeWAV(directory + "/b.wav", frames: 16000)
+        let before: PlayerState
+        do {
+            let core = try makeCore(at: directory)
+            _ = try add(core, .file(directory + "/a.wav")).get()
+            let b = try add(core, .file(directory + "/b.wav")).get()[0]
+            _ = try run { core.player.load(entry: b.id, position: 1, playing: false, reply: $0) }.get()
+            before = try run { core.player.stop(reply: $0) }.get()
+            #expect(before.entry == b.id)
+            core.shutdown()
+        }
+        let core = try makeCore(at: directory)
+        defer { core.shutdown() }
+        core.start(resume: .paused)
+        let listing = try core.player.listQueue()
+        let current = try #require(listing.summary.current)
+        #expect(current == listing.entries[1].id)
+        for (what, state) in [("status", core.player.state), ("stream", core.player.changes.latest.value)] {
+            #expect(state.state == .stopped, "\(what)")
+            #expect(state.entry == current, "\(what)")
+            #expect(state.source == before.source && state.source == listing.entries[1].source, "\(what)")
+            #expect(state.duration == before.duration && state.format == before.format, "\(what): \(state)")
+            #expect(state.position == 0, "\(what)")
+        }
+        let resumed = try run { core.player.resume(reply: $0) }.get()
+        #expect(resumed.entry == current)
     }
 }
 

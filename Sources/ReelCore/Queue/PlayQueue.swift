@@ -190,12 +190,14 @@ public struct PlayQueue: Sendable {
     }
 
     /// Removes the entries with these ids (repeats count once), all or nothing: an unknown id
-    /// throws `not_found` and nothing changes. When the current entry goes, the current entry
-    /// becomes the one that followed it in play order and stays (MPD; the player starts it when it
-    /// was playing, stops when paused); with repeat, past the end of the play order that is the
-    /// start of the next round. Unlike MPD this ignores single mode (MPD's single + repeat would
-    /// leave no current entry).
-    public mutating func remove(ids: [Int]) throws(ReelError) -> CurrentRemoval {
+    /// throws `not_found` and nothing changes. `playing` is whether the player is playing or
+    /// paused (MPD's `playing`). Then, when the current entry goes, the current entry becomes the
+    /// one that followed it in play order and stays (MPD; the player starts it when it was
+    /// playing, stops when paused); with repeat, past the end of the play order that is the start
+    /// of the next round. Unlike MPD this ignores single mode (MPD's single + repeat would leave
+    /// no current entry). When stopped, removing the current entry leaves none, and play starts
+    /// at the first entry (MPD's `DeleteInternal`).
+    public mutating func remove(ids: [Int], playing: Bool) throws(ReelError) -> CurrentRemoval {
         var doomed = [Bool](repeating: false, count: slots.count)
         var any = false
         for id in ids {
@@ -209,6 +211,12 @@ public struct PlayQueue: Sendable {
             removeSlots(doomed)
             version += 1
             return .untouched
+        }
+        guard playing else {
+            removeSlots(doomed)
+            current = nil
+            version += 1
+            return .removed(successor: nil)
         }
         let follower = firstSurvivor(after: slot, doomed: doomed).map { slots[$0].id }
         // Past the end with repeat: the next round, starting where `successor` said it would
