@@ -87,8 +87,18 @@ extension PlayerController {
 
     /// Removes entries (all or none: an unknown id is `not_found`). Removing the entry being
     /// played starts the next one while playing, and stops while paused; removing the current
-    /// entry while stopped leaves none (MPD), so play starts at the first.
+    /// entry while stopped leaves none (MPD), so play starts at the first. The player follows
+    /// after this returns; `removeEntries(ids:followed:)` says when it has.
     public func removeEntries(ids: [Int]) throws(ReelError) -> QueueSummary {
+        try removeEntries(ids: ids, followed: nil)
+    }
+
+    /// `removeEntries(ids:)`, calling `followed` with the summary once the player has followed
+    /// the removal (on the audio thread, on `work`, or before returning): stopped when the paused entry went, started the next one when
+    /// the playing entry went, at once otherwise. A front end answers then, so that a client's
+    /// next status shows the player as the removal left it (MPD answers `delete` so).
+    @discardableResult
+    public func removeEntries(ids: [Int], followed: (@Sendable (QueueSummary) -> Void)?) throws(ReelError) -> QueueSummary {
         let snapshot = engine.snapshot
         let stopped = snapshot.activity == .stopped
         let outcome = try shared.withLock { shared throws(ReelError) -> (QueueSummary, restart: Int??, currentGone: Bool) in
@@ -108,13 +118,15 @@ extension PlayerController {
         }
         // Stopped: the player's entry was the current one, which is gone now.
         if stopped && outcome.currentGone { publishState() }
+        let summary = outcome.0
         switch outcome.restart {
         case .some(let successor?) where snapshot.activity == .playing:
-            work.async { [self] in start(entry: successor, position: 0, playing: true, skipping: true) { _ in } }
+            work.async { [self] in start(entry: successor, position: 0, playing: true, skipping: true) { _ in followed?(summary) } }
         case .some:
-            engine.send(.stop({ _ in }))
+            engine.send(.stop({ _ in followed?(summary) }))
         case .none:
             work.async { [self] in reconcileChain() }
+            followed?(summary)
         }
         return outcome.0
     }

@@ -51,8 +51,15 @@ enum QueueMethods {
             default:
                 throw RPCError.invalidParams("queue.remove needs \"id\" or \"ids\" (not both)")
             }
-            let summary = try withRPCErrors { () throws(ReelError) in try player.removeEntries(ids: ids) }
-            return .result(summaryResult(summary))
+            // Answered once the player has followed the removal (stopped, or the next entry
+            // started), so the client's next player.status shows it.
+            return .later { complete in
+                do throws(ReelError) {
+                    try player.removeEntries(ids: ids) { summary in complete(.success(summaryResult(summary))) }
+                } catch {
+                    complete(.failure(RPCError(error)))
+                }
+            }
         }
         table.register("queue.move") { call throws(RPCError) in
             let params = call.params

@@ -31,21 +31,29 @@ enum MPDQueueCommands {
                 guard playing else { return reply(.success(MPDResponse())) }
                 player.stop(reply: MPDPlaybackCommands.done(reply))
             },
-            .now("delete", .player, 1, 1) { request throws(MPDAck) in
-                let (start, end) = try request.range(0)
-                let length = player.queueSummary.length
-                // As MPD: a start at the end deletes nothing, an end past it is clamped.
-                guard start <= length else { throw MPDAck(.argument, "Bad song index") }
-                let ids = (start..<min(end ?? length, length)).compactMap { player.entry(at: $0)?.id }
-                guard !ids.isEmpty else { return MPDResponse() }
-                try core(player.removeEntries(ids: ids))
-                return MPDResponse()
+            // Both answer once the player has followed (stopped when the paused song went), as
+            // MPD does: a `status` right after shows it.
+            MPDCommand("delete", .player, 1, 1) { request, reply in
+                do throws(MPDAck) {
+                    let (start, end) = try request.range(0)
+                    let length = player.queueSummary.length
+                    // As MPD: a start at the end deletes nothing, an end past it is clamped.
+                    guard start <= length else { throw MPDAck(.argument, "Bad song index") }
+                    let ids = (start..<min(end ?? length, length)).compactMap { player.entry(at: $0)?.id }
+                    guard !ids.isEmpty else { return reply(.success(MPDResponse())) }
+                    _ = try core(player.removeEntries(ids: ids) { _ in reply(.success(MPDResponse())) })
+                } catch {
+                    reply(.failure(error))
+                }
             },
-            .now("deleteid", .player, 1, 1) { request throws(MPDAck) in
-                let id = try request.unsigned(0)
-                guard player.entry(id: id) != nil else { throw MPDAck(.noExist, "No such song") }
-                try core(player.removeEntries(ids: [id]))
-                return MPDResponse()
+            MPDCommand("deleteid", .player, 1, 1) { request, reply in
+                do throws(MPDAck) {
+                    let id = try request.unsigned(0)
+                    guard player.entry(id: id) != nil else { throw MPDAck(.noExist, "No such song") }
+                    _ = try core(player.removeEntries(ids: [id]) { _ in reply(.success(MPDResponse())) })
+                } catch {
+                    reply(.failure(error))
+                }
             },
             .now("move", .player, 2, 2) { request throws(MPDAck) in
                 let (start, end) = try request.range(0)
