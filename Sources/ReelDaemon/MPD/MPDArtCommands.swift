@@ -18,16 +18,10 @@ import ReelModel
 enum MPDArtCommands {
     static func commands(_ context: MPDContext) -> [MPDCommand] {
         [
-            MPDCommand("albumart", .read, 2, 2) { request, reply in
+            MPDCommand("albumart", .read, 2, 2) { request, reply throws(MPDAck) in
                 let limit = request.client.binaryLimit
-                let offset: Int
-                let location: (root: String, path: String)?
-                do throws(MPDAck) {
-                    offset = try request.unsigned(1)
-                    location = try musicFile(context, request[0], unknown: "No file exists")
-                } catch {
-                    return reply(.failure(error))
-                }
+                let offset = try request.unsigned(1)
+                let location = try musicFile(context, request[0], unknown: "No file exists")
                 guard let location else { return reply(.failure(MPDAck(.noExist, "No file exists"))) }
                 let folder = location.path.split(separator: "/").dropLast().joined(separator: "/")
                 context.core.music.folderFile(
@@ -47,16 +41,10 @@ enum MPDArtCommands {
                     }
                 }
             },
-            MPDCommand("readpicture", .read, 2, 2) { request, reply in
+            MPDCommand("readpicture", .read, 2, 2) { request, reply throws(MPDAck) in
                 let limit = request.client.binaryLimit
-                let offset: Int
-                let location: (root: String, path: String)?
-                do throws(MPDAck) {
-                    offset = try request.unsigned(1)
-                    location = try musicFile(context, request[0], unknown: "No such song")
-                } catch {
-                    return reply(.failure(error))
-                }
+                let offset = try request.unsigned(1)
+                let location = try musicFile(context, request[0], unknown: "No such song")
                 guard let location else { return reply(.success(MPDResponse())) }
                 context.core.music.embeddedPicture(root: location.root, relativePath: location.path) { result in
                     switch result {

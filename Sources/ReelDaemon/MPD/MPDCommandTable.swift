@@ -116,15 +116,23 @@ struct MPDCommand: Sendable {
     let max: Int?
     let run: @Sendable (MPDRequest, @escaping MPDReply) -> Void
 
+    /// `run` answers through `reply`, now or later; an ACK it throws (a bad argument, before it
+    /// starts anything) is the answer instead.
     init(
         _ name: String, _ permission: MPDPermission, _ min: Int, _ max: Int?,
-        _ run: @escaping @Sendable (MPDRequest, @escaping MPDReply) -> Void
+        _ run: @escaping @Sendable (MPDRequest, @escaping MPDReply) throws(MPDAck) -> Void
     ) {
         self.name = name
         self.permission = permission
         self.min = min
         self.max = max
-        self.run = run
+        self.run = { request, reply in
+            do throws(MPDAck) {
+                try run(request, reply)
+            } catch {
+                reply(.failure(error))
+            }
+        }
     }
 
     /// A handler that answers at once: returns the body or throws the ACK.
@@ -132,13 +140,7 @@ struct MPDCommand: Sendable {
         _ name: String, _ permission: MPDPermission, _ min: Int, _ max: Int?,
         _ body: @escaping @Sendable (MPDRequest) throws(MPDAck) -> MPDResponse
     ) -> MPDCommand {
-        MPDCommand(name, permission, min, max) { request, reply in
-            do throws(MPDAck) {
-                reply(.success(try body(request)))
-            } catch {
-                reply(.failure(error))
-            }
-        }
+        MPDCommand(name, permission, min, max) { request, reply throws(MPDAck) in reply(.success(try body(request))) }
     }
 
     /// MPD's checks before a command runs: permission, then argument count.

@@ -13,20 +13,16 @@ enum MPDOutputCommands {
         func switchCommand(
             _ name: String, _ action: @escaping @Sendable (OutputsController, Int, @escaping OutputsController.Reply) -> Void
         ) -> MPDCommand {
-            MPDCommand(name, .admin, 1, 1) { request, reply in
-                do throws(MPDAck) {
-                    let id = try request.unsigned(0)
-                    guard outputs.list.contains(where: { $0.id == id }) else {
-                        throw MPDAck(.noExist, "No such audio output")
+            MPDCommand(name, .admin, 1, 1) { request, reply throws(MPDAck) in
+                let id = try request.unsigned(0)
+                guard outputs.list.contains(where: { $0.id == id }) else {
+                    throw MPDAck(.noExist, "No such audio output")
+                }
+                action(outputs, id) { result in
+                    switch result {
+                    case .success: reply(.success(MPDResponse()))
+                    case .failure(let error): reply(.failure(MPDAck(error)))
                     }
-                    action(outputs, id) { result in
-                        switch result {
-                        case .success: reply(.success(MPDResponse()))
-                        case .failure(let error): reply(.failure(MPDAck(error)))
-                        }
-                    }
-                } catch {
-                    reply(.failure(error))
                 }
             }
         }

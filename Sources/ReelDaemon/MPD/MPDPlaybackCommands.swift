@@ -13,39 +13,27 @@ enum MPDPlaybackCommands {
         let player = context.core.player
         let mixer = context.core.mixer
         return [
-            MPDCommand("play", .player, 0, 1) { request, reply in
+            MPDCommand("play", .player, 0, 1) { request, reply throws(MPDAck) in
                 guard request.count == 1 else { return player.play(reply: done(reply)) }
-                do throws(MPDAck) {
-                    let position = try request.int(0)
-                    if position < 0 { return player.play(reply: done(reply)) }
-                    guard let id = player.entry(at: position)?.id else { throw MPDAck(.argument, "Bad song index") }
-                    player.play(entry: id, reply: done(reply))
-                } catch {
-                    reply(.failure(error))
-                }
+                let position = try request.int(0)
+                if position < 0 { return player.play(reply: done(reply)) }
+                guard let id = player.entry(at: position)?.id else { throw MPDAck(.argument, "Bad song index") }
+                player.play(entry: id, reply: done(reply))
             },
-            MPDCommand("playid", .player, 0, 1) { request, reply in
+            MPDCommand("playid", .player, 0, 1) { request, reply throws(MPDAck) in
                 guard request.count == 1 else { return player.play(reply: done(reply)) }
-                do throws(MPDAck) {
-                    let id = try request.int(0)
-                    if id < 0 { return player.play(reply: done(reply)) }
-                    guard player.entry(id: id)?.position != nil else { throw MPDAck(.noExist, "No such song") }
-                    player.play(entry: id, reply: done(reply))
-                } catch {
-                    reply(.failure(error))
-                }
+                let id = try request.int(0)
+                if id < 0 { return player.play(reply: done(reply)) }
+                guard player.entry(id: id)?.position != nil else { throw MPDAck(.noExist, "No such song") }
+                player.play(entry: id, reply: done(reply))
             },
-            MPDCommand("pause", .player, 0, 1) { request, reply in
-                do throws(MPDAck) {
-                    let pause = request.count == 1 ? try request.bool(0) : nil
-                    guard player.state.state != .stopped else { return reply(.success(MPDResponse())) }
-                    switch pause {
-                    case nil: player.toggle(reply: done(reply))
-                    case true?: player.pause(reply: done(reply))
-                    case false?: player.resume(reply: done(reply))
-                    }
-                } catch {
-                    reply(.failure(error))
+            MPDCommand("pause", .player, 0, 1) { request, reply throws(MPDAck) in
+                let pause = request.count == 1 ? try request.bool(0) : nil
+                guard player.state.state != .stopped else { return reply(.success(MPDResponse())) }
+                switch pause {
+                case nil: player.toggle(reply: done(reply))
+                case true?: player.pause(reply: done(reply))
+                case false?: player.resume(reply: done(reply))
                 }
             },
             MPDCommand("stop", .player, 0, 0) { _, reply in player.stop(reply: done(reply)) },
@@ -57,55 +45,35 @@ enum MPDPlaybackCommands {
                 guard player.state.state != .stopped else { return reply(.failure(MPDAck(.playerSync, "Not playing"))) }
                 player.previous(reply: done(reply))
             },
-            MPDCommand("seek", .player, 2, 2) { request, reply in
-                do throws(MPDAck) {
-                    let position = try request.unsigned(0)
-                    let time = try request.seconds(1)
-                    guard let id = player.entry(at: position)?.id else { throw MPDAck(.argument, "Bad song index") }
-                    seek(player, entry: id, to: time, reply: reply)
-                } catch {
-                    reply(.failure(error))
-                }
+            MPDCommand("seek", .player, 2, 2) { request, reply throws(MPDAck) in
+                let position = try request.unsigned(0)
+                let time = try request.seconds(1)
+                guard let id = player.entry(at: position)?.id else { throw MPDAck(.argument, "Bad song index") }
+                seek(player, entry: id, to: time, reply: reply)
             },
-            MPDCommand("seekid", .player, 2, 2) { request, reply in
-                do throws(MPDAck) {
-                    let id = try request.unsigned(0)
-                    let time = try request.seconds(1)
-                    guard player.entry(id: id)?.position != nil else { throw MPDAck(.noExist, "No such song") }
-                    seek(player, entry: id, to: time, reply: reply)
-                } catch {
-                    reply(.failure(error))
-                }
+            MPDCommand("seekid", .player, 2, 2) { request, reply throws(MPDAck) in
+                let id = try request.unsigned(0)
+                let time = try request.seconds(1)
+                guard player.entry(id: id)?.position != nil else { throw MPDAck(.noExist, "No such song") }
+                seek(player, entry: id, to: time, reply: reply)
             },
-            MPDCommand("seekcur", .player, 1, 1) { request, reply in
-                do throws(MPDAck) {
-                    let text = request[0]
-                    let relative = text.hasPrefix("+") || text.hasPrefix("-")
-                    let value = try request.seconds(0, signed: relative)
-                    guard player.state.state != .stopped else { throw MPDAck(.playerSync, "Not playing") }
-                    player.seek(relative ? .relative(value) : .absolute(value), reply: done(reply))
-                } catch {
-                    reply(.failure(error))
-                }
+            MPDCommand("seekcur", .player, 1, 1) { request, reply throws(MPDAck) in
+                let text = request[0]
+                let relative = text.hasPrefix("+") || text.hasPrefix("-")
+                let value = try request.seconds(0, signed: relative)
+                guard player.state.state != .stopped else { throw MPDAck(.playerSync, "Not playing") }
+                player.seek(relative ? .relative(value) : .absolute(value), reply: done(reply))
             },
-            MPDCommand("setvol", .player, 1, 1) { request, reply in
-                do throws(MPDAck) {
-                    let volume = try request.unsigned(0)
-                    guard volume <= 100 else { throw .argument("Number too large", request[0]) }
-                    guard mixer.state.kind != .none else { throw MPDAck(.system, "No mixer") }
-                    unmuted(mixer) { mixer.setVolume(volume, reply: done(reply)) }
-                } catch {
-                    reply(.failure(error))
-                }
+            MPDCommand("setvol", .player, 1, 1) { request, reply throws(MPDAck) in
+                let volume = try request.unsigned(0)
+                guard volume <= 100 else { throw .argument("Number too large", request[0]) }
+                guard mixer.state.kind != .none else { throw MPDAck(.system, "No mixer") }
+                unmuted(mixer) { mixer.setVolume(volume, reply: done(reply)) }
             },
-            MPDCommand("volume", .player, 1, 1) { request, reply in
-                do throws(MPDAck) {
-                    let offset = try request.int(0, in: -100...100)
-                    guard mixer.state.kind != .none else { throw MPDAck(.system, "No mixer") }
-                    unmuted(mixer) { mixer.setVolume(offset: offset, reply: done(reply)) }
-                } catch {
-                    reply(.failure(error))
-                }
+            MPDCommand("volume", .player, 1, 1) { request, reply throws(MPDAck) in
+                let offset = try request.int(0, in: -100...100)
+                guard mixer.state.kind != .none else { throw MPDAck(.system, "No mixer") }
+                unmuted(mixer) { mixer.setVolume(offset: offset, reply: done(reply)) }
             },
             .now("getvol", .read, 0, 0) { _ in
                 var response = MPDResponse()

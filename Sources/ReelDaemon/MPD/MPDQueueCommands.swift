@@ -33,27 +33,19 @@ enum MPDQueueCommands {
             },
             // Both answer once the player has followed (stopped when the paused song went), as
             // MPD does: a `status` right after shows it.
-            MPDCommand("delete", .player, 1, 1) { request, reply in
-                do throws(MPDAck) {
-                    let (start, end) = try request.range(0)
-                    let length = player.queueSummary.length
-                    // As MPD: a start at the end deletes nothing, an end past it is clamped.
-                    guard start <= length else { throw MPDAck(.argument, "Bad song index") }
-                    let ids = (start..<min(end ?? length, length)).compactMap { player.entry(at: $0)?.id }
-                    guard !ids.isEmpty else { return reply(.success(MPDResponse())) }
-                    _ = try core(player.removeEntries(ids: ids) { _ in reply(.success(MPDResponse())) })
-                } catch {
-                    reply(.failure(error))
-                }
+            MPDCommand("delete", .player, 1, 1) { request, reply throws(MPDAck) in
+                let (start, end) = try request.range(0)
+                let length = player.queueSummary.length
+                // As MPD: a start at the end deletes nothing, an end past it is clamped.
+                guard start <= length else { throw MPDAck(.argument, "Bad song index") }
+                let ids = (start..<min(end ?? length, length)).compactMap { player.entry(at: $0)?.id }
+                guard !ids.isEmpty else { return reply(.success(MPDResponse())) }
+                _ = try core(player.removeEntries(ids: ids) { _ in reply(.success(MPDResponse())) })
             },
-            MPDCommand("deleteid", .player, 1, 1) { request, reply in
-                do throws(MPDAck) {
-                    let id = try request.unsigned(0)
-                    guard player.entry(id: id) != nil else { throw MPDAck(.noExist, "No such song") }
-                    _ = try core(player.removeEntries(ids: [id]) { _ in reply(.success(MPDResponse())) })
-                } catch {
-                    reply(.failure(error))
-                }
+            MPDCommand("deleteid", .player, 1, 1) { request, reply throws(MPDAck) in
+                let id = try request.unsigned(0)
+                guard player.entry(id: id) != nil else { throw MPDAck(.noExist, "No such song") }
+                _ = try core(player.removeEntries(ids: [id]) { _ in reply(.success(MPDResponse())) })
             },
             .now("move", .player, 2, 2) { request throws(MPDAck) in
                 let (start, end) = try request.range(0)
@@ -107,39 +99,27 @@ enum MPDQueueCommands {
                 }
                 reply(.success(response))
             },
-            MPDCommand("playlistinfo", .read, 0, 1) { request, reply in
-                do throws(MPDAck) {
-                    var entries = (try? player.listQueue().entries) ?? []
-                    if request.count == 1 {
-                        let (start, end) = try request.range(0)
-                        // As MPD: a position or range may start at the queue's end (and list nothing).
-                        guard start <= entries.count else { throw MPDAck(.argument, "Bad song index") }
-                        entries = Array(entries[min(start, entries.count)..<min(end ?? entries.count, entries.count)])
-                    }
-                    songs(entries, context, request, reply)
-                } catch {
-                    reply(.failure(error))
+            MPDCommand("playlistinfo", .read, 0, 1) { request, reply throws(MPDAck) in
+                var entries = (try? player.listQueue().entries) ?? []
+                if request.count == 1 {
+                    let (start, end) = try request.range(0)
+                    // As MPD: a position or range may start at the queue's end (and list nothing).
+                    guard start <= entries.count else { throw MPDAck(.argument, "Bad song index") }
+                    entries = Array(entries[min(start, entries.count)..<min(end ?? entries.count, entries.count)])
+                }
+                songs(entries, context, request, reply)
+            },
+            MPDCommand("playlistid", .read, 0, 1) { request, reply throws(MPDAck) in
+                if request.count == 1 {
+                    let id = try request.unsigned(0)
+                    guard let entry = player.entry(id: id) else { throw MPDAck(.noExist, "No such song") }
+                    songs([entry], context, request, reply)
+                } else {
+                    songs((try? player.listQueue().entries) ?? [], context, request, reply)
                 }
             },
-            MPDCommand("playlistid", .read, 0, 1) { request, reply in
-                do throws(MPDAck) {
-                    if request.count == 1 {
-                        let id = try request.unsigned(0)
-                        guard let entry = player.entry(id: id) else { throw MPDAck(.noExist, "No such song") }
-                        songs([entry], context, request, reply)
-                    } else {
-                        songs((try? player.listQueue().entries) ?? [], context, request, reply)
-                    }
-                } catch {
-                    reply(.failure(error))
-                }
-            },
-            MPDCommand("plchanges", .read, 1, 2) { request, reply in
-                do throws(MPDAck) {
-                    songs(try changes(request, player), context, request, reply)
-                } catch {
-                    reply(.failure(error))
-                }
+            MPDCommand("plchanges", .read, 1, 2) { request, reply throws(MPDAck) in
+                songs(try changes(request, player), context, request, reply)
             },
             .now("plchangesposid", .read, 1, 2) { request throws(MPDAck) in
                 var response = MPDResponse()
