@@ -94,8 +94,8 @@ extension PlayerController {
     }
 
     /// `removeEntries(ids:)`, calling `followed` with the summary once the player has followed
-    /// the removal (on the audio thread, on `work`, or before returning): stopped when the paused entry went, started the next one when
-    /// the playing entry went, at once otherwise. A front end answers then, so that a client's
+    /// the removal (on the audio thread, on `work`, or before returning): stopped when the paused
+    /// entry went, started the next one when the playing entry went, at once otherwise. A front end answers then, so that a client's
     /// next status shows the player as the removal left it (MPD answers `delete` so).
     @discardableResult
     public func removeEntries(ids: [Int], followed: (@Sendable (QueueSummary) -> Void)?) throws(ReelError) -> QueueSummary {
@@ -128,7 +128,7 @@ extension PlayerController {
             work.async { [self] in reconcileChain() }
             followed?(summary)
         }
-        return outcome.0
+        return summary
     }
 
     /// Moves an entry to `position` (`not_found`, `out_of_range`).

@@ -215,9 +215,6 @@ final class RPCConnection: ChannelInboundHandler, PushTarget {
     private enum Step {
         case answered(Reply?)
         case waiting
-
-        static func answered(_ reply: RPCReply?) -> Step { .answered(reply.map(Reply.value)) }
-        static let answeredNothing = Step.answered(Reply?.none)
     }
 
     /// Carries out one request. Returns its reply (nil for a notification) or `.waiting`, in
@@ -226,27 +223,27 @@ final class RPCConnection: ChannelInboundHandler, PushTarget {
         let request: RPCRequest
         switch decoding {
         case .invalid:
-            return .answered(decoding.errorReply)
+            return .answered(decoding.errorReply.map(Reply.value))
         case .request(let valid):
             request = valid
         }
         let replyID = request.id
         guard let handler = methods.handler(for: request.method) else {
-            return .answered(replyID.map { RPCReply(id: $0, result: .failure(.methodNotFound(request.method))) })
+            return .answered(replyID.map { .value(RPCReply(id: $0, result: .failure(.methodNotFound(request.method)))) })
         }
         let outcome: MethodOutcome
         do {
             outcome = try handler(MethodCall(params: Params(request), connection: streams))
         } catch {
-            return .answered(replyID.map { RPCReply(id: $0, result: .failure(error)) })
+            return .answered(replyID.map { .value(RPCReply(id: $0, result: .failure(error))) })
         }
         switch outcome {
         case .result(let value):
-            return .answered(replyID.map { RPCReply(id: $0, result: .success(value)) })
+            return .answered(replyID.map { .value(RPCReply(id: $0, result: .success(value))) })
         case .text(let text):
-            return .answered(replyID.map { Reply.text(id: $0, text) })
+            return .answered(replyID.map { .text(id: $0, text) })
         case .later(let start):
-            guard let loop = context?.eventLoop else { return .answeredNothing }
+            guard let loop = context?.eventLoop else { return .answered(nil) }
             let bound = NIOLoopBound(resume, eventLoop: loop)
             start { result in
                 loop.execute {
