@@ -46,18 +46,7 @@ public struct MusicTagStats: Sendable, Equatable {
 extension MusicIndex {
     /// The files present directly in `folder` ("" for the music folder itself) of `root`, by path.
     public func files(root: String, in folder: String) throws(ReelError) -> [MusicTrack] {
-        let prefix = folder.isEmpty ? "" : folder + "/"
-        return try store.reading("list the files of \(folder) in \(root)") { db in
-            try Self.tracks(
-                Row.fetchCursor(
-                    db.cachedStatement(
-                        sql: """
-                            SELECT \(Self.trackColumns) FROM music_files
-                            WHERE root = ? AND path >= ? AND path < ? AND missing = 0 AND instr(substr(path, ?), '/') = 0
-                            ORDER BY path
-                            """),
-                    arguments: StatementArguments(Self.range(root, prefix) + [prefix.unicodeScalars.count + 1])))
-        }
+        try files(root: root, folder: folder, directly: true)
     }
 
     /// The folders directly in `folder` ("" for the music folder itself) of `root` that hold
@@ -81,16 +70,25 @@ extension MusicIndex {
 
     /// Every file present under `folder` ("" for all of `root`), at any depth, by path.
     public func files(root: String, under folder: String) throws(ReelError) -> [MusicTrack] {
+        try files(root: root, folder: folder, directly: false)
+    }
+
+    /// The files present under `folder` of `root`, by path: only those directly in it, or all.
+    private func files(root: String, folder: String, directly: Bool) throws(ReelError) -> [MusicTrack] {
         let prefix = folder.isEmpty ? "" : folder + "/"
-        return try store.reading("list the files under \(folder) in \(root)") { db in
+        let depth = directly ? " AND instr(substr(path, ?), '/') = 0" : ""
+        var arguments = Self.range(root, prefix)
+        if directly { arguments.append(prefix.unicodeScalars.count + 1) }
+        return try store.reading("list the files \(directly ? "of" : "under") \(folder) in \(root)") { db in
             try Self.tracks(
                 Row.fetchCursor(
                     db.cachedStatement(
                         sql: """
                             SELECT \(Self.trackColumns) FROM music_files
-                            WHERE root = ? AND path >= ? AND path < ? AND missing = 0 ORDER BY path
+                            WHERE root = ? AND path >= ? AND path < ? AND missing = 0\(depth)
+                            ORDER BY path
                             """),
-                    arguments: StatementArguments(Self.range(root, prefix))))
+                    arguments: StatementArguments(arguments)))
         }
     }
 
