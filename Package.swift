@@ -23,6 +23,8 @@ let package = Package(
         .systemLibrary(name: "CMPG123", pkgConfig: "libmpg123", providers: [.apt(["libmpg123-dev"])]),
         .systemLibrary(name: "CVorbis", pkgConfig: "vorbisenc", providers: [.apt(["libvorbis-dev"])]),
         .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
+        // epoll and eventfd from the C library, for the control socket's event loop.
+        .systemLibrary(name: "CEpoll"),
         // TagLib's C++ API behind a C header (TagLib 1.13's own C API has no album artist, disc
         // or pictures); includes <taglib/…>, links libtag (Debian's libtag1-dev).
         .target(name: "CTagLib", linkerSettings: [.linkedLibrary("tag")]),
@@ -56,7 +58,7 @@ let package = Package(
         .target(
             name: "ReelDaemon",
             dependencies: [
-                "ReelModel", "ReelProtocol", "ReelAudio", "ReelLibrary", "ReelCore",
+                "ReelModel", "ReelProtocol", "ReelAudio", "ReelLibrary", "ReelCore", "CEpoll",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -48,11 +48,12 @@ public final class Daemon: Sendable {
         let loop = group.next()
         let systemSocket = SocketFile.isSystemDaemon(environment: environment, uid: getuid())
         let methods = MethodTable.reeld(core: core, info: info)
-        // One hub for every JSON-RPC client, on the socket or the web page's WebSocket.
-        let hub = RPCPushHub(loop: loop, core: core, logger: serverLogger)
-        rpc = RPCFrontEnd(
-            methods: methods, hub: hub, socketPath: configuration.socket, systemSocket: systemSocket, loop: loop,
+        // The control socket on its own loop, with its own hub; the web page's WebSocket
+        // clients share the NIO loop's hub.
+        rpc = try RPCFrontEnd(
+            methods: methods, core: core, socketPath: configuration.socket, systemSocket: systemSocket,
             logger: serverLogger)
+        let hub = RPCPushHub(loop: loop, core: core, logger: serverLogger)
         var mpdLogger = logger
         mpdLogger[metadataKey: "subsystem"] = "reel.mpd"
         mpd = MPDFrontEnd(core: core, configuration: configuration, systemSocket: systemSocket, loop: loop, logger: mpdLogger)

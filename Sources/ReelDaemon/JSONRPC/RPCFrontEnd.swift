@@ -1,43 +1,47 @@
-// The JSON-RPC front end: the Unix control socket, its method table and its push hub.
+// The JSON-RPC front end: the Unix control socket on its own event loop, its method table and its push hub.
 
+import Glibc
 import Logging
 import NIOCore
-import NIOPosix
 import ReelCore
 
-/// JSON-RPC 2.0, one message per line, on the control socket: a `StreamListener` whose
-/// connections frame lines (`LineFrameDecoder`) and hand them to an `RPCConnection`, which
-/// decodes, calls the method table (a thin layer over `ReelCore`) and encodes; one `RPCPushHub`
-/// on the event loop serves every connection's subscriptions.
-///
-/// The daemon runs one event loop for all front ends; the hub is shared with the WebSocket of
-/// the HTTP front end (a front end on a second loop would bring its own hub: the hub is
-/// confined to its loop).
+/// JSON-RPC 2.0, one message per line, on the control socket. The socket has an event loop of
+/// its own (`PollLoop`, thread `reel.control`): a `PollListener` accepts, each connection
+/// (`PollConnection`) frames lines and hands them to an `RPCSession`, which decodes, calls the
+/// method table (a thin layer over `ReelCore`) and encodes; one `RPCPushHub` on that loop
+/// serves every subscription made on the socket. (The web page's WebSocket speaks the same
+/// JSON-RPC through the same `RPCSession` and method table, on the NIO loop with a hub of its
+/// own: a hub is confined to its loop.)
 final class RPCFrontEnd: Sendable {
     let socketPath: String
     /// Group `audio` may connect (system daemon) or only the owner (user daemon).
     private let systemSocket: Bool
-    private let listener: StreamListener
+    let loop: PollLoop
+    private let listener: PollListener
 
-    init(methods: MethodTable, hub: RPCPushHub, socketPath: String, systemSocket: Bool, loop: EventLoop, logger: Logger) {
+    init(methods: MethodTable, core: ReelCore, socketPath: String, systemSocket: Bool, logger: Logger) throws {
         self.socketPath = socketPath
         self.systemSocket = systemSocket
-        listener = StreamListener(name: "json-rpc", group: loop, logger: logger) { channel in
-            try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFrameDecoder()))
-            try channel.pipeline.syncOperations.addHandler(RPCConnection(methods: methods, hub: hub, logger: logger))
+        loop = try PollLoop(name: "reel.control")
+        let hub = RPCPushHub(loop: loop, core: core, logger: logger)
+        listener = PollListener(name: "json-rpc", loop: loop, logger: logger) { connection in
+            RPCSession(transport: connection, methods: methods, hub: hub, logger: logger)
         }
     }
 
-    /// Binds the socket (replacing a stale socket file, refusing a live one) and sets its mode.
+    /// Starts the loop, binds the socket (replacing a stale socket file, refusing a live one)
+    /// and sets its mode.
     func start() throws {
+        loop.start()
         try SocketFile.prepare(socketPath)
         try listener.listenUnix(path: socketPath)
         SocketFile.setPermissions(socketPath, system: systemSocket)
     }
 
-    /// Closes the socket and every connection, and removes the socket file.
+    /// Closes the socket and every connection, removes the socket file and stops the loop.
     func stop() {
         listener.stop()
         _ = socketPath.withCString { unlink($0) }
+        loop.stop()
     }
 }
