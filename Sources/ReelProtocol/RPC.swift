@@ -208,6 +208,16 @@ public enum RPCIncoming: Sendable, Equatable {
     /// Decodes one line (without its newline). Never fails: a line that is not JSON, not a
     /// request or an empty batch becomes `.single(.invalid(id: .null, ...))`.
     public init(line: UnsafeRawBufferPointer) {
+        if let request = RPCSimpleRequest.parse(line) {
+            self = .single(.request(request))
+            return
+        }
+        self.init(parsing: line)
+    }
+
+    /// Decodes one line (without its newline) with the full JSON parser, as `init(line:)` does
+    /// for every line that is not a simple request (`RPCSimpleRequest`).
+    public init(parsing line: UnsafeRawBufferPointer) {
         let value: JSONValue
         do {
             value = try JSONValue.parse(line)

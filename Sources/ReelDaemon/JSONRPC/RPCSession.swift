@@ -29,6 +29,7 @@ final class RPCSession: PushTarget, PollConnectionDelegate {
     private var transport: LineTransport?
     private let loop: EventLoop
     private lazy var streams = RPCConnectionStreams(hub: hub, target: self)
+    private let line = LineRun()
     /// A line is being carried out (possibly waiting for the player).
     private var busy = false
     /// Lines received while busy, carried out in order when it is done.
@@ -40,20 +41,36 @@ final class RPCSession: PushTarget, PollConnectionDelegate {
     private var inputEnded = false
     private var closed = false
 
-    /// One received line's requests in progress: a single request or a batch.
+    /// One received line's requests in progress: a single request or a batch. A session carries
+    /// out one line at a time, so it keeps one `LineRun` and starts it again for every line
+    /// (no allocation per request once its buffers have grown).
     private final class LineRun {
-        let entries: [RPCRequestDecoding]
-        let isBatch: Bool
+        var entries: [RPCRequestDecoding] = []
+        var isBatch = false
         var next = 0
         /// The replies so far, written as they come: a single reply, or a batch's replies after
         /// its `[`, separated by commas.
         var output: [UInt8] = []
         var replyCount = 0
-        init(entries: [RPCRequestDecoding], isBatch: Bool) {
-            self.entries = entries
-            self.isBatch = isBatch
-            output.reserveCapacity(256)
-            if isBatch { output.append(0x5B) }
+
+        init() {
+            output.reserveCapacity(512)
+        }
+
+        func start(_ incoming: RPCIncoming) {
+            entries.removeAll(keepingCapacity: true)
+            output.removeAll(keepingCapacity: output.capacity <= 64 * 1024)
+            next = 0
+            replyCount = 0
+            switch incoming {
+            case .single(let decoding):
+                isBatch = false
+                entries.append(decoding)
+            case .batch(let decodings):
+                isBatch = true
+                entries.append(contentsOf: decodings)
+                output.append(0x5B)
+            }
         }
 
         func add(_ reply: Reply) {
@@ -65,12 +82,13 @@ final class RPCSession: PushTarget, PollConnectionDelegate {
             }
         }
 
-        /// The line to send (nil when no request wanted a reply), ending in `\n`.
-        func finish() -> [UInt8]? {
-            guard replyCount > 0 else { return nil }
+        /// Ends the line: false when no request wanted a reply, else `output` is the line to
+        /// send, ending in `\n`.
+        func finish() -> Bool {
+            guard replyCount > 0 else { return false }
             if isBatch { output.append(0x5D) }
             output.append(0x0A)
-            return output
+            return true
         }
     }
 
@@ -133,14 +151,9 @@ final class RPCSession: PushTarget, PollConnectionDelegate {
     private func handleLine(_ line: UnsafeRawBufferPointer) {
         // Blank lines (a person typing into socat) are ignored.
         if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return }
-        switch RPCIncoming(line: line) {
-        case .single(let decoding):
-            busy = true
-            run(LineRun(entries: [decoding], isBatch: false))
-        case .batch(let entries):
-            busy = true
-            run(LineRun(entries: entries, isBatch: true))
-        }
+        busy = true
+        self.line.start(RPCIncoming(line: line))
+        run(self.line)
     }
 
     /// Carries out a line's requests in order; returns when one must wait, and is called again
@@ -149,19 +162,14 @@ final class RPCSession: PushTarget, PollConnectionDelegate {
         while line.next < line.entries.count {
             let entry = line.entries[line.next]
             line.next += 1
-            let waiting = perform(entry) { [self] reply in
-                if let reply { line.add(.value(reply)) }
-                guard !closed else { return }
-                run(line)
-            }
-            switch waiting {
+            switch perform(entry, of: line) {
             case .answered(let reply):
                 if let reply { line.add(reply) }
             case .waiting:
                 return
             }
         }
-        if let bytes = line.finish() { write(bytes) }
+        if line.finish() { write(line.output) }
         streams.sendFirstPushes()
         busy = false
         transport?.flush()
@@ -195,8 +203,8 @@ final class RPCSession: PushTarget, PollConnectionDelegate {
     }
 
     /// Carries out one request. Returns its reply (nil for a notification) or `.waiting`, in
-    /// which case `resume` gets the reply later on the event loop.
-    private func perform(_ decoding: RPCRequestDecoding, resume: @escaping (RPCReply?) -> Void) -> Step {
+    /// which case the reply is added to `line` later, on the event loop, and the line goes on.
+    private func perform(_ decoding: RPCRequestDecoding, of line: LineRun) -> Step {
         let request: RPCRequest
         switch decoding {
         case .invalid:
@@ -221,6 +229,11 @@ final class RPCSession: PushTarget, PollConnectionDelegate {
             return .answered(replyID.map { .text(id: $0, text) })
         case .later(let start):
             let loop = self.loop
+            let resume = { [self] (reply: RPCReply?) in
+                if let reply { line.add(.value(reply)) }
+                guard !closed else { return }
+                run(line)
+            }
             let bound = NIOLoopBound(resume, eventLoop: loop)
             start { result in
                 loop.execute {

@@ -32,6 +32,8 @@ final class PollLoop: EventLoop, @unchecked Sendable {
     private let wakeDescriptor: Int32
     private let shared = Locked(Shared())
     private var handlers: [PollHandler?] = []
+    /// Tasks the loop hands itself (`execute` on its own thread): no lock, no wake-up.
+    private var localTasks: [() -> Void] = []
     private var thread = pthread_t()
     /// Whether the thread was started, and whether it was joined.
     private let lifecycle = Locked((started: false, joined: false))
@@ -188,32 +190,42 @@ final class PollLoop: EventLoop, @unchecked Sendable {
         var events = [epoll_event](repeating: epoll_event(), count: 256)
         var tasks: [() -> Void] = []
         while true {
-            // Take the tasks and the timers that are due, and how long to sleep otherwise.
-            let now = NIODeadline.now()
+            // Take the tasks and the timers that are due, and how long to sleep otherwise. The
+            // lock is taken once per turn; the clock is read only while timers are set.
             var timeout: Int64 = -1  // nanoseconds; -1: until woken
+            let hasLocalTasks = !localTasks.isEmpty
             let stopping = shared.withLock { shared -> Bool in
                 swap(&tasks, &shared.tasks)
-                while let earliest = shared.timers.earliest, earliest.deadline <= now {
-                    let timer = shared.timers.removeEarliest()!
-                    if !timer.cancelled { tasks.append(timer.run) }
+                if !shared.timers.isEmpty {
+                    let now = NIODeadline.now()
+                    while let earliest = shared.timers.earliest, earliest.deadline <= now {
+                        let timer = shared.timers.removeEarliest()!
+                        if !timer.cancelled { tasks.append(timer.run) }
+                    }
+                    if let earliest = shared.timers.earliest {
+                        timeout = max(0, (earliest.deadline - now).nanoseconds)
+                    }
                 }
-                if !tasks.isEmpty {
-                    timeout = 0
-                } else if let earliest = shared.timers.earliest {
-                    timeout = max(0, (earliest.deadline - now).nanoseconds)
-                }
+                if hasLocalTasks || !tasks.isEmpty { timeout = 0 }
                 shared.sleeping = timeout != 0
                 return shared.stopping
             }
             if stopping { break }
+            if hasLocalTasks {
+                var local: [() -> Void] = []
+                swap(&local, &localTasks)
+                for task in local { task() }
+            }
             for task in tasks { task() }
             tasks.removeAll(keepingCapacity: true)
-            if timeout != 0, !shared.withLock({ $0.tasks.isEmpty }) { timeout = 0 }
+            // Tasks the loop gave itself meanwhile run at the next turn, without sleeping.
+            if !localTasks.isEmpty { timeout = 0 }
 
             let count = events.withUnsafeMutableBufferPointer { buffer in
                 wait(into: buffer, timeout: timeout)
             }
-            if timeout != 0 { shared.withLock { $0.sleeping = false } }
+            // `sleeping` stays set until the next turn: a task handed over meanwhile may write
+            // one wake-up too many, which costs that thread a write and this loop one turn.
             guard count > 0 else { continue }
             for index in 0..<Int(count) {
                 let event = events[index]
@@ -234,6 +246,7 @@ final class PollLoop: EventLoop, @unchecked Sendable {
             _ = shared.timers.removeAll()
             shared.tasks = []
         }
+        localTasks = []
     }
 
     /// `epoll_pwait2` with a nanosecond timeout (Linux 5.11 and later); `epoll_wait` in
@@ -266,6 +279,10 @@ final class PollLoop: EventLoop, @unchecked Sendable {
     var inEventLoop: Bool { pthread_equal(pthread_self(), thread) != 0 }
 
     func execute(_ task: @escaping @Sendable () -> Void) {
+        if inEventLoop {
+            localTasks.append(task)
+            return
+        }
         let wake = shared.withLock { shared -> Bool in
             shared.tasks.append(task)
             guard shared.sleeping, !shared.wakePending else { return false }
