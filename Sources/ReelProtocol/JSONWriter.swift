@@ -117,6 +117,12 @@ public enum JSONWriter {
 
     /// Appends the shortest text that reads back as `value` (`3.0`, `2.5e-07`), or `null` when
     /// `value` is NaN or infinite.
+    /// Appends fixed text (a key, `null`, punctuation) without going through `String`.
+    @inline(__always)
+    public static func append(_ literal: StaticString, into out: inout [UInt8]) {
+        out.append(contentsOf: UnsafeRawBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    }
+
     public static func writeDouble(_ value: Double, into out: inout [UInt8]) {
         guard value.isFinite else {
             out.append(contentsOf: "null".utf8)

@@ -80,56 +80,56 @@ extension PlayerState {
     /// Appends the members of `jsonObject`, the same bytes in the same order, without the braces
     /// and without building a `JSONValue` tree: `player.status` is what clients poll.
     public func writeJSONMembers(into out: inout [UInt8]) {
-        out.append(contentsOf: #""state":""#.utf8)
+        JSONWriter.append(#""state":""#, into: &out)
         out.append(contentsOf: state.rawValue.utf8)  // a fixed word, nothing to escape
-        out.append(contentsOf: #"","position":"#.utf8)
+        JSONWriter.append(#"","position":"#, into: &out)
         JSONWriter.writeDouble(position, into: &out)
-        out.append(contentsOf: #","duration":"#.utf8)
-        if let duration { JSONWriter.writeDouble(duration, into: &out) } else { out.append(contentsOf: "null".utf8) }
-        out.append(contentsOf: #","source":"#.utf8)
+        JSONWriter.append(#","duration":"#, into: &out)
+        if let duration { JSONWriter.writeDouble(duration, into: &out) } else { JSONWriter.append("null", into: &out) }
+        JSONWriter.append(#","source":"#, into: &out)
         switch source {
         case nil:
-            out.append(contentsOf: "null".utf8)
+            JSONWriter.append("null", into: &out)
         case .file(let path)?:
-            out.append(contentsOf: #"{"path":"#.utf8)
+            JSONWriter.append(#"{"path":"#, into: &out)
             JSONWriter.writeString(path, into: &out)
             out.append(0x7D)
         case .item(let id, let path, let name)?:
-            out.append(contentsOf: #"{"item":"#.utf8)
+            JSONWriter.append(#"{"item":"#, into: &out)
             JSONWriter.writeString(id, into: &out)
-            out.append(contentsOf: #","path":"#.utf8)
+            JSONWriter.append(#","path":"#, into: &out)
             JSONWriter.writeString(path, into: &out)
-            out.append(contentsOf: #","name":"#.utf8)
+            JSONWriter.append(#","name":"#, into: &out)
             JSONWriter.writeString(name, into: &out)
             out.append(0x7D)
         }
-        out.append(contentsOf: #","entry":"#.utf8)
-        if let entry { JSONWriter.writeInt(Int64(entry), into: &out) } else { out.append(contentsOf: "null".utf8) }
-        out.append(contentsOf: #","format":"#.utf8)
+        JSONWriter.append(#","entry":"#, into: &out)
+        if let entry { JSONWriter.writeInt(Int64(entry), into: &out) } else { JSONWriter.append("null", into: &out) }
+        JSONWriter.append(#","format":"#, into: &out)
         if let format {
-            out.append(contentsOf: #"{"codec":"#.utf8)
+            JSONWriter.append(#"{"codec":"#, into: &out)
             JSONWriter.writeString(format.codec, into: &out)
-            out.append(contentsOf: #","sampleRate":"#.utf8)
+            JSONWriter.append(#","sampleRate":"#, into: &out)
             JSONWriter.writeInt(Int64(format.sampleRate), into: &out)
-            out.append(contentsOf: #","channels":"#.utf8)
+            JSONWriter.append(#","channels":"#, into: &out)
             JSONWriter.writeInt(Int64(format.channels), into: &out)
             out.append(0x7D)
         } else {
-            out.append(contentsOf: "null".utf8)
+            JSONWriter.append("null", into: &out)
         }
-        out.append(contentsOf: #","timestamp":"#.utf8)
+        JSONWriter.append(#","timestamp":"#, into: &out)
         JSONWriter.writeDouble(timestamp, into: &out)
-        out.append(contentsOf: #","underruns":"#.utf8)
+        JSONWriter.append(#","underruns":"#, into: &out)
         JSONWriter.writeInt(Int64(underruns), into: &out)
-        out.append(contentsOf: #","error":"#.utf8)
+        JSONWriter.append(#","error":"#, into: &out)
         if let error {
-            out.append(contentsOf: #"{"reason":"#.utf8)
+            JSONWriter.append(#"{"reason":"#, into: &out)
             JSONWriter.writeString(error.reason.rawValue, into: &out)
-            out.append(contentsOf: #","message":"#.utf8)
+            JSONWriter.append(#","message":"#, into: &out)
             JSONWriter.writeString(error.message, into: &out)
             out.append(0x7D)
         } else {
-            out.append(contentsOf: "null".utf8)
+            JSONWriter.append("null", into: &out)
         }
     }
 

@@ -303,9 +303,9 @@ public enum RPCEncoder {
     /// Appends `{"jsonrpc":"2.0","id":<id>,"result":<text>}` (no newline): a result already
     /// written as JSON text.
     public static func writeResult(id: JSONValue, text: JSONText, into out: inout [UInt8]) {
-        out.append(contentsOf: #"{"jsonrpc":"2.0","id":"#.utf8)
+        JSONWriter.append(#"{"jsonrpc":"2.0","id":"#, into: &out)
         JSONWriter.write(id, into: &out)
-        out.append(contentsOf: #","result":"#.utf8)
+        JSONWriter.append(#","result":"#, into: &out)
         out.append(contentsOf: text.bytes)
         out.append(0x7D)
     }

@@ -74,6 +74,7 @@ final class RPCConnectionStreams: SubscriptionHost {
 
     /// Sends the current value to the subscriptions made by the line just answered.
     func sendFirstPushes() {
+        guard !subscriptions.isEmpty else { return }  // most lines: a connection that polls
         forgetEnded()
         let fresh = subscriptions.values.filter(\.awaitingFirstPush).sorted { $0.id < $1.id }
         for subscription in fresh { hub.pushCurrent(subscription) }
