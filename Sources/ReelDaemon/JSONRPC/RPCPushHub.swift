@@ -553,7 +553,7 @@ final class RPCPushHub: @unchecked Sendable {
     // MARK: Encoding
 
     static func encode(_ state: PlayerState) -> SplicedPush {
-        SplicedPush(method: "player.state", members: state.jsonObject)
+        SplicedPush(method: "player.state", object: state.jsonText.bytes)
     }
 
     static func encode(_ state: RecorderState) -> SplicedPush {
@@ -575,14 +575,19 @@ final class SplicedPush {
     private var lines: [(id: Int, line: ByteBuffer)] = []
     private static let cachedLines = 8
 
-    init(method: String, members: JSONObject) {
+    convenience init(method: String, members: JSONObject) {
+        var object: [UInt8] = []
+        JSONWriter.writeObject(members, into: &object)
+        self.init(method: method, object: object)
+    }
+
+    /// `object` is the params' members already written as a JSON object, `{…}`.
+    init(method: String, object: [UInt8]) {
         var prefix: [UInt8] = []
         prefix.append(contentsOf: #"{"jsonrpc":"2.0","method":"#.utf8)
         JSONWriter.writeString(method, into: &prefix)
         prefix.append(contentsOf: #","params":{"subscription":"#.utf8)
         self.prefix = prefix
-        var object: [UInt8] = []
-        JSONWriter.writeObject(members, into: &object)
         // `{…}` → `,…}}\n`, or `}}\n` for no members.
         var suffix: [UInt8] = []
         suffix.reserveCapacity(object.count + 3)
