@@ -163,11 +163,19 @@ import Testing
         // A rescan that changes nothing pushes nothing; the next change is the next push.
         let rescan = try client.result("library.rescan")
         _ = try MusicFoldersTests.scanEnded(client, atLeast: rescan["scan"]?.intValue ?? 2)
-        try FileManager.default.createDirectory(at: music.appendingPathComponent("Trane/Giant Steps"), withIntermediateDirectories: true)
+        // The change arrives whole — an album made in a folder beside, then moved in with one
+        // rename — so it is one change on disk however slowly the machine runs. A file written
+        // in place can be scanned while still being written, which is a change of its own (a
+        // CI run on a loaded machine got a push of the folder without the new album first).
+        let staging = music.deletingLastPathComponent().appendingPathComponent("staging-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: staging) }
+        try FileManager.default.createDirectory(at: staging.appendingPathComponent("Giant Steps"), withIntermediateDirectories: true)
         try MusicFoldersTests.run("sox", [
-            "-n", "-r", "44100", "-c", "1", "-b", "16", music.appendingPathComponent("Trane/Giant Steps/01.wav").path, "synth",
+            "-n", "-r", "44100", "-c", "1", "-b", "16", staging.appendingPathComponent("Giant Steps/01.wav").path, "synth",
             "0.5", "sine", "440",
         ])
+        try FileManager.default.moveItem(
+            at: staging.appendingPathComponent("Giant Steps"), to: music.appendingPathComponent("Trane/Giant Steps"))
         let next = try watcher.nextNotification(timeout: 30)
         #expect((next.params["items"]?.arrayValue ?? []).compactMap { $0["name"]?.stringValue } == ["Blue Train", "Giant Steps"])
 
