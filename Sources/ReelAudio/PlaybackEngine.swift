@@ -65,9 +65,9 @@ public final class PlaybackEngine: @unchecked Sendable {
     /// Devices consume in bursts (PulseAudio takes several periods at once), so a fresh
     /// measurement can land a little behind what interpolation already reported. Between jumps
     /// the position reported here never goes backwards.
-    public func currentPosition() -> (snapshot: PlaybackSnapshot, position: Double) {
+    public func currentPosition(at now: UInt64 = monotonicNanoseconds()) -> (snapshot: PlaybackSnapshot, position: Double) {
         let snapshot = published.current
-        let measured = snapshot.position(at: monotonicNanoseconds())
+        let measured = snapshot.position(at: now)
         let position = reported.withLock { floor -> Double in
             if floor.epoch == snapshot.epoch && snapshot.activity == .playing {
                 floor.position = max(floor.position, measured)

@@ -92,8 +92,9 @@ public final class PlayerController: @unchecked Sendable {
 
     /// The player's state now, with the position interpolated to this moment. Any thread.
     public var state: PlayerState {
-        let (snapshot, position) = engine.currentPosition()
-        return state(of: snapshot, position: position)
+        let now = monotonicNanoseconds()  // one clock reading for the position and the timestamp
+        let (snapshot, position) = engine.currentPosition(at: now)
+        return state(of: snapshot, position: position, now: now)
     }
 
     /// The state of `snapshot`. Playing or paused, the entry and source are the loaded track's
@@ -102,8 +103,7 @@ public final class PlayerController: @unchecked Sendable {
     /// `stop`, one not loaded yet after removing the paused entry or a restart (its source,
     /// duration and format as the queue knows them), none after the queue ended or the loaded
     /// entry left it (then the source is the loaded entry's while it is in the queue).
-    func state(of snapshot: PlaybackSnapshot, position: Double) -> PlayerState {
-        let now = monotonicNanoseconds()
+    func state(of snapshot: PlaybackSnapshot, position: Double, now: UInt64 = monotonicNanoseconds()) -> PlayerState {
         let stopped = snapshot.activity == .stopped
         typealias Shown = (entry: Int?, source: PlayerSource?, duration: Double?, format: AudioFormat?, skipError: ReelError?)
         let shown = shared.withLock { shared -> Shown in

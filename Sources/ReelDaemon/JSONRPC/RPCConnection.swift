@@ -101,6 +101,11 @@ final class RPCConnection: ChannelInboundHandler, LineTransport {
         context?.writeAndFlush(wrapOutboundOut(line), promise: nil)
     }
 
+    func writeAndFlush(_ bytes: UnsafeRawBufferPointer) {
+        write(bytes)
+        flush()
+    }
+
     func flush() {
         context?.flush()
     }

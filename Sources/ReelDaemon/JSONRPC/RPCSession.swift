@@ -169,8 +169,14 @@ final class RPCSession: PushTarget, PollConnectionDelegate {
                 return
             }
         }
-        if line.finish() { write(line.output) }
-        streams.sendFirstPushes()
+        let replied = line.finish()
+        if streams.isEmpty {
+            // No subscription, so no first push to follow the reply: send it at once.
+            if replied { write(line.output, flush: true) }
+        } else {
+            if replied { write(line.output) }
+            streams.sendFirstPushes()
+        }
         busy = false
         transport?.flush()
         runWaitingLines()
@@ -273,9 +279,13 @@ final class RPCSession: PushTarget, PollConnectionDelegate {
 
     /// Queues a line. A client that already has more than 1 MiB unread is disconnected instead:
     /// the check comes before the write, so one large reply (a big folder's listing) is fine.
-    private func write(_ bytes: [UInt8]) {
+    private func write(_ bytes: [UInt8], flush: Bool = false) {
         guard let transport, !closed, !disconnectIfBackedUp(transport, nextLine: bytes.count) else { return }
-        bytes.withUnsafeBytes { transport.write($0) }
+        if flush {
+            bytes.withUnsafeBytes { transport.writeAndFlush($0) }
+        } else {
+            bytes.withUnsafeBytes { transport.write($0) }
+        }
     }
 
     /// Disconnects a client that lets more than 1 MiB of output pile up unread; true if it did.

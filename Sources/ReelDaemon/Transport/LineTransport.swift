@@ -18,6 +18,8 @@ protocol LineTransport: AnyObject {
     func write(_ line: ByteBuffer)
     /// Queues a line and sends everything queued.
     func writeAndFlush(_ line: ByteBuffer)
+    /// Queues bytes and sends everything queued.
+    func writeAndFlush(_ bytes: UnsafeRawBufferPointer)
     /// Sends everything queued (what the client cannot take yet goes when it can).
     func flush()
     /// Stops taking lines from the client until `resumeReading` (lines already framed still come).

@@ -81,20 +81,23 @@ final class PollConnection: PollHandler, LineTransport, @unchecked Sendable {
     }
 
     func writeAndFlush(_ line: ByteBuffer) {
+        line.withUnsafeReadableBytes { writeAndFlush($0) }
+    }
+
+    func writeAndFlush(_ bytes: UnsafeRawBufferPointer) {
         guard !isClosed, !failed else { return }
         guard bufferedBytes == 0 else {
-            write(line)
+            write(bytes)
             flush()
             return
         }
-        // Nothing queued: send straight from the line (a push shared by every subscriber).
-        line.withUnsafeReadableBytes { bytes in
-            let sent = send(bytes)
-            if sent >= 0, sent < bytes.count {
-                output.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[sent...]))
-                if bufferedBytes > Self.highWaterMark { belowWater = false }
-                waitForOutput()
-            }
+        // Nothing queued: send straight from the caller's bytes (a reply, or a push shared by
+        // every subscriber); only what the client cannot take now is copied.
+        let sent = send(bytes)
+        if sent >= 0, sent < bytes.count {
+            output.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[sent...]))
+            if bufferedBytes > Self.highWaterMark { belowWater = false }
+            waitForOutput()
         }
     }
 
