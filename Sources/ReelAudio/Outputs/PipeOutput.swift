@@ -176,7 +176,7 @@ final class PipeOutput {
     }
 
     /// Writes what is due: the frames up to the lead past `audibleSourceFrame` (frames of the
-    /// clock since it was last prepared), then throws away what nobody read beyond the lead.
+    /// clock since it was last prepared), after throwing away what nobody read beyond the lead.
     /// Returns the status when it changed, else nil. Throws when the FIFO cannot be used at all
     /// (the output must be turned off).
     func flush(audibleSourceFrame: Int64, now: UInt64) throws(ReelError) -> OutputStatus? {
@@ -194,7 +194,39 @@ final class PipeOutput {
         let sourceRate = Int64(max(converter.source.sampleRate, 1))
         let dueSource = audibleSourceFrame + sourceRate * Int64(settings.leadMilliseconds) / 1000
         var due = min(dueSource * Int64(settings.format.sampleRate) / sourceRate, produced) - consumed
+        var reading = readerSeenAt.map { now &- $0 <= Self.readerTimeoutNanoseconds } ?? false
         if connected {
+            let queued = Int64(writer.queuedBytes())
+            let read = bytesWritten - bytesDiscarded - queued
+            if read > bytesRead {
+                bytesRead = read
+                readerSeenAt = now
+                reading = true
+            }
+            // Unread beyond the lead (and, while a reader reads, its slack, for a read that comes
+            // late): the oldest is thrown away — before the frames due now are written, counting
+            // them, so the pipe never holds more than that, not even for a moment (the audio
+            // thread may wake late and have much to write). With nobody reading, the pipe then
+            // holds only what is due from now on, so a reader that comes hears nothing from the
+            // past.
+            let slack = reading ? frames(milliseconds: settings.slackMilliseconds) : 0
+            if !reading, due > lead {
+                // Woken late with nobody reading: what is already past the audible frame is
+                // not written at all.
+                let late = min(due - lead, Int64(ring.count / bytesPerFrame))
+                ring.drop(Int(late) * bytesPerFrame)
+                consumed += late
+                droppedFrames += late
+                due -= late
+            }
+            let incoming = max(0, min(due, Int64(ring.count / bytesPerFrame))) * Int64(bytesPerFrame)
+            if queued + incoming > (lead + slack) * Int64(bytesPerFrame) {
+                let excess = min(queued, queued + incoming - lead * Int64(bytesPerFrame))
+                let whole = excess / Int64(bytesPerFrame) * Int64(bytesPerFrame)
+                let discarded = writer.discard(upTo: Int(whole))
+                bytesDiscarded += Int64(discarded)
+                droppedFrames += Int64(discarded / bytesPerFrame)
+            }
             while due > 0 {
                 let front = ring.front(limit: Int(due) * bytesPerFrame)
                 guard front.count >= bytesPerFrame, let written = writer.write(front) else { break }
@@ -217,26 +249,6 @@ final class PipeOutput {
                 ring.drop(Int(late) * bytesPerFrame)
                 consumed += late
                 droppedFrames += late
-            }
-        }
-        var reading = readerSeenAt.map { now &- $0 <= Self.readerTimeoutNanoseconds } ?? false
-        if writer.isConnected {
-            let queued = Int64(writer.queuedBytes())
-            let read = bytesWritten - bytesDiscarded - queued
-            if read > bytesRead {
-                bytesRead = read
-                readerSeenAt = now
-                reading = true
-            }
-            // Unread beyond the lead (and, while a reader reads, its slack, for a read that comes
-            // late): the oldest is thrown away. With nobody reading, the pipe then holds only
-            // what is due from now on, so a reader that comes hears nothing from the past.
-            let slack = reading ? frames(milliseconds: settings.slackMilliseconds) : 0
-            if queued > (lead + slack) * Int64(bytesPerFrame) {
-                let excess = (queued - lead * Int64(bytesPerFrame)) / Int64(bytesPerFrame) * Int64(bytesPerFrame)
-                let discarded = writer.discard(upTo: Int(excess))
-                bytesDiscarded += Int64(discarded)
-                droppedFrames += Int64(discarded / bytesPerFrame)
             }
         }
         status = reading ? .connected : .waitingForReader
