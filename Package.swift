@@ -22,7 +22,9 @@ let package = Package(
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CMPG123", pkgConfig: "libmpg123", providers: [.apt(["libmpg123-dev"])]),
         .systemLibrary(name: "CVorbis", pkgConfig: "vorbisenc", providers: [.apt(["libvorbis-dev"])]),
-        .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
+        // libsoxr (<soxr.h> from Debian's libsoxr-dev), loaded with dlopen by the first resampler
+        // made rather than linked: a daemon that never resamples does not map it (nor libgomp).
+        .target(name: "CSoxr", linkerSettings: [.linkedLibrary("dl")]),
         // epoll and eventfd from the C library, for the control socket's event loop.
         .systemLibrary(name: "CEpoll"),
         // TagLib's C++ API behind a C header (TagLib 1.13's own C API has no album artist, disc

@@ -14,6 +14,8 @@ import ReelModel
 ///   best quality per CPU cycle in Debian, it converts between integer formats itself (TPDF
 ///   dither on 16-bit output), and it runs one channel set per call with no allocation once
 ///   made. One thread (`soxr_runtime_spec(1)`): the audio thread's time, never a pool's.
+///   libsoxr is loaded by the first converter that resamples (`CSoxr`), so a daemon that never
+///   resamples does not map it, nor the OpenMP runtime it links.
 /// - At the same rate only the sample size changes (16 ↔ 32 bits by shifting; a 24-bit output
 ///   takes the top 24 bits, sign-extended, in 4 bytes).
 ///
@@ -37,12 +39,18 @@ public final class PipeConverter {
         self.maxFrames = max(maxFrames, 1)
         let resampled = source.sampleRate != target.sampleRate
         if resampled {
+            // libsoxr is loaded here, by the first converter that resamples, not at reeld's start.
+            if let failure = reel_soxr_load() {
+                throw ReelError(
+                    .unsupportedFormat,
+                    "cannot resample \(source.sampleRate) Hz to \(target.sampleRate) Hz: \(String(cString: failure))")
+            }
             var error: soxr_error_t?
-            var io = soxr_io_spec(
+            var io = reel_soxr_io_spec(
                 source.sample == .s16 ? SOXR_INT16_I : SOXR_INT32_I, target.bits == 16 ? SOXR_INT16_I : SOXR_INT32_I)
-            var quality = soxr_quality_spec(UInt(SOXR_HQ), 0)
-            var runtime = soxr_runtime_spec(1)
-            let made = soxr_create(
+            var quality = reel_soxr_quality_spec(UInt(SOXR_HQ), 0)
+            var runtime = reel_soxr_runtime_spec(1)
+            let made = reel_soxr_create(
                 Double(source.sampleRate), Double(target.sampleRate), UInt32(target.channels), &error, &io, &quality,
                 &runtime)
             guard let made, error == nil else {
@@ -65,7 +73,7 @@ public final class PipeConverter {
     }
 
     deinit {
-        if let soxr { soxr_delete(soxr) }
+        if let soxr { reel_soxr_delete(soxr) }
         mapped?.deallocate()
         converted.deallocate()
     }
@@ -73,7 +81,7 @@ public final class PipeConverter {
     /// Forgets what the resampler holds (after a pause, seek or drop: the next frames do not
     /// follow the last ones).
     public func reset() {
-        if let soxr { soxr_clear(soxr) }
+        if let soxr { reel_soxr_clear(soxr) }
     }
 
     /// Converts `frames` frames (at most `maxFrames`) and appends them to `ring`; returns the
@@ -99,7 +107,7 @@ public final class PipeConverter {
         while remaining > 0 {
             var taken = 0
             var made = 0
-            let error = soxr_process(soxr, input, remaining, &taken, converted, convertedCapacityFrames, &made)
+            let error = reel_soxr_process(soxr, input, remaining, &taken, converted, convertedCapacityFrames, &made)
             if error != nil { break }
             if made > 0 {
                 if target.bits == 24 { shiftTo24Bits(converted, samples: made * target.channels) }
@@ -121,13 +129,13 @@ public final class PipeConverter {
         var produced = 0
         while true {
             var made = 0
-            let error = soxr_process(soxr, nil, 0, nil, converted, convertedCapacityFrames, &made)
+            let error = reel_soxr_process(soxr, nil, 0, nil, converted, convertedCapacityFrames, &made)
             guard error == nil, made > 0 else { break }
             if target.bits == 24 { shiftTo24Bits(converted, samples: made * target.channels) }
             ring.append(UnsafeRawPointer(converted), count: made * target.bytesPerFrame)
             produced += made
         }
-        soxr_clear(soxr)
+        reel_soxr_clear(soxr)
         return produced
     }
 
