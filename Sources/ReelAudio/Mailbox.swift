@@ -75,21 +75,34 @@ final class Mailbox<Message>: @unchecked Sendable {
 }
 
 /// A value guarded by a mutex, readable from any thread.
+///
+/// The mutex and the value live in memory of their own (pointers), not in stored properties:
+/// a stored property passed `inout` (`&mutex`, `body(&value)`) costs a dynamic exclusivity
+/// check on every lock, unlock and access, and this is taken on every command and every
+/// period.
 public final class Locked<Value>: @unchecked Sendable {
-    private var mutex = pthread_mutex_t()
-    private var value: Value
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let value: UnsafeMutablePointer<Value>
 
     public init(_ value: Value) {
-        self.value = value
-        pthread_mutex_init(&mutex, nil)
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+        self.value = .allocate(capacity: 1)
+        self.value.initialize(to: value)
     }
 
-    deinit { pthread_mutex_destroy(&mutex) }
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+        value.deinitialize(count: 1)
+        value.deallocate()
+    }
 
     public func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
-        return try body(&value)
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&value.pointee)
     }
 
     public var current: Value { withLock { $0 } }
