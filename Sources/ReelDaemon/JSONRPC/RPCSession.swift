@@ -30,6 +30,9 @@ final class RPCSession: PushTarget, PollConnectionDelegate {
     private let loop: EventLoop
     private lazy var streams = RPCConnectionStreams(hub: hub, target: self)
     private let line = LineRun()
+    /// The last method called and its handler.
+    private var lastMethod = ""
+    private var lastHandler: MethodHandler?
     /// A line is being carried out (possibly waiting for the player).
     private var busy = false
     /// Lines received while busy, carried out in order when it is done.
@@ -45,8 +48,10 @@ final class RPCSession: PushTarget, PollConnectionDelegate {
     /// out one line at a time, so it keeps one `LineRun` and starts it again for every line
     /// (no allocation per request once its buffers have grown).
     private final class LineRun {
-        var entries: [RPCRequestDecoding] = []
-        var isBatch = false
+        /// A single request, or a batch's entries (no array for the common single request).
+        private var single: RPCRequestDecoding?
+        private var batch: [RPCRequestDecoding] = []
+        private(set) var isBatch = false
         var next = 0
         /// The replies so far, written as they come: a single reply, or a batch's replies after
         /// its `[`, separated by commas.
@@ -58,19 +63,32 @@ final class RPCSession: PushTarget, PollConnectionDelegate {
         }
 
         func start(_ incoming: RPCIncoming) {
-            entries.removeAll(keepingCapacity: true)
             output.removeAll(keepingCapacity: output.capacity <= 64 * 1024)
             next = 0
             replyCount = 0
             switch incoming {
             case .single(let decoding):
                 isBatch = false
-                entries.append(decoding)
+                single = decoding
+                if !batch.isEmpty { batch = [] }
             case .batch(let decodings):
                 isBatch = true
-                entries.append(contentsOf: decodings)
+                single = nil
+                batch = decodings
                 output.append(0x5B)
             }
+        }
+
+        /// The next request to carry out, or nil when the line is done.
+        func nextEntry() -> RPCRequestDecoding? {
+            if isBatch {
+                guard next < batch.count else { return nil }
+                next += 1
+                return batch[next - 1]
+            }
+            guard next == 0, let single else { return nil }
+            next = 1
+            return single
         }
 
         func add(_ reply: Reply) {
@@ -159,9 +177,7 @@ final class RPCSession: PushTarget, PollConnectionDelegate {
     /// Carries out a line's requests in order; returns when one must wait, and is called again
     /// (on the event loop) when it is answered.
     private func run(_ line: LineRun) {
-        while line.next < line.entries.count {
-            let entry = line.entries[line.next]
-            line.next += 1
+        while let entry = line.nextEntry() {
             switch perform(entry, of: line) {
             case .answered(let reply):
                 if let reply { line.add(reply) }
@@ -219,8 +235,16 @@ final class RPCSession: PushTarget, PollConnectionDelegate {
             request = valid
         }
         let replyID = request.id
-        guard let handler = methods.handler(for: request.method) else {
-            return .answered(replyID.map { .value(RPCReply(id: $0, result: .failure(.methodNotFound(request.method)))) })
+        let handler: MethodHandler
+        if let cached = lastHandler, request.method == lastMethod {
+            handler = cached  // a client that polls sends the same method again and again
+        } else {
+            guard let found = methods.handler(for: request.method) else {
+                return .answered(replyID.map { .value(RPCReply(id: $0, result: .failure(.methodNotFound(request.method)))) })
+            }
+            handler = found
+            lastMethod = request.method
+            lastHandler = found
         }
         let outcome: MethodOutcome
         do {
