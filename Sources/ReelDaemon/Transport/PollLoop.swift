@@ -295,6 +295,8 @@ final class PollLoop: EventLoop, @unchecked Sendable {
     @discardableResult
     func scheduleTask<T>(deadline: NIODeadline, _ task: @escaping @Sendable () throws -> T) -> Scheduled<T> {
         let promise: EventLoopPromise<T> = makePromise()
+        // From the loop itself no wake-up is needed: it reads the timers before it sleeps again.
+        let fromLoop = inEventLoop
         let (timer, wake) = shared.withLock { shared -> (Timer, Bool) in
             shared.nextTimerNumber += 1
             let timer = Timer(deadline: deadline, number: shared.nextTimerNumber) {
@@ -302,7 +304,7 @@ final class PollLoop: EventLoop, @unchecked Sendable {
             }
             let wasEarliest = shared.timers.earliest.map { deadline < $0.deadline } ?? true
             shared.timers.insert(timer)
-            guard wasEarliest, shared.sleeping, !shared.wakePending else { return (timer, false) }
+            guard !fromLoop, wasEarliest, shared.sleeping, !shared.wakePending else { return (timer, false) }
             shared.wakePending = true
             return (timer, true)
         }
