@@ -71,7 +71,7 @@ struct RPCSimpleRequestTests {
     /// Random edits of simple requests (a byte changed, dropped or doubled): whenever the short
     /// path takes one, the full parser must give the same request.
     @Test func randomEditsNeverDisagreeWithTheParser() {
-        var generator = SplitMix(seed: 0x5EED)
+        var generator = SeededGenerator(seed: 0x5EED)
         let alphabet = Array(#"{}[]":,.-+0123456789eE \tnulltrue"\abcdefjsonrpcidmethodparams2é"#.utf8)
         var taken = 0
         for round in 0..<20_000 {
@@ -94,18 +94,5 @@ struct RPCSimpleRequestTests {
         }
         // The edits must leave many lines simple, or the test would prove nothing.
         #expect(taken > 1_000)
-    }
-}
-
-/// A small deterministic generator (SplitMix64), so a failure can be run again.
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -23,8 +23,6 @@ final class PollListener: PollHandler, @unchecked Sendable {
     private var descriptor: Int32 = -1
     private var reserve: DescriptorReserve?
     private var connections: [ObjectIdentifier: PollConnection] = [:]
-    private var refused = 0
-    private var lastRefusalLog: NIODeadline?
 
     init(name: String, loop: PollLoop, logger: Logger, makeDelegate: @escaping (PollConnection) -> PollConnectionDelegate) {
         self.name = name
@@ -33,16 +31,13 @@ final class PollListener: PollHandler, @unchecked Sendable {
         self.makeDelegate = makeDelegate
     }
 
-    /// The connections open now (on the loop).
-    var connectionCount: Int { connections.count }
-
     /// Listens on the Unix socket at `path` (made by `SocketFile.prepare`).
     func listenUnix(path: String) throws {
         let fd = try SocketFile.listen(path, backlog: StreamListener.systemBacklog)
         do {
             try loop.submit { [self] in
                 descriptor = fd
-                reserve = DescriptorReserve(listener: fd)
+                reserve = DescriptorReserve(listener: fd, logger: logger)
                 try loop.register(fd, events: EPOLLIN.rawValue, handler: self)
             }.wait()
         } catch {
@@ -80,7 +75,7 @@ final class PollListener: PollHandler, @unchecked Sendable {
             case EINTR, ECONNABORTED:
                 continue
             case EMFILE, ENFILE:
-                refuseForWantOfDescriptors(errno)
+                reserve?.refuseForWantOfDescriptors(error: String(cString: strerror(errno)))
             default:
                 logger.warning("cannot accept a new client", metadata: ["socket": "\(name)", "error": "\(String(cString: strerror(errno)))"])
                 return
@@ -103,18 +98,6 @@ final class PollListener: PollHandler, @unchecked Sendable {
         }
         connections[ObjectIdentifier(connection)] = connection
         if logger.logLevel <= .debug { logPeer(client) }
-    }
-
-    /// Refuses the next waiting client through the spare descriptor; logs at most every 10 s.
-    private func refuseForWantOfDescriptors(_ code: Int32) {
-        if reserve?.refuseOne() == true { refused += 1 }
-        let now = NIODeadline.now()
-        if let lastRefusalLog, now - lastRefusalLog < .seconds(10) { return }
-        lastRefusalLog = now
-        logger.warning(
-            "out of file descriptors: refusing new clients until some disconnect; existing ones go on",
-            metadata: ["error": "\(String(cString: strerror(code)))", "refused": "\(refused)"])
-        refused = 0
     }
 
     /// Logs who connected (SO_PEERCRED: the client's process, user and group).

@@ -68,7 +68,7 @@ final class StreamListener: Sendable {
         let logger = self.logger
         let state = self.state
         let initializeConnection = self.initializeConnection
-        let reserve = DescriptorReserve(listener: fd)
+        let reserve = DescriptorReserve(listener: fd, logger: logger)
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.maxMessagesPerRead, value: UInt(Self.acceptsPerWakeup))
             .serverChannelInitializer { channel in
@@ -154,9 +154,14 @@ struct PeerCredentials: Sendable {
 final class DescriptorReserve: @unchecked Sendable {
     private let listener: Int32
     private var spare: Int32
+    private let logger: Logger
+    /// Clients refused since the last warning, and when that was (one warning per 10 s at most).
+    private var refused = 0
+    private var lastLog: NIODeadline?
 
-    init(listener: Int32) {
+    init(listener: Int32, logger: Logger) {
         self.listener = listener
+        self.logger = logger
         spare = open("/dev/null", O_RDONLY | O_CLOEXEC)
     }
 
@@ -175,16 +180,27 @@ final class DescriptorReserve: @unchecked Sendable {
         spare = open("/dev/null", O_RDONLY | O_CLOEXEC)
         return client >= 0
     }
+
+    /// An accept failed for want of descriptors (`error` says how): refuses the next waiting
+    /// client and warns, at most once every 10 s, with how many were refused meanwhile.
+    func refuseForWantOfDescriptors(error: String) {
+        if refuseOne() { refused += 1 }
+        let now = NIODeadline.now()
+        if let lastLog, now - lastLog < .seconds(10) { return }
+        lastLog = now
+        logger.warning(
+            "out of file descriptors: refusing new clients until some disconnect; existing ones go on",
+            metadata: ["error": "\(error)", "refused": "\(refused)"])
+        refused = 0
+    }
 }
 
 /// On the listener: when accept fails for want of descriptors, refuses the waiting client
-/// through the `DescriptorReserve`, and logs it at most once every 10 s with a count.
+/// through the `DescriptorReserve` (which logs it at most once every 10 s with a count).
 final class AcceptFailureHandler: ChannelInboundHandler {
     typealias InboundIn = Channel
     private let reserve: DescriptorReserve
     private let logger: Logger
-    private var refused = 0
-    private var lastLog: NIODeadline?
 
     init(reserve: DescriptorReserve, logger: Logger) {
         self.reserve = reserve
@@ -200,13 +216,6 @@ final class AcceptFailureHandler: ChannelInboundHandler {
             logger.warning("cannot accept a new client", metadata: ["error": "\(error)"])
             return
         }
-        if reserve.refuseOne() { refused += 1 }
-        let now = NIODeadline.now()
-        if let lastLog, now - lastLog < .seconds(10) { return }
-        lastLog = now
-        logger.warning(
-            "out of file descriptors: refusing new clients until some disconnect; existing ones go on",
-            metadata: ["error": "\(error)", "refused": "\(refused)"])
-        refused = 0
+        reserve.refuseForWantOfDescriptors(error: "\(error)")
     }
 }
