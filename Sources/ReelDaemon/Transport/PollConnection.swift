@@ -173,38 +173,35 @@ final class PollConnection: PollHandler, LineTransport, @unchecked Sendable {
         }
     }
 
-    /// Hands every complete line to the delegate; keeps the rest for the next read.
+    /// Hands every complete line to the delegate; keeps the rest for the next read. Lines that
+    /// arrive whole in one read are handed over from the loop's buffer, without a copy.
     private func frame(_ bytes: UnsafeRawBufferPointer) {
         if partial.isEmpty {
-            var start = 0
-            while !isClosed, !lineTooLong,
-                let newline = bytes[start...].firstIndex(of: UInt8(ascii: "\n"))
-            {
-                deliver(UnsafeRawBufferPointer(rebasing: bytes[start..<newline]))
-                start = newline + 1
-            }
-            guard !isClosed, !lineTooLong, start < bytes.count else { return }
-            partial.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[start...]))
-            scanned = partial.count
-            if partial.count > Self.maxLineLength { tooLong() }
-            return
+            let consumed = deliverLines(in: bytes, searchingFrom: 0)
+            guard !isClosed, !lineTooLong, consumed < bytes.count else { return }
+            partial.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[consumed...]))
+        } else {
+            partial.append(contentsOf: bytes)
+            let searchFrom = scanned
+            let consumed = partial.withUnsafeBytes { deliverLines(in: $0, searchingFrom: searchFrom) }
+            guard !isClosed, !lineTooLong else { return }
+            partial.removeFirst(consumed)
         }
-        partial.append(contentsOf: bytes)
-        var consumed = 0
-        partial.withUnsafeBytes { all in
-            var searchFrom = scanned
-            while !isClosed, !lineTooLong,
-                let newline = all[searchFrom...].firstIndex(of: UInt8(ascii: "\n"))
-            {
-                deliver(UnsafeRawBufferPointer(rebasing: all[consumed..<newline]))
-                consumed = newline + 1
-                searchFrom = consumed
-            }
-        }
-        guard !isClosed, !lineTooLong else { return }
-        partial.removeFirst(consumed)
         scanned = partial.count
         if partial.count > Self.maxLineLength { tooLong() }
+    }
+
+    /// Hands over the complete lines in `bytes` (the first `\n` looked for from `searchFrom`);
+    /// returns the bytes they took, newlines included.
+    private func deliverLines(in bytes: UnsafeRawBufferPointer, searchingFrom searchFrom: Int) -> Int {
+        var consumed = 0
+        var from = searchFrom
+        while !isClosed, !lineTooLong, let newline = bytes[from...].firstIndex(of: UInt8(ascii: "\n")) {
+            deliver(UnsafeRawBufferPointer(rebasing: bytes[consumed..<newline]))
+            consumed = newline + 1
+            from = consumed
+        }
+        return consumed
     }
 
     private func deliver(_ line: UnsafeRawBufferPointer) {
