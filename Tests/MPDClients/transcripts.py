@@ -12,6 +12,9 @@ reset (empty queue, stopped, repeat/random/single/consume off, volume 100):
                  recorded too.
     "wait for audio"  poll `status` on the second connection until it shows `audio` (MPD omits
                  it until the decoder has started, even when paused right after play).
+    "~ CMD"      as "CMD", but where the reply tells the position (`time`, `elapsed`) it is not
+                 compared: after a command that acted while playing, where Reel's `null` device
+                 (not paced) has played on further than MPD's.
 
 `play` and `pause 1` go in one command list, followed by `seekcur 0`: Reel's `null` device is
 not paced, so how far a song got before the pause landed is not defined; after the seek it is.
@@ -468,6 +471,97 @@ TRANSCRIPTS: dict[str, list[str]] = {
     "close": [
         "ping",
         "close",
+    ],
+    # A command either fails and changes nothing, or succeeds: turning the only output off
+    # succeeds, and while playing the player pauses with an error (MPD's wording and Reel's
+    # differ: `error` is masked, its presence compared). Whatever plays is played with repeat
+    # and single on, so that Reel's `null` device, which is not paced, can play on for a while
+    # (between `pause 0` and `disableoutput 0`) and still be on the same song.
+    "outputs: turning the only output off": [
+        "outputs",
+        "disableoutput 0",
+        "outputs",
+        "disableoutput 0",
+        "enableoutput 0",
+        "enableoutput 0",
+        "toggleoutput 0",
+        "outputs",
+        "toggleoutput 0",
+        "disableoutput 5",
+        "enableoutput abc",
+        "disableoutput -1",
+        "disableoutput",
+        "toggleoutput 0 1",
+        "add Recordings/Meetings/Standup.flac",
+        "add Recordings/Notes/idea.flac",
+        "repeat 1",
+        "single 1",
+        "command_list_begin",
+        "play 0",
+        "pause 1",
+        "command_list_end",
+        "wait for audio",
+        "seekcur 0",
+        "disableoutput 0",
+        "status",
+        "enableoutput 0",
+        "command_list_begin",
+        "pause 0",
+        "disableoutput 0",
+        "command_list_end",
+        "~ status",
+        "outputs",
+        "enableoutput 0",
+        "~ status",
+        "stop",
+    ],
+    # The player's error stays after its cause is gone until `clearerror`, a play or a seek
+    # clears it; clearing it posts no idle event. (Repeat and single: see above.)
+    "clearerror and what clears the player's error": [
+        "clearerror",
+        "clearerror x",
+        "add Recordings/Meetings/Standup.flac",
+        "add Recordings/Notes/idea.flac",
+        "repeat 1",
+        "single 1",
+        "command_list_begin",
+        "play 0",
+        "pause 1",
+        "command_list_end",
+        "wait for audio",
+        "seekcur 0",
+        "command_list_begin",
+        "pause 0",
+        "disableoutput 0",
+        "command_list_end",
+        "enableoutput 0",
+        "~ status",
+        "idle output",
+        "clearerror",
+        "~ status",
+        "> idle",
+        "noidle",
+        "command_list_begin",
+        "pause 0",
+        "disableoutput 0",
+        "command_list_end",
+        "enableoutput 0",
+        "command_list_begin",
+        "play 1",
+        "pause 1",
+        "command_list_end",
+        "wait for audio",
+        "seekcur 0",
+        "status",
+        "command_list_begin",
+        "pause 0",
+        "disableoutput 0",
+        "command_list_end",
+        "enableoutput 0",
+        "~ status",
+        "seekcur 1",
+        "status",
+        "stop",
     ],
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+@testable import ReelAudio
 @testable import ReelCore
 import ReelModel
 import Testing
@@ -90,5 +91,44 @@ extension QueuePlaybackTests {
         #expect(cleared.error == nil)
         #expect(core.player.state.error == nil)
         #expect(core.player.changes.latest.value.error == nil)
+    }
+}
+
+/// A command either fails and changes nothing, or succeeds: turning the last output off while
+/// playing succeeds (as MPD's `disableoutput`), and the player pauses with the reason.
+extension QueuePlaybackTests {
+    @Test func turningTheLastOutputOffWhilePlayingSucceedsAndPausesThePlayerWithTheError() throws {
+        // A device that plays at the speed of the music: the file is still playing when the
+        // output goes.
+        let (core, directory) = try makeCore(output: RealTimeClock())
+        defer { core.shutdown() }
+        try writeWAV(directory + "/long.wav", frames: 8000 * 120)
+        let entry = try add(core, .file(directory + "/long.wav")).get()[0]
+        let playing = try run { core.player.play(entry: entry.id, reply: $0) }.get()
+        #expect(playing.state == .playing && playing.error == nil)
+
+        let switched = try switchOutput(core, 0, on: false).get()
+        #expect(switched.map(\.enabled) == [false])
+        #expect(core.outputs.list.map(\.enabled) == [false])
+        let paused = core.player.state
+        #expect(paused.state == .paused, "\(paused)")
+        let error = try #require(paused.error, "the player says why it paused")
+        #expect(error.reason == .deviceUnavailable)
+        #expect(error.message == "every output is turned off; turn one on to play")
+
+        // Turning it off again: nothing to do, and it succeeds.
+        #expect(try switchOutput(core, 0, on: false).get().map(\.enabled) == [false])
+        // Back on: the error stays until a play (or clearError) clears it; resume plays.
+        _ = try switchOutput(core, 0, on: true).get()
+        #expect(core.player.state.error == error)
+        let resumed = try run { core.player.resume(reply: $0) }.get()
+        #expect(resumed.state == .playing && resumed.error == nil)
+    }
+
+    @Test func anUnknownOutputIsNotFoundAndNamesTheValidOnes() throws {
+        let (core, _) = try makeCore()
+        defer { core.shutdown() }
+        #expect(switchOutput(core, 3, on: false) == .failure(ReelError(.notFound, "there is no output 3; the only output is 0")))
+        #expect(core.outputs.list.map(\.enabled) == [true])
     }
 }

@@ -6,7 +6,8 @@ import ReelCore
 import ReelModel
 
 /// Turns the core's feeds into MPD's idle subsystems and posts them to every connection:
-/// - `player.changes` → `player` (play, pause, stop, seek, a new entry, an error);
+/// - `player.changes` → `player` (play, pause, stop, seek, a new entry, an error), except a
+///   change that only clears the error (MPD's `clearerror` posts nothing);
 /// - `player.queueChanges` → `playlist` when the entries changed, `options` when
 ///   repeat/random/single/consume changed, `player` when the current entry changed;
 /// - `mixer.changes` → `mixer`;
@@ -32,6 +33,7 @@ final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
     private var connections: [ObjectIdentifier: MPDConnection] = [:]
     private var consumers: Consumers?
     private var lastQueue: QueueSummary
+    private var lastPlayer: PlayerState
     /// Each output's id and whether it is on, as last posted.
     private var lastOutputs: [Int: Bool] = [:]
     private var sweep: RepeatedTask?
@@ -53,6 +55,7 @@ final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
         self.loop = loop
         self.core = core
         lastQueue = core.player.queueChanges.latest.value
+        lastPlayer = core.player.changes.latest.value
         lastScan = core.music.progress.latest.value
     }
 
@@ -71,6 +74,7 @@ final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
             scans: core.music.progress.addConsumer { loop.execute { bound.value.scanChanged() } })
         lastScan = core.music.progress.latest.value
         lastQueue = core.player.queueChanges.latest.value
+        lastPlayer = core.player.changes.latest.value
         lastOutputs = Self.enabled(core.outputs.list)
         sweep = loop.scheduleRepeatedTask(initialDelay: Self.sweepInterval, delay: Self.sweepInterval) { _ in
             bound.value.expireSilentConnections()
@@ -113,8 +117,19 @@ final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
 
     private func playerChanged() {
         guard let consumers else { return }
-        _ = core.player.changes.take(for: consumers.player)
-        post(.player)
+        let state = core.player.changes.take(for: consumers.player).value
+        defer { lastPlayer = state }
+        if !Self.onlyTheErrorWent(from: lastPlayer, to: state) { post(.player) }
+    }
+
+    /// Whether `new` is `old` with its error cleared and nothing else changed (not playing: the
+    /// position stands still, so the states compare whole but for the time they were taken).
+    static func onlyTheErrorWent(from old: PlayerState, to new: PlayerState) -> Bool {
+        guard old.error != nil, new.error == nil, new.state != .playing else { return false }
+        var cleared = old
+        cleared.error = nil
+        cleared.timestamp = new.timestamp
+        return cleared == new
     }
 
     private func queueChanged() {

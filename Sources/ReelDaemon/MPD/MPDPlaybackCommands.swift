@@ -3,8 +3,8 @@
 import ReelCore
 import ReelModel
 
-/// `play`, `playid`, `pause`, `stop`, `next`, `previous`, `seek`, `seekid`, `seekcur`,
-/// `setvol`, `volume`, `getvol`, `repeat`, `random`, `single`, `consume`, with MPD's
+/// `play`, `playid`, `pause`, `stop`, `clearerror`, `next`, `previous`, `seek`, `seekid`,
+/// `seekcur`, `setvol`, `volume`, `getvol`, `repeat`, `random`, `single`, `consume`, with MPD's
 /// behaviour where it differs from Reel's JSON-RPC: `pause`, `next` and `previous` while
 /// stopped do nothing (`next` and `previous` answer `Not playing`), `play` while paused resumes,
 /// `setvol` and `volume` unmute.
@@ -37,6 +37,9 @@ enum MPDPlaybackCommands {
                 }
             },
             MPDCommand("stop", .player, 0, 0) { _, reply in player.stop(reply: done(reply)) },
+            // As MPD: clears the player's error (`play`, `seek` and the rest clear it too, in
+            // the core); no idle event (see `MPDEventHub`).
+            MPDCommand("clearerror", .player, 0, 0) { _, reply in player.clearError(reply: done(reply)) },
             MPDCommand("next", .player, 0, 0) { _, reply in
                 guard player.state.state != .stopped else { return reply(.failure(MPDAck(.playerSync, "Not playing"))) }
                 player.next(reply: done(reply))
