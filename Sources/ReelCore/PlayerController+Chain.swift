@@ -109,8 +109,11 @@ extension PlayerController {
 
     // MARK: Following the engine
 
-    /// On the audio thread after each discrete engine change: publish, then act on `work`.
+    /// On the audio thread after each discrete engine change: count the time playing, publish,
+    /// then act on `work`.
     func engineChanged(_ snapshot: PlaybackSnapshot) {
+        let now = monotonicNanoseconds()
+        playTime.withLock { $0.update(playing: snapshot.activity == .playing, at: now) }
         changes.publish(state(of: snapshot, position: engine.currentPosition().position))
         work.async { [self] in followEngine(snapshot) }
     }

@@ -64,6 +64,8 @@ public final class PlayerController: @unchecked Sendable {
         }
     }
     let shared = Locked(Shared())
+    /// The time spent playing, fed on the audio thread by every change of the engine's activity.
+    let playTime = Locked(PlayTimeCounter())
 
     /// The player's state after every change of state, source or format, and every seek.
     public let changes = StateFeed(PlayerState())
@@ -88,6 +90,12 @@ public final class PlayerController: @unchecked Sendable {
     public func shutdown() {
         engine.shutdown()
         work.sync {}
+    }
+
+    /// Seconds the player has spent playing since it started (MPD's `playtime`). Any thread.
+    public var secondsPlayed: Double {
+        let now = monotonicNanoseconds()
+        return playTime.withLock { $0.seconds(at: now) }
     }
 
     /// The player's state now, with the position interpolated to this moment. Any thread.

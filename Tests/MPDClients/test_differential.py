@@ -234,3 +234,30 @@ def compare(servers, dump, name, steps):
         diff = "\n".join(difflib.unified_diff(masked_expected, masked_got, f"mpd", subject.kind,
                                               lineterm="", n=4))
         pytest.fail(f"{subject.kind} differs from mpd in transcript {name!r}:\n{diff}", pytrace=False)
+
+
+def test_stats_playtime_is_the_time_spent_playing(make_server):
+    """`stats` `playtime` (seconds played, rounded) on a fresh server of each kind: 0 while
+    nothing plays however long the server is up, growing while playing, standing still while
+    paused. The values are times, so the same steps are checked on both rather than compared.
+    Repeat and single keep Reel's `null` device (not paced) on the one song."""
+    if shutil.which("mpd") is None:
+        pytest.skip("Debian's mpd is not installed (scripts/install-deps --test)")
+    for kind in ("mpd", mpdtest.target()):
+        server = make_server(kind)
+        with server.authed() as c:
+            def stats():
+                return {k: int(v) for k, v in c.pairs("stats").items() if k in ("uptime", "playtime")}
+            mpdtest.wait_for(lambda: stats()["uptime"] >= 2, what=f"{kind}'s uptime to pass 2 s")
+            assert stats()["playtime"] == 0, f"{kind}: nothing played yet: {stats()}"
+            c.ok("add Recordings/Meetings/Standup.flac")
+            for command in ("repeat 1", "single 1", "play 0"):
+                c.ok(command)
+            mpdtest.wait_for(lambda: stats()["playtime"] >= 2, what=f"{kind}'s playtime to reach 2 s")
+            c.ok("pause 1")
+            paused = stats()
+            mpdtest.wait_for(lambda: stats()["uptime"] >= paused["uptime"] + 2, what=f"{kind}'s uptime to go on")
+            after = stats()
+            assert after["playtime"] == paused["playtime"], f"{kind}: paused, playtime stands still: {paused} {after}"
+            assert after["playtime"] < after["uptime"], f"{kind}: {after}"
+            c.ok("stop")
