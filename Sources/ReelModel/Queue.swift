@@ -56,10 +56,12 @@ public struct QueueEntry: Sendable, Equatable {
     public var missing: Bool
     /// A music folder file's tags, as indexed when it was added.
     public var tags: DisplayTags?
+    /// 0 to 255 (MPD's `prio`): in random mode, entries of a higher priority play first.
+    public var priority: Int
 
     public init(
         id: Int, position: Int, source: PlayerSource, duration: Double? = nil, format: AudioFormat? = nil,
-        missing: Bool = false, tags: DisplayTags? = nil
+        missing: Bool = false, tags: DisplayTags? = nil, priority: Int = 0
     ) {
         self.id = id
         self.position = position
@@ -68,6 +70,7 @@ public struct QueueEntry: Sendable, Equatable {
         self.format = format
         self.missing = missing
         self.tags = tags
+        self.priority = priority
     }
 }
 
