@@ -73,6 +73,7 @@ final class MPDConnection: ChannelInboundHandler {
         self.hub = hub
         self.client = client
         self.logger = logger
+        client.notify = { [weak self] events in self?.post(events) }
     }
 
     // MARK: Channel events

@@ -17,7 +17,10 @@ import ReelModel
 /// - `music.progress` → `update` when a scan of the music folders starts and when it ends,
 ///   and `database` when one ended that indexed or removed files (inotify changes come through
 ///   the same feed as small scans);
-/// - `update` (the command) without music folders → `update`, posted by `MPDDatabaseCommands`.
+/// - `update` (the command) without music folders → `update`, posted by `MPDDatabaseCommands`;
+///   `crossfade 0` → `options`, posted by `MPDPlaybackCommands`;
+/// - the clients' channels and messages (`messages`, an `MPDMessageBoard`) → `subscription` to
+///   every connection, `message` to a client a message came for.
 ///
 /// One consumer per feed for the whole front end (not per connection): a change costs its
 /// producer one wake-up; here it costs one `post` per connection. A connection keeps events
@@ -37,6 +40,8 @@ final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
     /// Each output's id and whether it is on, as last posted.
     private var lastOutputs: [Int: Bool] = [:]
     private var sweep: RepeatedTask?
+    /// The clients' channels and messages (`subscribe`, `sendmessage`…).
+    let messages = MPDMessageBoard()
     static let timeout = TimeAmount.seconds(60)
     static let sweepInterval = TimeAmount.seconds(10)
 
@@ -57,6 +62,7 @@ final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
         lastQueue = core.player.queueChanges.latest.value
         lastPlayer = core.player.changes.latest.value
         lastScan = core.music.progress.latest.value
+        messages.postToAll = { [unowned self] events in post(events) }
     }
 
     /// Registers with the core's feeds (on the event loop).
@@ -101,6 +107,7 @@ final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
 
     func remove(_ connection: MPDConnection) {
         connections.removeValue(forKey: ObjectIdentifier(connection))
+        messages.remove(connection.client)
     }
 
     var connectionCount: Int { connections.count }

@@ -19,7 +19,9 @@ enum MPDStatusCommands {
                 let tags = request.client.tags
                 core.music.browse({ index in view.songs(of: [entry], in: index) }) { result in
                     var response = MPDResponse()
-                    let song = (try? result.get())?.first ?? view.song(of: entry, item: nil)
+                    var song = (try? result.get())?.first ?? view.song(of: entry, item: nil)
+                    // MPD 0.23.12's `currentsong` prints no `Prio` (its queue listings do).
+                    song.priority = 0
                     song.write(into: &response, tags: tags)
                     reply(.success(response))
                 }
