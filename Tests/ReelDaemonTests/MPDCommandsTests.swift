@@ -76,6 +76,12 @@ import Testing
             try channel.close().wait()
             loop.run()
         }
+
+        /// The client ends its input (a half close), as `mpc waitmessage` does when it exits.
+        func endInput() {
+            channel.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+            loop.run()
+        }
     }
 
     // MARK: Messages
@@ -125,6 +131,13 @@ import Testing
         try a.close()
         #expect(try b.send("channels") == "channel: both\nOK\n")
         #expect(try b.send("sendmessage gone x") == "ACK [50@0] {sendmessage} nobody is subscribed to this channel\n")
+        // One that only ends its input (and waits, idling, for a message) is gone too.
+        let c = try fixture.connect()
+        try c.send("subscribe half")
+        #expect(try c.send("idle message") == "")
+        c.endInput()
+        #expect(!c.channel.isActive)
+        #expect(try b.send("channels") == "channel: both\nOK\n")
     }
 
     @Test func messageErrorsAreMPDs() throws {
