@@ -173,9 +173,14 @@ public final class MusicIndex: Sendable {
 
     /// Marks every file of a music folder missing (its disk is gone) or present again.
     ///
+    /// Gone, the folder itself is listed among the failures (`failures()`, by its path) with
+    /// `reason`, and the failures of its files are forgotten: they no longer say anything true
+    /// (the next scan after the folder returns reads those files again, and lists again those
+    /// that still fail). Back, the folder leaves the failures.
+    ///
     /// - Returns: how many files changed state.
     @discardableResult
-    public func setMissing(root: String, _ missing: Bool) throws(ReelError) -> Int {
+    public func setMissing(root: String, _ missing: Bool, reason: String? = nil) throws(ReelError) -> Int {
         try store.writing("mark the music folder \(root) \(missing ? "missing" : "present")") { db in
             // `missing = 1` as a literal lets SQLite use the partial index `music_missing`.
             try db.execute(
@@ -183,7 +188,19 @@ public final class MusicIndex: Sendable {
                     ? "UPDATE music_files SET missing = 1 WHERE root = ? AND missing = 0"
                     : "UPDATE music_files SET missing = 0 WHERE root = ? AND missing = 1",
                 arguments: [root])
-            return db.changesCount
+            let changed = db.changesCount
+            if missing {
+                let kept = try Int.fetchOne(db, sql: "SELECT count(*) FROM music_files WHERE root = ?", arguments: [root]) ?? 0
+                try db.execute(sql: "DELETE FROM music_failures WHERE root = ?", arguments: [root])
+                let why = reason.map { ": \($0)" } ?? ""
+                let files = kept == 0 ? "" : "; its \(kept) \(kept == 1 ? "file is" : "files are") kept, hidden until it comes back"
+                try db.execute(
+                    sql: "INSERT INTO music_failures (root, path, size, mtime_ns, reason) VALUES (?, '', 0, 0, ?)",
+                    arguments: [root, "the music folder is missing\(why)\(files)"])
+            } else {
+                try db.execute(sql: "DELETE FROM music_failures WHERE root = ? AND path = ''", arguments: [root])
+            }
+            return changed
         }
     }
 
@@ -620,8 +637,10 @@ public final class MusicIndex: Sendable {
         return String(name[..<dot])
     }
 
+    /// A music folder's path joined with a path under it; the folder itself for "".
     static func join(_ root: String, _ relativePath: String) -> String {
-        root.hasSuffix("/") ? root + relativePath : root + "/" + relativePath
+        if relativePath.isEmpty { return root }
+        return root.hasSuffix("/") ? root + relativePath : root + "/" + relativePath
     }
 
     /// A row of `trackColumns`.
