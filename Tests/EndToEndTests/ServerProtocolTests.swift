@@ -210,6 +210,25 @@ import Testing
         #expect(try client.result("player.status")["state"] == .string("stopped"))
     }
 
+    @Test func aDeviceThatCannotBeOpenedIsLoggedOnceWithItsReasonNotOncePerTry() throws {
+        let daemon = try DaemonProcess(device: "no_such_pcm", arguments: ["--capture-device", "no_such_capture"])
+        let client = try daemon.client()
+        let path = try daemon.tone("e.wav", seconds: 1)
+        for _ in 0..<5 {
+            let failure = try #require(error(of: try client.call("player.play", ["file": .string(path)])))
+            #expect(failure.reason == "device_unavailable")
+        }
+        let recording = try #require(error(of: try client.call("recorder.start", [:])))
+        #expect(recording.reason == "device_unavailable")
+        let warnings = daemon.log().split(separator: "\n").filter { $0.contains("warning") && $0.contains("device failed") }
+        let playback = warnings.filter { $0.contains("playback device failed") }
+        #expect(playback.count == 1, "\(warnings)")
+        #expect(playback.first?.contains("device=no_such_pcm") == true, "\(warnings)")
+        #expect(playback.first?.contains("cannot open ALSA device") == true, "\(warnings)")
+        let capture = warnings.filter { $0.contains("capture device failed") }
+        #expect(capture.count == 1 && capture.first?.contains("device=no_such_capture") == true, "\(warnings)")
+    }
+
     // MARK: The player stream
 
     @Test func subscriptionGetsTheCurrentValueThenChanges() throws {
