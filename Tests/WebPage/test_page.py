@@ -245,6 +245,30 @@ def test_recorder_idle_shows_the_last_take(page, reel):
     check_layout(page, "the recorder after a take")
 
 
+def test_player_error_from_another_client_shows_and_is_dismissed(page, reel, media, tmp_path):
+    """Another client starts the queue and its entry cannot play: the player state's error is
+    on the page; its dismiss button clears it in reeld (player.clearError), for every client."""
+    broken = tmp_path / "broken.flac"
+    broken.write_bytes((media / "tone0.flac").read_bytes())
+    reel.rpc("queue.add", {"file": str(broken)})
+    broken.write_text("no longer audio\n")
+    page.open()
+    assert not shown(page, "#player-error")
+    with pytest.raises(AssertionError, match="not an audio file"):
+        reel.rpc("player.play")
+    error = reel.rpc("player.status")["error"]
+    assert error and "not an audio file" in error["message"], error
+    wait_for(lambda: shown(page, "#player-error"), what="the error on the page")
+    assert page.text("#player-error-text") == error["message"]
+    assert page.text("#np-title") == "Nothing playing"
+    page.screenshot("player-error")
+    check_layout(page, "the player's error")
+    page.el("#player-error-clear").click()
+    wait_for(lambda: reel.rpc("player.status")["error"] is None, what="reeld to clear the error")
+    wait_for(lambda: not shown(page, "#player-error"), what="the error gone from the page")
+    assert page.toasts("error") == []
+
+
 def test_open_folder_deleted_closes(page, reel):
     page.open("#library:/Meetings/2025")
     wait_for(lambda: page.item_names() == ["Kickoff"], what="/Meetings/2025")
