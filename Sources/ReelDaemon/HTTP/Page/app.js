@@ -247,7 +247,7 @@ function renderPlayer() {
   $('duration').textContent = clock(p.duration);
   $('progress').setAttribute('aria-valuemax', Math.round(p.duration || 0));
   // The player's error, whoever started what failed (this page or another client); it stays
-  // until the next play or until someone clears it (the button, or MPD's clearerror).
+  // until reeld clears it: a play, a stop, a seek, or player.clearError (the button beside it).
   $('player-error').hidden = !p.error;
   $('player-error-text').textContent = p.error ? p.error.message : '';
   drawProgress();
