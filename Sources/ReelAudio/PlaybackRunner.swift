@@ -119,6 +119,12 @@ final class PlaybackRunner: @unchecked Sendable {
             reply(setGain(volume: volume, muted: muted))
         case .selectOutputs(let selection, let reply):
             reply(selectOutputs(selection))
+        case .clearError(let reply):
+            if state.error != nil {
+                state.error = nil
+                publish(changed: true)
+            }
+            reply(.success(state))
         case .shutdown(let done):
             stop(error: nil)
             running = false
@@ -262,6 +268,8 @@ final class PlaybackRunner: @unchecked Sendable {
         var frame = frameIndex(seconds: seconds, rate: rate)
         if let count = state.frameCount { frame = min(frame, count) }
         if let error = refillAndContinue(from: frame) { return .failure(error) }
+        // A seek starts afresh, as MPD's does: the error of a past failure goes.
+        state.error = nil
         publish(changed: true)
         return .success(state)
     }

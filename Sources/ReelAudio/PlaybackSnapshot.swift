@@ -30,7 +30,8 @@ public struct PlaybackSnapshot: Sendable, Equatable {
     /// True once playback stopped because the last track held was played to its end (not by a
     /// command or a failure); false again at the next start.
     public var reachedEnd = false
-    /// Why playback last stopped or paused on its own; nil after a successful start.
+    /// Why playback last stopped or paused on its own; nil after a successful start, resume or
+    /// seek, after `stop`, and after `clearError`.
     public var error: ReelError? = nil
 
     public init() {}
@@ -79,6 +80,9 @@ public enum PlaybackCommand: Sendable {
     /// leaves at once; turning the ALSA device on or off while playing reopens the clock and
     /// refills from the audible frame.
     case selectOutputs(Set<Int>, Reply)
+    /// Forgets why playback last stopped or paused on its own (`error`); publishes only when
+    /// there was an error.
+    case clearError(Reply)
     case shutdown(@Sendable () -> Void)
 }
 

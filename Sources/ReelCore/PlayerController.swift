@@ -226,8 +226,22 @@ public final class PlayerController: @unchecked Sendable {
         engine.send(.stop(adapt(reply)))
     }
 
+    /// Seeks in the loaded entry; a seek that succeeds clears the player's error (as MPD's).
     public func seek(_ target: SeekTarget, reply: @escaping Reply) {
+        clearSkipError()
         engine.send(.seek(target, adapt(reply)))
+    }
+
+    /// Clears the player's error (MPD's `clearerror`): why playback last paused or stopped on
+    /// its own, or why an entry was skipped. Always succeeds; publishes once when there was one.
+    public func clearError(reply: @escaping Reply) {
+        shared.withLock { $0.skipError = nil }
+        engine.send(.clearError { [self] result in
+            // On the audio thread. The engine published if it held the error; one that was only
+            // the skipped entry's is published here.
+            if changes.latest.value.error != nil { publishState() }
+            adapt(reply)(result)
+        })
     }
 
     /// Plays the next entry in play order (`not_playing` when stopped); with consume on, the

@@ -229,6 +229,22 @@ import Testing
         #expect(capture.count == 1 && capture.first?.contains("device=no_such_capture") == true, "\(warnings)")
     }
 
+    @Test func clearErrorTakesThePlayersErrorOutOfTheStatus() throws {
+        let daemon = try DaemonProcess(device: "no_such_pcm")
+        let client = try daemon.client()
+        let path = try daemon.tone("c.wav", seconds: 1)
+        _ = try #require(error(of: try client.call("player.play", ["file": .string(path)])))
+        let failed = try client.result("player.status")
+        #expect(failed["error"]?["reason"] == .string("device_unavailable"), "\(failed)")
+        let cleared = try client.result("player.clearError")
+        #expect(cleared["error"] == .null, "\(cleared)")
+        #expect(cleared["source"] == failed["source"], "only the error goes")
+        #expect(try client.result("player.status")["error"] == .null)
+        let refused = try client.call("player.clearError", ["id": 1])
+        guard case .failure(let bad) = refused else { Issue.record("accepted an unknown parameter"); return }
+        #expect(bad.code == -32602)
+    }
+
     // MARK: The player stream
 
     @Test func subscriptionGetsTheCurrentValueThenChanges() throws {
