@@ -245,6 +245,30 @@ import Testing
         #expect(bad.code == -32602)
     }
 
+    @Test func aPlayThatFailsIsInThePlayerStateThatEveryClientSees() throws {
+        let daemon = try DaemonProcess()
+        let watcher = try daemon.client()
+        _ = try watcher.result("subscribe", ["stream": "player"])
+        _ = try watcher.nextNotification()
+        let broken = daemon.directory.appendingPathComponent("broken.flac").path
+        try Data("not audio".utf8).write(to: URL(fileURLWithPath: broken))
+        let player = try daemon.client()
+        let refused = try #require(error(of: try player.call("player.play", ["file": .string(broken)])))
+        #expect(refused.reason == "unsupported_format")
+        // The other client learns it from the stream, and a status says it too.
+        let deadline = Date().addingTimeInterval(10)
+        var seen: JSONValue?
+        while seen == nil, Date() < deadline {
+            let push = try watcher.nextNotification()
+            if push.params["error"]?["reason"] == .string("unsupported_format") { seen = push.params["error"] }
+        }
+        #expect(seen?["message"]?.stringValue?.contains(broken) == true, "\(String(describing: seen))")
+        #expect(try player.result("player.status")["error"]?["reason"] == .string("unsupported_format"))
+        // Cleared by a play that works.
+        let good = try daemon.tone("good.wav", seconds: 1)
+        #expect(try player.result("player.play", ["file": .string(good)])["error"] == .null)
+    }
+
     // MARK: The player stream
 
     @Test func subscriptionGetsTheCurrentValueThenChanges() throws {
