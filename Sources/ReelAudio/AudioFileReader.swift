@@ -52,13 +52,25 @@ public enum AudioFileOpener {
     public static func open(path: String, mp3Length: Mpg123Reader.LengthScan = .background) throws(ReelError)
         -> AudioFileReader
     {
+        try open(path: path, mp3Length: mp3Length, countingMP3: true)
+    }
+
+    /// Opens the file as playing it would, reading its headers only: an MP3's length is not
+    /// counted. For `CodecRegistry.probe`.
+    static func openHeaders(path: String) throws(ReelError) -> AudioFileReader {
+        try open(path: path, mp3Length: .background, countingMP3: false)
+    }
+
+    private static func open(path: String, mp3Length: Mpg123Reader.LengthScan, countingMP3: Bool) throws(ReelError)
+        -> AudioFileReader
+    {
         try checkRegularFile(path)
         if let layout = MP3Layout.read(path: path) {
-            return try Mpg123Reader(path: path, layout: layout, lengthScan: mp3Length)
+            return try Mpg123Reader(path: path, layout: layout, lengthScan: mp3Length, backgroundScan: countingMP3)
         }
         let reader = try SndFileReader(path: path)
         if reader.isMPEG {
-            return try Mpg123Reader(path: path, layout: nil, lengthScan: mp3Length)
+            return try Mpg123Reader(path: path, layout: nil, lengthScan: mp3Length, backgroundScan: countingMP3)
         }
         return reader
     }
@@ -81,12 +93,4 @@ public enum AudioFileOpener {
             throw ReelError(.ioError, "cannot read \(path): \(String(cString: strerror(errno)))")
         }
     }
-
-    /// What the installed libraries decode, for `daemon.info`: libsndfile's formats, and MP3
-    /// through libmpg123.
-    public static let decodableCodecs: [String] = {
-        var codecs = Set(SndFileReader.decodableCodecs())
-        codecs.insert("mp3")
-        return codecs.sorted()
-    }()
 }

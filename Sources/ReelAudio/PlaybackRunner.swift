@@ -33,6 +33,8 @@ final class PlaybackRunner: @unchecked Sendable {
     let mailbox: Mailbox<PlaybackCommand>
     let published: Locked<PlaybackSnapshot>
     let logger: Logger
+    /// The device's failures, told once each in the log (not once per retry).
+    let failures: DeviceFailureLog
     let onChange: PlaybackEngine.ChangeHandler
     let onWantsNext: PlaybackEngine.WantsNextHandler
 
@@ -71,6 +73,7 @@ final class PlaybackRunner: @unchecked Sendable {
         self.mailbox = mailbox
         self.published = published
         self.logger = logger
+        failures = DeviceFailureLog(logger: logger)
         self.onChange = onChange
         self.onWantsNext = onWantsNext
     }
@@ -491,7 +494,7 @@ final class PlaybackRunner: @unchecked Sendable {
         let error = ReelError(
             .deviceUnavailable,
             "ALSA device \"\(device.name)\" failed: \(ALSA.describe(code)); playback is paused, resume when the device is back")
-        logger.error("playback device failed", metadata: ["device": "\(device.name)", "error": "\(ALSA.describe(code))"])
+        failures.failed("playback", device: device.name, error)
         do throws(ReelError) {
             try rewindToAudible()
         } catch {
@@ -529,7 +532,13 @@ final class PlaybackRunner: @unchecked Sendable {
             closeDevice()
         }
         closeDevice()
-        let opened = try device.open(format, timing: timing)
+        let opened: PCMConfiguration
+        do throws(ReelError) {
+            opened = try device.open(format, timing: timing)
+        } catch {
+            failures.failed("playback", device: device.name, error)
+            throw error
+        }
         configuration = opened
         let bytes = opened.periodFrames * opened.format.bytesPerFrame
         if bytes > bufferCapacityBytes {

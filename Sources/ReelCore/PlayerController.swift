@@ -160,7 +160,10 @@ public final class PlayerController: @unchecked Sendable {
             do throws(ReelError) {
                 entries = try resolve(addition)
             } catch {
+                // The player's error says it too (the queue stays as it was), for every client.
+                shared.withLock { $0.skipError = error }
                 reply(.failure(error))
+                publishState()
                 return
             }
             let first = shared.withLock { shared -> Int? in

@@ -93,12 +93,23 @@ struct ModelJSONTests {
     @Test func daemonInfoRoundTripsWithProtocolKey() throws {
         let info = DaemonInfo(version: "1.0.0", device: "default", captureDevice: "hw:1,0", dataDir: "/var/lib/reel",
                               uptime: 12.5, formats: ["flac", "wav"],
+                              decoders: [CodecDescription(name: "flac", suffixes: ["flac"], mimeTypes: ["audio/flac", "audio/x-flac"]),
+                                         CodecDescription(name: "wav", suffixes: ["wav", "wave"], mimeTypes: ["audio/wav"])],
                               listeners: [.init(protocolName: "json-rpc", address: "/run/reel/reel.sock"),
                                           .init(protocolName: "mpd", address: "127.0.0.1:6600")])
         let json = info.json
         #expect(json["protocol"] == .int(2))
-        #expect(json.objectValue?.keys == ["version", "protocol", "device", "captureDevice", "dataDir", "uptime", "formats", "listeners"])
+        #expect(json.objectValue?.keys == ["version", "protocol", "device", "captureDevice", "dataDir", "uptime", "formats", "decoders", "listeners"])
+        #expect(json["decoders"]?.arrayValue?.first?["suffixes"] == ["flac"])
         #expect(try DaemonInfo(json: try JSONValue.parse(json.jsonBytes)) == info)
+    }
+
+    @Test func daemonInfoRejectsMalformedDecoders() {
+        let json: JSONValue = [
+            "version": "1", "protocol": 1, "device": "d", "captureDevice": "c", "dataDir": "/", "uptime": 1,
+            "decoders": [["name": "flac", "suffixes": ["flac", 2], "mimeTypes": []]],
+        ]
+        #expect(throws: JSONDecodingError("decoder.suffixes must be an array of strings, not an array")) { try DaemonInfo(json: json) }
     }
 
     @Test func daemonInfoRejectsMalformedFormats() {
