@@ -301,6 +301,7 @@ enum MPDQueueCommands {
     }
 
     /// Runs a core call that throws `ReelError`, as an ACK.
+    @discardableResult
     static func core<Value>(_ body: @autoclosure () throws(ReelError) -> Value) throws(MPDAck) -> Value {
         do throws(ReelError) {
             return try body()
