@@ -32,7 +32,6 @@ import Testing
         try make("track-wavpack.wv", "ffmpeg", ffmpeg + ["-c:a", "wavpack", "OUT"])
         try make("track-wma.wma", "ffmpeg", ffmpeg + ["-c:a", "wmav2", "OUT"])
         try make("track-tta.tta", "ffmpeg", ffmpeg + ["-c:a", "tta", "OUT"])
-        try make("track-mp2.mp2", "ffmpeg", ffmpeg + ["-c:a", "mp2", "OUT"])
         try Data("not audio".utf8).write(to: root.appendingPathComponent("track-text.flac"))
         names.append("track-text.flac")
         return names
