@@ -39,8 +39,9 @@ extension AudioFileReader {
 
 /// Opens a file with the decoder that reads it correctly.
 public enum AudioFileOpener {
-    /// libsndfile for everything except MP3, which goes to libmpg123 directly: libsndfile
-    /// takes the length of an MP3 without a Xing/Info header from its first frame and stops there.
+    /// libsndfile for what it reads, except MP3, which goes to libmpg123 directly (libsndfile
+    /// takes the length of an MP3 without a Xing/Info header from its first frame and stops
+    /// there); FFmpeg for the rest (AAC, ALAC, WavPack, APE, WMA, DSD, …), loaded then.
     ///
     /// A file that begins (after ID3v2 tags) with MPEG Layer III frames is an MP3 without asking
     /// libsndfile; anything else is offered to libsndfile first, and MPEG audio it recognises
@@ -68,11 +69,19 @@ public enum AudioFileOpener {
         if let layout = MP3Layout.read(path: path) {
             return try Mpg123Reader(path: path, layout: layout, lengthScan: mp3Length, backgroundScan: countingMP3)
         }
-        let reader = try SndFileReader(path: path)
-        if reader.isMPEG {
+        let native: SndFileReader
+        do throws(ReelError) {
+            native = try SndFileReader(path: path)
+        } catch where error.reason != .ioError {
+            // Not for libsndfile: FFmpeg (loaded now, if it was not), whose verdict counts once it
+            // knows the format; a file it does not know either keeps libsndfile's.
+            guard let decoder = try FFmpegReader.open(path: path) else { throw error }
+            return FFmpegReader(path: path, decoder: decoder)
+        }
+        if native.isMPEG {
             return try Mpg123Reader(path: path, layout: nil, lengthScan: mp3Length, backgroundScan: countingMP3)
         }
-        return reader
+        return native
     }
 
     /// The file exists, is readable and is a regular file (not a directory, FIFO or device,

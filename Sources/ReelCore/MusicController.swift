@@ -45,7 +45,7 @@ public final class MusicController: @unchecked Sendable {
     private let lastScanEnd = Locked<Double?>(nil)
 
     init(
-        store: LibraryStore, roots: [String], extensions: Set<String> = CodecRegistry.scannedSuffixes,
+        store: LibraryStore, roots: [String], extensions: Set<String> = CodecRegistry.suffixes,
         reader: @escaping MusicScanner.Reader,
         watchTiming: MusicWatcher.Timing = MusicWatcher.Timing(), logger: Logger,
         onMoves: @escaping @Sendable ([(from: String, to: String)]) -> Void = { _ in }

@@ -32,10 +32,41 @@ import Testing
         try make("track-wavpack.wv", "ffmpeg", ffmpeg + ["-c:a", "wavpack", "OUT"])
         try make("track-wma.wma", "ffmpeg", ffmpeg + ["-c:a", "wmav2", "OUT"])
         try make("track-tta.tta", "ffmpeg", ffmpeg + ["-c:a", "tta", "OUT"])
-        try make("track-mp2.mp2", "ffmpeg", ffmpeg + ["-c:a", "mp2", "OUT"])
+        try writeDSF(to: root.appendingPathComponent("track-dsd.dsf").path, seconds: 0.5)
+        names.append("track-dsd.dsf")
         try Data("not audio".utf8).write(to: root.appendingPathComponent("track-text.flac"))
         names.append("track-text.flac")
         return names
+    }
+
+    /// A DSF file (DSD64, stereo) of a 1 kHz tone, written here: no tool in Debian makes one. A
+    /// first-order delta-sigma modulator, bits least significant first, blocks of 4,096 bytes
+    /// per channel, as the DSF specification lays them out.
+    static func writeDSF(to path: String, seconds: Double) throws {
+        let rate = 2_822_400
+        let blockSize = 4096
+        let samples = Int(seconds * Double(rate)) / (blockSize * 8) * (blockSize * 8)
+        var channels = [[UInt8]](repeating: [UInt8](repeating: 0, count: samples / 8), count: 2)
+        for channel in 0..<2 {
+            var integrator = 0.0
+            for index in 0..<samples {
+                let input = 0.5 * sin(2 * Double.pi * 1000 * Double(index) / Double(rate))
+                let bit = integrator >= 0
+                integrator += input - (bit ? 1 : -1)
+                if bit { channels[channel][index / 8] |= 1 << UInt8(index % 8) }
+            }
+        }
+        var data: [UInt8] = []
+        for block in stride(from: 0, to: samples / 8, by: blockSize) {
+            for channel in 0..<2 { data += channels[channel][block..<(block + blockSize)] }
+        }
+        func le<T: FixedWidthInteger>(_ value: T) -> [UInt8] { withUnsafeBytes(of: value.littleEndian, Array.init) }
+        let total = 28 + 52 + 12 + data.count
+        var file = Array("DSD ".utf8) + le(UInt64(28)) + le(UInt64(total)) + le(UInt64(0))
+        file += Array("fmt ".utf8) + le(UInt64(52)) + le(UInt32(1)) + le(UInt32(0)) + le(UInt32(2)) + le(UInt32(2))
+        file += le(UInt32(rate)) + le(UInt32(1)) + le(UInt64(samples)) + le(UInt32(blockSize)) + le(UInt32(0))
+        file += Array("data".utf8) + le(UInt64(12 + data.count)) + data
+        try Data(file).write(to: URL(fileURLWithPath: path))
     }
 
     /// Every track the index lists (`music.search` for the common part of the names).
@@ -76,6 +107,10 @@ import Testing
             if path.hasSuffix(".m4a") { #expect(reason.contains("MP4"), "\(reason)") }
             if path.hasSuffix(".wv") { #expect(reason.contains("WavPack"), "\(reason)") }
         }
+        // The DSF file (TagLib reads no DSF tags) is listed by its name, as DSD.
+        let dsd = try #require(listed.first { $0["path"]?.stringValue?.hasSuffix("track-dsd.dsf") == true })
+        #expect(dsd["format"]?["codec"] == .string("dsd"), "\(dsd)")
+        #expect(dsd["name"] == .string("track-dsd"), "\(dsd)")
         // Everything listed plays: queued and played, it is loaded without an error.
         #expect(listed.count >= 10, "\(listedNames.sorted())")
         for track in listed {

@@ -17,11 +17,11 @@ import Testing
         #expect(CodecRegistry.mimeType(forSuffix: "mp3") == "audio/mpeg")
         #expect(CodecRegistry.mimeType(forSuffix: "ogg") == "audio/ogg")
         #expect(CodecRegistry.mimeType(forSuffix: "txt") == "application/octet-stream")
-        // A suffix belongs to one codec only, and no playable suffix is also listed as unplayable.
-        let suffixes = CodecRegistry.codecs.flatMap(\.suffixes)
-        #expect(Set(suffixes).count == suffixes.count, "a suffix names two codecs: \(suffixes)")
-        #expect(CodecRegistry.suffixes.isDisjoint(with: CodecRegistry.audioSuffixesWithoutDecoder.keys))
-        #expect(CodecRegistry.scannedSuffixes.isSuperset(of: CodecRegistry.suffixes))
+        // A suffix may name several codecs (an .m4a holds AAC or ALAC: the content decides).
+        #expect(CodecRegistry.mimeType(forSuffix: "m4a") == "audio/mp4")
+        for suffix in ["m4a", "aac", "wv", "ape", "wma", "dsf", "dff", "tta", "mpc"] {
+            #expect(CodecRegistry.suffixes.contains(suffix), "no codec of the registry takes .\(suffix) files")
+        }
     }
 
     @Test(arguments: ["wav", "flac", "ogg", "opus", "mp3", "mp3-noxing"])
@@ -52,15 +52,15 @@ import Testing
         #expect(error.message.contains(text))
     }
 
-    @Test func aFormatWithoutADecoderIsRefusedWithWhatItIs() throws {
+    @Test func bytesThatNoDecoderTakesAreRefusedNamingTheFile() throws {
         let directory = TestAudio.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        for (suffix, kind) in CodecRegistry.audioSuffixesWithoutDecoder {
+        for suffix in ["m4a", "wv", "ape", "wma", "dsf", "tta", "mpc"] {
             let path = directory.appendingPathComponent("track.\(suffix)").path
             try Data(count: 4096).write(to: URL(fileURLWithPath: path))
             let error = try #require(throws: ReelError.self) { try CodecRegistry.probe(path: path) }
-            #expect(error.reason == .unsupportedFormat)
-            #expect(error.message.contains(path) && error.message.contains(kind), "\(error.message)")
+            #expect(error.reason == .unsupportedFormat || error.reason == .corruptFile, "\(error)")
+            #expect(error.message.contains(path), "\(error.message)")
         }
     }
 

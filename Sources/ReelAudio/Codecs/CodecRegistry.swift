@@ -16,6 +16,9 @@ public struct Codec: Sendable {
         case sndfile
         /// libmpg123 (`Mpg123Reader`).
         case mpg123
+        /// FFmpeg (`FFmpegReader`), loaded by the first file that needs it; `names` are
+        /// FFmpeg's decoders of the codec.
+        case ffmpeg(names: [String])
     }
 
     public let description: CodecDescription
@@ -35,9 +38,8 @@ public struct Codec: Sendable {
 ///
 /// A suffix names what to *try*: a file is playable when a decoder opens it (`probe`), whatever
 /// its suffix says, so a `.ogg` holding FLAC, or a `.flac` that is really an MP3, is judged by
-/// its content. Files with the suffixes of `audioSuffixesWithoutDecoder` are audio Reel has no
-/// decoder for: the music scan reports them as failures, with the reason, instead of ignoring
-/// them. Immutable; any thread.
+/// its content, and one that no decoder opens is a music scan failure with the decoder's
+/// reason. Immutable; any thread.
 public enum CodecRegistry {
     /// Every codec this build knows, whether or not the installed libraries decode it.
     static let known: [Codec] = [
@@ -49,12 +51,32 @@ public enum CodecRegistry {
         Codec("aiff", suffixes: ["aif", "aiff", "aifc"], mimeTypes: ["audio/aiff", "audio/x-aiff"], decoder: .sndfile),
         Codec("au", suffixes: ["au", "snd"], mimeTypes: ["audio/basic"], decoder: .sndfile),
         Codec("caf", suffixes: ["caf"], mimeTypes: ["audio/x-caf"], decoder: .sndfile),
+        Codec(
+            "aac", suffixes: ["m4a", "m4b", "mp4", "aac"], mimeTypes: ["audio/mp4", "audio/aac", "audio/x-m4a", "audio/aacp"],
+            decoder: .ffmpeg(names: ["aac"])),
+        Codec("alac", suffixes: ["m4a"], mimeTypes: ["audio/mp4"], decoder: .ffmpeg(names: ["alac"])),
+        Codec("wavpack", suffixes: ["wv"], mimeTypes: ["audio/x-wavpack", "audio/wavpack"], decoder: .ffmpeg(names: ["wavpack"])),
+        Codec("ape", suffixes: ["ape"], mimeTypes: ["audio/x-ape", "audio/ape"], decoder: .ffmpeg(names: ["ape"])),
+        Codec("wma", suffixes: ["wma", "asf"], mimeTypes: ["audio/x-ms-wma"], decoder: .ffmpeg(names: ["wmav1", "wmav2", "wmapro", "wmalossless"])),
+        Codec(
+            "dsd", suffixes: ["dsf", "dff"], mimeTypes: ["audio/x-dsf", "audio/x-dff", "audio/dsd"],
+            decoder: .ffmpeg(names: ["dsd_lsbf", "dsd_msbf", "dsd_lsbf_planar", "dsd_msbf_planar"])),
+        Codec("tta", suffixes: ["tta"], mimeTypes: ["audio/x-tta", "audio/tta"], decoder: .ffmpeg(names: ["tta"])),
+        Codec("musepack", suffixes: ["mpc", "mpp", "mp+"], mimeTypes: ["audio/x-musepack"], decoder: .ffmpeg(names: ["mpc7", "mpc8"])),
     ]
 
-    /// The codecs the installed libraries decode (libsndfile's list is asked at run time).
+    /// The codecs the installed libraries decode. libsndfile's list is asked at run time;
+    /// FFmpeg's entries are listed without loading it (reeld depends on Debian's FFmpeg 5.1,
+    /// whose decoders they name; a test checks each against it), so that listing them maps none
+    /// of it.
     public static let codecs: [Codec] = {
         let sndfile = Set(SndFileReader.decodableCodecs())
-        return known.filter { $0.decoder == .mpg123 || sndfile.contains($0.name) }
+        return known.filter { codec in
+            switch codec.decoder {
+            case .sndfile: sndfile.contains(codec.name)
+            case .mpg123, .ffmpeg: true
+            }
+        }
     }()
 
     /// What clients are told: `daemon.info`'s `decoders`.
@@ -67,20 +89,6 @@ public enum CodecRegistry {
 
     /// The suffixes of every playable codec (lowercase).
     public static let suffixes: Set<String> = Set(codecs.flatMap(\.suffixes))
-
-    /// Audio file suffixes no decoder of this build takes, with what such a file holds (for the
-    /// reason a scan reports). A scan looks at them so that they are reported, not ignored.
-    public static let audioSuffixesWithoutDecoder: [String: String] = {
-        let all: [String: String] = [
-            "m4a": "MP4 audio (AAC or ALAC)", "m4b": "MP4 audio (AAC or ALAC)", "mp4": "MP4 audio (AAC or ALAC)",
-            "aac": "AAC", "alac": "ALAC", "wv": "WavPack", "ape": "Monkey's Audio (APE)", "wma": "WMA",
-            "asf": "WMA", "dsf": "DSD", "dff": "DSD", "tta": "TTA", "mpc": "Musepack", "mp2": "MPEG Layer II",
-        ]
-        return all.filter { !suffixes.contains($0.key) }
-    }()
-
-    /// Every suffix a music scan walks: the playable ones and the audio ones it reports.
-    public static var scannedSuffixes: Set<String> { suffixes.union(audioSuffixesWithoutDecoder.keys) }
 
     /// The codec a suffix names first (for a content type), nil if none.
     public static func codec(forSuffix suffix: String) -> Codec? {
@@ -103,16 +111,10 @@ public enum CodecRegistry {
 
     /// Checks that a decoder of this build opens the file, as playing it would, without reading
     /// more than its headers (an MP3's length is not counted); returns what it found. Throws
-    /// `unsupported_format` naming the file and why (no decoder for its kind, or its content is
-    /// not what any decoder reads), `corrupt_file` or `io_error` as opening it to play would.
+    /// `unsupported_format` naming the file and why (its content is not what any decoder reads),
+    /// `corrupt_file` or `io_error` as opening it to play would.
     /// Any thread.
     public static func probe(path: String) throws(ReelError) -> (format: AudioFormat, duration: Double?) {
-        let suffix = suffix(of: path)
-        if let kind = audioSuffixesWithoutDecoder[suffix] {
-            throw ReelError(
-                .unsupportedFormat,
-                "\(path) is \(kind), which this Reel cannot decode (it plays \(codecs.map(\.name).joined(separator: ", ")))")
-        }
         let reader = try AudioFileOpener.openHeaders(path: path)
         return (reader.format, reader.duration)
     }
