@@ -10,6 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__x86_64__)
+#include <xmmintrin.h>
+#elif defined(__aarch64__)
+#include <arm_neon.h>
+#endif
+
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
 #include <libavutil/avutil.h>
@@ -439,6 +445,32 @@ static inline int32_t clip32(double value) {
     return (int32_t)lrint(value);
 }
 
+/// `value` rounded to the nearest integer, ties to even, and clipped to 16 bits: what
+/// clip16(lrintf(value)) gives (and libswresample), inline. lrintf is a call into libm here
+/// (C's math functions keep errno), and this runs for every sample of a lossy file.
+static inline int16_t round_clip16(float value) {
+    if (value >= 32767.0f) return INT16_MAX;
+    if (!(value > -32768.0f)) return INT16_MIN;  // and NaN, as lrintf's answer clipped
+#if defined(__x86_64__)
+    return (int16_t)_mm_cvtss_si32(_mm_set_ss(value));  // the default rounding: to nearest, ties to even
+#elif defined(__aarch64__)
+    return (int16_t)vcvtns_s32_f32(value);  // to nearest, ties to even
+#else
+    return (int16_t)lrintf(value);
+#endif
+}
+
+/// Each of `count` samples of one channel, from `from` every `step`, as `expression` of
+/// `sample`, into `to` every `channels`: one loop per sample format, nothing decided per sample.
+#define EACH_SAMPLE(type, expression)                                                              \
+    do {                                                                                           \
+        const type *from = (const type *)plane + first;                                           \
+        for (int i = 0; i < count; i++) {                                                          \
+            type sample = from[(ptrdiff_t)i * step];                                               \
+            to[(ptrdiff_t)i * channels] = (expression);                                            \
+        }                                                                                          \
+    } while (0)
+
 /// Writes `count` frames of the held frame from `offset`, interleaved, into `out`.
 static void convert(const reel_ff_decoder *decoder, int offset, int count, void *out) {
     const AVFrame *frame = decoder->frame;
@@ -451,38 +483,36 @@ static void convert(const reel_ff_decoder *decoder, int offset, int count, void 
         int first = planar ? offset : offset * channels + channel;
         if (decoder->info.bits == 16) {
             int16_t *to = (int16_t *)out + channel;
-            for (int i = 0; i < count; i++, to += channels) {
-                int index = first + i * step;
-                switch (format) {
-                case AV_SAMPLE_FMT_U8:
-                case AV_SAMPLE_FMT_U8P: *to = (int16_t)(((int)plane[index] - 128) << 8); break;
-                // Rounded and clipped as FFmpeg's own conversion (libswresample) does.
-                case AV_SAMPLE_FMT_FLT:
-                case AV_SAMPLE_FMT_FLTP: *to = clip16(lrintf(((const float *)plane)[index] * 32768.0f)); break;
-                case AV_SAMPLE_FMT_DBL:
-                case AV_SAMPLE_FMT_DBLP: *to = clip16(lrint(((const double *)plane)[index] * 32768.0)); break;
-                default: *to = ((const int16_t *)plane)[index]; break;
-                }
+            switch (format) {
+            case AV_SAMPLE_FMT_U8:
+            case AV_SAMPLE_FMT_U8P: EACH_SAMPLE(uint8_t, (int16_t)(((int)sample - 128) * 256)); break;
+            // Rounded and clipped as FFmpeg's own conversion (libswresample) does.
+            case AV_SAMPLE_FMT_FLT:
+            case AV_SAMPLE_FMT_FLTP: EACH_SAMPLE(float, round_clip16(sample * 32768.0f)); break;
+            case AV_SAMPLE_FMT_DBL:
+            case AV_SAMPLE_FMT_DBLP: EACH_SAMPLE(double, clip16(lrint(sample * 32768.0))); break;
+            default: EACH_SAMPLE(int16_t, sample); break;
             }
         } else {
             int32_t *to = (int32_t *)out + channel;
-            for (int i = 0; i < count; i++, to += channels) {
-                int index = first + i * step;
-                switch (format) {
-                case AV_SAMPLE_FMT_S32:
-                case AV_SAMPLE_FMT_S32P: *to = ((const int32_t *)plane)[index]; break;
-                case AV_SAMPLE_FMT_FLT:
-                case AV_SAMPLE_FMT_FLTP: *to = clip32((double)((const float *)plane)[index] * 2147483648.0); break;
-                case AV_SAMPLE_FMT_DBL:
-                case AV_SAMPLE_FMT_DBLP: *to = clip32(((const double *)plane)[index] * 2147483648.0); break;
-                case AV_SAMPLE_FMT_S64:
-                case AV_SAMPLE_FMT_S64P: *to = (int32_t)(((const int64_t *)plane)[index] >> 32); break;
-                default: *to = 0; break;
-                }
+            switch (format) {
+            case AV_SAMPLE_FMT_S32:
+            case AV_SAMPLE_FMT_S32P: EACH_SAMPLE(int32_t, sample); break;
+            case AV_SAMPLE_FMT_FLT:
+            case AV_SAMPLE_FMT_FLTP: EACH_SAMPLE(float, clip32((double)sample * 2147483648.0)); break;
+            case AV_SAMPLE_FMT_DBL:
+            case AV_SAMPLE_FMT_DBLP: EACH_SAMPLE(double, clip32(sample * 2147483648.0)); break;
+            case AV_SAMPLE_FMT_S64:
+            case AV_SAMPLE_FMT_S64P: EACH_SAMPLE(int64_t, (int32_t)(sample >> 32)); break;
+            default:
+                for (int i = 0; i < count; i++) to[(ptrdiff_t)i * channels] = 0;
+                break;
             }
         }
     }
 }
+
+#undef EACH_SAMPLE
 
 int64_t reel_ff_read(reel_ff_decoder *decoder, void *buffer, int64_t frames, char *message, size_t size) {
     int64_t written = 0;
