@@ -21,9 +21,12 @@ stops them by their PID. It prints the table.
 2. Playing, with one reeld (started after part 1, so no other process maps its binary while
    part 1 runs) and MPD: in each round, for AAC then ALAC, each daemon in turn plays the file from
    its start; 3 s later its process CPU clock, wake-ups and peak VmRSS are sampled over S s
-   (`compare.Sampler`) and divided by the audio seconds its own position moved. Then, per codec
-   and daemon, `compare.py output`: from the play command to the first sound at the null sink's
-   monitor (MPD: `clear`, `add`, then `play` timed).
+   (`compare.Sampler`) and divided by the audio seconds its own position moved; at the end of
+   the window its RssAnon and the resident parts of its executable and shared libraries. A
+   window of MPD's with less than its buffer (24 s) of the file left after it is not counted:
+   MPD decodes that far ahead, so it would not have been decoding. Then, per codec and daemon,
+   `compare.py output`: from the play command to the first sound at the null sink's monitor
+   (MPD: `clear`, `add`, then `play` timed).
 """
 import json
 import os
