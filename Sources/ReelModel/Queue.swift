@@ -56,10 +56,12 @@ public struct QueueEntry: Sendable, Equatable {
     public var missing: Bool
     /// A music folder file's tags, as indexed when it was added.
     public var tags: DisplayTags?
+    /// `duration` is an estimate (an MP3 without a Xing/Info tag, until its frames are counted).
+    public var durationEstimated: Bool
 
     public init(
         id: Int, position: Int, source: PlayerSource, duration: Double? = nil, format: AudioFormat? = nil,
-        missing: Bool = false, tags: DisplayTags? = nil
+        missing: Bool = false, tags: DisplayTags? = nil, durationEstimated: Bool = false
     ) {
         self.id = id
         self.position = position
@@ -68,6 +70,7 @@ public struct QueueEntry: Sendable, Equatable {
         self.format = format
         self.missing = missing
         self.tags = tags
+        self.durationEstimated = durationEstimated
     }
 }
 
@@ -78,16 +81,18 @@ public struct NewQueueEntry: Sendable, Equatable {
     public var format: AudioFormat?
     public var missing: Bool
     public var tags: DisplayTags?
+    public var durationEstimated: Bool
 
     public init(
         source: PlayerSource, duration: Double? = nil, format: AudioFormat? = nil, missing: Bool = false,
-        tags: DisplayTags? = nil
+        tags: DisplayTags? = nil, durationEstimated: Bool = false
     ) {
         self.source = source
         self.duration = duration
         self.format = format
         self.missing = missing
         self.tags = tags
+        self.durationEstimated = durationEstimated
     }
 }
 
