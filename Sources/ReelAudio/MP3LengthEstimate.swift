@@ -190,3 +190,17 @@ struct MP3LengthEstimate: Equatable {
         return Array(bytes[0..<filled])
     }
 }
+
+extension Mpg123Reader {
+    /// For measuring (`reel-bench mp3-length`), in PCM frames: the estimate a long file without
+    /// a Xing/Info tag opens with (`MP3LengthEstimate`, made here for any MP3), and the first
+    /// frame's bitrate over the file's size, what MPD shows; nil when the file does not start
+    /// with Layer III frames.
+    public static func lengthEstimates(path: String) -> (estimate: Int64?, firstFrame: Int64?)? {
+        guard let layout = MP3Layout.read(path: path) else { return nil }
+        let first = layout.firstFrame
+        let samplesPerFrame = first.version == .mpeg1 ? 1152.0 : 576.0
+        let firstFrame = Int64(Double(layout.fileSize) / first.nominalLength * samplesPerFrame)
+        return (MP3LengthEstimate.read(path: path, layout: layout).estimate?.frames, firstFrame)
+    }
+}
