@@ -22,6 +22,10 @@ public protocol AudioFileReader: AnyObject {
     /// True when `frameCount` will not change any more. Read it before `frameCount`: true, then
     /// the count read after it is the final one.
     var frameCountIsFinal: Bool { get }
+    /// An estimate of the frames, made at open when `frameCount` was not known then (an MP3
+    /// without a Xing/Info tag: `MP3LengthEstimate`); nil when it was, or when nothing could be
+    /// estimated. While `frameCount` is nil, the best length known. Any thread.
+    var estimatedFrameCount: Int64? { get }
     /// Decodes up to `frames` frames into `buffer`; 0 at the end of the file.
     func read(into buffer: UnsafeMutableRawPointer, frames: Int) throws(ReelError) -> Int
     /// Moves so that the next `read` starts at `frame`.
@@ -31,9 +35,18 @@ public protocol AudioFileReader: AnyObject {
 extension AudioFileReader {
     /// A reader whose length is known at open says so.
     public var frameCountIsFinal: Bool { true }
+    public var estimatedFrameCount: Int64? { nil }
 
+    /// Seconds, exact; nil while not known.
     public var duration: Double? {
         frameCount.map { Double($0) / Double(pcmFormat.sampleRate) }
+    }
+
+    /// The best length known now, in seconds: `duration`, or while that is not known the
+    /// estimate (`estimated` true); nil when there is neither.
+    public var knownDuration: (seconds: Double, estimated: Bool)? {
+        if let duration { return (duration, false) }
+        return estimatedFrameCount.map { (Double($0) / Double(pcmFormat.sampleRate), true) }
     }
 }
 
@@ -48,8 +61,9 @@ public enum AudioFileOpener {
     /// (Layers I and II, or Layer III after junk) still goes to libmpg123.
     ///
     /// - Parameter mp3Length: when the length of an MP3 without a Xing/Info tag is found: for
-    ///   playing, `.background` (the default; `open` returns at once); `.atOpen` for a caller
-    ///   that needs the exact length from the start and can wait (the library's import).
+    ///   playing, `.background` (the default; `open` returns at once, with an estimate of a long
+    ///   file's length); `.atOpen` for a caller that needs the exact length from the start and
+    ///   can wait (the library's import); `.estimate` for one that only describes the file.
     public static func open(path: String, mp3Length: Mpg123Reader.LengthScan = .background) throws(ReelError)
         -> AudioFileReader
     {

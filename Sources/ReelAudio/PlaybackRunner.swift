@@ -62,6 +62,8 @@ final class PlaybackRunner: @unchecked Sendable {
     /// The track whose successor the control side was asked for and has not answered yet.
     var awaitingLineUp: Int?
     var running = true
+    /// How often a paused runner looks whether the audible track's length has been counted.
+    static let lengthPollMilliseconds = 200
 
     init(
         device: OutputSet, timing: PCMTiming, mailbox: Mailbox<PlaybackCommand>,
@@ -82,12 +84,21 @@ final class PlaybackRunner: @unchecked Sendable {
 
     func run() {
         while running {
-            for command in mailbox.take(wait: state.activity != .playing) {
+            // Paused on a track whose length is being counted: look again now and then, so that
+            // the count is published when it ends (playing, every period does it).
+            let counting = state.activity == .paused && segments.first.map { !$0.reader.frameCountIsFinal } == true
+            let commands =
+                counting
+                ? mailbox.take(waitingAtMostMilliseconds: Self.lengthPollMilliseconds)
+                : mailbox.take(wait: state.activity != .playing)
+            for command in commands {
                 handle(command)
                 if !running { break }
             }
             if running && state.activity == .playing {
                 pump()
+            } else if running && counting && measure() {
+                publish(changed: true)
             }
         }
         closeDevice()
@@ -258,7 +269,10 @@ final class PlaybackRunner: @unchecked Sendable {
         let now = monotonicNanoseconds()
         let rate = Double(state.sampleRate)
         let current = state.position(at: now)
-        let duration = state.duration ?? Double(Int64.max) / rate
+        // An estimated length bounds nothing: past it, the seek lands where the file has frames,
+        // or the track ends.
+        let exactCount = state.frameCountIsEstimate ? nil : state.frameCount
+        let duration = exactCount.map { Double($0) / rate } ?? Double(Int64.max) / rate
         let seconds: Double
         do throws(ReelError) {
             seconds = try target.resolve(current: current, duration: duration)
@@ -266,7 +280,7 @@ final class PlaybackRunner: @unchecked Sendable {
             return .failure(error)
         }
         var frame = frameIndex(seconds: seconds, rate: rate)
-        if let count = state.frameCount { frame = min(frame, count) }
+        if let count = exactCount { frame = min(frame, count) }
         if let error = refillAndContinue(from: frame) { return .failure(error) }
         // A seek starts afresh, as MPD's does: the error of a past failure goes.
         state.error = nil
@@ -633,7 +647,7 @@ final class PlaybackRunner: @unchecked Sendable {
         state.token = segment.token
         state.format = reader.format
         state.sampleRate = reader.pcmFormat.sampleRate
-        state.frameCount = reader.frameCount
+        setFrameCount(of: reader)
         state.epoch &+= 1
     }
 
@@ -657,8 +671,8 @@ final class PlaybackRunner: @unchecked Sendable {
         }
         // An MP3 without a Xing/Info tag learns its length in the background: publish it.
         var lengthLearned = false
-        if state.frameCount == nil, let count = audible.reader.frameCount {
-            state.frameCount = count
+        if state.frameCount == nil || state.frameCountIsEstimate, audible.reader.frameCount != nil {
+            setFrameCount(of: audible.reader)
             lengthLearned = true
         }
         let writtenEnd = min(deviceWritten, audible.deviceEnd ?? Int64.max)
@@ -666,6 +680,13 @@ final class PlaybackRunner: @unchecked Sendable {
         state.writtenFrame = audible.startFrame + writtenEnd - audible.deviceStart
         state.measuredAt = monotonicNanoseconds()
         return switched || lengthLearned
+    }
+
+    /// The audible track's length: exact, or its estimate while it is being counted.
+    func setFrameCount(of reader: AudioFileReader) {
+        let exact = reader.frameCount
+        state.frameCount = exact ?? reader.estimatedFrameCount
+        state.frameCountIsEstimate = exact == nil && state.frameCount != nil
     }
 
     /// The tokens held, audible first.

@@ -237,9 +237,13 @@ extension PlayerController {
         switch addition {
         case .file(let path):
             try mediaRoots.check(path)
-            let reader = try AudioFileOpener.open(path: path)
+            // Described, not played: a long MP3 without a Xing/Info tag is not counted here (it
+            // is when it plays), and its entry shows the estimate.
+            let reader = try AudioFileOpener.open(path: path, mp3Length: .estimate)
+            let length = reader.knownDuration
             return [NewQueueEntry(
-                source: .file(path: path), duration: reader.duration, format: reader.format, tags: indexedTags(ofFile: path))]
+                source: .file(path: path), duration: length?.seconds, format: reader.format, tags: indexedTags(ofFile: path),
+                durationEstimated: length?.estimated ?? false)]
         case .recording(let reference):
             let item = try store.item(reference)
             guard item.kind == .folder else { return [try entry(of: item)] }

@@ -13,8 +13,12 @@ extension PlayerController {
             let entries = shared.queue.allEntries
             let current = shared.queue.current.flatMap { shared.queue.position(of: $0) }
             let saved = SavedPlayerState(current: current, position: current == nil ? 0 : player.position, state: player.state)
+            // An estimated length is not kept: after a restart it would read as exact.
             let queue = SavedQueue(
-                entries: entries.map { SavedQueue.Entry(source: $0.source, duration: $0.duration, format: $0.format, tags: $0.tags) },
+                entries: entries.map {
+                    SavedQueue.Entry(
+                        source: $0.source, duration: $0.durationEstimated ? nil : $0.duration, format: $0.format, tags: $0.tags)
+                },
                 options: shared.queue.options)
             return (saved, (shared.queue.version, queue))
         }

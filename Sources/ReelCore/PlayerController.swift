@@ -114,11 +114,14 @@ public final class PlayerController: @unchecked Sendable {
     func state(of snapshot: PlaybackSnapshot, position: Double, now: UInt64 = monotonicNanoseconds()) -> PlayerState {
         let stopped = snapshot.activity == .stopped
         typealias Shown = (entry: Int?, source: PlayerSource?, duration: Double?, format: AudioFormat?, skipError: ReelError?)
+        // The engine's length, exact or estimated; a queue entry's says which it is itself.
+        var estimated = snapshot.frameCountIsEstimate
         let shown = shared.withLock { shared -> Shown in
             let track = snapshot.token.flatMap { shared.tracks[$0] }
             if stopped, let current = shared.queue.current, current != track?.entry,
                let entry = shared.queue.entry(id: current)
             {
+                estimated = entry.durationEstimated
                 return (current, entry.source, entry.duration, entry.format, shared.skipError)
             }
             guard let track else { return (nil, nil, nil, nil, shared.skipError) }
@@ -133,7 +136,7 @@ public final class PlayerController: @unchecked Sendable {
         return PlayerState(
             state: snapshot.activity, position: position, duration: shown.duration, source: shown.source,
             entry: shown.entry, format: shown.format, timestamp: Double(now) / 1e9, underruns: snapshot.counters.xruns,
-            error: snapshot.error ?? shown.skipError)
+            error: snapshot.error ?? shown.skipError, durationEstimated: estimated && shown.duration != nil)
     }
 
     /// Publishes the player's state (after an engine change, a skipped entry, a rename).

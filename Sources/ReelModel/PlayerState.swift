@@ -42,11 +42,13 @@ public struct PlayerState: Equatable, Sendable {
     /// The last device or decoding failure that paused or stopped playback; cleared by the next
     /// successful play or resume.
     public var error: ReelError?
+    /// `duration` is an estimate: an MP3 without a Xing/Info tag whose frames are being counted.
+    public var durationEstimated: Bool
 
     public init(
         state: PlayerActivity = .stopped, position: Double = 0, duration: Double? = nil,
         source: PlayerSource? = nil, entry: Int? = nil, format: AudioFormat? = nil, timestamp: Double = 0,
-        underruns: Int = 0, error: ReelError? = nil
+        underruns: Int = 0, error: ReelError? = nil, durationEstimated: Bool = false
     ) {
         self.state = state
         self.position = position
@@ -57,6 +59,7 @@ public struct PlayerState: Equatable, Sendable {
         self.timestamp = timestamp
         self.underruns = underruns
         self.error = error
+        self.durationEstimated = durationEstimated
     }
 
     public static let stopped = PlayerState()

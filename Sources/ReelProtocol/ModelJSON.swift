@@ -60,12 +60,14 @@ extension ReelError {
 }
 
 extension PlayerState {
-    /// `{"state","position","duration","source","entry","format","timestamp","underruns","error"}`.
+    /// `{"state","position","duration","durationEstimated","source","entry","format","timestamp",
+    /// "underruns","error"}`.
     public var jsonObject: JSONObject {
         [
             "state": .string(state.rawValue),
             "position": .double(position),
             "duration": duration.map(JSONValue.double) ?? .null,
+            "durationEstimated": .bool(durationEstimated),
             "source": source?.json ?? .null,
             "entry": entry.map { .int(Int64($0)) } ?? .null,
             "format": format?.json ?? .null,
@@ -86,6 +88,7 @@ extension PlayerState {
         JSONWriter.writeDouble(position, into: &out)
         JSONWriter.append(#","duration":"#, into: &out)
         if let duration { JSONWriter.writeDouble(duration, into: &out) } else { JSONWriter.append("null", into: &out) }
+        JSONWriter.append(durationEstimated ? #","durationEstimated":true"# : #","durationEstimated":false"#, into: &out)
         JSONWriter.append(#","source":"#, into: &out)
         switch source {
         case nil:
@@ -143,7 +146,7 @@ extension PlayerState {
         return JSONText(bytes: out)
     }
 
-    /// `underruns`, `entry` and `error` may be absent (0 and nil).
+    /// `underruns`, `entry`, `error` and `durationEstimated` may be absent (0, nil, false).
     public init(json: JSONValue) throws(JSONDecodingError) {
         let reader = try ObjectReader(json, as: "PlayerState")
         let rawState = try reader.string("state")
@@ -159,7 +162,8 @@ extension PlayerState {
             format: try reader.optional("format").map { (v) throws(JSONDecodingError) in try AudioFormat(json: v) },
             timestamp: try reader.double("timestamp"),
             underruns: try reader.int("underruns", default: 0),
-            error: try reader.optional("error").map { (v) throws(JSONDecodingError) in try ReelError(json: v) })
+            error: try reader.optional("error").map { (v) throws(JSONDecodingError) in try ReelError(json: v) },
+            durationEstimated: try reader.bool("durationEstimated", default: false))
     }
 }
 

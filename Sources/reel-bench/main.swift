@@ -11,6 +11,8 @@
 //   reel-bench build-tree …, reel-bench start …: for bench/library, see LibraryBench.swift.
 //   reel-bench resample [--seconds N] [--rate R]: a Snapcast output's conversion alone, for
 //       bench/snapcast (ResampleBench.swift).
+//   reel-bench mp3-length FILE...: an MP3's length estimate against its exact length and
+//       against the first frame's bitrate (MP3LengthBench.swift).
 //
 // Flags are parsed by hand: this tool depends on ReelProtocol (ReelLibrary for build-tree,
 // ReelAudio for resample).
@@ -45,12 +47,16 @@ let usage = """
            reel-bench build-tree --data-dir DIR [--folders N] [--per-folder N] [--batch N]
            reel-bench start --socket PATH [--log FILE] [--pid-file FILE] [--timeout S] -- REELD [ARGS...]
            reel-bench resample [--seconds N] [--rate R]
+           reel-bench mp3-length FILE...
     """
 
 switch CommandLine.arguments.dropFirst().first {
 case "build-tree": buildTreeCommand(Array(CommandLine.arguments.dropFirst(2)))
 case "start": startCommand(Array(CommandLine.arguments.dropFirst(2)))
 case "resample": resampleCommand(Array(CommandLine.arguments.dropFirst(2)))
+case "mp3-length":
+    mp3LengthCommand(Array(CommandLine.arguments.dropFirst(2)))
+    exit(0)
 default: break
 }
 

@@ -50,6 +50,7 @@ public struct PlayQueue: Sendable {
         var format: AudioFormat?
         var missing: Bool
         var tags: DisplayTags?
+        var durationEstimated = false
         /// The `entriesVersion` at which the entry was added, or last changed its position or
         /// content.
         var changed: Int
@@ -329,16 +330,22 @@ public struct PlayQueue: Sendable {
         version += 1
     }
 
-    /// Records what opening the file told: its length, format, or that it is missing. Changes the
-    /// versions (both) only when something changed; an unknown id is ignored (it was removed
-    /// meanwhile).
-    public mutating func setDuration(_ duration: Double?, format: AudioFormat?, missing: Bool, for id: Int) {
+    /// Records what opening the file told: its length (`estimated` while it is an estimate),
+    /// format, or that it is missing. Changes the versions (both) only when something changed; an
+    /// unknown id is ignored (it was removed meanwhile).
+    public mutating func setDuration(
+        _ duration: Double?, estimated: Bool = false, format: AudioFormat?, missing: Bool, for id: Int
+    ) {
         guard let slot = slotOfID[id] else { return }
         let old = slots[slot]
-        guard old.duration != duration || old.format != format || old.missing != missing else { return }
+        let estimated = estimated && duration != nil
+        guard old.duration != duration || old.durationEstimated != estimated || old.format != format
+            || old.missing != missing
+        else { return }
         beginEntriesChange()
         slots[slot].changed = entriesVersion
         slots[slot].duration = duration
+        slots[slot].durationEstimated = estimated
         slots[slot].format = format
         slots[slot].missing = missing
         version += 1
