@@ -28,14 +28,24 @@ public protocol AudioFileReader: AnyObject {
     var estimatedFrameCount: Int64? { get }
     /// Decodes up to `frames` frames into `buffer`; 0 at the end of the file.
     func read(into buffer: UnsafeMutableRawPointer, frames: Int) throws(ReelError) -> Int
-    /// Moves so that the next `read` starts at `frame`.
+    /// Moves so that the next `read` starts at `frame`. A source that cannot go there throws
+    /// `not_seekable`.
     func seek(to frame: Int64) throws(ReelError)
+    /// Whether `seek` can go anywhere in the source (a file). One that cannot (a stream that
+    /// comes as it plays) is read by the engine through a `RewindableReader`, which keeps what
+    /// was decoded last so that a pause or a refill goes back to the audible frame.
+    var canSeek: Bool { get }
+    /// Whether `seek(to: frame)` would work now (always, for a source that `canSeek`).
+    func canSeek(to frame: Int64) -> Bool
 }
 
 extension AudioFileReader {
     /// A reader whose length is known at open says so.
     public var frameCountIsFinal: Bool { true }
     public var estimatedFrameCount: Int64? { nil }
+    /// A file seeks.
+    public var canSeek: Bool { true }
+    public func canSeek(to frame: Int64) -> Bool { canSeek }
 
     /// Seconds, exact; nil while not known.
     public var duration: Double? {

@@ -143,9 +143,20 @@ final class PlaybackRunner: @unchecked Sendable {
         }
     }
 
+    /// The reader the chain reads `reader` through: itself, or for a source that cannot seek a
+    /// `RewindableReader` keeping twice what the device may queue (at least 2 s), so that going
+    /// back to the audible frame works on it as on a file.
+    func rewindable(_ reader: AudioFileReader) -> AudioFileReader {
+        guard !reader.canSeek, !(reader is RewindableReader) else { return reader }
+        let rate = reader.pcmFormat.sampleRate
+        let queued = Int(Int64(rate) * Int64(timing.bufferMicroseconds) / 1_000_000)
+        return RewindableReader(reader, capacity: max(2 * rate, 2 * queued))
+    }
+
     func load(_ reader: AudioFileReader, token: Int, startFrame: Int64, startPlaying: Bool)
         -> Result<PlaybackSnapshot, ReelError>
     {
+        let reader = rewindable(reader)
         dropQueued()
         upcoming = []
         let frame = min(max(startFrame, 0), reader.frameCount ?? Int64.max)
@@ -174,6 +185,7 @@ final class PlaybackRunner: @unchecked Sendable {
     }
 
     func lineUp(after token: Int, next: TrackBox?) -> Result<PlaybackSnapshot, ReelError> {
+        let next = next.map { TrackBox(rewindable($0.reader), token: $0.token) }
         if measure() { publish(changed: true) }
         if awaitingLineUp == token { awaitingLineUp = nil }
         guard var index = state.lined.firstIndex(of: token) else {
@@ -281,6 +293,11 @@ final class PlaybackRunner: @unchecked Sendable {
         }
         var frame = frameIndex(seconds: seconds, rate: rate)
         if let count = exactCount { frame = min(frame, count) }
+        // A source that cannot go there: refused, and playing goes on as it was.
+        if let audible = segments.first, !audible.reader.canSeek(to: frame) {
+            return .failure(ReelError(
+                .notSeekable, "cannot seek to \(formatSeconds(seconds)) in \(audible.reader.path): it cannot seek so far"))
+        }
         if let error = refillAndContinue(from: frame) { return .failure(error) }
         // A seek starts afresh, as MPD's does: the error of a past failure goes.
         state.error = nil
