@@ -571,6 +571,8 @@ final class PlaybackRunner: @unchecked Sendable {
             throw error
         }
         configuration = opened
+        state.output = OutputFormat(
+            sampleRate: opened.format.sampleRate, bits: opened.format.sample.bytesPerSample * 8, channels: opened.format.channels)
         let bytes = opened.periodFrames * opened.format.bytesPerFrame
         if bytes > bufferCapacityBytes {
             buffer?.deallocate()
@@ -591,6 +593,7 @@ final class PlaybackRunner: @unchecked Sendable {
         device.drop()
         device.close()
         configuration = nil
+        state.output = nil
     }
 
     /// Drops what the device holds and continues from the frame that is audible now.

@@ -136,7 +136,8 @@ public final class PlayerController: @unchecked Sendable {
         return PlayerState(
             state: snapshot.activity, position: position, duration: shown.duration, source: shown.source,
             entry: shown.entry, format: shown.format, timestamp: Double(now) / 1e9, underruns: snapshot.counters.xruns,
-            error: snapshot.error ?? shown.skipError, durationEstimated: estimated && shown.duration != nil)
+            error: snapshot.error ?? shown.skipError, durationEstimated: estimated && shown.duration != nil,
+            output: snapshot.output)
     }
 
     /// Publishes the player's state (after an engine change, a skipped entry, a rename).
