@@ -2,12 +2,17 @@
 // now: how a queue command is saved without writing the whole queue again.
 
 import ReelModel
+import Synchronization
+
+private let identities = Atomic<Int>(0)
 
 /// The queue's entries as the saved state last recorded them: the position each entry had then
 /// (by slot: an entry keeps its slot while it lives) and the highest id handed out by then (ids
 /// grow and are never reused, so a higher id is an entry added since). Kept by the state file,
 /// brought up to date by `PlayQueue.edit(since:)`.
 struct SavedLayout: Sendable {
+    /// The queue it was taken from (`PlayQueue.identity`); 0: none.
+    var queue = 0
     /// The position of each slot's entry then, for the slots of entries that lived then.
     var positionOfSlot: [Int] = []
     /// Ids up to this one were handed out by then.
@@ -34,11 +39,11 @@ extension PlayQueue {
     /// or two around an `add`; a shuffle is up to one piece per entry.
     ///
     /// Cost: one pass over the queue's slot numbers, reading each entry's id; no dictionary is
-    /// built (the layout is indexed by slot). A queue that was replaced by another value (ids
-    /// that went back) comes out as one `add` of every entry.
+    /// built (the layout is indexed by slot). Against another queue's layout (this one was
+    /// restored since) it is one `add` of every entry.
     func edit(since layout: inout SavedLayout) -> [QueueEditPiece]? {
-        guard layout.entriesVersion != entriesVersion else { return nil }
-        let replaced = nextID - 1 < layout.lastID
+        let replaced = layout.queue != identity
+        guard replaced || layout.entriesVersion != entriesVersion else { return nil }
         var pieces: [QueueEditPiece] = []
         var run: (start: Int, count: Int)? = nil
         var added: [SavedQueue.Entry] = []
@@ -69,13 +74,19 @@ extension PlayQueue {
         if !added.isEmpty { pieces.append(.add(added)) }
         let unchanged = !replaced && queue.count == layout.length
             && (queue.isEmpty || pieces == [.keep(start: 0, count: queue.count)])
-        layout = SavedLayout(positionOfSlot: positionOfSlot, lastID: nextID - 1, length: queue.count, entriesVersion: entriesVersion)
+        layout = self.layout
         return unchanged ? nil : pieces
     }
 
     /// The layout of the queue as it is now (what a full save records).
     var layout: SavedLayout {
-        SavedLayout(positionOfSlot: positionOfSlot, lastID: nextID - 1, length: queue.count, entriesVersion: entriesVersion)
+        SavedLayout(
+            queue: identity, positionOfSlot: positionOfSlot, lastID: nextID - 1, length: queue.count,
+            entriesVersion: entriesVersion)
+    }
+
+    static func newIdentity() -> Int {
+        identities.add(1, ordering: .relaxed).newValue
     }
 }
 

@@ -87,6 +87,9 @@ public struct PlayQueue: Sendable {
     /// added, removed or moved): what the saved state's journal does not record (see
     /// `PlayQueue+Layout.swift`).
     public internal(set) var contentVersion = 0
+    /// Tells this queue from any other value made with `init` (a restored one): a saved layout
+    /// belongs to one queue (see `PlayQueue+Layout.swift`).
+    let identity = PlayQueue.newIdentity()
     public internal(set) var options = QueueOptions()
     /// The id of the current entry: playing, paused, or where play and resume start.
     public internal(set) var current: Int?
