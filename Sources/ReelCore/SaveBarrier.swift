@@ -16,23 +16,30 @@ import Synchronization
 final class SaveBarrier: Sendable {
     typealias Save = @Sendable (_ then: @escaping @Sendable () -> Void) -> Void
 
-    private let save = Mutex<Save?>(nil)
+    /// The closure inside a struct: a function type as the lock's generic value would be
+    /// re-wrapped in a conversion thunk on every `withLock` (it is passed `inout`), growing by
+    /// two thunks per reply and costing more with every call.
+    private struct Connection: Sendable {
+        let save: Save
+    }
+
+    private let connection = Mutex<Connection?>(nil)
 
     /// From now on, replies wait for `save` (which records the state and then calls `then`).
     func connect(_ save: @escaping Save) {
-        self.save.withLock { $0 = save }
+        connection.withLock { $0 = Connection(save: save) }
     }
 
     /// Replies go out at once again (at shutdown, once the last state is written).
     func disconnect() {
-        save.withLock { $0 = nil }
+        connection.withLock { $0 = nil }
     }
 
     /// `reply`, to be called once the state it answers is saved.
     func after<Value: Sendable>(_ reply: @escaping @Sendable (Value) -> Void) -> @Sendable (Value) -> Void {
         { [self] value in
-            guard let save = save.withLock({ $0 }) else { return reply(value) }
-            save { reply(value) }
+            guard let connection = connection.withLock({ $0 }) else { return reply(value) }
+            connection.save { reply(value) }
         }
     }
 }
