@@ -365,7 +365,9 @@ public final class PlayerStateFile: @unchecked Sendable {
     private func compact() {
         guard compaction == nil else { return }
         retryCompaction = false
+        let taken = monotonicNanoseconds()
         var snapshot = player.saveSnapshot(layout: &layout, full: true)
+        let snapshotMilliseconds = Double(monotonicNanoseconds() - taken) / 1e6
         snapshot.player = completed(snapshot.player)
         if let record = record(of: snapshot) { append(record) }
         let writesQueue = lastQueueRecord > queueBase || contentPending
@@ -377,12 +379,14 @@ public final class PlayerStateFile: @unchecked Sendable {
             let started = monotonicNanoseconds()
             let written = writeBase(base, sequence: sequence, queue: writesQueue)
             let milliseconds = Double(monotonicNanoseconds() - started) / 1e6
-            queue.async { [self] in finishCompaction(written, milliseconds: milliseconds) }
+            queue.async { [self] in
+                finishCompaction(written, milliseconds: (snapshot: snapshotMilliseconds, write: milliseconds))
+            }
         }
     }
 
     /// On `queue`, once the base files are written (or not).
-    private func finishCompaction(_ written: Result<Int?, SaveFailure>, milliseconds: Double) {
+    private func finishCompaction(_ written: Result<Int?, SaveFailure>, milliseconds: (snapshot: Double, write: Double)) {
         guard let done = compaction, !finished else { return }
         compaction = nil
         switch written {
@@ -403,7 +407,7 @@ public final class PlayerStateFile: @unchecked Sendable {
                     "saved state compacted",
                     metadata: [
                         "record": "\(done.sequence)", "queueBytes": "\(bytes.map(String.init) ?? "unchanged")",
-                        "milliseconds": "\(milliseconds)",
+                        "snapshotMilliseconds": "\(milliseconds.snapshot)", "writeMilliseconds": "\(milliseconds.write)",
                     ])
             case .failure(let failure):
                 broken = true

@@ -47,13 +47,16 @@ extension PlayQueue {
         var pieces: [QueueEditPiece] = []
         var run: (start: Int, count: Int)? = nil
         var added: [SavedQueue.Entry] = []
+        let lastID = layout.lastID
+        let known = layout.positionOfSlot.count
         for slot in queue {
-            let stored = slots[slot]
-            if replaced || stored.id > layout.lastID || slot >= layout.positionOfSlot.count {
+            // Only the id of an entry that was there: copying the whole slot would retain its strings.
+            if replaced || slots[slot].id > lastID || slot >= known {
                 if let kept = run {
                     pieces.append(.keep(start: kept.start, count: kept.count))
                     run = nil
                 }
+                let stored = slots[slot]
                 added.append(
                     SavedQueue.Entry(source: stored.source, duration: stored.duration, format: stored.format, tags: stored.tags))
                 continue
