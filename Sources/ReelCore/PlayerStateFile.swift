@@ -67,8 +67,8 @@ public final class PlayerStateFile: @unchecked Sendable {
         /// The last record the base includes.
         var sequence: Int
         var writesQueue: Bool
-        /// An entry's content had changed (`contentPending` before the compaction took it).
-        var content: Bool
+        /// `queueFileStale` as the compaction took it (given back if the compaction fails).
+        var staleQueueFile: Bool
         /// Records written since, for the new journal.
         var tail: [UInt8] = []
         var tailRecords = 0
@@ -85,8 +85,10 @@ public final class PlayerStateFile: @unchecked Sendable {
     private var lastPlayer: SavedPlayerState?
     private var lastOptions = QueueOptions()
     private var lastContentVersion = 0
-    /// An entry's length, format or source changed in place since the base was written.
-    private var contentPending = false
+    /// `queue.json` is to be written at the next compaction even if no record changed the queue:
+    /// an entry's length, format or source changed in place (records do not carry that), or the
+    /// last write of the whole state failed.
+    private var queueFileStale = false
     private var journal: JournalFile?
     private var journalRecords = 0
     private var journalBytes = 0
@@ -206,7 +208,7 @@ public final class PlayerStateFile: @unchecked Sendable {
             var snapshot = player.saveSnapshot(layout: &layout, full: true)
             snapshot.player = completed(snapshot.player)
             remember(snapshot)
-            contentPending = false
+            queueFileStale = false
             writeBaseNow(snapshot, sequence: sequence)
         }
         follow(player.changes)
@@ -276,7 +278,8 @@ public final class PlayerStateFile: @unchecked Sendable {
         var snapshot = player.saveSnapshot(layout: &layout, full: false)
         snapshot.player = completed(snapshot.player)
         if let record = record(of: snapshot) { append(record) }
-        if compaction == nil, broken || journalRecords >= Self.maximumRecords
+        // After a failed write, the retry timer compacts, not every save.
+        if compaction == nil, !retryCompaction, broken || journalRecords >= Self.maximumRecords
             || journalBytes >= max(Self.minimumJournalBytes, queueBytes)
         {
             compact()
@@ -298,7 +301,7 @@ public final class PlayerStateFile: @unchecked Sendable {
     private func record(of snapshot: SaveSnapshot) -> JournalRecord? {
         if snapshot.contentVersion != lastContentVersion {
             lastContentVersion = snapshot.contentVersion
-            contentPending = true
+            queueFileStale = true
             scheduleCompaction()
         }
         let options = snapshot.options != lastOptions ? snapshot.options : nil
@@ -353,7 +356,7 @@ public final class PlayerStateFile: @unchecked Sendable {
         compactionScheduled = true
         queue.asyncAfter(deadline: .now() + delay) { [self] in
             compactionScheduled = false
-            guard started, !finished, contentPending || broken || retryCompaction else { return }
+            guard started, !finished, queueFileStale || broken || retryCompaction else { return }
             compact()
         }
     }
@@ -370,9 +373,9 @@ public final class PlayerStateFile: @unchecked Sendable {
         let snapshotMilliseconds = Double(monotonicNanoseconds() - taken) / 1e6
         snapshot.player = completed(snapshot.player)
         if let record = record(of: snapshot) { append(record) }
-        let writesQueue = lastQueueRecord > queueBase || contentPending
-        compaction = Compaction(sequence: sequence, writesQueue: writesQueue, content: contentPending)
-        contentPending = false
+        let writesQueue = lastQueueRecord > queueBase || queueFileStale
+        compaction = Compaction(sequence: sequence, writesQueue: writesQueue, staleQueueFile: queueFileStale)
+        queueFileStale = false
         let sequence = self.sequence
         let base = snapshot
         disk.async { [self] in
@@ -416,7 +419,7 @@ public final class PlayerStateFile: @unchecked Sendable {
                 scheduleCompaction(after: Self.retryDelay)
             }
         case .failure(let failure):
-            contentPending = contentPending || done.content
+            queueFileStale = queueFileStale || done.staleQueueFile
             retryCompaction = true
             report("cannot save the player state; trying again in \(Int(Self.retryDelay)) s", file: failure.file, error: failure.error)
             scheduleCompaction(after: Self.retryDelay)
@@ -442,6 +445,7 @@ public final class PlayerStateFile: @unchecked Sendable {
             self.journal = nil
             broken = true
             retryCompaction = true
+            queueFileStale = true
             report("cannot save the player state", file: failure.file, error: failure.error)
             if !finished { scheduleCompaction(after: Self.retryDelay) }
         }
