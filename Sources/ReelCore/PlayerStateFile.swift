@@ -148,7 +148,7 @@ public final class PlayerStateFile: @unchecked Sendable {
         queue.sync { loadedSequence = loaded }
         if cutOff {
             logger.info(
-                "the saved state's last record was cut off (the process ended while writing it; it was never acknowledged); ignoring it",
+                "the saved state's journal ends in an incomplete record (cut off by a crash or a full disk); ignoring it",
                 metadata: ["file": "\(journalPath)"])
         }
         if let problem {

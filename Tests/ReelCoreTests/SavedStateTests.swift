@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Logging
 import ReelAudio
 @testable import ReelCore
@@ -251,6 +252,50 @@ import Testing
         let (_, saved) = try #require(loadFiles(directory, core))
         #expect(saved.entries.map(Self.path) == [directory + "/a.wav"])
         #expect(saved.options.repeats == core.player.queueSummary.options.repeats)
+    }
+
+    // MARK: A full disk
+
+    func run(_ command: String, _ arguments: [String]) throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [command] + arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    /// With no room left, commands are still answered (the failure is logged), and once there is
+    /// room again the whole state is written at the next try.
+    @Test(.enabled(if: getuid() == 0, "mounts a tmpfs")) func aFullDiskDelaysNoReplyAndTheStateIsWrittenOnceThereIsRoom() throws {
+        let directory = try scratch()
+        try #require(try run("mount", ["-t", "tmpfs", "-o", "size=4m", "tmpfs", directory + "/data"]) == 0)
+        defer { _ = try? run("umount", ["-l", directory + "/data"]) }
+        let core = try makeCore(directory)
+        defer { core.shutdown() }
+        core.start(resume: .no)
+        try writeWAV(directory + "/a.wav", frames: 800)
+        _ = try run { core.player.add(.file(directory + "/a.wav"), at: nil, afterCurrent: false, reply: $0) }.get()
+        // Fill the filesystem.
+        let filler = directory + "/data/filler"
+        _ = try run("dd", ["if=/dev/zero", "of=\(filler)", "bs=64k"])
+        for index in 0..<300 {
+            _ = try run { core.player.setQueueOptions(repeats: index % 2 == 0, saved: $0) }
+            _ = try run { core.player.add(.file(directory + "/a.wav"), at: 0, afterCurrent: false, reply: $0) }.get()
+        }
+        let live = try core.player.listQueue().entries.count
+        #expect(live == 301)
+        #expect((loadFiles(directory, core)?.1.entries.count ?? 0) < live, "the disk was full: not all could be written")
+        try FileManager.default.removeItem(atPath: filler)
+        let deadline = Date().addingTimeInterval(30)
+        var saved = loadFiles(directory, core)?.1.entries.count
+        while saved != live, Date() < deadline {
+            usleep(50_000)
+            saved = loadFiles(directory, core)?.1.entries.count
+        }
+        #expect(saved == live, "the files hold the queue again once there is room")
     }
 
     // MARK: Crash safety of the files
