@@ -115,6 +115,21 @@ import Testing
         #expect(queue.edit(since: &layout) == [.add([Self.entry("x")])])
     }
 
+    /// An MP3's estimated length is not recorded as its length (after a restart it would read
+    /// as exact); the count that replaces it is a change of content, for the next compaction.
+    @Test func anEstimatedLengthIsNotRecorded() throws {
+        var queue = PlayQueueTests.queue(1)
+        var layout = queue.layout
+        let added = try queue.add(
+            [NewQueueEntry(source: .file(path: "/music/long.mp3"), duration: 3600, durationEstimated: true)], at: nil,
+            afterCurrent: false)
+        #expect(queue.edit(since: &layout) == [.keep(start: 0, count: 1), .add([SavedQueue.Entry(source: .file(path: "/music/long.mp3"))])])
+        let content = queue.contentVersion
+        queue.setDuration(3598.2, estimated: false, format: nil, missing: false, for: added[0].id)
+        #expect(queue.contentVersion > content)
+        #expect(queue.edit(since: &layout) == nil)
+    }
+
     @Test func aPieceThatDoesNotFitIsRefused() {
         let list = [1, 2, 3]
         #expect(QueueEditPiece.apply([.keep(start: 1, count: 2)], to: list, length: 2) { _ in 0 } == [2, 3])

@@ -56,9 +56,7 @@ extension PlayQueue {
                     pieces.append(.keep(start: kept.start, count: kept.count))
                     run = nil
                 }
-                let stored = slots[slot]
-                added.append(
-                    SavedQueue.Entry(source: stored.source, duration: stored.duration, format: stored.format, tags: stored.tags))
+                added.append(SavedQueue.Entry(saving: makeEntry(slot)))
                 continue
             }
             if !added.isEmpty {

@@ -350,7 +350,7 @@ public struct PlayQueue: Sendable {
             || old.missing != missing
         else { return }
         beginEntriesChange()
-        if old.duration != duration || old.format != format { contentVersion += 1 }
+        if old.duration != duration || old.durationEstimated != estimated || old.format != format { contentVersion += 1 }
         slots[slot].changed = entriesVersion
         slots[slot].duration = duration
         slots[slot].durationEstimated = estimated
