@@ -32,6 +32,7 @@ import Testing
         try make("track-wavpack.wv", "ffmpeg", ffmpeg + ["-c:a", "wavpack", "OUT"])
         try make("track-wma.wma", "ffmpeg", ffmpeg + ["-c:a", "wmav2", "OUT"])
         try make("track-tta.tta", "ffmpeg", ffmpeg + ["-c:a", "tta", "OUT"])
+        try make("track-musepack.mpc", "mpcenc", ["--silent", "--overwrite", "IN", "OUT"])
         try writeDSF(to: root.appendingPathComponent("track-dsd.dsf").path, seconds: 0.5)
         names.append("track-dsd.dsf")
         try Data("not audio".utf8).write(to: root.appendingPathComponent("track-text.flac"))
@@ -107,6 +108,8 @@ import Testing
             if path.hasSuffix(".m4a") { #expect(reason.contains("MP4"), "\(reason)") }
             if path.hasSuffix(".wv") { #expect(reason.contains("WavPack"), "\(reason)") }
         }
+        let musepack = try #require(listed.first { $0["path"]?.stringValue?.hasSuffix("track-musepack.mpc") == true })
+        #expect(musepack["format"]?["codec"] == .string("musepack"), "\(musepack)")
         // The DSF file (TagLib reads no DSF tags) is listed by its name, as DSD.
         let dsd = try #require(listed.first { $0["path"]?.stringValue?.hasSuffix("track-dsd.dsf") == true })
         #expect(dsd["format"]?["codec"] == .string("dsd"), "\(dsd)")
