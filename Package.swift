@@ -25,6 +25,10 @@ let package = Package(
         // libsoxr (<soxr.h> from Debian's libsoxr-dev), loaded with dlopen by the first resampler
         // made rather than linked: a daemon that never resamples does not map it (nor libgomp).
         .target(name: "CSoxr", linkerSettings: [.linkedLibrary("dl")]),
+        // FFmpeg's decoders (<libavformat/…> from Debian's libavformat-dev and libavcodec-dev),
+        // loaded with dlopen by the first file that needs them rather than linked: a daemon that
+        // never plays such a file maps none of FFmpeg.
+        .target(name: "CFFmpeg", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("m")]),
         // epoll and eventfd from the C library, for the control socket's event loop.
         .systemLibrary(name: "CEpoll"),
         // TagLib's C++ API behind a C header (TagLib 1.13's own C API has no album artist, disc
@@ -38,7 +42,7 @@ let package = Package(
         .target(
             name: "ReelAudio",
             dependencies: [
-                "ReelModel", "CALSA", "CSndFile", "CMPG123", "CVorbis", "CSoxr",
+                "ReelModel", "CALSA", "CSndFile", "CMPG123", "CVorbis", "CSoxr", "CFFmpeg",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // Tags, stream properties and embedded pictures of the files of the music folders.

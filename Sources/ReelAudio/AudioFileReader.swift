@@ -28,14 +28,24 @@ public protocol AudioFileReader: AnyObject {
     var estimatedFrameCount: Int64? { get }
     /// Decodes up to `frames` frames into `buffer`; 0 at the end of the file.
     func read(into buffer: UnsafeMutableRawPointer, frames: Int) throws(ReelError) -> Int
-    /// Moves so that the next `read` starts at `frame`.
+    /// Moves so that the next `read` starts at `frame`. A source that cannot go there throws
+    /// `not_seekable`.
     func seek(to frame: Int64) throws(ReelError)
+    /// Whether `seek` can go anywhere in the source (a file). One that cannot (a stream that
+    /// comes as it plays) is read by the engine through a `RewindableReader`, which keeps what
+    /// was decoded last so that a pause or a refill goes back to the audible frame.
+    var canSeek: Bool { get }
+    /// Whether `seek(to: frame)` would work now (always, for a source that `canSeek`).
+    func canSeek(to frame: Int64) -> Bool
 }
 
 extension AudioFileReader {
     /// A reader whose length is known at open says so.
     public var frameCountIsFinal: Bool { true }
     public var estimatedFrameCount: Int64? { nil }
+    /// A file seeks.
+    public var canSeek: Bool { true }
+    public func canSeek(to frame: Int64) -> Bool { canSeek }
 
     /// Seconds, exact; nil while not known.
     public var duration: Double? {
@@ -52,8 +62,9 @@ extension AudioFileReader {
 
 /// Opens a file with the decoder that reads it correctly.
 public enum AudioFileOpener {
-    /// libsndfile for everything except MP3, which goes to libmpg123 directly: libsndfile
-    /// takes the length of an MP3 without a Xing/Info header from its first frame and stops there.
+    /// libsndfile for what it reads, except MP3, which goes to libmpg123 directly (libsndfile
+    /// takes the length of an MP3 without a Xing/Info header from its first frame and stops
+    /// there); FFmpeg for the rest (AAC, ALAC, WavPack, APE, WMA, DSD, …), loaded then.
     ///
     /// A file that begins (after ID3v2 tags) with MPEG Layer III frames is an MP3 without asking
     /// libsndfile; anything else is offered to libsndfile first, and MPEG audio it recognises
@@ -66,15 +77,35 @@ public enum AudioFileOpener {
     public static func open(path: String, mp3Length: Mpg123Reader.LengthScan = .background) throws(ReelError)
         -> AudioFileReader
     {
+        try open(path: path, mp3Length: mp3Length, countingMP3: true)
+    }
+
+    /// Opens the file as playing it would, reading its headers only: an MP3's length is not
+    /// counted. For `CodecRegistry.probe`.
+    static func openHeaders(path: String) throws(ReelError) -> AudioFileReader {
+        try open(path: path, mp3Length: .background, countingMP3: false)
+    }
+
+    private static func open(path: String, mp3Length: Mpg123Reader.LengthScan, countingMP3: Bool) throws(ReelError)
+        -> AudioFileReader
+    {
         try checkRegularFile(path)
         if let layout = MP3Layout.read(path: path) {
-            return try Mpg123Reader(path: path, layout: layout, lengthScan: mp3Length)
+            return try Mpg123Reader(path: path, layout: layout, lengthScan: mp3Length, backgroundScan: countingMP3)
         }
-        let reader = try SndFileReader(path: path)
-        if reader.isMPEG {
-            return try Mpg123Reader(path: path, layout: nil, lengthScan: mp3Length)
+        let native: SndFileReader
+        do throws(ReelError) {
+            native = try SndFileReader(path: path)
+        } catch where error.reason != .ioError {
+            // Not for libsndfile: FFmpeg (loaded now, if it was not), whose verdict counts once it
+            // knows the format; a file it does not know either keeps libsndfile's.
+            guard let decoder = try FFmpegReader.open(path: path) else { throw error }
+            return FFmpegReader(path: path, decoder: decoder)
         }
-        return reader
+        if native.isMPEG {
+            return try Mpg123Reader(path: path, layout: nil, lengthScan: mp3Length, backgroundScan: countingMP3)
+        }
+        return native
     }
 
     /// The file exists, is readable and is a regular file (not a directory, FIFO or device,
@@ -95,12 +126,4 @@ public enum AudioFileOpener {
             throw ReelError(.ioError, "cannot read \(path): \(String(cString: strerror(errno)))")
         }
     }
-
-    /// What the installed libraries decode, for `daemon.info`: libsndfile's formats, and MP3
-    /// through libmpg123.
-    public static let decodableCodecs: [String] = {
-        var codecs = Set(SndFileReader.decodableCodecs())
-        codecs.insert("mp3")
-        return codecs.sorted()
-    }()
 }

@@ -79,6 +79,8 @@ public final class CaptureEngine: @unchecked Sendable {
     private let published = Locked(CaptureSnapshot())
     private let stopRequested = Locked(false)
     private var threads: [pthread_t] = []
+    /// The device's failures, told once each in the log (not once per retry).
+    private let failures: DeviceFailureLog
 
     public init(
         device: PCMInput, timing: PCMTiming = .capture, ringSeconds: Double = 10, syncInterval: Double = 1,
@@ -90,6 +92,7 @@ public final class CaptureEngine: @unchecked Sendable {
         self.ringSeconds = ringSeconds
         self.syncInterval = syncInterval
         self.logger = logger
+        failures = DeviceFailureLog(logger: logger)
         self.makeWriter = makeWriter
     }
 
@@ -114,7 +117,13 @@ public final class CaptureEngine: @unchecked Sendable {
         onEnd: @escaping @Sendable (CaptureEnding) -> Void
     ) throws(ReelError) {
         precondition(threads.isEmpty, "a capture is already running")
-        let configuration = try device.open(request.format, timing: timing)
+        let configuration: PCMConfiguration
+        do throws(ReelError) {
+            configuration = try device.open(request.format, timing: timing)
+        } catch {
+            failures.failed("capture", device: device.name, error)
+            throw error
+        }
         let writer: RecordingWriter
         do {
             writer = try makeWriter(request)

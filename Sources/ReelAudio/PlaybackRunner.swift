@@ -33,6 +33,8 @@ final class PlaybackRunner: @unchecked Sendable {
     let mailbox: Mailbox<PlaybackCommand>
     let published: Locked<PlaybackSnapshot>
     let logger: Logger
+    /// The device's failures, told once each in the log (not once per retry).
+    let failures: DeviceFailureLog
     let onChange: PlaybackEngine.ChangeHandler
     let onWantsNext: PlaybackEngine.WantsNextHandler
 
@@ -73,6 +75,7 @@ final class PlaybackRunner: @unchecked Sendable {
         self.mailbox = mailbox
         self.published = published
         self.logger = logger
+        failures = DeviceFailureLog(logger: logger)
         self.onChange = onChange
         self.onWantsNext = onWantsNext
     }
@@ -127,6 +130,12 @@ final class PlaybackRunner: @unchecked Sendable {
             reply(setGain(volume: volume, muted: muted))
         case .selectOutputs(let selection, let reply):
             reply(selectOutputs(selection))
+        case .clearError(let reply):
+            if state.error != nil {
+                state.error = nil
+                publish(changed: true)
+            }
+            reply(.success(state))
         case .shutdown(let done):
             stop(error: nil)
             running = false
@@ -134,9 +143,20 @@ final class PlaybackRunner: @unchecked Sendable {
         }
     }
 
+    /// The reader the chain reads `reader` through: itself, or for a source that cannot seek a
+    /// `RewindableReader` keeping twice what the device may queue (at least 2 s), so that going
+    /// back to the audible frame works on it as on a file.
+    func rewindable(_ reader: AudioFileReader) -> AudioFileReader {
+        guard !reader.canSeek, !(reader is RewindableReader) else { return reader }
+        let rate = reader.pcmFormat.sampleRate
+        let queued = Int(Int64(rate) * Int64(timing.bufferMicroseconds) / 1_000_000)
+        return RewindableReader(reader, capacity: max(2 * rate, 2 * queued))
+    }
+
     func load(_ reader: AudioFileReader, token: Int, startFrame: Int64, startPlaying: Bool)
         -> Result<PlaybackSnapshot, ReelError>
     {
+        let reader = rewindable(reader)
         dropQueued()
         upcoming = []
         let frame = min(max(startFrame, 0), reader.frameCount ?? Int64.max)
@@ -165,6 +185,7 @@ final class PlaybackRunner: @unchecked Sendable {
     }
 
     func lineUp(after token: Int, next: TrackBox?) -> Result<PlaybackSnapshot, ReelError> {
+        let next = next.map { TrackBox(rewindable($0.reader), token: $0.token) }
         if measure() { publish(changed: true) }
         if awaitingLineUp == token { awaitingLineUp = nil }
         guard var index = state.lined.firstIndex(of: token) else {
@@ -272,7 +293,14 @@ final class PlaybackRunner: @unchecked Sendable {
         }
         var frame = frameIndex(seconds: seconds, rate: rate)
         if let count = exactCount { frame = min(frame, count) }
+        // A source that cannot go there: refused, and playing goes on as it was.
+        if let audible = segments.first, !audible.reader.canSeek(to: frame) {
+            return .failure(ReelError(
+                .notSeekable, "cannot seek to \(formatSeconds(seconds)) in \(audible.reader.path): it cannot seek so far"))
+        }
         if let error = refillAndContinue(from: frame) { return .failure(error) }
+        // A seek starts afresh, as MPD's does: the error of a past failure goes.
+        state.error = nil
         publish(changed: true)
         return .success(state)
     }
@@ -497,7 +525,7 @@ final class PlaybackRunner: @unchecked Sendable {
         let error = ReelError(
             .deviceUnavailable,
             "ALSA device \"\(device.name)\" failed: \(ALSA.describe(code)); playback is paused, resume when the device is back")
-        logger.error("playback device failed", metadata: ["device": "\(device.name)", "error": "\(ALSA.describe(code))"])
+        failures.failed("playback", device: device.name, error)
         do throws(ReelError) {
             try rewindToAudible()
         } catch {
@@ -535,8 +563,16 @@ final class PlaybackRunner: @unchecked Sendable {
             closeDevice()
         }
         closeDevice()
-        let opened = try device.open(format, timing: timing)
+        let opened: PCMConfiguration
+        do throws(ReelError) {
+            opened = try device.open(format, timing: timing)
+        } catch {
+            failures.failed("playback", device: device.name, error)
+            throw error
+        }
         configuration = opened
+        state.output = OutputFormat(
+            sampleRate: opened.format.sampleRate, bits: opened.format.sample.bytesPerSample * 8, channels: opened.format.channels)
         let bytes = opened.periodFrames * opened.format.bytesPerFrame
         if bytes > bufferCapacityBytes {
             buffer?.deallocate()
@@ -557,6 +593,7 @@ final class PlaybackRunner: @unchecked Sendable {
         device.drop()
         device.close()
         configuration = nil
+        state.output = nil
     }
 
     /// Drops what the device holds and continues from the frame that is audible now.

@@ -13,6 +13,8 @@ public struct PlaybackSnapshot: Sendable, Equatable {
     /// to the device or lined up after it. Empty when stopped.
     public var lined: [Int] = []
     public var format: AudioFormat? = nil
+    /// What the device was given (opened for), nil while it is closed.
+    public var output: OutputFormat? = nil
     public var sampleRate: Int = 0
     /// The audible track's frames: exact, or an estimate while `frameCountIsEstimate` (an MP3
     /// without a Xing/Info tag whose frames are being counted); nil when not known.
@@ -33,7 +35,8 @@ public struct PlaybackSnapshot: Sendable, Equatable {
     /// True once playback stopped because the last track held was played to its end (not by a
     /// command or a failure); false again at the next start.
     public var reachedEnd = false
-    /// Why playback last stopped or paused on its own; nil after a successful start.
+    /// Why playback last stopped or paused on its own; nil after a successful start, resume or
+    /// seek, after `stop`, and after `clearError`.
     public var error: ReelError? = nil
 
     public init() {}
@@ -82,6 +85,9 @@ public enum PlaybackCommand: Sendable {
     /// leaves at once; turning the ALSA device on or off while playing reopens the clock and
     /// refills from the audible frame.
     case selectOutputs(Set<Int>, Reply)
+    /// Forgets why playback last stopped or paused on its own (`error`); publishes only when
+    /// there was an error.
+    case clearError(Reply)
     case shutdown(@Sendable () -> Void)
 }
 

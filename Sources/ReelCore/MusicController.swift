@@ -45,7 +45,8 @@ public final class MusicController: @unchecked Sendable {
     private let lastScanEnd = Locked<Double?>(nil)
 
     init(
-        store: LibraryStore, roots: [String], reader: @escaping MusicScanner.Reader,
+        store: LibraryStore, roots: [String], extensions: Set<String> = CodecRegistry.suffixes,
+        reader: @escaping MusicScanner.Reader,
         watchTiming: MusicWatcher.Timing = MusicWatcher.Timing(), logger: Logger,
         onMoves: @escaping @Sendable ([(from: String, to: String)]) -> Void = { _ in }
     ) {
@@ -53,12 +54,12 @@ public final class MusicController: @unchecked Sendable {
         self.logger = logger
         self.onMoves = onMoves
         index = MusicIndex(store: store)
-        let scanner = roots.isEmpty ? nil : MusicScanner(index: index, roots: roots, reader: reader)
+        let scanner = roots.isEmpty ? nil : MusicScanner(index: index, roots: roots, extensions: extensions, reader: reader)
         self.scanner = scanner
         if let scanner {
             let box = WeakController()
             watcher = MusicWatcher(
-                roots: roots, timing: watchTiming, logger: logger,
+                roots: roots, extensions: extensions, timing: watchTiming, logger: logger,
                 isPresent: { root in
                     do throws(ReelError) { return try scanner.absence(of: root) == nil } catch { return false }
                 },
@@ -67,6 +68,26 @@ public final class MusicController: @unchecked Sendable {
         } else {
             watcher = nil
         }
+    }
+
+    /// Reads a file of a music folder for the index: its tags, once a decoder has opened it as
+    /// playing would (`CodecRegistry.probe`), so that what the index lists is what plays. A file
+    /// no decoder takes is a failure with the decoder's reason (`music.failures`). A file that
+    /// plays but whose tags cannot be read (an MP3 named `.flac`: TagLib goes by the suffix) is
+    /// listed by its name, with the stream the decoder found. The codec is the registry's name.
+    /// Any thread.
+    static let readPlayable: MusicScanner.Reader = { path throws(ReelError) in
+        let playable = try CodecRegistry.probe(path: path)
+        var audio: ScannedAudio
+        do throws(ReelError) {
+            audio = try TagReader.read(path: path)
+        } catch where error.reason == .unsupportedFormat || error.reason == .corruptFile {
+            audio = ScannedAudio(
+                tags: TrackTags(), codec: playable.format.codec, sampleRate: playable.format.sampleRate,
+                channels: playable.format.channels, duration: playable.duration, hasEmbeddedCover: false)
+        }
+        audio.codec = playable.format.codec
+        return audio
     }
 
     /// The watcher's way back to its controller, set once the controller exists.
@@ -246,7 +267,10 @@ public final class MusicController: @unchecked Sendable {
     /// A music folder went away: its files are marked missing.
     private func folderGone(_ root: String) {
         smallScan("folder gone") { () throws(ReelError) -> MusicScanProgress in
-            MusicScanProgress(missing: try index.setMissing(root: root, true))
+            // The watcher has logged it; the failure says why, as the scan would.
+            let reason = (try? scanner?.absence(of: root)) ?? nil
+            return MusicScanProgress(
+                missing: try index.setMissing(root: root, true, reason: reason ?? "it went away"), missingFolders: [root])
         }
     }
 

@@ -25,6 +25,10 @@ public struct OutputConfiguration: Equatable, Sendable {
 /// The outputs: `list`, `enable`, `disable`, `toggle`, and `changes` after every change (one
 /// turned on or off, a pipe's reader coming or going, a pipe that failed and was turned off).
 ///
+/// A switch either fails and changes nothing (an unknown id, a pipe that cannot be set up) or
+/// succeeds; what playback makes of the outputs now on is the player's (turning the last one
+/// off while playing pauses the player, with its error), as MPD's `disableoutput` does.
+///
 /// Threads: any thread may call; the checks of a pipe's path run on `queue`, the switch on the
 /// audio thread, and replies come on the audio thread. Status changes come from the audio thread
 /// (`OutputSet`'s handler) and are published there (a store and a wake, nothing more).
@@ -144,7 +148,8 @@ public final class OutputsController: @unchecked Sendable {
     private func set(_ id: Int, on wanted: @escaping @Sendable (Bool) -> Bool, reply: @escaping Reply) {
         guard let output = states.current.first(where: { $0.id == id }) else {
             let count = states.current.count
-            reply(.failure(ReelError(.notFound, "there is no output \(id); outputs are numbered 0 to \(count - 1) (outputs.list)")))
+            let valid = count == 1 ? "the only output is 0" : "outputs are numbered 0 to \(count - 1)"
+            reply(.failure(ReelError(.notFound, "there is no output \(id); \(valid)")))
             return
         }
         queue.async { [self] in
@@ -164,7 +169,7 @@ public final class OutputsController: @unchecked Sendable {
                 reply(.success(update(id) { Self.turn(&$0, on: on) }))
                 return
             }
-            engine.send(.selectOutputs(selection) { [self] result in
+            engine.send(.selectOutputs(selection) { [self] _ in
                 // On the audio thread: what the outputs are now, whatever happened (a pipe that
                 // failed to set up is off again, and said why through `statusChanged`).
                 let actual = outputSet.enabled
@@ -177,12 +182,15 @@ public final class OutputsController: @unchecked Sendable {
                 }
                 changes.publish(outputs)
                 onSwitch?()
-                if case .failure(let error) = result {
-                    reply(.failure(error))
-                } else if on && !actual.contains(id) {
+                if on && !actual.contains(id) {
+                    // A pipe that could not be set up is off again: the switch failed and
+                    // changed nothing.
                     let error = outputs.first { $0.id == id }?.error
                     reply(.failure(error ?? ReelError(.deviceUnavailable, "output \(id) could not be turned on")))
                 } else {
+                    // The switch is made, whatever playback makes of it: with no output left
+                    // (or a device that cannot open) the player pauses with that error in its
+                    // state, as MPD's does; that is not a failure of the switch.
                     reply(.success(outputs))
                 }
             })

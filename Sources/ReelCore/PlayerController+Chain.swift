@@ -23,6 +23,8 @@ extension PlayerController {
         do throws(ReelError) {
             opened = try skipping ? openPlayable(from: id, including: true) : open(entry: id)
         } catch {
+            // The state says why too: a client that did not ask (a page, an MPD client) shows it.
+            shared.withLock { $0.skipError = error }
             reply(.failure(error))
             publishState()
             return
@@ -36,6 +38,9 @@ extension PlayerController {
         let token = shared.withLock { shared -> Int in
             let token = shared.newToken(for: opened.track)
             shared.audibleToken = token
+            // A play asked for that starts clears an earlier failure (as MPD's play does); one
+            // that skipped entries to get here keeps the last skip's error on show.
+            if !skipping { shared.skipError = nil }
             try? shared.queue.setCurrent(opened.id)
             publishQueue(shared)
             return token
@@ -111,8 +116,11 @@ extension PlayerController {
 
     // MARK: Following the engine
 
-    /// On the audio thread after each discrete engine change: publish, then act on `work`.
+    /// On the audio thread after each discrete engine change: count the time playing, publish,
+    /// then act on `work`.
     func engineChanged(_ snapshot: PlaybackSnapshot) {
+        let now = monotonicNanoseconds()
+        playTime.withLock { $0.update(playing: snapshot.activity == .playing, at: now) }
         changes.publish(state(of: snapshot, position: engine.currentPosition().position))
         work.async { [self] in followEngine(snapshot) }
     }

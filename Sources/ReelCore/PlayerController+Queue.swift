@@ -167,6 +167,19 @@ extension PlayerController {
         return summary
     }
 
+    /// Sets the priority (0...255) of entries (MPD's `prio`/`prioid`; all or nothing, see
+    /// `PlayQueue.setPriority`). Any thread; the chain is brought in line on `work` (in random
+    /// mode what plays next may change).
+    public func setPriority(_ priority: Int, ids: [Int]) throws(ReelError) -> QueueSummary {
+        let summary = try shared.withLock { shared throws(ReelError) -> QueueSummary in
+            try shared.queue.setPriority(priority, ids: ids)
+            publishQueue(shared)
+            return shared.queue.summary
+        }
+        work.async { [self] in reconcileChain() }
+        return summary
+    }
+
     /// Shuffles the entries at the positions `range`, nil for all (MPD's `shuffle`; an end past
     /// the queue is clipped, a bad start is `out_of_range`). While playing or paused the current
     /// entry goes on and, when inside the range, moves to its start; when stopped there is no

@@ -64,6 +64,8 @@ public final class PlayerController: @unchecked Sendable {
         }
     }
     let shared = Locked(Shared())
+    /// The time spent playing, fed on the audio thread by every change of the engine's activity.
+    let playTime = Locked(PlayTimeCounter())
 
     /// The player's state after every change of state, source or format, and every seek.
     public let changes = StateFeed(PlayerState())
@@ -88,6 +90,12 @@ public final class PlayerController: @unchecked Sendable {
     public func shutdown() {
         engine.shutdown()
         work.sync {}
+    }
+
+    /// Seconds the player has spent playing since it started (MPD's `playtime`). Any thread.
+    public var secondsPlayed: Double {
+        let now = monotonicNanoseconds()
+        return playTime.withLock { $0.seconds(at: now) }
     }
 
     /// The player's state now, with the position interpolated to this moment. Any thread.
@@ -128,7 +136,8 @@ public final class PlayerController: @unchecked Sendable {
         return PlayerState(
             state: snapshot.activity, position: position, duration: shown.duration, source: shown.source,
             entry: shown.entry, format: shown.format, timestamp: Double(now) / 1e9, underruns: snapshot.counters.xruns,
-            error: snapshot.error ?? shown.skipError, durationEstimated: estimated && shown.duration != nil)
+            error: snapshot.error ?? shown.skipError, durationEstimated: estimated && shown.duration != nil,
+            output: snapshot.output)
     }
 
     /// Publishes the player's state (after an engine change, a skipped entry, a rename).
@@ -155,7 +164,10 @@ public final class PlayerController: @unchecked Sendable {
             do throws(ReelError) {
                 entries = try resolve(addition)
             } catch {
+                // The player's error says it too (the queue stays as it was), for every client.
+                shared.withLock { $0.skipError = error }
                 reply(.failure(error))
+                publishState()
                 return
             }
             let first = shared.withLock { shared -> Int? in
@@ -229,8 +241,22 @@ public final class PlayerController: @unchecked Sendable {
         engine.send(.stop(adapt(reply)))
     }
 
+    /// Seeks in the loaded entry; a seek that succeeds clears the player's error (as MPD's).
     public func seek(_ target: SeekTarget, reply: @escaping Reply) {
+        clearSkipError()
         engine.send(.seek(target, adapt(reply)))
+    }
+
+    /// Clears the player's error (MPD's `clearerror`): why playback last paused or stopped on
+    /// its own, or why an entry was skipped. Always succeeds; publishes once when there was one.
+    public func clearError(reply: @escaping Reply) {
+        shared.withLock { $0.skipError = nil }
+        engine.send(.clearError { [self] result in
+            // On the audio thread. The engine published if it held the error; one that was only
+            // the skipped entry's is published here.
+            if changes.latest.value.error != nil { publishState() }
+            adapt(reply)(result)
+        })
     }
 
     /// Plays the next entry in play order (`not_playing` when stopped); with consume on, the

@@ -79,7 +79,7 @@ public final class ReelCore: Sendable {
         var musicLogger = logger
         musicLogger[metadataKey: "subsystem"] = "reel.music"
         music = MusicController(
-            store: store, roots: musicDirectories, reader: { path throws(ReelError) in try TagReader.read(path: path) },
+            store: store, roots: musicDirectories, reader: MusicController.readPlayable,
             logger: musicLogger, onMoves: { [player] moves in player.followMoves(moves) })
         library = LibraryController(
             store: store, player: player, recorder: recorder, mediaRoots: self.mediaRoots, logger: libraryLogger)

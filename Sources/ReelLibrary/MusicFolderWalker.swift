@@ -4,7 +4,7 @@ import Foundation
 /// Lists the audio files under the music folders that are present, with their stamps.
 ///
 /// The rules:
-/// - A file is an audio file by its extension (`MusicScanner.audioExtensions`, any letter case).
+/// - A file is an audio file by its extension (`MusicScanner.extensions`, any letter case).
 /// - Names that begin with "." are skipped, files and folders: hidden folders (`.Trash-1000`,
 ///   `.git`) and macOS's `._name.mp3` companions on USB disks are not music.
 /// - A symbolic link is followed only if its real path (`realpath`) lies inside a music folder

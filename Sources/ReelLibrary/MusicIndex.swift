@@ -173,9 +173,14 @@ public final class MusicIndex: Sendable {
 
     /// Marks every file of a music folder missing (its disk is gone) or present again.
     ///
+    /// Gone, the folder itself is listed among the failures (`failures()`, by its path) with
+    /// `reason`, and the failures of its files are forgotten: they no longer say anything true
+    /// (the next scan after the folder returns reads those files again, and lists again those
+    /// that still fail). Back, the folder leaves the failures.
+    ///
     /// - Returns: how many files changed state.
     @discardableResult
-    public func setMissing(root: String, _ missing: Bool) throws(ReelError) -> Int {
+    public func setMissing(root: String, _ missing: Bool, reason: String? = nil) throws(ReelError) -> Int {
         try store.writing("mark the music folder \(root) \(missing ? "missing" : "present")") { db in
             // `missing = 1` as a literal lets SQLite use the partial index `music_missing`.
             try db.execute(
@@ -183,7 +188,19 @@ public final class MusicIndex: Sendable {
                     ? "UPDATE music_files SET missing = 1 WHERE root = ? AND missing = 0"
                     : "UPDATE music_files SET missing = 0 WHERE root = ? AND missing = 1",
                 arguments: [root])
-            return db.changesCount
+            let changed = db.changesCount
+            if missing {
+                let kept = try Int.fetchOne(db, sql: "SELECT count(*) FROM music_files WHERE root = ?", arguments: [root]) ?? 0
+                try db.execute(sql: "DELETE FROM music_failures WHERE root = ?", arguments: [root])
+                let why = reason.map { ": \($0)" } ?? ""
+                let files = kept == 0 ? "" : "; its \(kept) \(kept == 1 ? "file is" : "files are") kept, hidden until it comes back"
+                try db.execute(
+                    sql: "INSERT INTO music_failures (root, path, size, mtime_ns, reason) VALUES (?, '', 0, 0, ?)",
+                    arguments: [root, "the music folder is missing\(why)\(files)"])
+            } else {
+                try db.execute(sql: "DELETE FROM music_failures WHERE root = ? AND path = ''", arguments: [root])
+            }
+            return changed
         }
     }
 
@@ -440,12 +457,16 @@ public final class MusicIndex: Sendable {
     }
 
     /// Files present whose title (else file name), artist or album contains `text` under the
-    /// library's case rule, in id order (oldest first).
+    /// library's case rule, in the order a person browses them (`searchOrder`): by artist
+    /// (AlbumArtist, else Artist; files without one last), album, disc and track, then path.
     ///
-    /// Paging as `LibraryStore.search`: ids never change or get reused, so across pages no file
-    /// comes twice and none that still matches is skipped. A text of three or more code points
-    /// finds its candidates in the trigram index (`music_fts`); a shorter one scans the files
-    /// in id order until the page is full.
+    /// Paging is by that order: `nextCursor` holds the order's values of the last file returned
+    /// (`MusicSearchCursor`), so across pages a file whose tags stay the same comes once and
+    /// is never skipped, whatever else was written or removed in between; a file added or
+    /// retagged meanwhile comes on a later page if it now sorts after the cursor. A text of three
+    /// or more code points finds its candidates in the trigram index (`music_fts`); a shorter
+    /// one scans the narrow `music_search` index. Every match is read and sorted (SQLite keeps
+    /// only the best `limit` + 1 while it sorts).
     ///
     /// - Parameters:
     ///   - limit: 1…500 (`out_of_range` otherwise).
@@ -460,22 +481,26 @@ public final class MusicIndex: Sendable {
         let needle = LibraryStore.searchNeedle(LibrarySchema.fold(text))
         // The cursor is bound to this search of music files, not to a search of the tree.
         let key = "music:" + needle
-        let after = try cursor.map { cursor throws(ReelError) in try SearchCursor.decode(cursor, query: key) } ?? 0
+        let after = try cursor.map { cursor throws(ReelError) in try MusicSearchCursor.decode(cursor, query: key) }
+            ?? MusicSearchCursor.Key.start
         return try store.reading("search music for \"\(text)\"") { db in
             let statement: Statement
-            let arguments: StatementArguments
+            var arguments: StatementArguments
             if needle.unicodeScalars.count >= LibraryStore.minimumIndexedQueryLength {
                 statement = try db.cachedStatement(sql: Self.indexedSearchSQL)
-                arguments = [LibraryStore.phrase(needle), after, needle, needle, needle, limit + 1]
+                arguments = [LibraryStore.phrase(needle), needle, needle, needle]
             } else {
                 statement = try db.cachedStatement(sql: Self.scanSearchSQL)
-                arguments = [after, needle, needle, needle, limit + 1]
+                arguments = [needle, needle, needle]
             }
-            var tracks = try Row.fetchAll(statement, arguments: arguments).map(Self.track)
+            arguments += after.arguments
+            arguments += [limit + 1]
+            let rows = try Row.fetchAll(statement, arguments: arguments)
+            let tracks = rows.prefix(limit).map(Self.track)
             var next: String?
-            if tracks.count > limit {
-                tracks.removeLast()
-                next = SearchCursor.encode(after: tracks.last!.id, query: key)
+            if rows.count > limit {
+                let last = MusicSearchCursor.Key(rows[limit - 1], from: Self.trackColumnCount)
+                next = MusicSearchCursor.encode(after: last, query: key)
             }
             return MusicSearchPage(tracks: tracks, nextCursor: next)
         }
@@ -565,28 +590,46 @@ public final class MusicIndex: Sendable {
         RETURNING id
         """
 
-    /// Search by the trigram index; arguments: the FTS5 phrase, the cursor's id, the needle
-    /// three times, the limit. As `LibraryStore.indexedSearchSQL`: the index drives the loop in
-    /// rowid order from the cursor on, `instr` keeps the result exactly the substring rule.
+    /// How many columns `trackColumns` names (a search row's order values follow them).
+    static let trackColumnCount = trackColumns.split(separator: ",").count
+
+    /// The order of search results over `music_files` (columns prefixed with `table`): files
+    /// with an artist first, then artist and album as `albums` orders them (case-insensitive,
+    /// then exact), disc (none is 1) and track (none after the numbered ones) as `tracks`,
+    /// the path, and the id, so that the order is total. Every term is non-null, so that a row
+    /// value compares it with a cursor (`MusicSearchCursor.Key` holds the same nine values).
+    static func searchOrder(_ table: String = "") -> String {
+        let t = table.isEmpty ? "" : table + "."
+        return """
+            \(t)group_artist IS NULL, \(t)group_fold, coalesce(\(t)group_artist, ''), \(t)album_fold, \
+            coalesce(\(t)album, ''), coalesce(\(t)disc, 1), coalesce(\(t)track, \(Int64.max)), \(t)path, \(t)id
+            """
+    }
+
+    /// Search by the trigram index; arguments: the FTS5 phrase, the needle three times, the
+    /// cursor's nine values, the limit. CROSS JOIN keeps the index the outer loop (only the
+    /// candidates are read from `music_files`); `instr` keeps the result exactly the substring
+    /// rule even if the index said more; the matches after the cursor are sorted.
     static let indexedSearchSQL = """
-        SELECT \(trackColumns.split(separator: ",").map { "m." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", "))
+        SELECT \(trackColumns.split(separator: ",").map { "m." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")),
+          \(searchOrder("m"))
         FROM music_fts f CROSS JOIN music_files m ON m.id = f.rowid
-        WHERE f.music_fts MATCH ? AND f.rowid > ? AND m.missing = 0
+        WHERE f.music_fts MATCH ? AND m.missing = 0
           AND (instr(m.title_fold, ?) > 0 OR instr(m.artist_fold, ?) > 0 OR instr(m.album_fold, ?) > 0)
-        ORDER BY f.rowid LIMIT ?
+          AND (\(searchOrder("m"))) > (?, ?, ?, ?, ?, ?, ?, ?, ?)
+        ORDER BY \(searchOrder("m")) LIMIT ?
         """
 
-    /// Search by scanning the files in id order, for texts too short for trigrams; arguments:
-    /// the cursor's id, the needle three times, the limit. The narrow index `music_search` is
-    /// scanned; the table is read only for the matches.
+    /// Search by scanning, for texts too short for trigrams; arguments: the needle three times,
+    /// the cursor's nine values, the limit. The narrow index `music_search` is scanned for the
+    /// matches; the table is read only for them, and they are sorted.
     static let scanSearchSQL = """
-        SELECT \(trackColumns) FROM music_files
+        SELECT \(trackColumns), \(searchOrder()) FROM music_files
         WHERE id IN (
           SELECT id FROM music_files INDEXED BY music_search
-          WHERE id > ? AND missing = 0
-            AND (instr(title_fold, ?) > 0 OR instr(artist_fold, ?) > 0 OR instr(album_fold, ?) > 0)
-          ORDER BY id LIMIT ?)
-        ORDER BY id
+          WHERE missing = 0 AND (instr(title_fold, ?) > 0 OR instr(artist_fold, ?) > 0 OR instr(album_fold, ?) > 0))
+          AND (\(searchOrder())) > (?, ?, ?, ?, ?, ?, ?, ?, ?)
+        ORDER BY \(searchOrder()) LIMIT ?
         """
 
     /// The arguments of `writtenColumns` for a file: tags as read, "" as NULL, and the derived
@@ -620,8 +663,10 @@ public final class MusicIndex: Sendable {
         return String(name[..<dot])
     }
 
+    /// A music folder's path joined with a path under it; the folder itself for "".
     static func join(_ root: String, _ relativePath: String) -> String {
-        root.hasSuffix("/") ? root + relativePath : root + "/" + relativePath
+        if relativePath.isEmpty { return root }
+        return root.hasSuffix("/") ? root + relativePath : root + "/" + relativePath
     }
 
     /// A row of `trackColumns`.

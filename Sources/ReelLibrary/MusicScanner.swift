@@ -50,12 +50,6 @@ public final class MusicScanner: Sendable {
     /// Reads one audio file's tags and stream (the tag reader, injected).
     public typealias Reader = @Sendable (_ path: String) throws(ReelError) -> ScannedAudio
 
-    /// The extensions (lowercase, compared case-insensitively) of the files indexed: FLAC, MP3,
-    /// Ogg (Vorbis, Opus, FLAC), WAV, MP4 audio (AAC, ALAC), raw AAC, AIFF and WavPack.
-    public static let audioExtensions: Set<String> = [
-        "flac", "mp3", "ogg", "oga", "opus", "wav", "m4a", "aac", "aif", "aiff", "wv",
-    ]
-
     /// Reader threads: twice the cores, at least 2 and at most 8. Reading a file's tags is
     /// short CPU work between waits for the disk (open, the header, often a seek to the end);
     /// with twice as many threads as cores, both cores keep busy while others wait on a cold
@@ -70,6 +64,8 @@ public final class MusicScanner: Sendable {
     public let roots: [String]
     public let readerCount: Int
     public let batchSize: Int
+    /// The suffixes of the files looked at (lowercase, compared case-insensitively): the codec
+    /// registry's, given by the core. A file the reader refuses is a failure, with its reason.
     public let extensions: Set<String>
     private let reader: Reader
     private let logger: Logger
@@ -77,8 +73,8 @@ public final class MusicScanner: Sendable {
     private let running = Atomic<Bool>(false)
 
     public init(
-        index: MusicIndex, roots: [String], reader: @escaping Reader, readerCount: Int = MusicScanner.defaultReaderCount,
-        batchSize: Int = 500, extensions: Set<String> = MusicScanner.audioExtensions
+        index: MusicIndex, roots: [String], extensions: Set<String>, reader: @escaping Reader,
+        readerCount: Int = MusicScanner.defaultReaderCount, batchSize: Int = 500
     ) {
         self.index = index
         var seen: Set<String> = []
@@ -118,8 +114,11 @@ public final class MusicScanner: Sendable {
         for root in roots {
             if let reason = try absence(of: root) {
                 missing.append(root)
-                let marked = try index.setMissing(root: root, true)
-                run.count { $0.missing += marked }
+                let marked = try index.setMissing(root: root, true, reason: reason)
+                run.count {
+                    $0.missing += marked
+                    $0.missingFolders.append(root)
+                }
                 logger.warning(
                     "a music folder is missing; its files are kept, marked missing",
                     metadata: ["folder": "\(root)", "reason": "\(reason)", "files": "\(marked)"])

@@ -144,7 +144,7 @@ public final class MusicWatcher: @unchecked Sendable {
     ///     not empty while the index has files of it).
     ///   - handler: gets the reports, on the watcher's thread.
     public init(
-        roots: [String], extensions: Set<String> = MusicScanner.audioExtensions, timing: Timing = Timing(),
+        roots: [String], extensions: Set<String>, timing: Timing = Timing(),
         logger: Logger, isPresent: @escaping @Sendable (String) -> Bool,
         handler: @escaping @Sendable (Report) -> Void
     ) {

@@ -139,11 +139,15 @@ public struct MusicScanProgress: Equatable, Sendable {
     public var missing: Int
     /// Files of a music folder that came back, present again.
     public var restored: Int
+    /// The music folders found missing (not there, not a readable folder, or empty while the
+    /// index has files of them): their files are kept, hidden until they come back.
+    public var missingFolders: [String]
 
     public init(
         scan: Int = 0, running: Bool = false, seen: Int = 0, indexed: Int = 0, unchanged: Int = 0, failed: Int = 0,
-        removed: Int = 0, moved: Int = 0, missing: Int = 0, restored: Int = 0
+        removed: Int = 0, moved: Int = 0, missing: Int = 0, restored: Int = 0, missingFolders: [String] = []
     ) {
+        self.missingFolders = missingFolders
         self.scan = scan
         self.running = running
         self.seen = seen

@@ -56,12 +56,14 @@ public struct QueueEntry: Sendable, Equatable {
     public var missing: Bool
     /// A music folder file's tags, as indexed when it was added.
     public var tags: DisplayTags?
+    /// 0 to 255 (MPD's `prio`): in random mode, entries of a higher priority play first.
+    public var priority: Int
     /// `duration` is an estimate (an MP3 without a Xing/Info tag, until its frames are counted).
     public var durationEstimated: Bool
 
     public init(
         id: Int, position: Int, source: PlayerSource, duration: Double? = nil, format: AudioFormat? = nil,
-        missing: Bool = false, tags: DisplayTags? = nil, durationEstimated: Bool = false
+        missing: Bool = false, tags: DisplayTags? = nil, priority: Int = 0, durationEstimated: Bool = false
     ) {
         self.id = id
         self.position = position
@@ -70,6 +72,7 @@ public struct QueueEntry: Sendable, Equatable {
         self.format = format
         self.missing = missing
         self.tags = tags
+        self.priority = priority
         self.durationEstimated = durationEstimated
     }
 }

@@ -3,8 +3,10 @@
 // The daemon fills it in and encodes it with `.json`; the CLI (`reel info`, version checks)
 // decodes it with `init(json:)`.
 
+import ReelModel
+
 /// What `daemon.info` returns: `{version, protocol, device, captureDevice, dataDir, uptime,
-/// formats, listeners}`.
+/// formats, decoders, listeners}`.
 public struct DaemonInfo: Sendable, Equatable {
     /// The protocol version this build speaks (`protocol` in the reply).
     public static let currentProtocolVersion = 2
@@ -23,6 +25,9 @@ public struct DaemonInfo: Sendable, Equatable {
     public var uptime: Double
     /// The codecs the daemon can play, e.g. `["flac","mp3","opus","vorbis","wav"]`.
     public var formats: [String]
+    /// The same codecs with the file suffixes and MIME types each is known by (the codec
+    /// registry): `[{name, suffixes, mimeTypes}]`.
+    public var decoders: [CodecDescription]
     /// Where the daemon listens, one entry per address of every front end.
     public var listeners: [Listener]
 
@@ -38,8 +43,10 @@ public struct DaemonInfo: Sendable, Equatable {
 
     public init(
         version: String, protocolVersion: Int = DaemonInfo.currentProtocolVersion, device: String,
-        captureDevice: String, dataDir: String, uptime: Double, formats: [String], listeners: [Listener] = []
+        captureDevice: String, dataDir: String, uptime: Double, formats: [String], decoders: [CodecDescription] = [],
+        listeners: [Listener] = []
     ) {
+        self.decoders = decoders
         self.listeners = listeners
         self.version = version
         self.protocolVersion = protocolVersion
@@ -59,11 +66,18 @@ public struct DaemonInfo: Sendable, Equatable {
             "dataDir": .string(dataDir),
             "uptime": .double(uptime),
             "formats": .array(formats.map(JSONValue.string)),
+            "decoders": .array(
+                decoders.map {
+                    [
+                        "name": .string($0.name), "suffixes": .array($0.suffixes.map(JSONValue.string)),
+                        "mimeTypes": .array($0.mimeTypes.map(JSONValue.string)),
+                    ]
+                }),
             "listeners": .array(listeners.map { ["protocol": .string($0.protocolName), "address": .string($0.address)] }),
         ]
     }
 
-    /// `formats` may be absent (empty).
+    /// `formats` and `decoders` may be absent (empty).
     public init(json: JSONValue) throws(JSONDecodingError) {
         let reader = try ObjectReader(json, as: "daemon.info")
         var formats: [String] = []
@@ -72,6 +86,23 @@ public struct DaemonInfo: Sendable, Equatable {
             for element in elements {
                 guard let format = element.stringValue else { throw reader.wrongType("formats", "an array of strings") }
                 formats.append(format)
+            }
+        }
+        var decoders: [CodecDescription] = []
+        if let raw = reader.optional("decoders") {
+            guard let elements = raw.arrayValue else { throw reader.wrongType("decoders", "an array of objects") }
+            for element in elements {
+                let entry = try ObjectReader(element, as: "decoder")
+                func strings(_ key: String) throws(JSONDecodingError) -> [String] {
+                    guard let elements = entry.optional(key)?.arrayValue,
+                          case let values = elements.compactMap(\.stringValue), values.count == elements.count
+                    else {
+                        throw entry.wrongType(key, "an array of strings")
+                    }
+                    return values
+                }
+                decoders.append(
+                    CodecDescription(name: try entry.string("name"), suffixes: try strings("suffixes"), mimeTypes: try strings("mimeTypes")))
             }
         }
         var listeners: [Listener] = []
@@ -86,6 +117,6 @@ public struct DaemonInfo: Sendable, Equatable {
             version: try reader.string("version"), protocolVersion: try reader.int("protocol"),
             device: try reader.string("device"), captureDevice: try reader.string("captureDevice"),
             dataDir: try reader.string("dataDir"), uptime: try reader.double("uptime"), formats: formats,
-            listeners: listeners)
+            decoders: decoders, listeners: listeners)
     }
 }

@@ -60,8 +60,8 @@ extension ReelError {
 }
 
 extension PlayerState {
-    /// `{"state","position","duration","durationEstimated","source","entry","format","timestamp",
-    /// "underruns","error"}`.
+    /// `{"state","position","duration","durationEstimated","source","entry","format","output",
+    /// "timestamp","underruns","error"}`.
     public var jsonObject: JSONObject {
         [
             "state": .string(state.rawValue),
@@ -71,6 +71,7 @@ extension PlayerState {
             "source": source?.json ?? .null,
             "entry": entry.map { .int(Int64($0)) } ?? .null,
             "format": format?.json ?? .null,
+            "output": output.map { ["sampleRate": .int(Int64($0.sampleRate)), "bits": .int(Int64($0.bits)), "channels": .int(Int64($0.channels))] } ?? .null,
             "timestamp": .double(timestamp),
             "underruns": .int(Int64(underruns)),
             "error": error?.json ?? .null,
@@ -120,6 +121,18 @@ extension PlayerState {
         } else {
             JSONWriter.append("null", into: &out)
         }
+        JSONWriter.append(#","output":"#, into: &out)
+        if let output {
+            JSONWriter.append(#"{"sampleRate":"#, into: &out)
+            JSONWriter.writeInt(Int64(output.sampleRate), into: &out)
+            JSONWriter.append(#","bits":"#, into: &out)
+            JSONWriter.writeInt(Int64(output.bits), into: &out)
+            JSONWriter.append(#","channels":"#, into: &out)
+            JSONWriter.writeInt(Int64(output.channels), into: &out)
+            out.append(0x7D)
+        } else {
+            JSONWriter.append("null", into: &out)
+        }
         JSONWriter.append(#","timestamp":"#, into: &out)
         JSONWriter.writeDouble(timestamp, into: &out)
         JSONWriter.append(#","underruns":"#, into: &out)
@@ -146,7 +159,7 @@ extension PlayerState {
         return JSONText(bytes: out)
     }
 
-    /// `underruns`, `entry`, `error` and `durationEstimated` may be absent (0, nil, false).
+    /// `underruns`, `entry`, `error`, `durationEstimated` and `output` may be absent (0, nil, false, nil).
     public init(json: JSONValue) throws(JSONDecodingError) {
         let reader = try ObjectReader(json, as: "PlayerState")
         let rawState = try reader.string("state")
@@ -163,7 +176,12 @@ extension PlayerState {
             timestamp: try reader.double("timestamp"),
             underruns: try reader.int("underruns", default: 0),
             error: try reader.optional("error").map { (v) throws(JSONDecodingError) in try ReelError(json: v) },
-            durationEstimated: try reader.bool("durationEstimated", default: false))
+            durationEstimated: try reader.bool("durationEstimated", default: false),
+            output: try reader.optional("output").map { (v) throws(JSONDecodingError) in
+                let output = try ObjectReader(v, as: "PlayerState.output")
+                return OutputFormat(
+                    sampleRate: try output.int("sampleRate"), bits: try output.int("bits"), channels: try output.int("channels"))
+            })
     }
 }
 

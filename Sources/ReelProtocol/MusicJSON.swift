@@ -40,12 +40,13 @@ extension MusicArtist {
 
 extension MusicScanProgress {
     /// `{"scan","running","seen","indexed","unchanged","failed","removed","moved","missing",
-    /// "restored"}` (`scan.progress`, `library.rescan`).
+    /// "restored","missingFolders"}` (`scan.progress`, `library.rescan`).
     public var jsonObject: JSONObject {
         [
             "scan": .int(Int64(scan)), "running": .bool(running), "seen": .int(Int64(seen)), "indexed": .int(Int64(indexed)),
             "unchanged": .int(Int64(unchanged)), "failed": .int(Int64(failed)), "removed": .int(Int64(removed)),
             "moved": .int(Int64(moved)), "missing": .int(Int64(missing)), "restored": .int(Int64(restored)),
+            "missingFolders": .array(missingFolders.map(JSONValue.string)),
         ]
     }
 
@@ -59,5 +60,11 @@ extension MusicScanProgress {
             moved: try reader.int("moved", default: 0), missing: try reader.int("missing", default: 0),
             restored: try reader.int("restored", default: 0))
         scan = try reader.int("scan")
+        if let folders = reader.optional("missingFolders") {
+            guard let elements = folders.arrayValue, case let names = elements.compactMap(\.stringValue),
+                  names.count == elements.count
+            else { throw reader.wrongType("missingFolders", "an array of strings") }
+            missingFolders = names
+        }
     }
 }

@@ -76,18 +76,22 @@ struct ScanCommand: ParsableCommand {
         let started = try decode(client.call("library.rescan"))
         if noWait { return Output.line(Self.describe(started)) }
         // Done when a push of this request's scan (its number, or a later one) is not running.
+        var final: MusicScanProgress
         while true {
             let event = try client.nextEvent()
             guard case .notification("scan.progress", let params) = event else { continue }
-            let progress = try decode(.object(params))
-            if progress.scan >= started.scan && !progress.running {
-                Output.line(Self.describe(progress))
+            final = try decode(.object(params))
+            if final.scan >= started.scan && !final.running {
+                Output.line(Self.describe(final))
                 break
             }
         }
         let failures = try client.call("music.failures")["failures"]?.arrayValue ?? []
+        let missing = Set(final.missingFolders)
         for failure in failures {
-            Output.line("  could not read \(failure["path"]?.stringValue ?? "?"): \(failure["reason"]?.stringValue ?? "?")")
+            let path = failure["path"]?.stringValue ?? "?"
+            let reason = failure["reason"]?.stringValue ?? "?"
+            Output.line(missing.contains(path) ? "  \(path): \(reason)" : "  could not read \(path): \(reason)")
         }
     }
 
@@ -99,10 +103,13 @@ struct ScanCommand: ParsableCommand {
         }
     }
 
-    /// `scanned: 1,204 files, 3 new or changed, 1,200 unchanged, 1 failed, 0 removed`.
+    /// `scanned: 1,204 files, 3 new or changed, 1,200 unchanged, 1 failed, 0 removed`, and
+    /// `, 1 music folder missing` when one is.
     static func describe(_ progress: MusicScanProgress) -> String {
         let verb = progress.running ? "scanning" : "scanned"
+        let missing = progress.missingFolders.count
         return "\(verb): \(progress.seen) files, \(progress.indexed) new or changed, \(progress.unchanged) unchanged, "
             + "\(progress.failed) failed, \(progress.removed) removed"
+            + (missing == 0 ? "" : ", \(missing) music \(missing == 1 ? "folder" : "folders") missing")
     }
 }

@@ -110,6 +110,26 @@ enum Output {
         return "\(word)  [\(bar)]  \(clock)"
     }
 
+    /// `reel watch`'s line on a terminal: the progress line, the `extras` (the place in the
+    /// queue, the recording), then what is playing (`name`), in at most `width - 1` columns (the
+    /// terminal never wraps it). The name comes before the bar: the bar gets what the name
+    /// leaves (at least 10 columns, else none), and a name too long even so is cut, ending in `…`.
+    static func terminalLine(_ state: PlayerState, name: String?, extras: [String], width: Int) -> String {
+        let suffix = extras.map { "  " + $0 }.joined()
+        let columns = max(width - 1, 1)
+        guard let name, !name.isEmpty else {
+            return String((progressLine(state, width: max(width - suffix.count, 10)) + suffix).prefix(columns))
+        }
+        let fixed = 7 + 2 + 2 + 2 + times(state).count + suffix.count + 2  // word, bar's gaps and brackets, clock, extras, gap
+        let bar = min(max(columns - fixed - name.count, 10), 200)
+        var text = progressLine(state, width: fixed - suffix.count - 2 + bar + 1) + suffix
+        let room = columns - text.count - 2
+        if room >= 4 {
+            text += "  " + (name.count <= room ? name : String(name.prefix(room - 1)) + "…")
+        }
+        return String(text.prefix(columns))
+    }
+
     /// The terminal's width in columns (TIOCGWINSZ on stdout), 80 when unknown.
     static func terminalWidth() -> Int {
         var size = winsize()

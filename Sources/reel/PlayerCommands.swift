@@ -85,7 +85,12 @@ struct PlayCommand: ParsableCommand {
             params = ["entry": .int(Int64(try QueueReader.entry(at: position, connected).entry.id))]
         }
         if let position = try startPosition() { params["position"] = .double(position) }
-        let state = try playerCall(try client ?? connection.connect(), "player.play", params)
+        let state: PlayerState
+        do {
+            state = try playerCall(try client ?? connection.connect(), "player.play", params)
+        } catch let error as CLIError {
+            throw error.namingFileOrItem(params["path"]?.stringValue)
+        }
         Output.line(Output.summary(state, naming: true))
     }
 }

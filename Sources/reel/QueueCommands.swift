@@ -64,15 +64,15 @@ enum QueueReader {
         }
     }
 
-    /// The 1-based position of the entry `id`, and the queue's summary; nil when it is not in
-    /// the queue. `hint` (a 1-based position) is looked at first.
-    static func position(of id: Int, hint: Int?, _ client: DaemonClient) throws(CLIError) -> (position: Int?, summary: QueueSummary) {
+    /// The entry `id` (its `position` is 0-based), and the queue's summary; nil when it is not
+    /// in the queue. `hint` (a 1-based position) is looked at first.
+    static func entry(id: Int, hint: Int?, _ client: DaemonClient) throws(CLIError) -> (entry: QueueEntry?, summary: QueueSummary) {
         if let hint, hint >= 1 {
             let page = try self.page(client, start: hint - 1, count: 1)
-            if page.entries.first?.id == id { return (hint, page.summary) }
+            if let entry = page.entries.first, entry.id == id { return (entry, page.summary) }
         }
         let all = try entries(client)
-        return (all.entries.first { $0.id == id }.map { $0.position + 1 }, all.summary)
+        return (all.entries.first { $0.id == id }, all.summary)
     }
 
     /// One `queue.list` request.
@@ -185,34 +185,38 @@ extension Output {
 enum AddArgument: Equatable {
     /// A local file, absolute.
     case file(String)
-    /// A local directory (absolute) and the audio files found in it, in the order to add them.
-    case directory(String, files: [String])
+    /// A local directory (absolute), the audio files found in it, in the order to add them, and
+    /// the files in it that were left out, each with why.
+    case directory(String, files: [String], skipped: [SkippedFile])
     /// A recording or folder of the library.
     case treePath(String)
 
-    /// The extensions `reel add DIR` takes as audio (case does not matter): what libsndfile and
-    /// libmpg123 decode.
-    static let audioExtensions: Set<String> = [
-        "wav", "wave", "flac", "ogg", "oga", "opus", "mp3", "aif", "aiff", "aifc", "au", "snd", "caf", "w64", "rf64",
-    ]
+    /// A file of a directory that `reel add` leaves out, and why.
+    struct SkippedFile: Equatable {
+        var path: String
+        var reason: String
+    }
 
     /// As `reel play` reads its argument: an existing local path is that file or directory; else
     /// one starting with `/` is a tree path; else an error naming the absolute path looked at.
-    static func resolve(_ argument: String) throws(CLIError) -> AddArgument {
+    /// A directory's files are those whose suffix (any case) is one of `suffixes`: what the
+    /// daemon's decoders take (`daemon.info`'s `decoders`).
+    static func resolve(_ argument: String, suffixes: Set<String>) throws(CLIError) -> AddArgument {
         let path = absolutePath(argument)
         var info = stat()
         if stat(path, &info) == 0 {
             guard (info.st_mode & S_IFMT) == S_IFDIR else { return .file(path) }
             let directory = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
             var visited: Set<[UInt64]> = []
-            var files: [String] = []
-            try collectAudioFiles(in: directory, into: &files, visited: &visited)
-            guard !files.isEmpty else {
+            var found = Found()
+            try collectAudioFiles(in: directory, suffixes: suffixes, into: &found, visited: &visited)
+            guard !found.files.isEmpty else {
                 throw CLIError(
                     exitCode: CLIError.refusedExitCode,
-                    message: "no audio files in \(directory) (looked for \(audioExtensions.sorted().joined(separator: ", ")), in subdirectories too)")
+                    message: "no audio files in \(directory) (looked for \(suffixes.sorted().joined(separator: ", ")), in subdirectories too)"
+                        + (found.skipped.isEmpty ? "" : "; \(found.skipped.count) other \(found.skipped.count == 1 ? "file" : "files") left out"))
             }
-            return .directory(directory, files: files)
+            return .directory(directory, files: found.files, skipped: found.skipped)
         } else if errno != ENOENT && errno != ENOTDIR {
             // It may exist but cannot be looked at from here (EACCES): let the daemon say.
             return .file(path)
@@ -223,12 +227,18 @@ enum AddArgument: Equatable {
             message: "no file or directory at \(path) (the library's recordings and folders are given by their tree paths, starting with '/')")
     }
 
+    /// What reading a directory found.
+    private struct Found {
+        var files: [String] = []
+        var skipped: [SkippedFile] = []
+    }
+
     /// A directory's audio files by name, then each subdirectory's the same way (the order the
-    /// daemon adds a library folder in). Hidden entries are skipped; a directory reached twice
-    /// through symbolic links is read once.
-    private static func collectAudioFiles(in directory: String, into files: inout [String], visited: inout Set<[UInt64]>)
-        throws(CLIError)
-    {
+    /// daemon adds a library folder in); every other regular file is noted as skipped. Hidden
+    /// entries are skipped silently; a directory reached twice through symbolic links is read once.
+    private static func collectAudioFiles(
+        in directory: String, suffixes: Set<String>, into found: inout Found, visited: inout Set<[UInt64]>
+    ) throws(CLIError) {
         var info = stat()
         guard stat(directory, &info) == 0 else { return }
         guard visited.insert([UInt64(info.st_dev), UInt64(info.st_ino)]).inserted else { return }
@@ -254,17 +264,19 @@ enum AddArgument: Equatable {
             case S_IFDIR:
                 subdirectories.append(path)
             case S_IFREG:
-                if let dot = name.lastIndex(of: "."),
-                   audioExtensions.contains(String(name[name.index(after: dot)...]).lowercased())
-                {
-                    files.append(path)
+                let suffix = name.lastIndex(of: ".").map { String(name[name.index(after: $0)...]).lowercased() } ?? ""
+                if suffixes.contains(suffix) {
+                    found.files.append(path)
+                } else {
+                    let reason = suffix.isEmpty ? "no suffix to tell its format by" : "reeld has no decoder for .\(suffix) files"
+                    found.skipped.append(SkippedFile(path: path, reason: reason))
                 }
             default:
                 continue
             }
         }
         for subdirectory in subdirectories {
-            try collectAudioFiles(in: subdirectory, into: &files, visited: &visited)
+            try collectAudioFiles(in: subdirectory, suffixes: suffixes, into: &found, visited: &visited)
         }
     }
 }
@@ -276,9 +288,9 @@ struct AddCommand: ParsableCommand {
         discussion: """
             Each ARG is read as `reel play` reads it: an existing local file is added as a file \
             (a relative name is taken from the current directory); an existing local directory \
-            adds its audio files (by extension: wav, flac, ogg, oga, opus, mp3, aiff, au, caf, \
-            w64, rf64) by name, then those of each subdirectory the same way, recursively, as \
-            mpc does; otherwise an ARG starting with '/' is a recording or folder of the library \
+            adds its audio files (by suffix: those the daemon's decoders take, as `reel info` \
+            lists them) by name, then those of each subdirectory the same way, recursively, as \
+            mpc does, and names every other file it leaves out, with why; otherwise an ARG starting with '/' is a recording or folder of the library \
             (a folder adds its recordings, subfolders included). Every ARG is checked before \
             anything is added. Entries go at the end of the queue, or with --next right after \
             the current entry, in the order given (the first given plays first). A file in a \
@@ -331,14 +343,17 @@ struct AddCommand: ParsableCommand {
 
     func run() throws {
         if let album { return try addAlbum(album) }
+        let client = try connection.connect()
+        let suffixes = try Self.decoderSuffixes(client)
         var resolved: [AddArgument] = []
-        for argument in arguments { resolved.append(try AddArgument.resolve(argument)) }
+        for argument in arguments { resolved.append(try AddArgument.resolve(argument, suffixes: suffixes)) }
         var requests: [Request] = []
         for (index, addition) in resolved.enumerated() {
             switch addition {
             case .file(let path):
                 requests.append(Request(argument: index, params: ["file": .string(path)], scanned: false))
-            case .directory(_, let files):
+            case .directory(_, let files, let skipped):
+                Self.report(skipped)
                 for file in files {
                     requests.append(Request(argument: index, params: ["file": .string(file)], scanned: true))
                 }
@@ -347,7 +362,6 @@ struct AddCommand: ParsableCommand {
             }
         }
 
-        let client = try connection.connect()
         // "next: true" puts an entry right after the current one, so adding the last first
         // leaves them in the order given. With no current entry the daemon appends instead, so
         // they are then added in order.
@@ -372,6 +386,9 @@ struct AddCommand: ParsableCommand {
                         throw CLIError.unexpectedReply("queue.add", error)
                     }
                 }
+            } catch let error where request.params["path"] != nil && error.reason == "not_found" {
+                failure = error.namingFileOrItem(request.params["path"]?.stringValue)
+                break
             } catch let error where request.scanned && Self.skippable.contains(error.reason ?? "") {
                 Output.error("reel: skipped \(request.params["file"]?.stringValue ?? "?"): \(error.message)")
                 skipped += 1
@@ -392,6 +409,33 @@ struct AddCommand: ParsableCommand {
         }
     }
 
+    /// The suffixes of the daemon's decoders (`daemon.info`'s `decoders`); from its `formats`
+    /// when it is older and lists no decoders.
+    static func decoderSuffixes(_ client: DaemonClient) throws(CLIError) -> Set<String> {
+        let result = try client.call("daemon.info")
+        let info: DaemonInfo
+        do {
+            info = try DaemonInfo(json: result)
+        } catch {
+            throw CLIError.unexpectedReply("daemon.info", error)
+        }
+        if !info.decoders.isEmpty { return Set(info.decoders.flatMap(\.suffixes).map { $0.lowercased() }) }
+        return Set(info.formats.map { $0 == "vorbis" ? "ogg" : $0 })
+    }
+
+    /// Tells on stderr which files of a directory were left out and why: each by name, at most
+    /// `reportLimit` of them, then how many more.
+    static func report(_ skipped: [AddArgument.SkippedFile]) {
+        for file in skipped.prefix(reportLimit) {
+            Output.error("reel: skipped \(file.path): \(file.reason)")
+        }
+        if skipped.count > reportLimit {
+            Output.error("reel: and \(skipped.count - reportLimit) more files skipped")
+        }
+    }
+
+    static let reportLimit = 20
+
     /// The refusals that skip a file found in a directory rather than stop: it is not audio the
     /// daemon plays, or it could not be read.
     static let skippable: Set<String> = ["unsupported_format", "corrupt_file", "io_error", "not_found"]
@@ -402,7 +446,7 @@ struct AddCommand: ParsableCommand {
         switch addition {
         case .file(let path):
             return "added \(path)"
-        case .directory(let path, _):
+        case .directory(let path, _, _):
             return "added \(entries.count) \(entries.count == 1 ? "file" : "files") from \(path)"
         case .treePath(let path):
             let normalized = "/" + path.split(separator: "/").joined(separator: "/")

@@ -79,6 +79,15 @@ struct CLIError: Error, CustomStringConvertible {
         if let hint { Output.error(hint) }
     }
 
+    /// An absolute path that is no local file was sent as a tree path (`path`): when the daemon
+    /// has no item there either, say that neither is there, not only the item.
+    func namingFileOrItem(_ treePath: String?) -> CLIError {
+        guard let treePath, reason == "not_found", message == "no item at \(treePath)" else { return self }
+        var error = self
+        error.message = "no file or library item at \(treePath)"
+        return error
+    }
+
     /// The daemon answered with an error: its message, exit 1.
     static func refused(_ error: RPCError) -> CLIError {
         CLIError(exitCode: refusedExitCode, message: error.message, reason: error.data?["reason"]?.stringValue)

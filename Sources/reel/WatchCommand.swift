@@ -69,7 +69,7 @@ struct WatchCommand: ParsableCommand {
                     }
                     player = state
                     try place.follow(entry: state.entry, client)
-                    display.show(state, place: place.text)
+                    display.show(state, place: place.text, name: place.name)
                 } catch {
                     display.finish()
                     if error.exitCode == 0 { return }
@@ -78,7 +78,7 @@ struct WatchCommand: ParsableCommand {
             case .notification("queue.changed", let params):
                 do throws(CLIError) {
                     try place.changed(QueueReader.decodeSummary(.object(params), from: "subscribe"), client)
-                    if let player { display.show(player, place: place.text) }
+                    if let player { display.show(player, place: place.text, name: place.name) }
                 } catch {
                     display.finish()
                     if error.exitCode == 0 { return }
@@ -129,6 +129,10 @@ struct QueuePlace {
     /// The queue version `position` was found in.
     private var version: Int?
 
+    /// What the entry is called, as `reel queue` names it (`Artist - Title`, the file's name or
+    /// the recording's path); nil when no entry is played.
+    private(set) var name: String?
+
     /// `2/14`, or nil when no entry is played.
     var text: String? { position.map { "\($0)/\(length)" } }
 
@@ -150,10 +154,12 @@ struct QueuePlace {
     private mutating func lookUp(_ client: DaemonClient) throws(CLIError) {
         guard let entry else {
             position = nil
+            name = nil
             return
         }
-        let found = try QueueReader.position(of: entry, hint: position, client)
-        position = found.position
+        let found = try QueueReader.entry(id: entry, hint: position, client)
+        position = found.entry.map { $0.position + 1 }
+        name = found.entry.map(Output.entryName)
         length = found.summary.length
         version = found.summary.version
     }
@@ -161,8 +167,9 @@ struct QueuePlace {
 
 /// How `watch` shows each state.
 protocol WatchDisplay: AnyObject {
-    /// `place` is the entry's place in the queue, `2/14`.
-    func show(_ state: PlayerState, place: String?)
+    /// `place` is the entry's place in the queue, `2/14`; `name` what it is called (`Artist -
+    /// Title`, the file's name), nil to name the source's path.
+    func show(_ state: PlayerState, place: String?, name: String?)
     func show(_ state: RecorderState)
     /// Leaves the output tidy (cursor back, final newline).
     func finish()
@@ -175,7 +182,7 @@ final class PlainDisplay: WatchDisplay {
 
     init() {}
 
-    func show(_ state: PlayerState, place: String?) {
+    func show(_ state: PlayerState, place: String?, name: String?) {
         var text = Output.statusLine(state)
         if let place { text += "  (\(place))" }
         guard text != last else { return }
@@ -204,15 +211,17 @@ final class TerminalDisplay: WatchDisplay {
     private var finished = false
     private var player = PlayerState.stopped
     private var place: String?
+    private var name: String?
     private var recorder = RecorderState.idle
 
     init() {
         Output.write("\u{1B}[?25l", to: 1)
     }
 
-    func show(_ state: PlayerState, place: String?) {
+    func show(_ state: PlayerState, place: String?, name: String?) {
         player = state
         self.place = place
+        self.name = name ?? state.source.map(Output.entryName)
         redraw()
     }
 
@@ -222,14 +231,12 @@ final class TerminalDisplay: WatchDisplay {
     }
 
     private func redraw() {
-        let width = Output.terminalWidth()
         var extras: [String] = []
         if let place { extras.append("(\(place))") }
         if recorder.state == .recording {
             extras.append("REC \(formatSeconds(recorder.elapsed))" + (recorder.peak.map { " \(Int($0.rounded())) dB" } ?? ""))
         }
-        let suffix = extras.map { "  " + $0 }.joined()
-        let text = Output.progressLine(player, width: max(width - suffix.count, 10)) + suffix
+        let text = Output.terminalLine(player, name: name, extras: extras, width: Output.terminalWidth())
         guard text != last else { return }
         last = text
         Output.write("\r\(text)\u{1B}[K", to: 1)

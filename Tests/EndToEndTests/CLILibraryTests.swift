@@ -381,9 +381,13 @@ struct CLILibraryTests {
         let folder = try cli.run("play", "/Empty")
         #expect(folder.status == 1, "\(folder)")
         #expect(folder.stderr.contains("/Empty holds no recordings"), "\(folder)")
+        // Neither a local file nor a library item: the message names both.
         let missing = try cli.run("play", "/Meetings/Nope")
         #expect(missing.status == 1, "\(missing)")
-        #expect(missing.stderr == "reel: no item at /Meetings/Nope\n")
+        #expect(missing.stderr == "reel: no file or library item at /Meetings/Nope\n")
+        let file = try cli.run("play", "/nonexistent/file.flac")
+        #expect(file.status == 1, "\(file)")
+        #expect(file.stderr == "reel: no file or library item at /nonexistent/file.flac\n")
     }
 
     @Test func aLocalFileThatStartsWithASlashWinsOverATreePath() throws {

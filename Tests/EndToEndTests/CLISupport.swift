@@ -75,11 +75,13 @@ final class CLIBackgroundProcess {
     /// What the process reads as stdin, when started with `stdin: true`.
     let input: Pipe?
 
-    init(_ arguments: [String], environment: [String: String] = [:], stdin: Bool = false) throws {
+    /// Runs `reel` with `arguments`, or, with `executable`, that program (`script`, to give reel
+    /// a terminal).
+    init(_ arguments: [String], environment: [String: String] = [:], stdin: Bool = false, executable: String = CLI.path) throws {
         input = stdin ? Pipe() : nil
         errURL = FileManager.default.temporaryDirectory.appendingPathComponent("reel-cli-err-\(UUID().uuidString)")
         _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        process.executableURL = URL(fileURLWithPath: CLI.path)
+        process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.environment = CLI.environment(environment)
         process.standardOutput = outPipe
@@ -124,6 +126,25 @@ final class CLIBackgroundProcess {
             var chunk = [UInt8](repeating: 0, count: 4096)
             let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if count <= 0 { return nil }
+            buffer.append(contentsOf: chunk[0..<count])
+        }
+    }
+
+    /// Reads stdout, newlines or not (a line redrawn in place), until all of it read so far
+    /// satisfies `predicate`; returns it. Throws after `timeout` s or at EOF.
+    func readOutput(timeout: Double = 10, until predicate: (String) -> Bool) throws -> String {
+        let fd = outPipe.fileHandleForReading.fileDescriptor
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            let text = String(decoding: buffer, as: UTF8.self)
+            if predicate(text) { return text }
+            let remaining = deadline.timeIntervalSinceNow
+            guard remaining > 0 else { throw TestFailure("not the expected output within \(timeout) s: \(text.debugDescription)") }
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, Int32(remaining * 1000) + 1) > 0 else { continue }
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count <= 0 { throw TestFailure("the output ended before what was expected: \(text.debugDescription)") }
             buffer.append(contentsOf: chunk[0..<count])
         }
     }

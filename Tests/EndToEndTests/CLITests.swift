@@ -272,6 +272,28 @@ struct CLITests {
         #expect(watch.stderr.isEmpty)
     }
 
+    @Test func watchOnATerminalShowsWhatIsPlayingOnItsOneLine() throws {
+        let scratch = try CLIScratch()
+        let tone = try scratch.tone("watched on a terminal.wav")
+        let daemon = try DaemonProcess(device: "null")
+        // `script` gives reel a terminal (a pty): the line is redrawn in place, with the bar.
+        let command = [CLI.path, "watch", "--socket", daemon.socketPath].map { "'\($0)'" }.joined(separator: " ")
+        let watch = try CLIBackgroundProcess(["-q", "-f", "-e", "-c", command, "/dev/null"], executable: "/usr/bin/script")
+        _ = try watch.readOutput { $0.contains("stopped") }
+        let played = try CLI.run(["play", tone.path, "--socket", daemon.socketPath])
+        #expect(played.status == 0, "\(played)")
+        // The file's name follows the bar and the clock on the same line (the null device plays
+        // it out at once: the entry stays, stopped at its end).
+        let output = try watch.readOutput { $0.contains("watched on a terminal.wav") }
+        let drawn = try #require(output.components(separatedBy: "\r").last { $0.contains("watched on a terminal.wav") })
+        let line = drawn.replacingOccurrences(of: "\u{1B}[K", with: "")
+        #expect(line.contains("[") && line.contains("0:05"), "\(line.debugDescription)")
+        #expect(line.contains("(1/1)"), "\(line.debugDescription)")
+        #expect(line.count < 80, "\(line.debugDescription)")
+        watch.signal(SIGINT)
+        _ = watch.waitForExit()
+    }
+
     @Test func watchExitsThreeWhenTheDaemonGoesAway() throws {
         let daemon = try DaemonProcess(device: "null")
         let watch = try CLIBackgroundProcess(["watch", "--socket", daemon.socketPath])

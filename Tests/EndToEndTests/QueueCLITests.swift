@@ -185,7 +185,8 @@ struct QueueCLITests {
             "added \(single)",
             "added /Meetings/Weekly",
         ])
-        #expect(result.stderr.isEmpty)
+        // The file left out is named, with why; hidden files are not.
+        #expect(result.stderr == "reel: skipped \(cli.path("album/notes.txt")): reeld has no decoder for .txt files\n")
         #expect(try cli.queuePaths() == [
             "/Meetings/Weekly", "/Meetings/Old/Standup", cli.path("album/01 first.WAV"), cli.path("album/02 second.wav"),
             cli.path("album/disc 2/03 third.wav"), single, "/Meetings/Weekly",
@@ -214,7 +215,7 @@ struct QueueCLITests {
         let tree = try cli.run("add", "a.wav", "/Nowhere")
         #expect(tree.status == 1, "\(tree)")
         #expect(tree.stdout == "added \(cli.path("a.wav"))\n")
-        #expect(tree.stderr == "reel: no item at /Nowhere\n")
+        #expect(tree.stderr == "reel: no file or library item at /Nowhere\n")
         #expect(try cli.queuePaths() == [cli.path("a.wav")])
 
         let nothing = try cli.run("add")
@@ -230,6 +231,27 @@ struct QueueCLITests {
         #expect(result.stdout == "added 1 file from \(cli.path("dir"))\n")
         #expect(result.stderr.hasPrefix("reel: skipped \(cli.path("dir/b.wav")): "), "\(result)")
         #expect(result.stderr.hasSuffix("reel: 1 file was not added\n"), "\(result)")
+        #expect(try cli.queuePaths() == [good])
+    }
+
+    @Test func aDirectoryNamesEveryFileItLeavesOutAndWhy() throws {
+        let cli = try QueueCLI()
+        let good = try cli.tone("dir/a.wav")
+        // Suffixes no decoder of the daemon takes (daemon.info's decoders), one in a subdirectory.
+        for name in ["dir/b.m4a", "dir/cover.jpg", "dir/sub/c.wv", "dir/README"] {
+            try FileManager.default.createDirectory(
+                atPath: (cli.path(name) as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try "not for the queue".write(toFile: cli.path(name), atomically: true, encoding: .utf8)
+        }
+        let result = try cli.run("add", "dir")
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout == "added 1 file from \(cli.path("dir"))\n")
+        #expect(lines(result.stderr) == [
+            "reel: skipped \(cli.path("dir/README")): no suffix to tell its format by",
+            "reel: skipped \(cli.path("dir/b.m4a")): reeld has no decoder for .m4a files",
+            "reel: skipped \(cli.path("dir/cover.jpg")): reeld has no decoder for .jpg files",
+            "reel: skipped \(cli.path("dir/sub/c.wv")): reeld has no decoder for .wv files",
+        ], "\(result)")
         #expect(try cli.queuePaths() == [good])
     }
 

@@ -210,6 +210,65 @@ import Testing
         #expect(try client.result("player.status")["state"] == .string("stopped"))
     }
 
+    @Test func aDeviceThatCannotBeOpenedIsLoggedOnceWithItsReasonNotOncePerTry() throws {
+        let daemon = try DaemonProcess(device: "no_such_pcm", arguments: ["--capture-device", "no_such_capture"])
+        let client = try daemon.client()
+        let path = try daemon.tone("e.wav", seconds: 1)
+        for _ in 0..<5 {
+            let failure = try #require(error(of: try client.call("player.play", ["file": .string(path)])))
+            #expect(failure.reason == "device_unavailable")
+        }
+        let recording = try #require(error(of: try client.call("recorder.start", [:])))
+        #expect(recording.reason == "device_unavailable")
+        let warnings = daemon.log().split(separator: "\n").filter { $0.contains("warning") && $0.contains("device failed") }
+        let playback = warnings.filter { $0.contains("playback device failed") }
+        #expect(playback.count == 1, "\(warnings)")
+        #expect(playback.first?.contains("device=no_such_pcm") == true, "\(warnings)")
+        #expect(playback.first?.contains("cannot open ALSA device") == true, "\(warnings)")
+        let capture = warnings.filter { $0.contains("capture device failed") }
+        #expect(capture.count == 1 && capture.first?.contains("device=no_such_capture") == true, "\(warnings)")
+    }
+
+    @Test func clearErrorTakesThePlayersErrorOutOfTheStatus() throws {
+        let daemon = try DaemonProcess(device: "no_such_pcm")
+        let client = try daemon.client()
+        let path = try daemon.tone("c.wav", seconds: 1)
+        _ = try #require(error(of: try client.call("player.play", ["file": .string(path)])))
+        let failed = try client.result("player.status")
+        #expect(failed["error"]?["reason"] == .string("device_unavailable"), "\(failed)")
+        let cleared = try client.result("player.clearError")
+        #expect(cleared["error"] == .null, "\(cleared)")
+        #expect(cleared["source"] == failed["source"], "only the error goes")
+        #expect(try client.result("player.status")["error"] == .null)
+        let refused = try client.call("player.clearError", ["id": 1])
+        guard case .failure(let bad) = refused else { Issue.record("accepted an unknown parameter"); return }
+        #expect(bad.code == -32602)
+    }
+
+    @Test func aPlayThatFailsIsInThePlayerStateThatEveryClientSees() throws {
+        let daemon = try DaemonProcess()
+        let watcher = try daemon.client()
+        _ = try watcher.result("subscribe", ["stream": "player"])
+        _ = try watcher.nextNotification()
+        let broken = daemon.directory.appendingPathComponent("broken.flac").path
+        try Data("not audio".utf8).write(to: URL(fileURLWithPath: broken))
+        let player = try daemon.client()
+        let refused = try #require(error(of: try player.call("player.play", ["file": .string(broken)])))
+        #expect(refused.reason == "unsupported_format")
+        // The other client learns it from the stream, and a status says it too.
+        let deadline = Date().addingTimeInterval(10)
+        var seen: JSONValue?
+        while seen == nil, Date() < deadline {
+            let push = try watcher.nextNotification()
+            if push.params["error"]?["reason"] == .string("unsupported_format") { seen = push.params["error"] }
+        }
+        #expect(seen?["message"]?.stringValue?.contains(broken) == true, "\(String(describing: seen))")
+        #expect(try player.result("player.status")["error"]?["reason"] == .string("unsupported_format"))
+        // Cleared by a play that works.
+        let good = try daemon.tone("good.wav", seconds: 1)
+        #expect(try player.result("player.play", ["file": .string(good)])["error"] == .null)
+    }
+
     // MARK: The player stream
 
     @Test func subscriptionGetsTheCurrentValueThenChanges() throws {

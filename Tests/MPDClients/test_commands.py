@@ -115,3 +115,14 @@ def test_outputs_turn_off_and_on_with_the_output_idle_event(server):
         assert c.cmd("toggleoutput x") == ["ACK [2@0] {toggleoutput} Integer expected: x"]
         assert c.cmd("enableoutput") == ['ACK [2@0] {enableoutput} wrong number of arguments for "enableoutput"']
         assert enabled() == "1"
+
+
+@only_for("reel")
+def test_crossfade_other_than_0_is_refused_and_changes_nothing(server):
+    """Reel does not crossfade: MPD would take `crossfade 5` (and show `xfade: 5`); Reel says
+    so instead of pretending."""
+    with server.authed() as c:
+        assert c.cmd("crossfade 5") == [
+            "ACK [2@0] {crossfade} crossfading is not supported: only 0 (no crossfade) is accepted"]
+        assert "xfade" not in c.status()
+        assert c.cmd("crossfade 0") == ["OK"]

@@ -199,3 +199,40 @@ def test_idle_and_idleloop(server):
     finally:
         loop.kill()
         loop.wait(timeout=DEADLINE)
+
+
+def test_searchplay_prio_crossfade_clearerror_and_messages(server):
+    """mpc's commands over playlistsearch, prio, crossfade, clearerror and the message channels.
+    Repeat and single keep the song searchplay started playing on Reel's unpaced device."""
+    mpc = server.mpc
+    assert mpc("add", "Recordings").returncode == 0
+    mpc("repeat", "on")
+    mpc("single", "on")
+    played = mpc("searchplay", "idea")
+    assert played.stdout.splitlines()[0] == "idea", played.stdout
+    assert parse_status(mpc("pause").stdout)["pos"] == "4"
+    missing = mpc("searchplay", "nothing-like-this", check=False)
+    assert missing.returncode == 1 and "contains no matching song" in missing.stderr, missing
+
+    assert mpc("prio", "7", "1").returncode == 0
+    assert mpc("clearerror").returncode == 0
+    assert mpc("crossfade", "0").returncode == 0
+    assert mpc("crossfade").stdout == "crossfade: 0\n"
+
+    # Messages between two clients: mpc waitmessage gets what mpc sendmessage sends.
+    assert mpc("channels").stdout == ""
+    failed = mpc("sendmessage", "chat", "hello", check=False)
+    assert failed.returncode == 1 and "nobody is subscribed to this channel" in failed.stderr, failed
+    waiting = subprocess.Popen(["mpc", "waitmessage", "chat"], env=server.mpc_env(), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: mpc("channels").stdout == "chat\n", what="the waiting client's channel")
+        assert mpc("sendmessage", "chat", "hello there").returncode == 0
+        out, err = waiting.communicate(timeout=DEADLINE)
+        assert waiting.returncode == 0, err
+        assert out == "hello there\n", out
+    finally:
+        if waiting.poll() is None:
+            waiting.kill()
+            waiting.wait()
+    wait_for(lambda: mpc("channels").stdout == "", what="the channel to go with its client")

@@ -124,6 +124,31 @@ def test_list_answers_follow_the_database(changing_server):
     assert changing_server.mpc("list", "album", "group", "albumartist").stdout.splitlines() != grouped
 
 
+@only_for("reel")
+def test_a_music_folder_removed_while_running_lists_no_songs_until_it_returns(changing_server, tmp_path):
+    """Reel keeps a removed music folder's songs (with their ids) but lists none of them until
+    the folder is back: no client sees a song that cannot play. (MPD 0.23, its whole
+    music_directory gone, fails the update and goes on listing every song: checked with
+    REEL_MPD_TARGET=mpd.)"""
+    root = changing_server.music_root
+    listed = set(changing_server.mpc("listall").stdout.splitlines())
+    songs = {song for song in listed if not song.startswith("Recordings/")}
+    assert "Alpha Band/First Light/01 Dawn.flac" in songs
+    away = tmp_path / "elsewhere"
+    root.rename(away)
+    changing_server.mpc("update", "--wait")
+    wait_for(lambda: "Alpha Band/First Light/01 Dawn.flac" not in changing_server.mpc("listall").stdout,
+             what="the removed folder's songs gone from listall")
+    assert not set(changing_server.mpc("listall").stdout.splitlines()) & songs
+    assert changing_server.mpc("find", "album", "First Light").stdout == ""
+    assert changing_server.mpc("search", "any", "Dawn").stdout == ""
+    away.rename(root)
+    changing_server.mpc("update", "--wait")
+    wait_for(lambda: "Alpha Band/First Light/01 Dawn.flac" in changing_server.mpc("listall").stdout,
+             what="the folder's songs back in listall")
+    assert set(changing_server.mpc("listall").stdout.splitlines()) == listed
+
+
 # ---------------------------------------------------------------------------------------------
 # python-mpd2
 

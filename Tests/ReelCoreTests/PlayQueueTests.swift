@@ -72,6 +72,7 @@ import Testing
         let order = playOrder(queue)
         #expect(order.sorted() == ids.sorted(), "the play order is not the entries", sourceLocation: sourceLocation)
         #expect(queue.first == order.first, sourceLocation: sourceLocation)
+        #expect(queue.prioritized == all.filter { $0.priority != 0 }.count, sourceLocation: sourceLocation)
         if let current = queue.current { #expect(queue.entry(id: current) != nil, sourceLocation: sourceLocation) }
         if queue.options.random {
             #expect(queue.order.count == all.count, sourceLocation: sourceLocation)
@@ -80,6 +81,10 @@ import Testing
             if let first = queue.nextRoundFirst {
                 #expect(queue.entry(id: first) != nil, sourceLocation: sourceLocation)
                 #expect(order.count == 1 || first != order.last, sourceLocation: sourceLocation)
+                let highest = order.dropLast().compactMap { queue.entry(id: $0)?.priority }.max() ?? 0
+                #expect(
+                    order.count == 1 || queue.entry(id: first)?.priority == highest,
+                    "the next round does not start with the highest priority", sourceLocation: sourceLocation)
             } else {
                 #expect(all.isEmpty, "no next round in random mode", sourceLocation: sourceLocation)
             }
@@ -1198,6 +1203,139 @@ import Testing
             #expect(queue.entriesVersion == version + (somethingChanged ? 1 : 0), "\(context)")
             Self.expectConsistent(queue)
         }
+    }
+
+    // MARK: Priorities
+
+    /// The priorities of the ids in `order`, in that order.
+    static func priorities(_ queue: PlayQueue, _ order: [Int]) -> [Int] {
+        order.map { queue.entry(id: $0)!.priority }
+    }
+
+    @Test func aPriorityIsKeptAndChangesNothingElseWithRandomOff() throws {
+        var queue = Self.queue(6, current: 2)
+        #expect(queue.allEntries.allSatisfy { $0.priority == 0 })
+        let (version, entriesVersion) = (queue.version, queue.entriesVersion)
+        try queue.setPriority(7, ids: [5, 3, 5])
+        #expect(queue.entry(id: 3)?.priority == 7 && queue.entry(id: 5)?.priority == 7)
+        #expect(Self.playOrder(queue) == Array(1...6), "random off: the queue order plays")
+        #expect(queue.successor(of: 2, .automatic) == 3)
+        #expect(queue.version == version + 1 && queue.entriesVersion == entriesVersion + 1)
+        #expect(queue.changes(since: entriesVersion).map(\.id) == [3, 5], "a new priority is a change of the entry")
+        // The same priority again: nothing changes.
+        try queue.setPriority(7, ids: [3])
+        #expect(queue.version == version + 1)
+        // All or nothing.
+        Self.expectError(.notFound) { try queue.setPriority(9, ids: [1, 99]) }
+        Self.expectError(.outOfRange) { try queue.setPriority(256, ids: [1]) }
+        Self.expectError(.outOfRange) { try queue.setPriority(-1, ids: [1]) }
+        #expect(queue.entry(id: 1)?.priority == 0 && queue.version == version + 1)
+        try queue.setPriority(255, ids: [])
+        #expect(queue.version == version + 1)
+        Self.expectConsistent(queue)
+    }
+
+    /// MPD: each shuffle groups the entries by priority, highest first, each group shuffled.
+    @Test(arguments: [UInt64(1), 2, 3])
+    func randomPlaysHigherPrioritiesFirstEveryRound(seed: UInt64) throws {
+        var queue = Self.queue(12, seed: seed)
+        try queue.setPriority(200, ids: [4, 9, 11])
+        try queue.setPriority(100, ids: [1, 2, 6, 12])
+        queue.setOptions(repeats: true, random: true, single: nil, consume: nil)
+        let expected = [200, 200, 200, 100, 100, 100, 100, 0, 0, 0, 0, 0]
+        #expect(Self.priorities(queue, Self.playOrder(queue)) == expected)
+        Self.expectConsistent(queue)
+        // Play a round; the next one is a new shuffle, grouped again.
+        var playing = try #require(queue.first)
+        try queue.setCurrent(playing)
+        var rounds: [[Int]] = []
+        for _ in 0..<3 {
+            var round = [playing]
+            for _ in 1..<12 {
+                let next = try #require(queue.successor(of: playing, .automatic))
+                queue.advance(from: playing, to: next)
+                playing = next
+                round.append(next)
+            }
+            #expect(Self.priorities(queue, round) == expected, "round \(rounds.count)")
+            rounds.append(round)
+            let next = try #require(queue.successor(of: playing, .automatic))
+            queue.advance(from: playing, to: next)
+            playing = next
+            Self.expectConsistent(queue)
+        }
+        #expect(Set(rounds.map { Array($0.prefix(3)) }).count > 1 || Set(rounds).count > 1, "groups are shuffled")
+        // Random off: the queue order again, priorities or not.
+        queue.setOptions(repeats: nil, random: false, single: nil, consume: nil)
+        #expect(Self.playOrder(queue) == Array(1...12))
+    }
+
+    @Test func aNewPriorityMovesTheEntryAmongThoseStillToPlay() throws {
+        var queue = Self.queue(10, options: QueueOptions(random: true), seed: 4)
+        var order = Self.playOrder(queue)
+        try queue.setCurrent(order[0])
+        for _ in 0..<4 { queue.advance(from: queue.current!, to: queue.successor(of: queue.current!, .manual), .manual) }
+        order = Self.playOrder(queue)
+        let current = try #require(queue.current)
+        #expect(order[4] == current)
+
+        // Still to play: it comes right after the current entry (the only one of its priority).
+        let later = order[8]
+        try queue.setPriority(10, ids: [later])
+        #expect(queue.successor(of: current, .automatic) == later)
+        #expect(Array(Self.playOrder(queue).prefix(5)) == Array(order.prefix(5)), "what played stays played")
+
+        // Played already, and now above the current entry: it plays again, first.
+        let played = order[1]
+        try queue.setPriority(20, ids: [played])
+        #expect(queue.successor(of: current, .automatic) == played)
+        let now = Self.playOrder(queue)
+        #expect(now.firstIndex(of: current)! == 3, "the current entry keeps its place among what played")
+        // Played already, not above the current entry's priority (after a raise of the current
+        // one): it stays where it is.
+        try queue.setPriority(50, ids: [current])
+        #expect(Self.playOrder(queue) == now, "the current entry does not move")
+        let other = order[0]
+        try queue.setPriority(30, ids: [other])
+        #expect(Self.playOrder(queue) == now, "not above the current entry: stays played")
+
+        // Lowered: it goes back among the entries of its new priority.
+        try queue.setPriority(0, ids: [played])
+        let lowered = Self.playOrder(queue)
+        let after = lowered.drop { $0 != current }.dropFirst()
+        #expect(after.first == later)
+        #expect(Self.priorities(queue, Array(after)) == Self.priorities(queue, Array(after)).sorted(by: >))
+        Self.expectConsistent(queue)
+    }
+
+    @Test func addedEntriesPlayAfterThoseOfAHigherPriority() throws {
+        var queue = Self.queue(8, options: QueueOptions(random: true), current: 2, seed: 5)
+        let order = Self.playOrder(queue)
+        #expect(order[0] == 2)
+        try queue.setPriority(9, ids: [order[5], order[6]])
+        let added = try queue.add(Self.files((0..<20).map { "n\($0)" }), at: nil, afterCurrent: false)
+        let now = Self.playOrder(queue)
+        let after = Array(now.dropFirst())
+        #expect(Set(after.prefix(2)) == [order[5], order[6]], "the prioritized entries still play first: \(now)")
+        #expect(added.allSatisfy { now.firstIndex(of: $0.id)! > 2 })
+        // "Play next" is right after the current entry, whatever the priorities.
+        let next = try queue.add([Self.file("next")], at: nil, afterCurrent: true)
+        #expect(queue.successor(of: 2, .automatic) == next[0].id)
+        Self.expectConsistent(queue)
+    }
+
+    @Test func removingAndClearingForgetPriorities() throws {
+        var queue = Self.queue(5, options: QueueOptions(random: true), current: 1, seed: 6)
+        try queue.setPriority(3, ids: [2, 4])
+        #expect(queue.prioritized == 2)
+        _ = try queue.remove(ids: [4], playing: true)
+        #expect(queue.prioritized == 1)
+        Self.expectConsistent(queue)
+        queue.clear()
+        #expect(queue.prioritized == 0)
+        let added = try queue.add([Self.file("a")], at: nil, afterCurrent: false)
+        #expect(added[0].priority == 0)
+        Self.expectConsistent(queue)
     }
 
     // MARK: Scale and a random walk

@@ -110,6 +110,28 @@ import Testing
         #expect(try h.output() == "arg: 1\nlist_OK\nlater: x\nlist_OK\narg: 2\nlist_OK\nOK\n")
     }
 
+    /// The client closed its side: what it sent is answered, then the connection closes (and
+    /// leaves the registry), as MPD's does; an idling client closes at once.
+    @Test func theEndOfTheInputClosesOnceWhatCameBeforeIsAnswered() throws {
+        let h = try harness()
+        _ = try h.output()
+        try h.send("later\nping\n")
+        h.channel.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+        h.channel.embeddedEventLoop.run()
+        #expect(h.isOpen, "a command is still waiting for its answer")
+        h.releaseLater("x")
+        #expect(try h.output() == "later: x\nOK\nOK\n")
+        #expect(!h.isOpen)
+        #expect(h.registry.connections.isEmpty)
+
+        let idler = try harness()
+        try idler.send("idle\n")
+        idler.channel.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+        idler.channel.embeddedEventLoop.run()
+        #expect(!idler.isOpen)
+        #expect(idler.registry.connections.isEmpty)
+    }
+
     @Test func idleReturnsPendingEventsAtOnceOrWhenTheyCome() throws {
         let h = try harness()
         _ = try h.output()

@@ -154,7 +154,10 @@ func scannedFile(
             pages += 1
         } while cursor != nil
         #expect(pages == 4)
-        #expect(seen.count == 10 && Set(seen).count == 10 && seen == seen.sorted())
+        #expect(seen.count == 10 && Set(seen).count == 10)
+        // By artist (Lovelace, Q, X; the untagged file last), then album and path.
+        let titles = try seen.map { try music.index.track(id: $0).displayTitle }
+        #expect(titles == ["Nothing", "Nothing"] + (0..<7).map { "Love Song \($0)" } + ["lovely day"])
         #expect(!seen.contains(try #require(try music.index.track(root: "/music", relativePath: "a/3.flac")).id))
 
         // A text under three code points scans; same rule, same paging.
@@ -172,13 +175,78 @@ func scannedFile(
         #expect(try music.index.search(text: "\"quoted\" * (").tracks.isEmpty)
     }
 
-    @Test func searchAddsFilesWrittenBetweenPagesAtTheEnd() throws {
+    @Test func searchResultsComeByArtistAlbumDiscAndTrackNotByWhenTheyWereIndexed() throws {
         let music = try MusicFixture()
-        try music.index.write(files: (0..<4).map { scannedFile("\($0).flac", title: "Tune \($0)") })
+        // Written (so numbered) in an order that is none of the expected one.
+        try music.index.write(files: [
+            scannedFile("n/03 Small Hours.flac", title: "Small Hours", artist: "Night", album: "Small Hours", track: 3),
+            scannedFile("loose hours.flac", title: "Loose hours"),
+            scannedFile("n/01 Dusk.flac", title: "Dusk", artist: "Night", album: "Small Hours", track: 1),
+            scannedFile("b/2-1.flac", title: "Hours Two", artist: "band", album: "Box", track: 1, disc: 2),
+            scannedFile("n/02 Midnight.flac", title: "Midnight", artist: "Night", album: "Small Hours", track: 2),
+            scannedFile("b/no-number.flac", title: "Hours Unnumbered", artist: "band", album: "Box"),
+            scannedFile("b/1-9.flac", title: "Hours Nine", artist: "band", album: "Box", track: 9),
+            scannedFile("a/x.flac", title: "Hours", artist: "Night", album: "After Hours", albumArtist: "Another"),
+            scannedFile("b/other.flac", title: "Hours Other", artist: "Band", album: "Box", track: 1),
+        ])
+        let expected = [
+            "Hours",  // AlbumArtist "Another" before "band"
+            "Hours Other",  // "Band" before "band": case-insensitive, then exact (as music.artists)
+            "Hours Nine", "Hours Unnumbered", "Hours Two",  // disc 1 (none is 1): numbered, unnumbered; then disc 2
+            "Dusk", "Midnight", "Small Hours",  // track order
+            "Loose hours",  // no artist: last
+        ]
+        #expect(try music.index.search(text: "hours").tracks.map(\.displayTitle) == expected)
+        // The scan of a short text has the same order; so does paging one track at a time,
+        // through every step of the order.
+        #expect(try music.index.search(text: "h").tracks.map(\.displayTitle) == expected)
+        for text in ["hours", "h"] {
+            var names: [String] = []
+            var cursor: String?
+            repeat {
+                let page = try music.index.search(text: text, limit: 1, cursor: cursor)
+                names += page.tracks.map(\.displayTitle)
+                cursor = page.nextCursor
+            } while cursor != nil
+            #expect(names == expected, "\(text)")
+        }
+    }
+
+    @Test func searchPagesKeepTheirPlaceWhileFilesChange() throws {
+        let music = try MusicFixture()
+        let ids = try music.index.write(files: (1...4).map { (n: Int) in
+            scannedFile("t\(n).flac", title: "Tune \(n)", artist: "A", album: "B", track: n)
+        })
         let first = try music.index.search(text: "tune", limit: 2)
-        try music.index.write(files: [scannedFile("new.flac", title: "Tune new")])
+        #expect(first.tracks.map(\.displayTitle) == ["Tune 1", "Tune 2"])
+        // Meanwhile: the page's last file is removed, one is added before the cursor and one
+        // after it, and one already returned is retagged to sort after the cursor.
+        #expect(try music.index.remove(ids: [ids[1]]) == 1)
+        try music.index.write(files: [
+            scannedFile("t0.flac", title: "Tune 0", artist: "A", album: "B", track: 0),
+            scannedFile("t5.flac", title: "Tune 5", artist: "A", album: "B", track: 5),
+            scannedFile("t1.flac", title: "Tune 1 again", artist: "A", album: "B", track: 6),
+        ])
         let second = try music.index.search(text: "tune", limit: 10, cursor: first.nextCursor)
-        #expect((first.tracks + second.tracks).map(\.audio.tags.title) == ["Tune 0", "Tune 1", "Tune 2", "Tune 3", "Tune new"])
+        #expect(second.tracks.map(\.displayTitle) == ["Tune 3", "Tune 4", "Tune 5", "Tune 1 again"])
+        #expect(second.nextCursor == nil)
+    }
+
+    @Test func aMusicSearchCursorIsCheckedBeforeItIsUsed() throws {
+        let music = try MusicFixture()
+        try music.index.write(files: (1...3).map { scannedFile("\($0).flac", title: "Song \($0)") })
+        let page = try music.index.search(text: "song", limit: 1)
+        let cursor = try #require(page.nextCursor)
+        #expect(try MusicSearchCursor.decode(cursor, query: "music:song").path == "1.flac")
+        let garbled = [
+            "", "bTE6eDpbXQ", Data("m1:\(SearchCursor.fingerprint("music:song")):[1,2]".utf8).base64EncodedString(),
+            Data("m1:\(SearchCursor.fingerprint("music:song")):[0,\"\",\"\",\"\",\"\",1,1.5,\"p\",1]".utf8).base64EncodedString(),
+            Data("m1:\(SearchCursor.fingerprint("music:song")):[0,\"\",\"\",\"\",\"\",1,1,\"p\",1,2]".utf8).base64EncodedString(),
+        ]
+        for bad in garbled {
+            expectReason(.outOfRange) { try music.index.search(text: "song", cursor: bad) }
+        }
+        expectReason(.outOfRange) { try music.index.search(text: "other", cursor: cursor) }
     }
 
     @Test func theTrigramIndexFollowsWritesMovesAndRemovals() throws {

@@ -35,7 +35,7 @@ import Testing
                 codec: "flac", sampleRate: 44100, channels: 2, duration: 200, hasEmbeddedCover: true)
         }
         var store: LibraryStore? = try LibraryStore(directory: directory.file("data"))
-        var scanner: MusicScanner! = MusicScanner(index: MusicIndex(store: store!), roots: [root], reader: reader)
+        var scanner: MusicScanner! = MusicScanner(index: MusicIndex(store: store!), roots: [root], extensions: MusicTestSupport.audioExtensions, reader: reader)
         start = clock.now
         let first = try scanner.scan()
         print("music scale: first scan of 20,000 files (\(scanner.readerCount) readers, batches of \(scanner.batchSize)): \(milliseconds(clock.now - start)) ms; \(first.progress)")
@@ -48,7 +48,7 @@ import Testing
         start = clock.now
         let index = MusicIndex(store: try LibraryStore(directory: directory.file("data")))
         let opened = clock.now - start
-        let restart = try MusicScanner(index: index, roots: [root], reader: reader).scan()
+        let restart = try MusicScanner(index: index, roots: [root], extensions: MusicTestSupport.audioExtensions, reader: reader).scan()
         print("music scale: reopen \(milliseconds(opened)) ms, then rescan with nothing changed: \(milliseconds(clock.now - start)) ms in all; \(restart.progress)")
         let databaseSize = (try? FileManager.default.attributesOfItem(atPath: directory.file("data/library.sqlite"))[.size] as? Int) ?? 0
         print("music scale: library.sqlite \(databaseSize / 1024) KiB")

@@ -57,11 +57,11 @@ import Testing
         let reader = FakeTagReader()
         do {
             let store = try LibraryStore(directory: directory.file("data"))
-            try MusicScanner(index: MusicIndex(store: store), roots: [tree.root], reader: reader.reader).scan()
+            try MusicScanner(index: MusicIndex(store: store), roots: [tree.root], extensions: MusicTestSupport.audioExtensions, reader: reader.reader).scan()
         }
         #expect(reader.calls == 30)
         let store = try LibraryStore(directory: directory.file("data"))
-        let outcome = try MusicScanner(index: MusicIndex(store: store), roots: [tree.root], reader: reader.reader).scan()
+        let outcome = try MusicScanner(index: MusicIndex(store: store), roots: [tree.root], extensions: MusicTestSupport.audioExtensions, reader: reader.reader).scan()
         #expect(reader.calls == 30)
         #expect(outcome.progress.unchanged == 30 && outcome.progress.indexed == 0)
     }

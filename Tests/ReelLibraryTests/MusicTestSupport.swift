@@ -150,7 +150,7 @@ struct MusicFixture {
     func tree(_ name: String = "Music") -> MusicTree { MusicTree(directory.file(name)) }
 
     func scanner(_ roots: [String], readerCount: Int = 2, batchSize: Int = 500) -> MusicScanner {
-        MusicScanner(index: index, roots: roots, reader: reader.reader, readerCount: readerCount, batchSize: batchSize)
+        MusicScanner(index: index, roots: roots, extensions: MusicTestSupport.audioExtensions, reader: reader.reader, readerCount: readerCount, batchSize: batchSize)
     }
 
     @discardableResult
@@ -162,4 +162,10 @@ struct MusicFixture {
     func paths(_ root: String) throws -> [String] {
         try index.indexedFiles(root: root).keys.sorted()
     }
+}
+
+enum MusicTestSupport {
+    /// The suffixes the scanner and the watcher look at in these tests (the daemon gives them the
+    /// codec registry's).
+    static let audioExtensions: Set<String> = ["flac", "mp3", "ogg", "oga", "opus", "wav", "m4a", "aac", "aif", "aiff", "wv"]
 }

@@ -25,7 +25,7 @@ final class WatcherProbe: @unchecked Sendable {
         tree = MusicTree(directory.file("Music"))
         let log = self.log
         watcher = MusicWatcher(
-            roots: [tree.root], logger: Logger(label: "test"), isPresent: { root in FileManager.default.fileExists(atPath: root) },
+            roots: [tree.root], extensions: MusicTestSupport.audioExtensions, logger: Logger(label: "test"), isPresent: { root in FileManager.default.fileExists(atPath: root) },
             handler: { report in
                 log.reports.withLock { $0.append(report) }
                 log.gate.withLock { $0 }?.wait()
@@ -94,7 +94,7 @@ final class WatcherProbe: @unchecked Sendable {
         first.add("Album/a.flac")
         let log = ReportLog()
         let watcher = MusicWatcher(
-            roots: [first.root, second.root], logger: Logger(label: "test"), isPresent: { _ in true },
+            roots: [first.root, second.root], extensions: MusicTestSupport.audioExtensions, logger: Logger(label: "test"), isPresent: { _ in true },
             handler: { report in log.reports.withLock { $0.append(report) } })
         watcher.start()
         defer { watcher.stop() }
@@ -160,7 +160,7 @@ final class WatcherProbe: @unchecked Sendable {
         }
         let log = ReportLog()
         let watcher = MusicWatcher(
-            roots: [tree.root], logger: Logger(label: "test"), isPresent: { _ in true },
+            roots: [tree.root], extensions: MusicTestSupport.audioExtensions, logger: Logger(label: "test"), isPresent: { _ in true },
             handler: { report in log.reports.withLock { $0.append(report) } })
         let clock = ContinuousClock()
         let started = clock.now
@@ -199,7 +199,7 @@ final class WatcherProbe: @unchecked Sendable {
         let log = ReportLog()
         let armed = Mutex(false)
         let watcher = MusicWatcher(
-            roots: [root], logger: Logger(label: "test"),
+            roots: [root], extensions: MusicTestSupport.audioExtensions, logger: Logger(label: "test"),
             isPresent: { root in
                 let names = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
                 guard FileManager.default.fileExists(atPath: root), names.isEmpty else { return !names.isEmpty }

@@ -14,6 +14,9 @@ struct ModelJSONTests {
                     error: ReelError(.deviceUnavailable, "the device hw:1,0 disappeared")),
         PlayerState(state: .playing, position: 1, duration: 3598.4, source: .file(path: "/abs/long.mp3"), entry: 7,
                     format: AudioFormat(codec: "mp3", sampleRate: 44100, channels: 2), timestamp: 9, durationEstimated: true),
+        PlayerState(state: .playing, position: 2, duration: 60, source: .file(path: "/abs/hires.m4a"), entry: 8,
+                    format: AudioFormat(codec: "alac", sampleRate: 96000, channels: 2), timestamp: 10,
+                    output: OutputFormat(sampleRate: 96000, bits: 32, channels: 2)),
     ]
 
     @Test(arguments: states)
@@ -38,14 +41,15 @@ struct ModelJSONTests {
 
     @Test func playerStateHasTheProtocolShape() {
         #expect(PlayerState.stopped.json.jsonString
-            == #"{"state":"stopped","position":0.0,"duration":null,"durationEstimated":false,"source":null,"entry":null,"format":null,"timestamp":0.0,"underruns":0,"error":null}"#)
+            == #"{"state":"stopped","position":0.0,"duration":null,"durationEstimated":false,"source":null,"entry":null,"format":null,"output":null,"timestamp":0.0,"underruns":0,"error":null}"#)
         let item = Self.states[2].json
         #expect(item["source"] == ["item": "0b9f7f0e-1111-4c1e-9a55-2b8e4b0c1f3a", "path": "/Meetings/Standup", "name": "Standup"])
         #expect(item["format"] == ["codec": "opus", "sampleRate": 48000, "channels": 1])
         #expect(item["error"] == ["reason": "device_unavailable", "message": "the device hw:1,0 disappeared"])
         #expect(Self.states[1].json["source"] == ["path": "/abs/file.flac"])
-        #expect(item.objectValue?.keys == ["state", "position", "duration", "durationEstimated", "source", "entry", "format", "timestamp", "underruns", "error"])
+        #expect(item.objectValue?.keys == ["state", "position", "duration", "durationEstimated", "source", "entry", "format", "output", "timestamp", "underruns", "error"])
         #expect(Self.states[3].json["durationEstimated"] == true)
+        #expect(Self.states[4].json["output"] == ["sampleRate": 96000, "bits": 32, "channels": 2])
     }
 
     /// A queue entry says `durationEstimated` only while its duration is an estimate.
@@ -111,12 +115,23 @@ struct ModelJSONTests {
     @Test func daemonInfoRoundTripsWithProtocolKey() throws {
         let info = DaemonInfo(version: "1.0.0", device: "default", captureDevice: "hw:1,0", dataDir: "/var/lib/reel",
                               uptime: 12.5, formats: ["flac", "wav"],
+                              decoders: [CodecDescription(name: "flac", suffixes: ["flac"], mimeTypes: ["audio/flac", "audio/x-flac"]),
+                                         CodecDescription(name: "wav", suffixes: ["wav", "wave"], mimeTypes: ["audio/wav"])],
                               listeners: [.init(protocolName: "json-rpc", address: "/run/reel/reel.sock"),
                                           .init(protocolName: "mpd", address: "127.0.0.1:6600")])
         let json = info.json
         #expect(json["protocol"] == .int(2))
-        #expect(json.objectValue?.keys == ["version", "protocol", "device", "captureDevice", "dataDir", "uptime", "formats", "listeners"])
+        #expect(json.objectValue?.keys == ["version", "protocol", "device", "captureDevice", "dataDir", "uptime", "formats", "decoders", "listeners"])
+        #expect(json["decoders"]?.arrayValue?.first?["suffixes"] == ["flac"])
         #expect(try DaemonInfo(json: try JSONValue.parse(json.jsonBytes)) == info)
+    }
+
+    @Test func daemonInfoRejectsMalformedDecoders() {
+        let json: JSONValue = [
+            "version": "1", "protocol": 1, "device": "d", "captureDevice": "c", "dataDir": "/", "uptime": 1,
+            "decoders": [["name": "flac", "suffixes": ["flac", 2], "mimeTypes": []]],
+        ]
+        #expect(throws: JSONDecodingError("decoder.suffixes must be an array of strings, not an array")) { try DaemonInfo(json: json) }
     }
 
     @Test func daemonInfoRejectsMalformedFormats() {

@@ -20,8 +20,28 @@ def playing(page):
     return page.js("return document.getElementById('player').dataset.state") == "playing"
 
 
+def shown(page, css) -> bool:
+    """Whether the element takes room on the page (not hidden, not display: none)."""
+    return page.js("const e = document.querySelector(arguments[0]); return !!e && e.getClientRects().length > 0", css)
+
+
+def check_layout(page, what):
+    """At a phone's size the page really is in the phone's layout (Chromium's mobile emulation:
+    390×844 CSS px, 3 device pixels per px, a touch screen without hover); at either size
+    nothing sticks out sideways."""
+    if page.size == PHONE:
+        assert tuple(page.viewport()) == PHONE
+        assert page.js("return devicePixelRatio") == webtest.PHONE_PIXEL_RATIO
+        assert page.js("return matchMedia('(hover: none)').matches && matchMedia('(pointer: coarse)').matches")
+    else:
+        assert tuple(page.viewport()) == page.size
+    assert page.overflow() == [], f"{what} at {page.size}"
+    assert page.cut_text() == [], f"{what} at {page.size}"
+
+
 def test_screens(page, reel):
-    """Each screen loads without an error, at a phone's size and a desktop's; screenshots."""
+    """Each screen loads without an error, at a phone's size (emulated) and a desktop's, and
+    fits; screenshots."""
     reel.reel("add", "/Meetings")
     reel.reel("play", "2")
     reel.reel("pause")
@@ -30,14 +50,47 @@ def test_screens(page, reel):
         wait_for(lambda: len(page.els("#queue-list > li")) == 4, what="the queue's four entries")
         wait_for(lambda: page.text("#np-title") == "Retro", what="the paused recording's title")
         page.screenshot("queue")
+        check_layout(page, "the queue")
         page.tab("library")
         wait_for(lambda: page.item_names() == ["Meetings", "Notes"], what="the root folder's items")
         page.open_folder("/Meetings")
         assert page.item_names() == ["2025", "Planning", "Retro", "Standup"]
         page.screenshot("library")
+        check_layout(page, "the library")
+        page.action("Retro", "Rename")
+        wait_for(lambda: page.js("return document.getElementById('dialog').open"), what="the dialog")
+        page.screenshot("dialog")
+        check_layout(page, "the rename dialog")
+        page.answer_dialog(ok=False)
         page.tab("recorder")
         assert page.js("return document.getElementById('rec-folder').value") == "/Meetings"
         page.screenshot("recorder")
+        check_layout(page, "the recorder")
+    assert page.console_errors() == []
+
+
+def test_long_names_fit_a_phone(page, reel, media):
+    """Long names (with and without spaces) wrap inside the phone's width: now playing, the
+    queue, the crumbs, a row with its actions open."""
+    spaced = "A recording with a rather long name that cannot fit on one line of a phone"
+    unbroken = "Arecordingnamewithoutanyspacesatallthatmuststillwrapsomewhere"
+    folder = "A folder whose name is long as well, for the crumbs"
+    reel.rpc("library.createFolder", {"parentPath": "/Notes", "name": folder})
+    for name in (spaced, unbroken):
+        reel.reel("import", str(media / "tone1.flac"), f"/Notes/{folder}", "--name", name)
+    reel.reel("play", f"/Notes/{folder}/{unbroken}")
+    reel.reel("pause")
+    reel.reel("add", f"/Notes/{folder}/{spaced}")
+    for size in (PHONE, DESKTOP):
+        page.open("#queue", size)
+        wait_for(lambda: len(page.els("#queue-list > li")) == 2, what="the two entries")
+        wait_for(lambda: page.text("#np-title") == unbroken, what="the long title")
+        page.screenshot("long-queue")
+        check_layout(page, "the queue with long names")
+        page.open_folder(f"/Notes/{folder}")
+        page.row(spaced).find_element("css selector", ".more-button").click()
+        page.screenshot("long-library")
+        check_layout(page, "the library with long names")
     assert page.console_errors() == []
 
 
@@ -164,6 +217,56 @@ def test_record_two_seconds(page, reel, media):
     item = reel.rpc("library.get", {"path": "/Notes/take"})
     assert item["format"]["codec"] == "wav" and item["duration"] >= 1.5, item
     wait_for(lambda: "Saved /Notes/take" in " ".join(page.toasts()), what="the saved message")
+
+
+def test_recorder_idle_shows_the_last_take(page, reel):
+    """Idle, the recorder shows no running clock: before any take nothing, after one its name
+    and length as the last take."""
+    page.open("#recorder")
+    assert page.text("#rec-state") == "Not recording"
+    assert not shown(page, "#rec-elapsed") and not shown(page, "#rec-last")
+    reel.rpc("recorder.start", {"folderPath": "/Notes", "name": "take", "format": "wav"})
+    wait_for(lambda: page.text("#rec-state") == "Recording" and shown(page, "#rec-elapsed"), what="the recording shown")
+    assert not shown(page, "#rec-last")
+    wait_for(lambda: reel.rpc("recorder.status")["elapsed"] >= 0.5, what="half a second recorded")
+    reel.rpc("recorder.stop")
+    status = reel.rpc("recorder.status")
+    assert status["state"] == "idle" and status["item"]["name"] == "take"
+    wait_for(lambda: page.text("#rec-state") == "Not recording", what="the page to show idle")
+    assert not shown(page, "#rec-elapsed"), "no stopped counter left beside Not recording"
+    assert shown(page, "#rec-last")
+    whole = int(status["elapsed"])
+    length = f"{whole // 60}:{whole % 60:02}.{int((status['elapsed'] - whole) * 10)}"
+    assert page.text("#rec-last .name") == "take"
+    assert page.text("#rec-last .meta") == length
+    assert page.text("#rec-last .sub") == "/Notes/take"
+    assert page.text("#rec-last").startswith("Last take: take")
+    page.screenshot("recorder-last-take")
+    check_layout(page, "the recorder after a take")
+
+
+def test_player_error_from_another_client_shows_and_is_dismissed(page, reel, media, tmp_path):
+    """Another client starts the queue and its entry cannot play: the player state's error is
+    on the page; its dismiss button clears it in reeld (player.clearError), for every client."""
+    broken = tmp_path / "broken.flac"
+    broken.write_bytes((media / "tone0.flac").read_bytes())
+    reel.rpc("queue.add", {"file": str(broken)})
+    broken.write_text("no longer audio\n")
+    page.open()
+    assert not shown(page, "#player-error")
+    with pytest.raises(AssertionError, match="not an audio file"):
+        reel.rpc("player.play")
+    error = reel.rpc("player.status")["error"]
+    assert error and "not an audio file" in error["message"], error
+    wait_for(lambda: shown(page, "#player-error"), what="the error on the page")
+    assert page.text("#player-error-text") == error["message"]
+    assert page.text("#np-title") == "Nothing playing"
+    page.screenshot("player-error")
+    check_layout(page, "the player's error")
+    page.el("#player-error-clear").click()
+    wait_for(lambda: reel.rpc("player.status")["error"] is None, what="reeld to clear the error")
+    wait_for(lambda: not shown(page, "#player-error"), what="the error gone from the page")
+    assert page.toasts("error") == []
 
 
 def test_open_folder_deleted_closes(page, reel):
@@ -342,7 +445,6 @@ def test_music_albums_with_covers_tracks_artists_and_search(driver, music_reel):
                       i.complete ? (i.classList.contains('none') ? 'none' : i.naturalWidth) : 'loading')"""
         wait_for(lambda: page.js(loaded) == ["none", 8, 8], what="two covers loaded and one without")
         assert page.js("return window.pwned === undefined")
-        page.screenshot("music-albums")
 
         # An album: its tracks in tag order; a click plays that track (queued next), by title.
         page.els("#music-grid .card")[1].click()
@@ -350,7 +452,6 @@ def test_music_albums_with_covers_tracks_artists_and_search(driver, music_reel):
         wait_for(lambda: page.js(rows) == ["Lazy Bird", "Locomotion", "Moment"], what="Blue Train's tracks")
         assert page.text("#album-name") == "Blue Train"
         assert "Trane" in page.text("#album-sub") and "1958" in page.text("#album-sub")
-        page.screenshot("music-album")
         page.els("#music-list > li .row-main")[1].click()
         wait_for(lambda: (reel.status().get("source") or {}).get("path", "").endswith("02 Locomotion.flac"),
                  what="the clicked track to play")
@@ -378,6 +479,84 @@ def test_music_albums_with_covers_tracks_artists_and_search(driver, music_reel):
         reel.reel("scan")
         wait_for(lambda: "Giant Steps" in page.js(card_names), what="the new album on the page")
         assert cover_errors(page) == []
+    finally:
+        driver.get("about:blank")
+
+
+MUSIC_ROWS = "return [...document.querySelectorAll('#music-list > li .name')].map(e => e.textContent)"
+CARD_NAMES = "return [...document.querySelectorAll('#music-grid .card .name')].map(e => e.textContent)"
+COVERS = """return [...document.querySelectorAll('#music-grid .cover')].map(i =>
+              i.complete ? (i.classList.contains('none') ? 'none' : i.naturalWidth) : 'loading')"""
+
+
+def test_music_screens_and_search_in_track_order(driver, music_reel):
+    """The music screens at both sizes, fitting; a search lists an album's tracks in track
+    order (the files' names are in the reverse order), and no view button stays marked while
+    the results show (on a touch screen a tapped button keeps :hover)."""
+    reel, root = music_reel
+    page = webtest.Page(driver, reel)
+    try:
+        for size in (PHONE, DESKTOP):
+            page.open("#music", size)
+            wait_for(lambda: page.js(COVERS) == ["none", 8, 8], what="two covers loaded and one without")
+            page.screenshot("music-albums")
+            check_layout(page, "the albums")
+            page.els("#music-grid .card")[1].click()
+            wait_for(lambda: page.js(MUSIC_ROWS) == ["Lazy Bird", "Locomotion", "Moment"], what="Blue Train's tracks")
+            wait_for(lambda: page.js("return document.getElementById('album-cover').naturalWidth") == 8, what="its cover")
+            page.screenshot("music-album")
+            check_layout(page, "an album")
+            page.el("#music-artists").click()
+            wait_for(lambda: page.js(MUSIC_ROWS) == ["Nobody", "Trane", "Zoë"], what="the artists")
+            page.screenshot("music-artists")
+            check_layout(page, "the artists")
+            page.el("#music-search").send_keys("blue train" + Keys.ENTER)
+            wait_for(lambda: page.js(MUSIC_ROWS) == ["Lazy Bird", "Locomotion", "Moment"], what="the search in track order")
+            toggles = """return ['music-albums', 'music-artists'].map(id => { const b = document.getElementById(id), s = getComputedStyle(b);
+                                  return [b.getAttribute('aria-pressed'), s.borderColor, s.backgroundColor, s.color] })"""
+            albums, artists = page.js(toggles)
+            assert albums[0] == artists[0] == "false"
+            if size == PHONE:
+                assert artists == albums, "Artists looks marked while the results show"
+            page.screenshot("music-search")
+            check_layout(page, "the search results")
+        assert cover_errors(page) == []
+    finally:
+        driver.get("about:blank")
+
+
+def test_a_cover_is_drawn_only_once_it_has_loaded(driver, music_reel):
+    """No broken image and no other album's art is ever drawn over an album's square: every
+    frame, an album cover that is drawn has loaded (an album without art answers 404)."""
+    reel, root = music_reel
+    page = webtest.Page(driver, reel)
+    try:
+        page.open("#queue")
+        page.js("""window.coverFrames = []; window.coverFlashes = [];
+            const look = () => {
+              for (const i of document.querySelectorAll('img.cover')) {
+                const s = getComputedStyle(i);
+                if (i.getClientRects().length && s.visibility === 'visible' && !(i.complete && i.naturalWidth > 0))
+                  coverFlashes.push((i.id || i.closest('li').textContent) + ' ' + i.src);
+              }
+              coverFrames.push(1);
+              requestAnimationFrame(look);
+            };
+            requestAnimationFrame(look);""")
+        page.tab("music")
+        wait_for(lambda: page.js(COVERS) == ["none", 8, 8], what="two covers loaded and one without")
+        # The album without art after one with art, and after itself: the head's image each time.
+        settled = """const i = document.getElementById('album-cover');
+                     return i.complete && i.src.endsWith(arguments[0]) && (i.naturalWidth > 0 || i.classList.contains('none'))"""
+        for card, artist in ((1, "Trane"), (0, "Nobody"), (0, "Nobody"), (2, "Zo%C3%AB")):
+            page.els("#music-grid .card")[card].click()
+            wait_for(lambda: page.js(settled, "&artist=" + artist), what=f"the cover of {artist}'s album loaded or known absent")
+            page.el("#music-back").click()
+            wait_for(lambda: page.js(COVERS) == ["none", 8, 8], what="the albums again")
+        assert len(page.js("return coverFrames")) > 10, "frames were drawn while the covers loaded"
+        assert page.js("return coverFlashes") == []
+        failed = "return [...document.querySelectorAll('img')].filter(i => i.complete && i.naturalWidth === 0 && i.getClientRects().length && getComputedStyle(i).visibility !== 'hidden').length"
+        assert page.js(failed) == 0
     finally:
         driver.get("about:blank")
 

@@ -22,7 +22,10 @@ REPO = Path(__file__).resolve().parents[2]
 DEADLINE = float(os.environ.get("REEL_WEB_TEST_DEADLINE", "20"))
 
 SCREENSHOTS = Path(os.environ.get("REEL_WEB_SCREENSHOTS", REPO / ".build" / "test-screenshots"))
+# A phone is emulated (Chromium's device metrics: a 390×844 CSS px viewport at 3 device pixels
+# per px, a mobile viewport, touch and no hover), since a window cannot be narrower than 500 px.
 PHONE = (390, 844)
+PHONE_PIXEL_RATIO = 3
 DESKTOP = (1280, 800)
 
 
@@ -212,7 +215,7 @@ def make_driver():
     options = webdriver.ChromeOptions()
     options.binary_location = "/usr/bin/chromium"
     for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--autoplay-policy=no-user-gesture-required", f"--window-size={PHONE[0]},{PHONE[1]}"):
+                "--autoplay-policy=no-user-gesture-required", f"--window-size={DESKTOP[0]},{DESKTOP[1]}"):
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
@@ -224,9 +227,20 @@ class Page:
     def __init__(self, driver, reel: Reel):
         self.d = driver
         self.reel = reel
+        self.size = None
+
+    def emulate(self, size):
+        """PHONE: Chromium's mobile emulation, a 390×844 viewport at 3 device pixels per px
+        with touch (so no hover); another size: a desktop viewport of exactly that size."""
+        self.size = size
+        phone = size == PHONE
+        self.d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+            "width": size[0], "height": size[1], "deviceScaleFactor": PHONE_PIXEL_RATIO if phone else 1,
+            "mobile": phone})
+        self.d.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": phone, "maxTouchPoints": 5})
 
     def open(self, fragment="", size=PHONE):
-        self.d.set_window_size(*size)
+        self.emulate(size)
         self.d.get("about:blank")
         self.d.get(self.reel.url + "/" + fragment)
         wait_for(lambda: self.js("return document.body.dataset.ready === '1'"), what="the first player state")
@@ -296,10 +310,47 @@ class Page:
         return self.js("return [...document.querySelectorAll(arguments[0])].map(t => t.textContent)", css)
 
     def screenshot(self, name):
+        """The viewport as shown (a phone's at 3 device pixels per px), as NAME-phone.png or
+        NAME-desktop.png."""
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        w, h = self.d.get_window_size().values()
-        kind = "phone" if w < 600 else "desktop"
+        kind = "phone" if self.size == PHONE else "desktop"
         self.d.save_screenshot(str(SCREENSHOTS / f"{name}-{kind}.png"))
+
+    def viewport(self) -> tuple[int, int]:
+        return tuple(self.js("return [window.innerWidth, window.innerHeight]"))
+
+    def overflow(self) -> list[str]:
+        """What sticks out sideways past the viewport (the page scrolls sideways, or a visible
+        element ends beyond its right edge), as descriptions; [] when everything fits."""
+        return self.js("""
+            const w = document.documentElement.clientWidth, out = [];
+            if (document.documentElement.scrollWidth > w) out.push(`the page is ${document.documentElement.scrollWidth} px wide in ${w}`);
+            for (const e of document.querySelectorAll('body *')) {
+              const r = e.getBoundingClientRect();
+              if (!r.width || !r.height || getComputedStyle(e).visibility === 'hidden') continue;
+              if (r.right > w + 0.5 || r.left < -0.5) out.push(`${e.tagName.toLowerCase()}#${e.id}.${e.className.baseVal ?? e.className} at ${Math.round(r.left)}–${Math.round(r.right)}`);
+            }
+            return out""")
+
+    def cut_text(self) -> list[str]:
+        """Text cut or broken where it should not be, as descriptions; [] when none: a visible
+        field's placeholder wider than the field, a part kept on one line (.kept: a format, a
+        date, "2 of 4") that wrapped anyway."""
+        return self.js("""
+            const out = [];
+            for (const e of document.querySelectorAll('input[placeholder]')) {
+              if (!e.getClientRects().length) continue;
+              // The placeholder's width as the field lays out text (a search field keeps room
+              // for its clear button): put it in as the value a moment, no event fired.
+              const value = e.value;
+              e.value = e.placeholder;
+              const need = e.scrollWidth, room = e.clientWidth;
+              e.value = value;
+              if (need > room) out.push(`#${e.id}'s placeholder "${e.placeholder}" needs ${need} px of ${room}`);
+            }
+            for (const e of document.querySelectorAll('.kept'))
+              if (e.getClientRects().length > 1) out.push(`"${e.textContent}" broken over lines`);
+            return out""")
 
     def console_errors(self) -> list[str]:
         return [e["message"] for e in self.d.get_log("browser") if e["level"] == "SEVERE"]

@@ -99,7 +99,7 @@ public final class OutputSet: PCMOutput, @unchecked Sendable {
 
     public func open(_ format: PCMFormat, timing: PCMTiming) throws(ReelError) -> PCMConfiguration {
         guard deviceEnabled || !enabledPipes.isEmpty else {
-            throw ReelError(.deviceUnavailable, "every output is turned off; turn one on with outputs.enable")
+            throw ReelError(.deviceUnavailable, "every output is turned off; turn one on to play")
         }
         let opened = try clockOutput.open(format, timing: timing)
         configuration = opened

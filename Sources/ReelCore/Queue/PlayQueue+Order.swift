@@ -147,11 +147,27 @@ extension PlayQueue {
     }
 
     /// A new random play order of the whole queue, `first` (a slot) at its front, and a new first
-    /// entry for the round after it.
+    /// entry for the round after it. Entries of a higher priority come first, each priority's
+    /// entries shuffled among themselves (MPD's `ShuffleOrder`); `first` is moved to the front
+    /// whatever its priority (MPD's random on while playing).
     mutating func shuffleOrder(first: Int?) {
         order = queue
-        order.shuffle(using: &generator)
-        if let first, let index = order.firstIndex(of: first) { order.swapAt(0, index) }
+        if prioritized > 0 {
+            order.sort { slots[$0].priority > slots[$1].priority }
+            var start = 0
+            while start < order.count {
+                var end = start + 1
+                while end < order.count && slots[order[end]].priority == slots[order[start]].priority { end += 1 }
+                order[start..<end].shuffle(using: &generator)
+                start = end
+            }
+        } else {
+            order.shuffle(using: &generator)
+        }
+        if let first, let index = order.firstIndex(of: first) {
+            order.remove(at: index)
+            order.insert(first, at: 0)
+        }
         renumberOrder(from: 0)
         nextRoundFirst = nil
         keepNextRoundFirst()
@@ -170,7 +186,13 @@ extension PlayQueue {
             for slot in added {
                 order.append(slot)
                 let last = order.count - 1
-                let other = Int.random(in: start...last, using: &generator)
+                // Among the entries of its own priority (0) only, which come after those of a
+                // higher one (MPD's `ShuffleOrderLastWithPriority`).
+                var lower = start
+                if prioritized > 0 {
+                    while lower < last && slots[order[lower]].priority != slots[slot].priority { lower += 1 }
+                }
+                let other = Int.random(in: lower...last, using: &generator)
                 order.swapAt(other, last)
                 orderOfSlot[order[other]] = other
                 orderOfSlot[order[last]] = last
@@ -180,15 +202,26 @@ extension PlayQueue {
     }
 
     /// Keeps `nextRoundFirst` an entry of the queue that does not end this round (unless it is the
-    /// only one), drawing a new one when it is not.
+    /// only one), drawing a new one when it is not. With priorities, it is one of the highest
+    /// priority among those (the next round's order starts with them, as MPD's reshuffle does).
     mutating func keepNextRoundFirst() {
         guard options.random, !order.isEmpty else {
             nextRoundFirst = nil
             return
         }
         let last = order.count - 1
-        if let id = nextRoundFirst, let slot = slotOfID[id], last == 0 || orderOfSlot[slot] != last { return }
-        nextRoundFirst = slots[order[last == 0 ? 0 : Int.random(in: 0..<last, using: &generator)]].id
+        guard prioritized > 0, last > 0 else {
+            if let id = nextRoundFirst, let slot = slotOfID[id], last == 0 || orderOfSlot[slot] != last { return }
+            nextRoundFirst = slots[order[last == 0 ? 0 : Int.random(in: 0..<last, using: &generator)]].id
+            return
+        }
+        var highest: UInt8 = 0
+        for index in 0..<last { highest = max(highest, slots[order[index]].priority) }
+        if let id = nextRoundFirst, let slot = slotOfID[id], orderOfSlot[slot] != last, slots[slot].priority == highest {
+            return
+        }
+        let candidates = (0..<last).filter { slots[order[$0]].priority == highest }
+        nextRoundFirst = slots[order[candidates[Int.random(in: 0..<candidates.count, using: &generator)]]].id
     }
 }
 

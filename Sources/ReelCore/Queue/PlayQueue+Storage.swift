@@ -10,7 +10,7 @@ extension PlayQueue {
         let stored = slots[slot]
         return QueueEntry(
             id: stored.id, position: positionOfSlot[slot], source: stored.source, duration: stored.duration,
-            format: stored.format, missing: stored.missing, tags: stored.tags,
+            format: stored.format, missing: stored.missing, tags: stored.tags, priority: Int(stored.priority),
             durationEstimated: stored.durationEstimated)
     }
 
@@ -49,6 +49,7 @@ extension PlayQueue {
         for position in queue.indices {
             let slot = queue[position]
             if doomed[slot] {
+                if slots[slot].priority != 0 { prioritized -= 1 }
                 slotOfID[slots[slot].id] = nil
                 slots[slot] = .free
                 freeSlots.append(slot)

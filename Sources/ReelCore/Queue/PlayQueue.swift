@@ -8,7 +8,8 @@ import ReelModel
 /// Ids are handed out from 1 upwards and never reused (not even after `clear`); positions are
 /// the indices in queue order and change as entries are added, removed and moved. The *play
 /// order* is the queue order, or, with random on, a shuffle of it in which every entry plays
-/// once per round (see `PlayQueue+Order.swift`).
+/// once per round (see `PlayQueue+Order.swift`), entries of a higher priority first (MPD's
+/// `prio`, see `PlayQueue+Priority.swift`).
 ///
 /// `version` goes up by one on every change of the entries, the current entry or the options,
 /// and only then: a command that fails or changes nothing leaves it alone. The queries are pure
@@ -53,6 +54,8 @@ public struct PlayQueue: Sendable {
         /// The `entriesVersion` at which the entry was added, or last changed its position or
         /// content.
         var changed: Int
+        /// MPD's priority (see `PlayQueue+Priority.swift`); 0 when added.
+        var priority: UInt8 = 0
 
         static let free = Slot(
             id: 0, source: .file(path: ""), duration: nil, format: nil, missing: false, tags: nil, changed: 0)
@@ -72,6 +75,8 @@ public struct PlayQueue: Sendable {
     /// With random on: the entry that starts the next round once this one has played (repeat).
     /// Always in the queue, and never the last of the play order unless it is the only entry.
     var nextRoundFirst: Int?
+    /// How many entries have a priority above 0: while none has, the priority rules cost nothing.
+    var prioritized = 0
     var nextID = 1
     var generator: Xoshiro
 
@@ -269,6 +274,7 @@ public struct PlayQueue: Sendable {
         order = []
         orderOfSlot = []
         nextRoundFirst = nil
+        prioritized = 0
         current = nil
         version += 1
     }

@@ -2,6 +2,7 @@
 
 import NIOCore
 import NIOHTTP1
+import ReelCore
 import ReelLibrary
 import ReelModel
 
@@ -137,15 +138,9 @@ extension HTTPConnection {
         _ = services.fileIO.close(fd, on: loop)
     }
 
-    /// The Content-Type of a recording's file, by the extension the library gave it.
+    /// The Content-Type of a recording's file, by the extension the library gave it (the
+    /// codec registry's MIME type for that suffix).
     static func mimeType(fileExtension ext: String) -> String {
-        switch ext.lowercased() {
-        case "flac": "audio/flac"
-        case "wav": "audio/wav"
-        case "ogg": "audio/ogg"
-        case "opus": "audio/ogg; codecs=opus"
-        case "mp3": "audio/mpeg"
-        default: "application/octet-stream"
-        }
+        Codecs.mimeType(forSuffix: ext)
     }
 }

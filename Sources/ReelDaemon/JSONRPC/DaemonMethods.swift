@@ -1,6 +1,7 @@
 // daemon.* — what this daemon is and how it is set up.
 
 import ReelAudio
+import ReelCore
 import ReelProtocol
 
 /// The facts `daemon.info` reports.
@@ -14,7 +15,7 @@ struct DaemonInfoSource: Sendable {
             device: configuration.device, captureDevice: configuration.captureDevice,
             dataDir: configuration.dataDir,
             uptime: Double(monotonicNanoseconds() - startedAt) / 1e9,
-            formats: AudioFileOpener.decodableCodecs,
+            formats: Codecs.decoders.map(\.name), decoders: Codecs.decoders,
             listeners: [DaemonInfo.Listener(protocolName: "json-rpc", address: configuration.socket)]
                 + configuration.mpdListen.map { DaemonInfo.Listener(protocolName: "mpd", address: $0.description) }
                 + configuration.httpListen.map { DaemonInfo.Listener(protocolName: "http", address: $0.description) })

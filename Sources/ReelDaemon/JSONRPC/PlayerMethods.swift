@@ -70,6 +70,10 @@ enum PlayerMethods {
             }
             return .awaiting { reply in player.seek(target, reply: reply) }
         }
+        table.register("player.clearError") { call throws(RPCError) in
+            try call.params.rejectUnknown(allowed: [])
+            return .awaiting { reply in player.clearError(reply: reply) }
+        }
         table.register("player.status") { call throws(RPCError) in
             try call.params.rejectUnknown(allowed: [])
             return .text(player.state.jsonText)

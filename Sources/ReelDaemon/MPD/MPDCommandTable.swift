@@ -14,13 +14,16 @@ struct MPDPermission: OptionSet, Sendable {
 }
 
 /// What one connection has negotiated: its permissions, the tags it wants, the binary chunk
-/// size, and whether it came over a Unix socket (which may add absolute paths). Lives on the
-/// event loop with its connection.
+/// size, whether it came over a Unix socket (which may add absolute paths), its channels and
+/// messages. Lives on the event loop with its connection.
 final class MPDClient {
     var permission: MPDPermission
     var tags: MPDTagSet = .all
     var binaryLimit = 8192
     let isLocal: Bool
+    var mailbox = MPDMailbox()
+    /// Posts idle events to this client's connection (set by `MPDConnection`).
+    var notify: (MPDSubsystems) -> Void = { _ in }
 
     init(permission: MPDPermission, isLocal: Bool) {
         self.permission = permission

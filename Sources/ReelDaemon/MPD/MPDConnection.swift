@@ -23,7 +23,8 @@ protocol MPDConnectionRegistry: AnyObject {
 ///   when one it asks for is pending (and then clears them all, as MPD 0.23); `noidle` while idling answers `OK`, while not idling
 ///   nothing at all; any other command while idling closes the connection;
 /// - a line that does not start with a lowercase letter closes the connection without a reply;
-/// - 60 s without a command closes it, except while idling (the hub's sweep).
+/// - 60 s without a command closes it, except while idling (the hub's sweep);
+/// - the end of the client's input closes it once what came before is answered.
 ///
 /// Threads: everything here runs on the channel's event loop; handler replies from core threads
 /// hop onto it.
@@ -73,6 +74,7 @@ final class MPDConnection: ChannelInboundHandler {
         self.hub = hub
         self.client = client
         self.logger = logger
+        client.notify = { [weak self] events in self?.post(events) }
     }
 
     // MARK: Channel events
@@ -99,6 +101,26 @@ final class MPDConnection: ChannelInboundHandler {
     func channelInactive(context: ChannelHandlerContext) {
         tearDown()
         context.fireChannelInactive()
+    }
+
+    /// The client closed its side (the listener allows half-closed connections): what it sent
+    /// is still answered, then the connection closes, as MPD closes a client at the end of its
+    /// input; an idling one closes at once. (It lingered, half open, until its first failed
+    /// write or forever while idling, and kept its channels.)
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard let event = event as? ChannelEvent, event == .inputClosed else {
+            context.fireUserInboundEventTriggered(event)
+            return
+        }
+        inputClosed = true
+        closeIfInputDone()
+    }
+
+    private var inputClosed = false
+
+    private func closeIfInputDone() {
+        guard inputClosed, !closed, !busy, waitingLines.isEmpty else { return }
+        close()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
@@ -271,6 +293,7 @@ final class MPDConnection: ChannelInboundHandler {
         while !busy, !closed, let line = waitingLines.popFirst() {
             handleLine(line)
         }
+        closeIfInputDone()
         if readingPaused, waitingLines.isEmpty, !closed, let channel = context?.channel {
             readingPaused = false
             channel.setOption(.autoRead, value: true).whenFailure { _ in }

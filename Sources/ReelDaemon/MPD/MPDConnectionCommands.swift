@@ -1,6 +1,5 @@
 // MPD's connection and server commands: ping, close, idle, password, commands, tagtypes, and the lists clients read at connect.
 
-import ReelAudio
 import ReelCore
 
 /// Commands about the connection and the server: `ping`, `close` and `idle` (carried out by
@@ -86,25 +85,14 @@ enum MPDConnectionCommands {
         return response
     }
 
-    /// The decoders Reel plays with: libsndfile (WAV, FLAC, Ogg Vorbis, Opus) and libmpg123 (MP3).
+    /// The decoders Reel plays with, one `plugin` per codec of the registry, each with its
+    /// suffixes and MIME types (MPD lists one per decoder plugin).
     private static let decoders: MPDResponse = {
         var response = MPDResponse()
-        let codecs = Set(AudioFileOpener.decodableCodecs)
-        let sndfile: [(codec: String, suffixes: [String], mime: [String])] = [
-            ("wav", ["wav"], ["audio/wav", "audio/x-wav"]), ("flac", ["flac"], ["audio/flac", "audio/x-flac"]),
-            ("vorbis", ["ogg", "oga"], ["audio/ogg", "audio/vorbis"]), ("opus", ["opus"], ["audio/ogg", "audio/opus"]),
-        ]
-        response.field("plugin", "sndfile")
-        for entry in sndfile where codecs.contains(entry.codec) {
-            for suffix in entry.suffixes { response.field("suffix", suffix) }
-        }
-        for entry in sndfile where codecs.contains(entry.codec) {
-            for mime in entry.mime { response.field("mime_type", mime) }
-        }
-        if codecs.contains("mp3") {
-            response.field("plugin", "mpg123")
-            response.field("suffix", "mp3")
-            response.field("mime_type", "audio/mpeg")
+        for codec in Codecs.decoders {
+            response.field("plugin", codec.name)
+            for suffix in codec.suffixes { response.field("suffix", suffix) }
+            for mime in codec.mimeTypes { response.field("mime_type", mime) }
         }
         return response
     }()

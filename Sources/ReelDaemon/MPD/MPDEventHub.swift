@@ -6,7 +6,8 @@ import ReelCore
 import ReelModel
 
 /// Turns the core's feeds into MPD's idle subsystems and posts them to every connection:
-/// - `player.changes` → `player` (play, pause, stop, seek, a new entry, an error);
+/// - `player.changes` → `player` (play, pause, stop, seek, a new entry, an error), except a
+///   change that only clears the error (MPD's `clearerror` posts nothing);
 /// - `player.queueChanges` → `playlist` when the entries changed, `options` when
 ///   repeat/random/single/consume changed, `player` when the current entry changed;
 /// - `mixer.changes` → `mixer`;
@@ -16,7 +17,10 @@ import ReelModel
 /// - `music.progress` → `update` when a scan of the music folders starts and when it ends,
 ///   and `database` when one ended that indexed or removed files (inotify changes come through
 ///   the same feed as small scans);
-/// - `update` (the command) without music folders → `update`, posted by `MPDDatabaseCommands`.
+/// - `update` (the command) without music folders → `update`, posted by `MPDDatabaseCommands`;
+///   `crossfade 0` → `options`, posted by `MPDPlaybackCommands`;
+/// - the clients' channels and messages (`messages`, an `MPDMessageBoard`) → `subscription` to
+///   every connection, `message` to a client a message came for.
 ///
 /// One consumer per feed for the whole front end (not per connection): a change costs its
 /// producer one wake-up; here it costs one `post` per connection. A connection keeps events
@@ -32,9 +36,12 @@ final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
     private var connections: [ObjectIdentifier: MPDConnection] = [:]
     private var consumers: Consumers?
     private var lastQueue: QueueSummary
+    private var lastPlayer: PlayerState
     /// Each output's id and whether it is on, as last posted.
     private var lastOutputs: [Int: Bool] = [:]
     private var sweep: RepeatedTask?
+    /// The clients' channels and messages (`subscribe`, `sendmessage`…).
+    let messages = MPDMessageBoard()
     static let timeout = TimeAmount.seconds(60)
     static let sweepInterval = TimeAmount.seconds(10)
 
@@ -53,7 +60,9 @@ final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
         self.loop = loop
         self.core = core
         lastQueue = core.player.queueChanges.latest.value
+        lastPlayer = core.player.changes.latest.value
         lastScan = core.music.progress.latest.value
+        messages.postToAll = { [unowned self] events in post(events) }
     }
 
     /// Registers with the core's feeds (on the event loop).
@@ -71,6 +80,7 @@ final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
             scans: core.music.progress.addConsumer { loop.execute { bound.value.scanChanged() } })
         lastScan = core.music.progress.latest.value
         lastQueue = core.player.queueChanges.latest.value
+        lastPlayer = core.player.changes.latest.value
         lastOutputs = Self.enabled(core.outputs.list)
         sweep = loop.scheduleRepeatedTask(initialDelay: Self.sweepInterval, delay: Self.sweepInterval) { _ in
             bound.value.expireSilentConnections()
@@ -97,6 +107,7 @@ final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
 
     func remove(_ connection: MPDConnection) {
         connections.removeValue(forKey: ObjectIdentifier(connection))
+        messages.remove(connection.client)
     }
 
     var connectionCount: Int { connections.count }
@@ -113,8 +124,19 @@ final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
 
     private func playerChanged() {
         guard let consumers else { return }
-        _ = core.player.changes.take(for: consumers.player)
-        post(.player)
+        let state = core.player.changes.take(for: consumers.player).value
+        defer { lastPlayer = state }
+        if !Self.onlyTheErrorWent(from: lastPlayer, to: state) { post(.player) }
+    }
+
+    /// Whether `new` is `old` with its error cleared and nothing else changed (not playing: the
+    /// position stands still, so the states compare whole but for the time they were taken).
+    static func onlyTheErrorWent(from old: PlayerState, to new: PlayerState) -> Bool {
+        guard old.error != nil, new.error == nil, new.state != .playing else { return false }
+        var cleared = old
+        cleared.error = nil
+        cleared.timestamp = new.timestamp
+        return cleared == new
     }
 
     private func queueChanged() {

@@ -94,6 +94,7 @@ extension MPDCommandTable {
             MPDConnectionCommands.commands(context) + MPDPlaybackCommands.commands(context)
                 + MPDStatusCommands.commands(context) + MPDQueueCommands.commands(context)
                 + MPDDatabaseCommands.commands(context) + MPDTagCommands.commands(context)
-                + MPDArtCommands.commands(context) + MPDOutputCommands.commands(context))
+                + MPDArtCommands.commands(context) + MPDOutputCommands.commands(context)
+                + MPDMessageCommands.commands(context.hub.messages))
     }
 }

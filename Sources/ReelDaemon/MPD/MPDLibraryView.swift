@@ -130,6 +130,7 @@ struct MPDLibraryView: Sendable {
         if let duration = entry.duration { song.duration = duration }
         song.position = entry.position
         song.id = entry.id
+        song.priority = entry.priority
         return song
     }
 
@@ -173,7 +174,7 @@ extension Array {
 }
 
 /// One song as MPD prints it, in MPD's order: `file`, `Last-Modified`, `Format`, the tags,
-/// `Time` (whole seconds), `duration`, `Pos`, `Id`.
+/// `Time` (whole seconds), `duration`, `Pos`, `Id`, and `Prio` when it is not 0.
 struct MPDSong {
     var uri: String
     var lastModified: String?
@@ -185,6 +186,8 @@ struct MPDSong {
     var duration: Double?
     var position: Int?
     var id: Int?
+    /// A queue entry's priority.
+    var priority = 0
 
     func write(into response: inout MPDResponse, tags wanted: MPDTagSet) {
         response.field("file", uri)
@@ -199,6 +202,7 @@ struct MPDSong {
         }
         if let position { response.field("Pos", position) }
         if let id { response.field("Id", id) }
+        if priority != 0 { response.field("Prio", priority) }
     }
 
     /// What a filter sees of this song.

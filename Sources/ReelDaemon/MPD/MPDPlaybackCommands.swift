@@ -3,8 +3,9 @@
 import ReelCore
 import ReelModel
 
-/// `play`, `playid`, `pause`, `stop`, `next`, `previous`, `seek`, `seekid`, `seekcur`,
-/// `setvol`, `volume`, `getvol`, `repeat`, `random`, `single`, `consume`, with MPD's
+/// `play`, `playid`, `pause`, `stop`, `clearerror`, `next`, `previous`, `seek`, `seekid`,
+/// `seekcur`, `setvol`, `volume`, `getvol`, `repeat`, `random`, `single`, `consume`,
+/// `crossfade` (0 only), with MPD's
 /// behaviour where it differs from Reel's JSON-RPC: `pause`, `next` and `previous` while
 /// stopped do nothing (`next` and `previous` answer `Not playing`), `play` while paused resumes,
 /// `setvol` and `volume` unmute.
@@ -37,6 +38,9 @@ enum MPDPlaybackCommands {
                 }
             },
             MPDCommand("stop", .player, 0, 0) { _, reply in player.stop(reply: done(reply)) },
+            // As MPD: clears the player's error (`play`, `seek` and the rest clear it too, in
+            // the core); no idle event (see `MPDEventHub`).
+            MPDCommand("clearerror", .player, 0, 0) { _, reply in player.clearError(reply: done(reply)) },
             MPDCommand("next", .player, 0, 0) { _, reply in
                 guard player.state.state != .stopped else { return reply(.failure(MPDAck(.playerSync, "Not playing"))) }
                 player.next(reply: done(reply))
@@ -79,6 +83,15 @@ enum MPDPlaybackCommands {
                 var response = MPDResponse()
                 if let volume = mpdVolume(mixer.state) { response.field("volume", volume) }
                 return response
+            },
+            // Reel does not crossfade (yet): 0 is what it does; as MPD, setting it is an
+            // `options` event. `status` never shows `xfade` (MPD leaves it out at 0).
+            .now("crossfade", .player, 1, 1) { request throws(MPDAck) in
+                guard try request.unsigned(0) == 0 else {
+                    throw MPDAck(.argument, "crossfading is not supported: only 0 (no crossfade) is accepted")
+                }
+                context.hub.post(.options)
+                return MPDResponse()
             },
             option("repeat") { request throws(MPDAck) in _ = player.setQueueOptions(repeats: try request.bool(0)) },
             option("random") { request throws(MPDAck) in _ = player.setQueueOptions(random: try request.bool(0)) },

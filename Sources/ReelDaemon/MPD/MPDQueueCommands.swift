@@ -5,8 +5,9 @@ import ReelLibrary
 import ReelModel
 
 /// `add`, `addid`, `clear`, `delete`, `deleteid`, `move`, `moveid`, `swap`, `swapid`,
-/// `shuffle`, `playlist`, `playlistinfo`, `playlistid`, `plchanges`, `plchangesposid`, on the
-/// core's queue. Positions and ranges as MPD reads them; songs as `MPDLibraryView` names them.
+/// `shuffle`, `prio`, `prioid`, `playlist`, `playlistinfo`, `playlistid`, `playlistfind`,
+/// `playlistsearch`, `plchanges`, `plchangesposid`, on the core's queue. Positions and ranges
+/// as MPD reads them; songs as `MPDLibraryView` names them.
 enum MPDQueueCommands {
     static func commands(_ context: MPDContext) -> [MPDCommand] {
         let player = context.core.player
@@ -90,6 +91,36 @@ enum MPDQueueCommands {
                 try core(player.shuffleQueue(range: range))
                 return MPDResponse()
             },
+            // Unlike MPD, every argument is checked before any priority changes.
+            .now("prio", .player, 2, nil) { request throws(MPDAck) in
+                let priority = try priority(request)
+                let length = player.queueSummary.length
+                var ids: [Int] = []
+                for index in 1..<request.count {
+                    let (start, end) = try request.range(index)
+                    guard start <= length else { throw MPDAck(.argument, "Bad song index") }
+                    ids += (start..<min(end ?? length, length)).compactMap { player.entry(at: $0)?.id }
+                }
+                try core(player.setPriority(priority, ids: ids))
+                return MPDResponse()
+            },
+            .now("prioid", .player, 2, nil) { request throws(MPDAck) in
+                let priority = try priority(request)
+                var ids: [Int] = []
+                for index in 1..<request.count {
+                    let id = try request.unsigned(index)
+                    guard player.entry(id: id) != nil else { throw MPDAck(.noExist, "No such song") }
+                    ids.append(id)
+                }
+                try core(player.setPriority(priority, ids: ids))
+                return MPDResponse()
+            },
+            MPDCommand("playlistfind", .read, 1, nil) { request, reply throws(MPDAck) in
+                songs((try? player.listQueue().entries) ?? [], context, request, reply, matching: try filter(request, foldCase: false))
+            },
+            MPDCommand("playlistsearch", .read, 1, nil) { request, reply throws(MPDAck) in
+                songs((try? player.listQueue().entries) ?? [], context, request, reply, matching: try filter(request, foldCase: true))
+            },
             MPDCommand("playlist", .read, 0, 0) { _, reply in
                 var response = MPDResponse()
                 let entries = (try? player.listQueue().entries) ?? []
@@ -144,26 +175,43 @@ enum MPDQueueCommands {
         return entries
     }
 
-    /// Writes `entries` as songs: their recordings and music files are read on the core's read
-    /// queue first (one batch).
-    static func songs(_ entries: [QueueEntry], _ context: MPDContext, _ request: MPDRequest, _ reply: @escaping MPDReply) {
+    /// Writes `entries` as songs (those `filter` matches, when given): their recordings and
+    /// music files are read on the core's read queue first (one batch).
+    static func songs(
+        _ entries: [QueueEntry], _ context: MPDContext, _ request: MPDRequest, _ reply: @escaping MPDReply,
+        matching filter: MPDFilter? = nil
+    ) {
         let tags = request.client.tags
         let view = context.view
-        guard entries.contains(where: { $0.itemID != nil || view.isMusicFile($0) }) else {
+        let write: @Sendable ([MPDSong]) -> MPDResponse = { songs in
             var response = MPDResponse()
-            for entry in entries { view.song(of: entry, item: nil).write(into: &response, tags: tags) }
-            return reply(.success(response))
+            for song in songs where filter?.matches(song.fields) ?? true { song.write(into: &response, tags: tags) }
+            return response
+        }
+        guard entries.contains(where: { $0.itemID != nil || view.isMusicFile($0) }) else {
+            return reply(.success(write(entries.map { view.song(of: $0, item: nil) })))
         }
         context.core.music.browse({ index in view.songs(of: entries, in: index) }) { result in
-            var response = MPDResponse()
             switch result {
-            case .success(let songs):
-                for song in songs { song.write(into: &response, tags: tags) }
-            case .failure:
-                for entry in entries { view.song(of: entry, item: nil).write(into: &response, tags: tags) }
+            case .success(let songs): reply(.success(write(songs)))
+            case .failure: reply(.success(write(entries.map { view.song(of: $0, item: nil) })))
             }
-            reply(.success(response))
         }
+    }
+
+    /// `playlistfind`/`playlistsearch`'s filter: every argument is the filter's (MPD's, which
+    /// knows no `sort` or `window` here: such a word is an unknown filter type).
+    private static func filter(_ request: MPDRequest, foldCase: Bool) throws(MPDAck) -> MPDFilter {
+        let parsed = try MPDFilter.parse(request.arguments, foldCase: foldCase)
+        guard parsed.consumed == request.count else { throw MPDAck(.argument, "Unknown filter type") }
+        return parsed.filter
+    }
+
+    /// `prio`/`prioid`'s first argument: 0 to 255.
+    private static func priority(_ request: MPDRequest) throws(MPDAck) -> Int {
+        let priority = try request.unsigned(0)
+        guard PlayQueue.priorities.contains(priority) else { throw .argument("Number too large", request[0]) }
+        return priority
     }
 
     /// A position argument (`add`, `addid`, `move`, `moveid`) for `count` entries: absolute, or
@@ -253,6 +301,7 @@ enum MPDQueueCommands {
     }
 
     /// Runs a core call that throws `ReelError`, as an ACK.
+    @discardableResult
     static func core<Value>(_ body: @autoclosure () throws(ReelError) -> Value) throws(MPDAck) -> Value {
         do throws(ReelError) {
             return try body()

@@ -19,13 +19,16 @@ enum MPDStatusCommands {
                 let tags = request.client.tags
                 core.music.browse({ index in view.songs(of: [entry], in: index) }) { result in
                     var response = MPDResponse()
-                    let song = (try? result.get())?.first ?? view.song(of: entry, item: nil)
+                    var song = (try? result.get())?.first ?? view.song(of: entry, item: nil)
+                    // MPD 0.23.12's `currentsong` prints no `Prio` (its queue listings do).
+                    song.priority = 0
                     song.write(into: &response, tags: tags)
                     reply(.success(response))
                 }
             },
             MPDCommand("stats", .read, 0, 0) { _, reply in
                 let uptime = Int((NIODeadline.now() - context.startedAt).nanoseconds / 1_000_000_000)
+                let playtime = Int(core.player.secondsPlayed.rounded())
                 let hasMusic = !context.view.musicFolders.isEmpty
                 let lastScan = core.music.lastScanEnded
                 core.music.browse({ index throws(ReelError) in
@@ -35,7 +38,7 @@ enum MPDStatusCommands {
                     case .success(let (totals, music)):
                         var response = MPDResponse()
                         response.field("uptime", uptime)
-                        response.field("playtime", uptime)
+                        response.field("playtime", playtime)
                         // As MPD: distinct Artist tags and Album tags, over every song.
                         response.field("artists", music?.artists ?? 0)
                         response.field("albums", totals.albums.union(music?.albums ?? []).count)

@@ -56,6 +56,15 @@ function clock(s, tenths) {
   return tenths ? `${text}.${Math.floor((s - whole) * 10)}` : text;
 }
 
+// The parts of a line, joined by ' · '. A short fixed part (a format, a date, "2 of 4") is
+// kept() on one line, so a narrow screen wraps between parts, not inside "2026-11-27".
+const kept = (text) => (text ? h('span', { class: 'kept' }, text) : null);
+function joined(parts) {
+  const out = [];
+  for (const part of parts.filter(Boolean)) out.push(...(out.length ? [' · ', part] : [part]));
+  return out;
+}
+
 const basename = (path) => path.replace(/\/+$/, '').split('/').pop() || path;
 const sourceTitle = (src) => (src ? src.name || basename(src.path) : '');
 const formatText = (f) => (f ? `${f.codec} ${f.sampleRate / 1000} kHz ${f.channels === 1 ? 'mono' : f.channels === 2 ? 'stereo' : f.channels + ' ch'}` : '');
@@ -229,17 +238,18 @@ function renderPlayer() {
   const sub = [];
   if (entry && (entry.artist || entry.album)) sub.push(entrySub(entry));
   else if (src && src.path !== '/' + sourceTitle(src)) sub.push(src.path);
-  if (p.format) sub.push(formatText(p.format));
-  if (where >= 0) sub.push(`${where + 1} of ${queue.length}`);
-  $('np-sub').textContent = sub.join(' · ');
+  if (p.format) sub.push(kept(formatText(p.format)));
+  if (where >= 0) sub.push(kept(`${where + 1} of ${queue.length}`));
+  $('np-sub').replaceChildren(...joined(sub));
   const playing = p.state === 'playing';
   setIcon($('playpause'), playing ? 'pause' : 'play');
   $('playpause').setAttribute('aria-label', playing ? 'Pause' : 'Play');
   $('duration').textContent = (p.durationEstimated ? '~' : '') + clock(p.duration);
   $('progress').setAttribute('aria-valuemax', Math.round(p.duration || 0));
-  const error = $('player-error');
-  error.hidden = !p.error;
-  error.textContent = p.error ? p.error.message : '';
+  // The player's error, whoever started what failed (this page or another client); it stays
+  // until reeld clears it: a play, a stop, a seek, or player.clearError (the button beside it).
+  $('player-error').hidden = !p.error;
+  $('player-error-text').textContent = p.error ? p.error.message : '';
   drawProgress();
   if (playing && !player.raf) player.raf = requestAnimationFrame(animate);
 }
@@ -321,6 +331,7 @@ function setupPlayer() {
     else if (p && p.source) act('player.resume');
     else act('player.play');
   });
+  $('player-error-clear').addEventListener('click', () => act('player.clearError'));
   $('prev').addEventListener('click', () => act('player.previous'));
   $('next').addEventListener('click', () => act('player.next'));
 }
@@ -589,8 +600,8 @@ function itemRow(it, withPath) {
   const folder = it.kind === 'folder';
   const meta = folder ? '' : clock(it.duration);
   const sub = withPath ? it.path : folder ? 'folder'
-    : it.kind === 'track' ? [it.artist, it.album, formatText(it.format)].filter(Boolean).join(' · ')
-    : [formatText(it.format), it.created.slice(0, 10)].filter(Boolean).join(' · ');
+    : it.kind === 'track' ? joined([it.artist, it.album, kept(formatText(it.format))])
+    : joined([kept(formatText(it.format)), kept(it.created.slice(0, 10))]);
   const li = h('li', { class: 'row ' + it.kind, dataset: { id: it.id, name: it.name, kind: it.kind } },
     h('span', { class: 'kind', 'aria-hidden': 'true' }, icon(folder ? 'folder' : 'note')),
     h('button', { class: 'row-main', onclick: () => (folder ? openFolder({ item: it.id }) : play(it)) },
@@ -756,9 +767,18 @@ const coverURL = (a) => '/cover?album=' + encodeURIComponent(a.name) + '&artist=
 
 // An album's art in a tinted square with a note; an album without art keeps the square.
 function coverImage(a) {
-  const img = h('img', { class: 'cover', alt: '', loading: 'lazy', src: coverURL(a) });
-  img.addEventListener('error', () => img.classList.add('none'), { once: true });
+  const img = h('img', { class: 'cover', alt: '', loading: 'lazy' });
+  loadCover(img, coverURL(a));
   return h('span', { class: 'cover-box' }, icon('note'), img);
+}
+
+// The image is shown only once it has loaded (CSS: .cover.loaded), so neither a broken image
+// (an album without art answers 404) nor the previous album's art is ever drawn over the square.
+function loadCover(img, url) {
+  img.classList.remove('loaded', 'none');
+  img.onload = () => img.classList.add('loaded');
+  img.onerror = () => img.classList.add('none');
+  img.src = url;
 }
 
 function musicShell(view, title) {
@@ -818,9 +838,9 @@ async function showArtists() {
 }
 
 function trackRow(t, withAlbum) {
-  const sub = [t.artist, withAlbum ? t.album : null, formatText(t.format)].filter(Boolean).join(' · ');
+  const sub = joined([t.artist, withAlbum ? t.album : null, kept(formatText(t.format))]);
   return h('li', { class: 'row' + (t.missing ? ' missing' : ''), dataset: { track: t.id } },
-    h('span', { class: 'track-no' }, withAlbum || t.track == null ? '' : String(t.track)),
+    withAlbum ? null : h('span', { class: 'track-no' }, t.track == null ? '' : String(t.track)),
     h('button', { class: 'row-main', onclick: () => playTrack(t) },
       h('span', { class: 'name' }, t.name), h('span', { class: 'sub' }, sub)),
     h('span', { class: 'meta' }, clock(t.duration)),
@@ -831,10 +851,7 @@ async function showAlbum(a) {
   const token = ++music.token;
   music.album = a;
   musicShell('album', music.artist || 'Albums');
-  const cover = $('album-cover');
-  cover.classList.remove('none');
-  cover.onerror = () => cover.classList.add('none');
-  cover.src = coverURL(a);
+  loadCover($('album-cover'), coverURL(a));
   $('album-name').textContent = a.name;
   $('album-sub').textContent = [a.albumArtist, a.date, `${a.tracks} ${a.tracks === 1 ? 'track' : 'tracks'}`, clock(a.duration)].filter(Boolean).join(' · ');
   $('music-grid').replaceChildren();
@@ -939,9 +956,19 @@ function onRecorder(r) {
   recorder.state = r;
   const recording = r.state === 'recording';
   $('rec-live').dataset.state = r.state;
-  $('rec-state').textContent = recording ? 'Recording' : 'Idle';
-  $('rec-elapsed').textContent = clock(r.elapsed, true);
-  $('rec-item').textContent = r.item ? (recording ? `Into ${r.item.path}` : `Last: ${r.item.path}`) : '';
+  $('rec-state').textContent = recording ? 'Recording' : 'Not recording';
+  // The running clock is for a recording being made; idle, the last take is named with its
+  // length (elapsed is then that take's length), not left as a stopped counter.
+  $('rec-elapsed').hidden = !recording;
+  $('rec-elapsed').textContent = recording ? clock(r.elapsed, true) : '';
+  const last = $('rec-last');
+  last.hidden = recording || !r.item;
+  if (!recording && r.item) {
+    last.querySelector('.name').textContent = r.item.name;
+    last.querySelector('.meta').textContent = clock(r.elapsed, true);
+    last.querySelector('.sub').textContent = r.item.path;
+  }
+  $('rec-item').textContent = recording && r.item ? `Into ${r.item.path}` : '';
   $('rec-start').disabled = recording;
   $('rec-stop').disabled = !recording;
   $('rec-cancel').disabled = !recording;

@@ -1,0 +1,547 @@
+// FFmpeg through dlopen: see include/CFFmpeg.h.
+
+#include "CFFmpeg.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/avutil.h>
+#include <libavutil/channel_layout.h>
+#include <libavutil/mathematics.h>
+#include <libavutil/samplefmt.h>
+
+// MARK: Loading
+
+static struct {
+    __typeof__(av_frame_alloc) *frame_alloc;
+    __typeof__(av_frame_free) *frame_free;
+    __typeof__(av_frame_unref) *frame_unref;
+    __typeof__(av_strerror) *strerror_;
+    __typeof__(av_log_set_level) *log_set_level;
+    __typeof__(av_rescale_q) *rescale_q;
+    __typeof__(av_get_bytes_per_sample) *bytes_per_sample;
+    __typeof__(av_sample_fmt_is_planar) *is_planar;
+    __typeof__(avcodec_find_decoder_by_name) *find_decoder_by_name;
+    __typeof__(avcodec_alloc_context3) *codec_alloc;
+    __typeof__(avcodec_parameters_to_context) *parameters_to_context;
+    __typeof__(avcodec_open2) *codec_open;
+    __typeof__(avcodec_send_packet) *send_packet;
+    __typeof__(avcodec_receive_frame) *receive_frame;
+    __typeof__(avcodec_flush_buffers) *flush_buffers;
+    __typeof__(avcodec_free_context) *codec_free;
+    __typeof__(avcodec_get_name) *codec_name;
+    __typeof__(avcodec_descriptor_get) *descriptor_get;
+    __typeof__(av_packet_alloc) *packet_alloc;
+    __typeof__(av_packet_free) *packet_free;
+    __typeof__(av_packet_unref) *packet_unref;
+    __typeof__(avformat_open_input) *open_input;
+    __typeof__(avformat_find_stream_info) *find_stream_info;
+    __typeof__(av_find_best_stream) *find_best_stream;
+    __typeof__(av_read_frame) *read_frame;
+    __typeof__(av_seek_frame) *seek_frame;
+    __typeof__(avformat_close_input) *close_input;
+} ff;
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static const char *load_error;
+static char load_error_text[512];
+static int loaded;
+
+static void *open_library(const char *name) {
+    // RTLD_LOCAL: nothing else in the process binds to their symbols; never unloaded.
+    void *library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (library == NULL) {
+        const char *detail = dlerror();
+        snprintf(load_error_text, sizeof load_error_text, "cannot load %s: %s", name,
+                 detail != NULL ? detail : "unknown error");
+        load_error = load_error_text;
+    }
+    return library;
+}
+
+static void load(void) {
+    void *avutil = open_library(REEL_FF_AVUTIL);
+    if (avutil == NULL) return;
+    void *avcodec = open_library(REEL_FF_AVCODEC);
+    if (avcodec == NULL) return;
+    void *avformat = open_library(REEL_FF_AVFORMAT);
+    if (avformat == NULL) return;
+#define FIND(library, field, name)                                                                 \
+    do {                                                                                           \
+        *(void **)&ff.field = dlsym(library, name);                                                \
+        if (ff.field == NULL) {                                                                    \
+            snprintf(load_error_text, sizeof load_error_text, "FFmpeg has no %s", name);           \
+            load_error = load_error_text;                                                          \
+            return;                                                                                \
+        }                                                                                          \
+    } while (0)
+    FIND(avutil, frame_alloc, "av_frame_alloc");
+    FIND(avutil, frame_free, "av_frame_free");
+    FIND(avutil, frame_unref, "av_frame_unref");
+    FIND(avutil, strerror_, "av_strerror");
+    FIND(avutil, log_set_level, "av_log_set_level");
+    FIND(avutil, rescale_q, "av_rescale_q");
+    FIND(avutil, bytes_per_sample, "av_get_bytes_per_sample");
+    FIND(avutil, is_planar, "av_sample_fmt_is_planar");
+    FIND(avcodec, find_decoder_by_name, "avcodec_find_decoder_by_name");
+    FIND(avcodec, codec_alloc, "avcodec_alloc_context3");
+    FIND(avcodec, parameters_to_context, "avcodec_parameters_to_context");
+    FIND(avcodec, codec_open, "avcodec_open2");
+    FIND(avcodec, send_packet, "avcodec_send_packet");
+    FIND(avcodec, receive_frame, "avcodec_receive_frame");
+    FIND(avcodec, flush_buffers, "avcodec_flush_buffers");
+    FIND(avcodec, codec_free, "avcodec_free_context");
+    FIND(avcodec, codec_name, "avcodec_get_name");
+    FIND(avcodec, descriptor_get, "avcodec_descriptor_get");
+    FIND(avcodec, packet_alloc, "av_packet_alloc");
+    FIND(avcodec, packet_free, "av_packet_free");
+    FIND(avcodec, packet_unref, "av_packet_unref");
+    FIND(avformat, open_input, "avformat_open_input");
+    FIND(avformat, find_stream_info, "avformat_find_stream_info");
+    FIND(avformat, find_best_stream, "av_find_best_stream");
+    FIND(avformat, read_frame, "av_read_frame");
+    FIND(avformat, seek_frame, "av_seek_frame");
+    FIND(avformat, close_input, "avformat_close_input");
+#undef FIND
+    // Errors come back as values with a sentence; FFmpeg's own messages would go to stderr.
+    ff.log_set_level(AV_LOG_QUIET);
+    __atomic_store_n(&loaded, 1, __ATOMIC_RELEASE);
+}
+
+const char *reel_ff_load(void) {
+    pthread_once(&once, load);
+    return load_error;
+}
+
+int reel_ff_loaded(void) {
+    return __atomic_load_n(&loaded, __ATOMIC_ACQUIRE);
+}
+
+int reel_ff_has_decoder(const char *name) {
+    if (reel_ff_load() != NULL) return 0;
+    return ff.find_decoder_by_name(name) != NULL;
+}
+
+// MARK: Decoding
+
+/// Frames decoded before a seek's target by lossy codecs, whose first frame after a jump needs
+/// the one before it (AAC's and WMA's overlapping transforms): enough for HE-AAC's 2048-sample
+/// frames twice over.
+static const int64_t lossy_preroll = 8192;
+
+/// Packets the decoder may refuse in a row as broken before the file counts as corrupt.
+static const int max_bad_packets = 64;
+
+struct reel_ff_decoder {
+    AVFormatContext *format;
+    AVCodecContext *codec;
+    AVPacket *packet;
+    AVFrame *frame;
+    int stream;
+    AVRational time_base;
+    reel_ff_info info;
+    int lossless;
+    int lossy;
+    /// The stream's first timestamp (its time base), subtracted from every frame's.
+    int64_t start;
+    /// Where the first decoded frame says it lies (frames), subtracted from every frame's place.
+    int64_t first_place;
+    /// The next frame read is this one (from the first audible frame).
+    int64_t position;
+    /// The frame held (`frame`) and how much of it has been handed out.
+    int holding;
+    int offset;
+    /// Frames of the held frame before `position` when it was taken: its first sample's place.
+    int64_t frame_start;
+    /// A seek's target not reached yet: frames before it are decoded and dropped.
+    int64_t target;
+    /// The demuxer has ended and the decoder was told (a NULL packet).
+    int draining;
+    int ended;
+    char codec_name[64];
+    char container_name[128];
+};
+
+static void describe(int code, char *message, size_t size) {
+    if (message == NULL || size == 0) return;
+    char text[AV_ERROR_MAX_STRING_SIZE] = {0};
+    if (ff.strerror_(code, text, sizeof text) < 0) snprintf(text, sizeof text, "error %d", code);
+    snprintf(message, size, "%s", text);
+}
+
+static reel_ff_status status_of(int code) {
+    if (code == AVERROR(ENOENT) || code == AVERROR(EACCES) || code == AVERROR(EISDIR) || code == AVERROR(EIO) ||
+        code == AVERROR(EPERM) || code == AVERROR(ENOTDIR)) {
+        return REEL_FF_IO;
+    }
+    return REEL_FF_CORRUPT;
+}
+
+void reel_ff_close(reel_ff_decoder *decoder) {
+    if (decoder == NULL) return;
+    if (decoder->frame != NULL) ff.frame_free(&decoder->frame);
+    if (decoder->packet != NULL) ff.packet_free(&decoder->packet);
+    if (decoder->codec != NULL) ff.codec_free(&decoder->codec);
+    if (decoder->format != NULL) ff.close_input(&decoder->format);
+    free(decoder);
+}
+
+/// 16-bit output for 16-bit sources and lossy ones (as the native decoders do: MP3, Vorbis),
+/// 32-bit for 24- and 32-bit sources and floating-point lossless or high-resolution ones (DSD).
+static int output_bits(enum AVSampleFormat format, int lossy) {
+    switch (format) {
+    case AV_SAMPLE_FMT_U8:
+    case AV_SAMPLE_FMT_U8P:
+    case AV_SAMPLE_FMT_S16:
+    case AV_SAMPLE_FMT_S16P:
+        return 16;
+    case AV_SAMPLE_FMT_FLT:
+    case AV_SAMPLE_FMT_FLTP:
+    case AV_SAMPLE_FMT_DBL:
+    case AV_SAMPLE_FMT_DBLP:
+        return lossy ? 16 : 32;
+    default:
+        return 32;
+    }
+}
+
+static int next_frame(reel_ff_decoder *decoder, char *message, size_t size);
+static int64_t frame_place(const reel_ff_decoder *decoder, const AVFrame *frame);
+
+reel_ff_decoder *reel_ff_open(const char *path, reel_ff_status *status, char *message, size_t size) {
+    const char *why = reel_ff_load();
+    if (why != NULL) {
+        *status = REEL_FF_NOT_LOADED;
+        snprintf(message, size, "%s", why);
+        return NULL;
+    }
+    reel_ff_decoder *decoder = calloc(1, sizeof *decoder);
+    if (decoder == NULL) {
+        *status = REEL_FF_IO;
+        snprintf(message, size, "out of memory");
+        return NULL;
+    }
+    decoder->target = -1;
+    int code = ff.open_input(&decoder->format, path, NULL, NULL);
+    if (code < 0) {
+        *status = code == AVERROR_INVALIDDATA ? REEL_FF_UNKNOWN_FORMAT : status_of(code);
+        if (code == AVERROR_INVALIDDATA) {
+            snprintf(message, size, "not a format FFmpeg knows");
+        } else {
+            describe(code, message, size);
+        }
+        free(decoder);  // avformat_open_input freed the context
+        return NULL;
+    }
+    code = ff.find_stream_info(decoder->format, NULL);
+    if (code < 0) {
+        *status = status_of(code);
+        describe(code, message, size);
+        reel_ff_close(decoder);
+        return NULL;
+    }
+    const AVCodec *codec = NULL;
+    code = ff.find_best_stream(decoder->format, AVMEDIA_TYPE_AUDIO, -1, -1, &codec, 0);
+    if (code < 0) {
+        *status = REEL_FF_UNSUPPORTED;
+        if (code == AVERROR_DECODER_NOT_FOUND) {
+            int audio = ff.find_best_stream(decoder->format, AVMEDIA_TYPE_AUDIO, -1, -1, NULL, 0);
+            const char *name = audio >= 0 ? ff.codec_name(decoder->format->streams[audio]->codecpar->codec_id) : "?";
+            snprintf(message, size, "FFmpeg has no decoder for its audio (%s)", name);
+        } else {
+            snprintf(message, size, "it holds no audio stream");
+        }
+        reel_ff_close(decoder);
+        return NULL;
+    }
+    decoder->stream = code;
+    AVStream *stream = decoder->format->streams[code];
+    decoder->time_base = stream->time_base;
+    decoder->codec = ff.codec_alloc(codec);
+    decoder->packet = ff.packet_alloc();
+    decoder->frame = ff.frame_alloc();
+    if (decoder->codec == NULL || decoder->packet == NULL || decoder->frame == NULL) {
+        *status = REEL_FF_IO;
+        snprintf(message, size, "out of memory");
+        reel_ff_close(decoder);
+        return NULL;
+    }
+    code = ff.parameters_to_context(decoder->codec, stream->codecpar);
+    if (code >= 0) {
+        decoder->codec->pkt_timebase = stream->time_base;
+        code = ff.codec_open(decoder->codec, codec, NULL);
+    }
+    if (code < 0) {
+        *status = REEL_FF_CORRUPT;
+        describe(code, message, size);
+        reel_ff_close(decoder);
+        return NULL;
+    }
+    int rate = decoder->codec->sample_rate;
+    int channels = decoder->codec->ch_layout.nb_channels;
+    if (rate <= 0 || rate > 1536000 || channels <= 0 || channels > 64) {
+        *status = REEL_FF_CORRUPT;
+        snprintf(message, size, "it declares %d channels at %d Hz", channels, rate);
+        reel_ff_close(decoder);
+        return NULL;
+    }
+    snprintf(decoder->codec_name, sizeof decoder->codec_name, "%s", ff.codec_name(stream->codecpar->codec_id));
+    snprintf(decoder->container_name, sizeof decoder->container_name, "%s",
+             decoder->format->iformat != NULL && decoder->format->iformat->name != NULL ? decoder->format->iformat->name : "");
+    const AVCodecDescriptor *descriptor = ff.descriptor_get(stream->codecpar->codec_id);
+    decoder->lossless = descriptor != NULL && (descriptor->props & AV_CODEC_PROP_LOSSLESS) != 0;
+    decoder->lossy = descriptor != NULL && (descriptor->props & AV_CODEC_PROP_LOSSY) != 0 && !decoder->lossless;
+    decoder->start = stream->start_time != AV_NOPTS_VALUE ? stream->start_time : 0;
+
+    // The first frame, decoded now and held: some decoders learn their sample format from it,
+    // and where it says it lies is where the file's timestamps start (ASF's are in milliseconds
+    // after the decoder's delay: the first WMA frame says 92 ms).
+    decoder->info.sample_rate = rate;
+    int got = next_frame(decoder, message, size);
+    if (got <= 0) {
+        *status = REEL_FF_CORRUPT;
+        if (got == 0) snprintf(message, size, "it holds no audio that decodes");
+        reel_ff_close(decoder);
+        return NULL;
+    }
+    int64_t first = frame_place(decoder, decoder->frame);
+    decoder->first_place = first > 0 ? first : 0;
+
+    int64_t frames = -1;
+    int exact = 0;
+    AVRational per_sample = {1, rate};
+    // Exact only where the container counts in samples (an MP4's edit list, WavPack's and TTA's
+    // headers): a duration from the bitrate (ADTS AAC) or in milliseconds (ASF) is an estimate.
+    int estimated = decoder->format->duration_estimation_method == AVFMT_DURATION_FROM_BITRATE;
+    int counts_samples = stream->time_base.num == 1 && stream->time_base.den == rate;
+    if (stream->duration != AV_NOPTS_VALUE && stream->duration > 0) {
+        frames = ff.rescale_q(stream->duration, stream->time_base, per_sample);
+        exact = !estimated && counts_samples;
+    } else if (decoder->format->duration != AV_NOPTS_VALUE && decoder->format->duration > 0) {
+        frames = ff.rescale_q(decoder->format->duration, AV_TIME_BASE_Q, per_sample);
+    }
+    int source_bits = stream->codecpar->bits_per_raw_sample;
+    if (source_bits <= 0 && decoder->lossless) source_bits = ff.bytes_per_sample(decoder->codec->sample_fmt) * 8;
+    decoder->info = (reel_ff_info){
+        .sample_rate = rate,
+        .channels = channels,
+        .bits = output_bits(decoder->codec->sample_fmt, decoder->lossy),
+        .source_bits = decoder->lossless ? source_bits : 0,
+        .frames = frames,
+        .frames_exact = exact,
+        .codec = decoder->codec_name,
+        .container = decoder->container_name,
+    };
+    *status = REEL_FF_OK;
+    return decoder;
+}
+
+reel_ff_info reel_ff_get_info(const reel_ff_decoder *decoder) {
+    return decoder->info;
+}
+
+/// The place of a decoded frame's first sample, from the first audible frame; -1 if unknown.
+static int64_t frame_place(const reel_ff_decoder *decoder, const AVFrame *frame) {
+    int64_t pts = frame->best_effort_timestamp;
+    if (pts == AV_NOPTS_VALUE) pts = frame->pts;
+    if (pts == AV_NOPTS_VALUE) return -1;
+    AVRational per_sample = {1, decoder->info.sample_rate > 0 ? decoder->info.sample_rate : decoder->codec->sample_rate};
+    return ff.rescale_q(pts - decoder->start, decoder->time_base, per_sample) - decoder->first_place;
+}
+
+/// Takes the next decoded frame into `decoder->frame`: 1, 0 at the end, -1 on an error.
+static int next_frame(reel_ff_decoder *decoder, char *message, size_t size) {
+    int bad = 0;
+    ff.frame_unref(decoder->frame);
+    decoder->holding = 0;
+    decoder->offset = 0;
+    while (!decoder->ended) {
+        int code = ff.receive_frame(decoder->codec, decoder->frame);
+        if (code == 0) {
+            if (decoder->frame->nb_samples <= 0) {
+                ff.frame_unref(decoder->frame);
+                continue;
+            }
+            int64_t place = frame_place(decoder, decoder->frame);
+            if (decoder->target >= 0) {
+                // After a seek: drop what lies before the target; the rest counts from the frame's place.
+                int64_t start = place >= 0 ? place : decoder->target;
+                int64_t end = start + decoder->frame->nb_samples;
+                if (end <= decoder->target) {
+                    ff.frame_unref(decoder->frame);
+                    continue;
+                }
+                decoder->offset = start < decoder->target ? (int)(decoder->target - start) : 0;
+                decoder->position = start + decoder->offset;
+                decoder->target = -1;
+            }
+            decoder->frame_start = decoder->position - decoder->offset;
+            decoder->holding = 1;
+            return 1;
+        }
+        if (code == AVERROR_EOF) {
+            decoder->ended = 1;
+            return 0;
+        }
+        if (code != AVERROR(EAGAIN)) {
+            describe(code, message, size);
+            return -1;
+        }
+        // The decoder wants a packet.
+        if (decoder->draining) {
+            decoder->ended = 1;
+            return 0;
+        }
+        for (;;) {
+            code = ff.read_frame(decoder->format, decoder->packet);
+            if (code < 0) {
+                // The end, or a file cut short: what decoded so far is played, then the end.
+                decoder->draining = 1;
+                ff.send_packet(decoder->codec, NULL);
+                break;
+            }
+            if (decoder->packet->stream_index != decoder->stream) {
+                ff.packet_unref(decoder->packet);
+                continue;
+            }
+            code = ff.send_packet(decoder->codec, decoder->packet);
+            ff.packet_unref(decoder->packet);
+            if (code < 0 && code != AVERROR(EAGAIN)) {
+                // A broken packet: skipped, as players do, unless the file is broken throughout.
+                if (++bad > max_bad_packets) {
+                    describe(code, message, size);
+                    return -1;
+                }
+                continue;
+            }
+            break;
+        }
+    }
+    return 0;
+}
+
+static inline int16_t clip16(long value) {
+    if (value > INT16_MAX) return INT16_MAX;
+    if (value < INT16_MIN) return INT16_MIN;
+    return (int16_t)value;
+}
+
+static inline int32_t clip32(double value) {
+    if (value >= 2147483647.0) return INT32_MAX;
+    if (value <= -2147483648.0) return INT32_MIN;
+    return (int32_t)lrint(value);
+}
+
+/// Writes `count` frames of the held frame from `offset`, interleaved, into `out`.
+static void convert(const reel_ff_decoder *decoder, int offset, int count, void *out) {
+    const AVFrame *frame = decoder->frame;
+    int channels = decoder->info.channels;
+    enum AVSampleFormat format = frame->format;
+    int planar = ff.is_planar(format);
+    for (int channel = 0; channel < channels; channel++) {
+        const uint8_t *plane = planar ? frame->extended_data[channel] : frame->extended_data[0];
+        int step = planar ? 1 : channels;
+        int first = planar ? offset : offset * channels + channel;
+        if (decoder->info.bits == 16) {
+            int16_t *to = (int16_t *)out + channel;
+            for (int i = 0; i < count; i++, to += channels) {
+                int index = first + i * step;
+                switch (format) {
+                case AV_SAMPLE_FMT_U8:
+                case AV_SAMPLE_FMT_U8P: *to = (int16_t)(((int)plane[index] - 128) << 8); break;
+                // Rounded and clipped as FFmpeg's own conversion (libswresample) does.
+                case AV_SAMPLE_FMT_FLT:
+                case AV_SAMPLE_FMT_FLTP: *to = clip16(lrintf(((const float *)plane)[index] * 32768.0f)); break;
+                case AV_SAMPLE_FMT_DBL:
+                case AV_SAMPLE_FMT_DBLP: *to = clip16(lrint(((const double *)plane)[index] * 32768.0)); break;
+                default: *to = ((const int16_t *)plane)[index]; break;
+                }
+            }
+        } else {
+            int32_t *to = (int32_t *)out + channel;
+            for (int i = 0; i < count; i++, to += channels) {
+                int index = first + i * step;
+                switch (format) {
+                case AV_SAMPLE_FMT_S32:
+                case AV_SAMPLE_FMT_S32P: *to = ((const int32_t *)plane)[index]; break;
+                case AV_SAMPLE_FMT_FLT:
+                case AV_SAMPLE_FMT_FLTP: *to = clip32((double)((const float *)plane)[index] * 2147483648.0); break;
+                case AV_SAMPLE_FMT_DBL:
+                case AV_SAMPLE_FMT_DBLP: *to = clip32(((const double *)plane)[index] * 2147483648.0); break;
+                case AV_SAMPLE_FMT_S64:
+                case AV_SAMPLE_FMT_S64P: *to = (int32_t)(((const int64_t *)plane)[index] >> 32); break;
+                default: *to = 0; break;
+                }
+            }
+        }
+    }
+}
+
+int64_t reel_ff_read(reel_ff_decoder *decoder, void *buffer, int64_t frames, char *message, size_t size) {
+    int64_t written = 0;
+    size_t bytes_per_frame = (size_t)decoder->info.channels * (size_t)(decoder->info.bits / 8);
+    int64_t limit = decoder->info.frames_exact ? decoder->info.frames : -1;
+    while (written < frames) {
+        if (limit >= 0 && decoder->position >= limit) break;  // the container's end: padding is not audio
+        if (!decoder->holding || decoder->offset >= decoder->frame->nb_samples) {
+            int got = next_frame(decoder, message, size);
+            if (got < 0) return written > 0 ? written : -1;
+            if (got == 0) break;
+            // A frame whose format changed mid-stream cannot be put out as the stream started.
+            if (output_bits(decoder->frame->format, decoder->lossy) != decoder->info.bits ||
+                decoder->frame->ch_layout.nb_channels != decoder->info.channels ||
+                decoder->frame->sample_rate != decoder->info.sample_rate) {
+                snprintf(message, size, "its audio format changes in the middle");
+                return written > 0 ? written : -1;
+            }
+            continue;
+        }
+        int64_t count = decoder->frame->nb_samples - decoder->offset;
+        if (count > frames - written) count = frames - written;
+        if (limit >= 0 && count > limit - decoder->position) count = limit - decoder->position;
+        convert(decoder, decoder->offset, (int)count, (uint8_t *)buffer + (size_t)written * bytes_per_frame);
+        decoder->offset += (int)count;
+        decoder->position += count;
+        written += count;
+    }
+    return written;
+}
+
+int reel_ff_seek(reel_ff_decoder *decoder, int64_t frame, char *message, size_t size) {
+    if (frame < 0) frame = 0;
+    // Lossy: from before the target, and before the first frame when it is near the start, so
+    // that the priming packet an encoder put before it (AAC's 1024 samples) is decoded too, as
+    // when the file plays from its start: a decoder's first frame after a jump is not yet right.
+    int64_t from = decoder->lossless ? frame : frame - lossy_preroll;
+    AVRational per_sample = {1, decoder->info.sample_rate};
+    int64_t timestamp = ff.rescale_q(from, per_sample, decoder->time_base) + decoder->start;
+    int code = ff.seek_frame(decoder->format, decoder->stream, timestamp, AVSEEK_FLAG_BACKWARD);
+    if (code < 0 && from < 0) {
+        // Before the first packet: the first packet.
+        code = ff.seek_frame(decoder->format, -1, INT64_MIN / 2, AVSEEK_FLAG_BACKWARD | AVSEEK_FLAG_ANY);
+    }
+    if (code < 0) {
+        // A format without an index: from the start, decoding up to the frame.
+        code = ff.seek_frame(decoder->format, decoder->stream, decoder->start, AVSEEK_FLAG_BACKWARD | AVSEEK_FLAG_ANY);
+        if (code < 0) {
+            describe(code, message, size);
+            return -1;
+        }
+    }
+    ff.flush_buffers(decoder->codec);
+    ff.frame_unref(decoder->frame);
+    decoder->holding = 0;
+    decoder->offset = 0;
+    decoder->draining = 0;
+    decoder->ended = 0;
+    decoder->target = frame;
+    decoder->position = frame;
+    return 0;
+}

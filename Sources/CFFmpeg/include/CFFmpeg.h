@@ -1,0 +1,92 @@
+// FFmpeg's decoders (libavformat, libavcodec, libavutil), loaded when the first file that needs
+// them is opened rather than when reeld starts: a daemon that never plays such a file maps none
+// of them. Everything that touches FFmpeg's structures is in CFFmpeg.c, compiled against
+// Debian's FFmpeg 5.1 headers (libavformat-dev, libavcodec-dev); Swift sees this small API.
+//
+// A decoder is used by one thread at a time. `reel_ff_load` may be called from any thread.
+
+#ifndef REEL_CFFMPEG_H
+#define REEL_CFFMPEG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// The sonames loaded: FFmpeg 5.1's (Debian 12's libavformat59, libavcodec59, libavutil57).
+#define REEL_FF_AVUTIL "libavutil.so.57"
+#define REEL_FF_AVCODEC "libavcodec.so.59"
+#define REEL_FF_AVFORMAT "libavformat.so.59"
+
+/// Loads the libraries and finds their functions, once for the process (later calls return
+/// the first one's result). NULL when they are ready, else why not (a static string).
+const char *reel_ff_load(void);
+
+/// True once `reel_ff_load` has loaded FFmpeg; never loads it (for tests).
+int reel_ff_loaded(void);
+
+/// What `reel_ff_open` and the others report.
+typedef enum {
+    REEL_FF_OK = 0,
+    /// No audio stream, or none FFmpeg decodes: unsupported_format.
+    REEL_FF_UNSUPPORTED = 1,
+    /// A format it knows, but broken: corrupt_file.
+    REEL_FF_CORRUPT = 2,
+    /// The file cannot be read (errno-like): io_error.
+    REEL_FF_IO = 3,
+    /// FFmpeg could not be loaded: unsupported_format, with `reel_ff_load`'s reason.
+    REEL_FF_NOT_LOADED = 4,
+    /// Not a format FFmpeg knows at all.
+    REEL_FF_UNKNOWN_FORMAT = 5,
+} reel_ff_status;
+
+typedef struct reel_ff_decoder reel_ff_decoder;
+
+/// What a decoder puts out: interleaved samples, 16-bit (`bits` 16) or 32-bit (`bits` 32, the
+/// top bits significant: a 24-bit source is shifted up), at the file's own rate and channels.
+typedef struct {
+    int sample_rate;
+    int channels;
+    /// 16 or 32: the size of each output sample.
+    int bits;
+    /// The source's own precision (16, 24, 32), 0 when it has none (a lossy codec).
+    int source_bits;
+    /// Frames in the file as its container declares them (an MP4's edit list, a WavPack header),
+    /// -1 when unknown.
+    int64_t frames;
+    /// 1 when `frames` is the container's exact count, 0 when FFmpeg estimated it (from the
+    /// bitrate: ADTS AAC): then it is not a bound on what is played.
+    int frames_exact;
+    /// FFmpeg's name of the codec (`aac`, `alac`, `wavpack`, `wmav2`, `dsd_lsbf`, …).
+    const char *codec;
+    /// The demuxer's name (`mov,mp4,m4a,3gp,3g2,mj2`, `wv`, `aac`, …).
+    const char *container;
+} reel_ff_info;
+
+/// Opens `path` and its best audio stream's decoder. On failure returns NULL, sets `*status` and
+/// writes a sentence (without the path) into `message`.
+reel_ff_decoder *reel_ff_open(const char *path, reel_ff_status *status, char *message, size_t message_size);
+
+/// The stream's format.
+reel_ff_info reel_ff_get_info(const reel_ff_decoder *decoder);
+
+/// Decodes up to `frames` frames into `buffer` (interleaved, `bits` wide); returns the frames
+/// written, 0 at the end, or -1 on an error (then `message` says why).
+int64_t reel_ff_read(reel_ff_decoder *decoder, void *buffer, int64_t frames, char *message, size_t message_size);
+
+/// Moves so that the next read starts at `frame` (counted from the first audible frame),
+/// sample-exactly: it seeks to a packet before it and decodes up to it. 0, or -1 (`message`).
+int reel_ff_seek(reel_ff_decoder *decoder, int64_t frame, char *message, size_t message_size);
+
+void reel_ff_close(reel_ff_decoder *decoder);
+
+/// 1 when the loaded libavcodec has a decoder named `name` (`aac`, `alac`, …); loads FFmpeg.
+int reel_ff_has_decoder(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
