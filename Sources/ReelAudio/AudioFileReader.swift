@@ -97,9 +97,17 @@ public enum AudioFileOpener {
         do throws(ReelError) {
             native = try SndFileReader(path: path)
         } catch where error.reason != .ioError {
-            // Not for libsndfile: FFmpeg (loaded now, if it was not), whose verdict counts once it
-            // knows the format; a file it does not know either keeps libsndfile's.
-            guard let decoder = try FFmpegReader.open(path: path) else { throw error }
+            // Not for libsndfile: FFmpeg (loaded now, if it was not). A file FFmpeg does not know
+            // keeps libsndfile's verdict, and so does one libsndfile found broken (a FLAC whose
+            // frames are noise is `corrupt_file`, whatever FFmpeg says of it); FFmpeg's verdict
+            // counts for a format libsndfile does not read at all.
+            let decoder: OpaquePointer?
+            do throws(ReelError) {
+                decoder = try FFmpegReader.open(path: path)
+            } catch let ffmpegError {
+                throw error.reason == .corruptFile ? error : ffmpegError
+            }
+            guard let decoder else { throw error }
             return FFmpegReader(path: path, decoder: decoder)
         }
         if native.isMPEG {
