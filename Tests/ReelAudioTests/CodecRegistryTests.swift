@@ -24,6 +24,32 @@ import Testing
         }
     }
 
+    @Test func theRecordingFormatsAreTheRegistrysAndEachHasAWriterAndARepair() throws {
+        #expect(Set(CodecRegistry.recordingFormats) == ["flac", "ogg", "opus", "wav"])
+        #expect(CodecRegistry.recordingFormats.first == "flac")
+        #expect(CodecRegistry.recordingCodec("ogg")?.name == "vorbis")
+        #expect(CodecRegistry.recordingCodec("vorbis")?.recording?.format == "ogg")
+        #expect(CodecRegistry.recordingCodec("mp3") == nil && CodecRegistry.recordingCodec("aac") == nil)
+        let directory = TestAudio.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for format in CodecRegistry.recordingFormats {
+            let codec = try #require(CodecRegistry.recordingCodec(format))
+            let path = directory.appendingPathComponent("take.\(format)").path
+            let pcm = PCMFormat(sample: .s16, sampleRate: 48000, channels: 1)
+            let writer = try #require(codec.recording).makeWriter(path, pcm, true)
+            let samples = TestAudio.toneSamples(seconds: 1, rate: 48000, channels: 1)
+            let buffer = UnsafeMutableRawPointer.allocate(byteCount: samples.count * 2, alignment: 16)
+            defer { buffer.deallocate() }
+            samples.withUnsafeBytes { buffer.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+            try writer.write(buffer, frames: samples.count)
+            writer.close()
+            // What the writer made plays as the registry's codec, and its repair leaves it playing.
+            #expect(try AudioFileOpener.open(path: path).format.codec == codec.name)
+            let repaired = try RecordingRepair.repair(path: path, codec: format)
+            #expect(abs(repaired.duration - 1) < 0.05, "\(format): \(repaired)")
+        }
+    }
+
     @Test(arguments: ["wav", "flac", "ogg", "opus", "mp3", "mp3-noxing"])
     func everyNativeCodecProbesAsItPlays(codec: String) throws {
         let directory = TestAudio.temporaryDirectory()
