@@ -55,7 +55,7 @@ func decodeCommand(_ arguments: [String]) -> Never {
         alarm(0)
     }
     var usage = rusage()
-    getrusage(RUSAGE_SELF, &usage)
+    getrusage(RUSAGE_SELF.rawValue, &usage)
     printLine("maxrss_kb=\(usage.ru_maxrss)")
     exit(0)
 }

@@ -187,6 +187,49 @@ import Testing
         #expect(try Self.samples(reader).isEmpty)
     }
 
+    /// Two ADTS streams one after the other, stereo then mono (as `cat a.aac b.aac` makes): the
+    /// stereo part plays, then the read fails naming the file, and so does every read after it
+    /// (the mono frame was handed to the converter as stereo: a crash), until a seek back.
+    @Test func aStreamWhoseChannelsChangeInTheMiddlePlaysItsFirstPartThenFailsNamingTheFile() throws {
+        let directory = TestAudio.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let source = try Self.source(in: directory, seconds: 1)
+        let stereo = directory.appendingPathComponent("stereo.aac").path
+        let mono = directory.appendingPathComponent("mono.aac").path
+        try Self.ffmpeg(["-i", source, "-c:a", "aac", "-f", "adts", stereo])
+        try Self.ffmpeg(["-i", source, "-ac", "1", "-c:a", "aac", "-f", "adts", mono])
+        let path = directory.appendingPathComponent("stereo-then-mono.aac").path
+        try (try Data(contentsOf: URL(fileURLWithPath: stereo)) + Data(contentsOf: URL(fileURLWithPath: mono)))
+            .write(to: URL(fileURLWithPath: path))
+        let stereoFrames = try Self.decode(stereo).samples.count / 2
+
+        let reader = try AudioFileOpener.open(path: path)
+        #expect(reader.pcmFormat.channels == 2)
+        let chunk = 1000
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: chunk * reader.pcmFormat.bytesPerFrame, alignment: 16)
+        defer { buffer.deallocate() }
+        var played = 0
+        var failure: ReelError?
+        while failure == nil {
+            do throws(ReelError) {
+                let frames = try reader.read(into: buffer, frames: chunk)
+                if frames == 0 { break }
+                played += frames
+            } catch {
+                failure = error
+            }
+        }
+        #expect(played == stereoFrames, "played \(played) frames of the stereo part's \(stereoFrames)")
+        let error = try #require(failure, "the mono part played as stereo")
+        #expect(error.reason == .corruptFile && error.message.contains(path), "\(error)")
+        for _ in 0..<3 {
+            #expect(throws: ReelError.self) { _ = try reader.read(into: buffer, frames: chunk) }
+        }
+        // Back to the start: the stereo part plays again.
+        try reader.seek(to: 0)
+        #expect(try Self.samples(reader, frames: 2000).count == 4000)
+    }
+
     @Test func badFilesAreRefusedWithAReasonNamingTheFile() throws {
         let directory = TestAudio.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
