@@ -13,7 +13,7 @@ import ReelTags
 /// (`AudioFileOpener.open`), reads it to its end (at most 30 minutes at 48 kHz), seeks to the
 /// start, the middle, near and past the end and reads a little after each, drops the reader,
 /// reads its tags as the music scan does (`TagReader`), and prints `ok N READER frames=F` or
-/// `refused N REASON`. A refusal must be unsupported_format,
+/// `refused N REASON MESSAGE`. A refusal must be unsupported_format,
 /// corrupt_file or io_error and name the file, and an FFmpeg reader must not play past the length
 /// its container declares: else it prints `contract N …` and exits 1. Each file has an alarm of S
 /// seconds (default 30): a hang ends the process with SIGALRM, and a crash ends it too, so the
@@ -48,7 +48,7 @@ func decodeCommand(_ arguments: [String]) -> Never {
                 printLine("contract \(index) \(error.reason.rawValue) \(error.message)")
                 exit(1)
             }
-            printLine("refused \(index) \(error.reason.rawValue)")
+            printLine("refused \(index) \(error.reason.rawValue) \(error.message)")
         }
         // The music scan reads the tags of what a decoder opened; TagLib by the suffix.
         _ = try? TagReader.read(path: path)
