@@ -218,9 +218,10 @@ static int output_bits(enum AVSampleFormat format, int lossy) {
 static int next_frame(reel_ff_decoder *decoder, char *message, size_t size);
 static int64_t frame_place(const reel_ff_decoder *decoder, const AVFrame *frame);
 
-/// A rate and a channel count a stream may have (up to 64 channels, DSD512's 1536 kHz as bytes).
+/// A rate and a channel count a stream may have (up to 64 channels, DSD512's 1536 kHz as bytes),
+/// from 1 kHz, below any codec's lowest (4 or 8 kHz): a broken ALAC cookie may say 1 Hz.
 static int sane_format(int rate, int channels) {
-    return rate > 0 && rate <= 1536000 && channels > 0 && channels <= 64;
+    return rate >= 1000 && rate <= 1536000 && channels > 0 && channels <= 64;
 }
 
 reel_ff_decoder *reel_ff_open(const char *path, reel_ff_status *status, char *message, size_t size) {

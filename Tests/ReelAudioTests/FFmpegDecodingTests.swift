@@ -45,6 +45,13 @@ import Testing
         return all
     }
 
+    /// Where `text` first occurs in `bytes` at or after `start`.
+    static func offset(of text: String, in bytes: [UInt8], from start: Int) -> Int? {
+        let marker = Array(text.utf8)
+        guard bytes.count >= marker.count, start <= bytes.count - marker.count else { return nil }
+        return (start...(bytes.count - marker.count)).first { Array(bytes[$0..<($0 + marker.count)]) == marker }
+    }
+
     static func ffprobe(_ path: String, _ entry: String) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/ffprobe")
@@ -228,6 +235,30 @@ import Testing
         // Back to the start: the stereo part plays again.
         try reader.seek(to: 0)
         #expect(try Self.samples(reader, frames: 2000).count == 4000)
+    }
+
+    /// An ALAC file whose magic cookie says 1 Hz (FFmpeg takes the rate from it): refused as
+    /// corrupt, naming the file and the rate, rather than played at 1 Hz.
+    @Test func anALACFileAtOneHertzIsRefusedAsCorrupt() throws {
+        let directory = TestAudio.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let source = try Self.source(in: directory, seconds: 0.5)
+        let good = directory.appendingPathComponent("good.m4a").path
+        try Self.ffmpeg(["-i", source, "-c:a", "alac", good])
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: good)))
+        // stsd's sample entry `alac`, then inside it the cookie box `alac`: version and flags,
+        // frame length, 6 bytes, max run, max frame bytes, average bit rate, then the rate.
+        let stsd = try #require(Self.offset(of: "stsd", in: bytes, from: 0))
+        let entry = try #require(Self.offset(of: "alac", in: bytes, from: stsd))
+        let cookie = try #require(Self.offset(of: "alac", in: bytes, from: entry + 4))
+        let rate = cookie + 4 + 4 + 20
+        #expect(Array(bytes[rate..<(rate + 4)]) == [0, 0, 0xAC, 0x44], "the cookie's rate is not 44100")
+        let path = directory.appendingPathComponent("one-hertz.m4a").path
+        try Data(bytes[..<rate] + [0, 0, 0, 1] + bytes[(rate + 4)...]).write(to: URL(fileURLWithPath: path))
+        #expect(try AudioFileOpener.open(path: good).pcmFormat.sampleRate == 44100)
+        let error = try #require(throws: ReelError.self) { _ = try AudioFileOpener.open(path: path) }
+        #expect(error.reason == .corruptFile, "\(error)")
+        #expect(error.message.contains(path) && error.message.contains("at 1 Hz"), "\(error.message)")
     }
 
     @Test func badFilesAreRefusedWithAReasonNamingTheFile() throws {
