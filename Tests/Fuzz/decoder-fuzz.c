@@ -208,6 +208,8 @@ typedef struct {
 
 typedef struct {
     char name[256];
+    /// The name without its suffix, and the suffix (with its dot).
+    char stem[256];
     char suffix[16];
     bytes content;
 } seed_file;
@@ -541,6 +543,11 @@ static int mutate(bytes *b, int kind, const bytes *other) {
 
 // MARK: The run loop
 
+static int by_name(const void *a, const void *b) {
+    return strcmp(((const seed_file *)a)->name, ((const seed_file *)b)->name);
+}
+
+/// The files of `directory`, sorted by name: the same seeds and --seed make the same inputs.
 static int load_seeds(const char *directory, seed_file **seeds) {
     DIR *dir = opendir(directory);
     if (dir == NULL) {
@@ -564,6 +571,8 @@ static int load_seeds(const char *directory, seed_file **seeds) {
         snprintf(seed->name, sizeof seed->name, "%s", entry->d_name);
         const char *dot = strrchr(entry->d_name, '.');
         snprintf(seed->suffix, sizeof seed->suffix, "%s", dot != NULL ? dot : "");
+        snprintf(seed->stem, sizeof seed->stem, "%.*s", (int)(dot != NULL ? dot - entry->d_name : (long)strlen(entry->d_name)),
+                 entry->d_name);
         uint8_t chunk[65536];
         size_t n;
         while ((n = fread(chunk, 1, sizeof chunk, file)) > 0) insert_at(&seed->content, seed->content.size, chunk, n);
@@ -571,6 +580,7 @@ static int load_seeds(const char *directory, seed_file **seeds) {
         count++;
     }
     closedir(dir);
+    if (count > 0) qsort(*seeds, (size_t)count, sizeof **seeds, by_name);
     return count;
 }
 
@@ -714,7 +724,7 @@ static int fuzz(const char *seeds_dir, const char *out, long runs, uint64_t seed
                                              mutations_used);
         if (emit != NULL) {
             char path[4096];
-            snprintf(path, sizeof path, "%s/%06ld-%s%s", emit, run, source->name, suffix);
+            snprintf(path, sizeof path, "%s/%06ld-%s%s", emit, run, source->stem, suffix);
             write_file(path, &input);
             continue;
         }
@@ -777,7 +787,7 @@ static int fuzz(const char *seeds_dir, const char *out, long runs, uint64_t seed
         }
         if (failure != NULL) {
             char kept[4096], kept_log[4096];
-            snprintf(kept, sizeof kept, "%s/%s-%06ld-%s%s", failures, failure, run, source->name, suffix);
+            snprintf(kept, sizeof kept, "%s/%s-%06ld-%s%s", failures, failure, run, source->stem, suffix);
             snprintf(kept_log, sizeof kept_log, "%s.log", kept);
             write_file(kept, &input);
             copy_file(log, kept_log);
