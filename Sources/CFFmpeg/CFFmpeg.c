@@ -28,6 +28,7 @@ static struct {
     __typeof__(av_rescale_q) *rescale_q;
     __typeof__(av_get_bytes_per_sample) *bytes_per_sample;
     __typeof__(av_sample_fmt_is_planar) *is_planar;
+    __typeof__(av_max_alloc) *max_alloc;
     __typeof__(avcodec_find_decoder_by_name) *find_decoder_by_name;
     __typeof__(avcodec_alloc_context3) *codec_alloc;
     __typeof__(avcodec_parameters_to_context) *parameters_to_context;
@@ -48,6 +49,13 @@ static struct {
     __typeof__(av_seek_frame) *seek_frame;
     __typeof__(avformat_close_input) *close_input;
 } ff;
+
+/// The most FFmpeg may allocate in one block (its default is 2 GiB). A broken MP4 whose `stco`
+/// claims 2^27 chunks makes the demuxer ask for 1 GiB at once before it finds that the file
+/// holds 20 bytes of them: address space a 32-bit system cannot spare while the rest of reeld
+/// allocates. The largest real need is the index of a long MP4, 24 bytes a packet: 512 MiB is
+/// an AAC audiobook of about 130 hours in one file.
+static const size_t max_allocation = (size_t)512 << 20;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static const char *load_error;
@@ -90,6 +98,7 @@ static void load(void) {
     FIND(avutil, rescale_q, "av_rescale_q");
     FIND(avutil, bytes_per_sample, "av_get_bytes_per_sample");
     FIND(avutil, is_planar, "av_sample_fmt_is_planar");
+    FIND(avutil, max_alloc, "av_max_alloc");
     FIND(avcodec, find_decoder_by_name, "avcodec_find_decoder_by_name");
     FIND(avcodec, codec_alloc, "avcodec_alloc_context3");
     FIND(avcodec, parameters_to_context, "avcodec_parameters_to_context");
@@ -112,6 +121,7 @@ static void load(void) {
 #undef FIND
     // Errors come back as values with a sentence; FFmpeg's own messages would go to stderr.
     ff.log_set_level(AV_LOG_QUIET);
+    ff.max_alloc(max_allocation);
     __atomic_store_n(&loaded, 1, __ATOMIC_RELEASE);
 }
 
@@ -174,6 +184,10 @@ struct reel_ff_decoder {
 
 static void describe(int code, char *message, size_t size) {
     if (message == NULL || size == 0) return;
+    if (code == AVERROR(ENOMEM)) {
+        snprintf(message, size, "it asks for more than %zu MiB of memory at once", max_allocation >> 20);
+        return;
+    }
     char text[AV_ERROR_MAX_STRING_SIZE] = {0};
     if (ff.strerror_(code, text, sizeof text) < 0) snprintf(text, sizeof text, "error %d", code);
     snprintf(message, size, "%s", text);

@@ -261,6 +261,37 @@ import Testing
         #expect(error.message.contains(path) && error.message.contains("at 1 Hz"), "\(error.message)")
     }
 
+    /// The process's peak address space (VmPeak), in bytes.
+    static func peakAddressSpace() throws -> Int {
+        let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
+        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmPeak:") })
+        return try #require(Int(line.split(separator: " ", omittingEmptySubsequences: true)[1])) * 1024
+    }
+
+    /// An MP4 whose `stco` claims 2^27 chunk offsets (1 GiB of them) and holds one: refused as
+    /// corrupt, naming the file, without FFmpeg reserving the gigabyte first (the process's peak
+    /// address space does not grow by it).
+    @Test func anMP4WhoseChunkTableClaimsAGigabyteIsRefusedWithoutReservingIt() throws {
+        let directory = TestAudio.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let source = try Self.source(in: directory, seconds: 0.5)
+        let good = directory.appendingPathComponent("good.m4a").path
+        try Self.ffmpeg(["-i", source, "-c:a", "aac", good])
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: good)))
+        // `stco`, version and flags, then the number of entries.
+        let count = try #require(Self.offset(of: "stco", in: bytes, from: 0)) + 8
+        #expect(Array(bytes[count..<(count + 4)]) == [0, 0, 0, 1], "the file has \(bytes[count..<(count + 4)]) chunks")
+        let path = directory.appendingPathComponent("huge-stco.m4a").path
+        try Data(bytes[..<count] + [0x08, 0, 0, 0x01] + bytes[(count + 4)...]).write(to: URL(fileURLWithPath: path))
+
+        let before = try Self.peakAddressSpace()
+        let error = try #require(throws: ReelError.self) { _ = try AudioFileOpener.open(path: path) }
+        let grown = try Self.peakAddressSpace() - before
+        #expect(grown < 512 << 20, "the peak address space grew by \(grown >> 20) MiB")
+        #expect(error.reason == .corruptFile, "\(error)")
+        #expect(error.message.contains(path) && error.message.contains("512 MiB"), "\(error.message)")
+    }
+
     @Test func badFilesAreRefusedWithAReasonNamingTheFile() throws {
         let directory = TestAudio.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
