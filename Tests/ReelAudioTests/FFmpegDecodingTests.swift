@@ -292,6 +292,24 @@ import Testing
         #expect(error.message.contains(path) && error.message.contains("512 MiB"), "\(error.message)")
     }
 
+    /// A FLAC header of zeros (no rate) before 20 KB of noise: libsndfile knows it as a broken
+    /// FLAC file, and that verdict stands over FFmpeg's (which passes over an audio stream
+    /// without a rate, and so finds no audio in it).
+    @Test func aBrokenFileLibsndfileKnowsKeepsItsCorruptVerdictOverFFmpegs() throws {
+        let directory = TestAudio.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var state: UInt32 = 0x1234_5678
+        let noise = (0..<20000).map { _ -> UInt8 in
+            state ^= state << 13; state ^= state >> 17; state ^= state << 5
+            return UInt8(truncatingIfNeeded: state)
+        }
+        let path = directory.appendingPathComponent("noise.flac").path
+        try Data(Array("fLaC".utf8) + [0x80, 0, 0, 34] + [UInt8](repeating: 0, count: 34) + noise).write(to: URL(fileURLWithPath: path))
+        let error = try #require(throws: ReelError.self) { _ = try AudioFileOpener.open(path: path) }
+        #expect(error.reason == .corruptFile, "\(error)")
+        #expect(error.message.contains(path), "\(error.message)")
+    }
+
     @Test func badFilesAreRefusedWithAReasonNamingTheFile() throws {
         let directory = TestAudio.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
