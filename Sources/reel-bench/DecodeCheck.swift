@@ -11,11 +11,11 @@ import ReelTags
 /// `reel-bench decode [--from N] [--seconds S] LIST`: for each path in the file LIST (one a
 /// line), from the N-th (0-based), prints `begin N PATH`, then opens it as playing does
 /// (`AudioFileOpener.open`), reads it to its end (at most 30 minutes at 48 kHz), seeks to the
-/// start, the middle, near and past the end and reads a little after each, drops the reader,
-/// reads its tags as the music scan does (`TagReader`), and prints `ok N READER frames=F` or
-/// `refused N REASON MESSAGE`. A refusal must be unsupported_format,
-/// corrupt_file or io_error and name the file, and an FFmpeg reader must not play past the length
-/// its container declares: else it prints `contract N …` and exits 1. Each file has an alarm of S
+/// start, a third, the middle, near and past the end and reads a little after each, drops the
+/// reader and prints `ok N READER frames=F`, or `refused N REASON MESSAGE`; then reads its
+/// tags as the music scan does (`TagReader`). A refusal must be unsupported_format, corrupt_file
+/// or io_error and name the file, and an FFmpeg reader must not play past the length its
+/// container declares: else it prints `contract N …` and exits 1. Each file has an alarm of S
 /// seconds (default 30): a hang ends the process with SIGALRM, and a crash ends it too, so the
 /// caller reads the last `begin` line to know which file it was, and starts again after it.
 /// Prints `maxrss_kb=…` at the end.
@@ -90,7 +90,7 @@ private func exercise(_ reader: AudioFileReader, index: Int) throws(ReelError) -
         exit(1)
     }
     let length = max(reader.frameCount ?? total, 1)
-    for target in [0, length / 2, max(length - 10, 0), length + 4096, Int64.random(in: 0...length)] {
+    for target in [0, length / 3, length / 2, max(length - 10, 0), length + 4096] {
         try reader.seek(to: target)
         _ = try readFrames(upTo: Int64(3 * chunk))
     }
