@@ -9,6 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+
+#if defined(__x86_64__)
+#include <xmmintrin.h>
+#elif defined(__aarch64__)
+#include <arm_neon.h>
+#endif
 
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
@@ -74,12 +81,102 @@ static void *open_library(const char *name) {
     return library;
 }
 
+/// The whole of a /proc file (no size to stat), NUL-terminated; NULL if it cannot be read.
+static char *read_proc_file(const char *path) {
+    FILE *file = fopen(path, "re");
+    if (file == NULL) return NULL;
+    size_t size = 0, capacity = 1 << 16;
+    char *text = malloc(capacity);
+    while (text != NULL) {
+        size += fread(text + size, 1, capacity - size - 1, file);
+        if (size < capacity - 1) break;
+        char *larger = realloc(text, capacity * 2);
+        if (larger == NULL) {
+            free(text);
+            text = NULL;
+            break;
+        }
+        text = larger;
+        capacity *= 2;
+    }
+    fclose(file);
+    if (text != NULL) text[size] = '\0';
+    return text;
+}
+
+/// Whether `path` is the file of one of the mappings in `maps` (/proc/self/maps's text).
+static int mapped_in(const char *maps, const char *path) {
+    size_t length = strlen(path);
+    for (const char *at = strstr(maps, path); at != NULL; at = strstr(at + 1, path)) {
+        if (at > maps && at[-1] == ' ' && at[length] == '\n') return 1;
+    }
+    return 0;
+}
+
+/// The read-only private mappings of the files that loading FFmpeg brought in and that hold
+/// no page of their own (smaps's `Anonymous: 0`: nothing was written to them, so every page is
+/// the file's): libavcodec's dependencies, every codec library Debian's FFmpeg is built with
+/// (some 125), and FFmpeg's own text. Written once while loading, read afterwards.
+static struct {
+    void *start;
+    size_t length;
+} file_only[4096];
+static int file_only_count;
+
+/// Finds `file_only` among the mappings of the files not mapped in `before` (/proc/self/maps's
+/// text before loading).
+static void find_file_only_mappings(const char *before) {
+    FILE *smaps = fopen("/proc/self/smaps", "re");
+    if (smaps == NULL) return;
+    char line[4096];
+    unsigned long start = 0, end = 0;
+    int candidate = 0;
+    while (fgets(line, sizeof line, smaps) != NULL) {
+        unsigned long first, last;
+        char permissions[8];
+        int offset = 0;
+        if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &first, &last, permissions, &offset) == 3 && offset > 0) {
+            // A mapping's first line: its range, permissions, offset, device, inode, path.
+            char *path = line + offset;
+            path[strcspn(path, "\n")] = '\0';
+            start = first;
+            end = last;
+            candidate = path[0] == '/' && permissions[1] != 'w' && permissions[3] == 'p' &&
+                        strstr(path, " (deleted)") == NULL && !mapped_in(before, path);
+        } else if (candidate && strncmp(line, "Anonymous:", 10) == 0) {
+            int count = file_only_count;
+            if (strtol(line + 10, NULL, 10) == 0 && count < (int)(sizeof file_only / sizeof file_only[0])) {
+                file_only[count].start = (void *)start;
+                file_only[count].length = end - start;
+                file_only_count = count + 1;
+            }
+            candidate = 0;
+        }
+    }
+    fclose(smaps);
+}
+
+/// Hands `file_only`'s resident pages back (MADV_DONTNEED): a page that is used again comes back
+/// from the page cache at its first touch, the same bytes. The dynamic loader reads and
+/// relocates each of the libraries FFmpeg brings in, and opening a file runs every demuxer's
+/// probe and the stream's set-up: ~20 MB and ~7 MB of their pages become resident (the kernel
+/// maps 64 KB around each page touched), of which decoding then runs 1–2 MB. Called after
+/// loading and at a decoder's first read (~0.3 ms for ~400 mappings); the relocated data
+/// (written, so the process's own) is not touched.
+static void release_file_only_pages(void) {
+    for (int i = 0; i < file_only_count; i++) madvise(file_only[i].start, file_only[i].length, MADV_DONTNEED);
+}
+
 static void load(void) {
+    char *before = read_proc_file("/proc/self/maps");
     void *avutil = open_library(REEL_FF_AVUTIL);
-    if (avutil == NULL) return;
-    void *avcodec = open_library(REEL_FF_AVCODEC);
-    if (avcodec == NULL) return;
-    void *avformat = open_library(REEL_FF_AVFORMAT);
+    void *avcodec = avutil != NULL ? open_library(REEL_FF_AVCODEC) : NULL;
+    void *avformat = avcodec != NULL ? open_library(REEL_FF_AVFORMAT) : NULL;
+    if (avformat != NULL && before != NULL) {
+        find_file_only_mappings(before);
+        release_file_only_pages();
+    }
+    free(before);
     if (avformat == NULL) return;
 #define FIND(library, field, name)                                                                 \
     do {                                                                                           \
@@ -178,6 +275,8 @@ struct reel_ff_decoder {
     /// The stream's format changed at the frame reached (a stereo ADTS stream followed by a mono
     /// one): reads fail from there on, until a seek.
     int changed;
+    /// Read from: the pages opening it touched were handed back at its first read.
+    int reading;
     char codec_name[64];
     char container_name[128];
 };
@@ -474,6 +573,32 @@ static inline int32_t clip32(double value) {
     return (int32_t)lrint(value);
 }
 
+/// `value` rounded to the nearest integer, ties to even, and clipped to 16 bits: what
+/// clip16(lrintf(value)) gives (and libswresample), inline. lrintf is a call into libm here
+/// (C's math functions keep errno), and this runs for every sample of a lossy file.
+static inline int16_t round_clip16(float value) {
+    if (value >= 32767.0f) return INT16_MAX;
+    if (!(value > -32768.0f)) return INT16_MIN;  // and NaN, as lrintf's answer clipped
+#if defined(__x86_64__)
+    return (int16_t)_mm_cvtss_si32(_mm_set_ss(value));  // the default rounding: to nearest, ties to even
+#elif defined(__aarch64__)
+    return (int16_t)vcvtns_s32_f32(value);  // to nearest, ties to even
+#else
+    return (int16_t)lrintf(value);
+#endif
+}
+
+/// Each of `count` samples of one channel, from `from` every `step`, as `expression` of
+/// `sample`, into `to` every `channels`: one loop per sample format, nothing decided per sample.
+#define EACH_SAMPLE(type, expression)                                                              \
+    do {                                                                                           \
+        const type *from = (const type *)plane + first;                                           \
+        for (int i = 0; i < count; i++) {                                                          \
+            type sample = from[(ptrdiff_t)i * step];                                               \
+            to[(ptrdiff_t)i * channels] = (expression);                                            \
+        }                                                                                          \
+    } while (0)
+
 /// Writes `count` frames of the held frame from `offset`, interleaved, into `out`.
 static void convert(const reel_ff_decoder *decoder, int offset, int count, void *out) {
     const AVFrame *frame = decoder->frame;
@@ -486,40 +611,44 @@ static void convert(const reel_ff_decoder *decoder, int offset, int count, void 
         int first = planar ? offset : offset * channels + channel;
         if (decoder->info.bits == 16) {
             int16_t *to = (int16_t *)out + channel;
-            for (int i = 0; i < count; i++, to += channels) {
-                int index = first + i * step;
-                switch (format) {
-                case AV_SAMPLE_FMT_U8:
-                case AV_SAMPLE_FMT_U8P: *to = (int16_t)(((int)plane[index] - 128) << 8); break;
-                // Rounded and clipped as FFmpeg's own conversion (libswresample) does.
-                case AV_SAMPLE_FMT_FLT:
-                case AV_SAMPLE_FMT_FLTP: *to = clip16(lrintf(((const float *)plane)[index] * 32768.0f)); break;
-                case AV_SAMPLE_FMT_DBL:
-                case AV_SAMPLE_FMT_DBLP: *to = clip16(lrint(((const double *)plane)[index] * 32768.0)); break;
-                default: *to = ((const int16_t *)plane)[index]; break;
-                }
+            switch (format) {
+            case AV_SAMPLE_FMT_U8:
+            case AV_SAMPLE_FMT_U8P: EACH_SAMPLE(uint8_t, (int16_t)(((int)sample - 128) * 256)); break;
+            // Rounded and clipped as FFmpeg's own conversion (libswresample) does.
+            case AV_SAMPLE_FMT_FLT:
+            case AV_SAMPLE_FMT_FLTP: EACH_SAMPLE(float, round_clip16(sample * 32768.0f)); break;
+            case AV_SAMPLE_FMT_DBL:
+            case AV_SAMPLE_FMT_DBLP: EACH_SAMPLE(double, clip16(lrint(sample * 32768.0))); break;
+            default: EACH_SAMPLE(int16_t, sample); break;
             }
         } else {
             int32_t *to = (int32_t *)out + channel;
-            for (int i = 0; i < count; i++, to += channels) {
-                int index = first + i * step;
-                switch (format) {
-                case AV_SAMPLE_FMT_S32:
-                case AV_SAMPLE_FMT_S32P: *to = ((const int32_t *)plane)[index]; break;
-                case AV_SAMPLE_FMT_FLT:
-                case AV_SAMPLE_FMT_FLTP: *to = clip32((double)((const float *)plane)[index] * 2147483648.0); break;
-                case AV_SAMPLE_FMT_DBL:
-                case AV_SAMPLE_FMT_DBLP: *to = clip32(((const double *)plane)[index] * 2147483648.0); break;
-                case AV_SAMPLE_FMT_S64:
-                case AV_SAMPLE_FMT_S64P: *to = (int32_t)(((const int64_t *)plane)[index] >> 32); break;
-                default: *to = 0; break;
-                }
+            switch (format) {
+            case AV_SAMPLE_FMT_S32:
+            case AV_SAMPLE_FMT_S32P: EACH_SAMPLE(int32_t, sample); break;
+            case AV_SAMPLE_FMT_FLT:
+            case AV_SAMPLE_FMT_FLTP: EACH_SAMPLE(float, clip32((double)sample * 2147483648.0)); break;
+            case AV_SAMPLE_FMT_DBL:
+            case AV_SAMPLE_FMT_DBLP: EACH_SAMPLE(double, clip32(sample * 2147483648.0)); break;
+            case AV_SAMPLE_FMT_S64:
+            case AV_SAMPLE_FMT_S64P: EACH_SAMPLE(int64_t, (int32_t)(sample >> 32)); break;
+            default:
+                for (int i = 0; i < count; i++) to[(ptrdiff_t)i * channels] = 0;
+                break;
             }
         }
     }
 }
 
+#undef EACH_SAMPLE
+
 int64_t reel_ff_read(reel_ff_decoder *decoder, void *buffer, int64_t frames, char *message, size_t size) {
+    if (!decoder->reading) {
+        // Decoding starts: what opening it (and every file opened since the last time) touched
+        // in FFmpeg's libraries goes back, and what decoding runs comes back as it runs.
+        decoder->reading = 1;
+        release_file_only_pages();
+    }
     int64_t written = 0;
     size_t bytes_per_frame = (size_t)decoder->info.channels * (size_t)(decoder->info.bits / 8);
     int64_t limit = decoder->info.frames_exact ? decoder->info.frames : -1;

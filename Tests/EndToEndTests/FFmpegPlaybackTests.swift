@@ -26,6 +26,63 @@ import Testing
         throw TestFailure("still playing after 30 s")
     }
 
+    /// The files reeld maps (the paths in /proc/PID/maps).
+    static func mappedFiles(_ pid: Int32) throws -> Set<String> {
+        let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/\(pid)/maps"))
+        defer { try? handle.close() }
+        let maps = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+        return Set(maps.split(separator: "\n").compactMap { line in
+            line.firstIndex(of: "/").map { String(line[$0...]) }
+        })
+    }
+
+    /// Of the mappings of files not in `before`, how many files, and their resident pages that
+    /// are still the files' own (smaps's `Rss` less its `Anonymous`: not the relocated data the
+    /// loader wrote), in MB.
+    static func residentFilePages(_ pid: Int32, notIn before: Set<String>) throws -> (files: Int, megabytes: Double) {
+        let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/\(pid)/smaps"))
+        defer { try? handle.close() }
+        let smaps = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+        var files: Set<String> = []
+        var counted = false
+        var kilobytes = 0
+        for line in smaps.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard let key = fields.first else { continue }
+            if !key.hasSuffix(":") {
+                // A mapping's first line: range, permissions, offset, device, inode, path.
+                let path = line.firstIndex(of: "/").map { String(line[$0...]) }
+                counted = path.map { !before.contains($0) } ?? false
+                if counted, let path { files.insert(path) }
+            } else if counted, key == "Rss:" || key == "Anonymous:", fields.count > 1, let value = Int(fields[1]) {
+                kilobytes += key == "Rss:" ? value : -value
+            }
+        }
+        return (files.count, Double(kilobytes) / 1024)
+    }
+
+    @Test func decodingKeepsFewOfThePagesThatLoadingFFmpegAndOpeningAFileTouch() throws {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("reel-ffmpeg-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let source = scratch.appendingPathComponent("source.wav").path
+        try AudioAnalysis.run("sox", ["-n", "-r", "44100", "-c", "2", "-b", "16", source, "synth", "2", "sine", "300-3000", "vol", "0.5"])
+        let aac = scratch.appendingPathComponent("tone.m4a").path
+        try AudioAnalysis.run("ffmpeg", ["-hide_banner", "-loglevel", "error", "-i", source, "-c:a", "aac", aac])
+        let daemon = try DaemonProcess()
+        let client = try daemon.client()
+        let before = try Self.mappedFiles(daemon.pid)
+        _ = try client.result("player.play", ["file": .string(aac)])
+        _ = try Self.waitUntilStopped(client)
+        let (files, megabytes) = try Self.residentFilePages(daemon.pid, notIn: before)
+        // Loading maps libavcodec's dependencies (every codec library Debian's FFmpeg is built
+        // with), and loading and opening the file touch some 27 MB of their pages; decoding AAC
+        // runs a few MB of them.
+        #expect(files > 50, "only \(files) files were mapped by playing the AAC file: is FFmpeg loaded?")
+        #expect(megabytes < 12, "\(String(format: "%.1f", megabytes)) MB of the pages of the \(files) files FFmpeg brought in are resident")
+        print("after an AAC file: \(files) files mapped since idle, \(String(format: "%.2f", megabytes)) MB of their pages resident")
+    }
+
     @Test func ffmpegIsLoadedByTheFirstFileThatNeedsItAndALosslessFilePlaysByteExact() throws {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("reel-ffmpeg-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)

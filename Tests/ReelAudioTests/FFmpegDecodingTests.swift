@@ -129,6 +129,33 @@ import Testing
         #expect(worst <= 1, "samples differ from FFmpeg's own decode by up to \(worst)")
     }
 
+    @Test func aLossyFilesFloatSamplesBecome16BitExactlyAsFFmpegsOwnConversionClippingIncluded() throws {
+        let directory = TestAudio.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // Full scale with noise: AAC's decoder overshoots ±1.0 here and there, so the rounding
+        // and the clipping to 16 bits both show.
+        let loud = directory.appendingPathComponent("loud.wav").path
+        try TestAudio.run(
+            "/usr/bin/sox",
+            ["-n", "-r", "44100", "-c", "2", "-b", "16", loud, "synth", "2", "sine", "100-8000", "whitenoise", "remix", "1,2", "1",
+             "vol", "0.99"])
+        let path = directory.appendingPathComponent("loud.m4a").path
+        try Self.ffmpeg(["-i", loud, "-c:a", "aac", "-b:a", "128k", path])
+        let decoded = try Self.decode(path)
+        #expect(decoded.format.sample == .s16)
+        // libswresample's float to 16 bits: lrintf (to nearest, ties to even), then clipped.
+        let raw = directory.appendingPathComponent("ffmpeg.raw").path
+        try Self.ffmpeg(["-i", path, "-f", "s16le", "-acodec", "pcm_s16le", raw])
+        let data = try Data(contentsOf: URL(fileURLWithPath: raw))
+        let theirs = data.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }.map { Int32($0) }
+        #expect(theirs.count >= decoded.samples.count)
+        let clipped = decoded.samples.filter { $0 == Int32(Int16.max) || $0 == Int32(Int16.min) }.count
+        #expect(clipped > 0, "no sample reached full scale: the clipping is not exercised")
+        let differing = decoded.samples.indices.filter { $0 >= theirs.count || decoded.samples[$0] != theirs[$0] }
+        let first = differing.first.map { "sample \($0): \(decoded.samples[$0]) against \($0 < theirs.count ? theirs[$0] : 0)" } ?? ""
+        #expect(differing.isEmpty, "\(differing.count) samples differ from FFmpeg's own conversion; \(first)")
+    }
+
     @Test func threeAACFilesCutFromOneSweepJoinToExactlyTheSourcesLength() throws {
         let directory = TestAudio.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
