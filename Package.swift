@@ -97,7 +97,8 @@ let package = Package(
         .executableTarget(name: "reel-snapcast", dependencies: ["ReelSnapcast"]),
 
         // Measures the daemon for bench/; not installed.
-        .executableTarget(name: "reel-bench", dependencies: ["ReelProtocol", "ReelLibrary", "ReelAudio", "ReelModel"]),
+        .executableTarget(
+            name: "reel-bench", dependencies: ["ReelProtocol", "ReelLibrary", "ReelAudio", "ReelTags", "ReelModel"]),
 
         .testTarget(name: "ReelModelTests", dependencies: ["ReelModel"]),
         .testTarget(name: "ReelProtocolTests", dependencies: ["ReelProtocol"]),

@@ -4,11 +4,15 @@
   command-cost.py ping reel|mpd SOCKET
       Exit 0 when the daemon answers one status request.
   command-cost.py run --reel-socket S --reel-pid P --mpd-socket S --mpd-pid P
-                      --count N --warmup N --rounds N
+                      --count N --warmup N --rounds N --command status|repeat
       Per round, for each daemon in turn (the order swapping every round): one new connection,
       `warmup` requests, then `count` requests back to back (one outstanding at a time) while
       the daemon's CPU time is taken before and after (nanoseconds on a CPU summed over its
       threads, /proc/PID/task/*/schedstat); prints the per-round figures and the medians.
+      `status` asks the player's status (reeld `player.status`, MPD `status`); `repeat` changes
+      the queue's repeat option, on and off by turns (reeld `queue.setOptions {"repeat": …}`,
+      MPD `repeat 1`/`repeat 0`): a command the daemon acknowledges, which reeld saves before it
+      answers.
 """
 import os
 import socket
@@ -18,12 +22,23 @@ import time
 
 from measuring import options as parse_options, percentile
 
-REQUEST = {
-    "reel": b'{"jsonrpc":"2.0","id":1,"method":"player.status"}\n',
-    "mpd": b"status\n",
+# Per command and protocol: the requests, sent in turn (a change alternates between two values).
+REQUESTS = {
+    "status": {
+        "reel": [b'{"jsonrpc":"2.0","id":1,"method":"player.status"}\n'],
+        "mpd": [b"status\n"],
+    },
+    "repeat": {
+        "reel": [b'{"jsonrpc":"2.0","id":1,"method":"queue.setOptions","params":{"repeat":true}}\n',
+                 b'{"jsonrpc":"2.0","id":1,"method":"queue.setOptions","params":{"repeat":false}}\n'],
+        "mpd": [b"repeat 1\n", b"repeat 0\n"],
+    },
 }
 NAME = {"reel": "reeld", "mpd": "MPD"}
-COMMAND = {"reel": "player.status", "mpd": "status"}
+COMMANDS = {
+    "status": {"reel": "player.status", "mpd": "status"},
+    "repeat": {"reel": "queue.setOptions {repeat}", "mpd": "repeat 0|1"},
+}
 
 
 def fail(message):
@@ -34,9 +49,11 @@ def fail(message):
 class Client:
     """One connection; `ask` sends the status request and returns the whole reply."""
 
-    def __init__(self, protocol, path):
+    def __init__(self, protocol, path, command="status"):
         self.protocol = protocol
-        self.request = REQUEST[protocol]
+        self.command = command
+        self.requests = REQUESTS[command][protocol]
+        self.sent = 0
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.connect(path)
         if protocol == "mpd":
@@ -46,7 +63,9 @@ class Client:
 
     def ask(self):
         sock = self.sock
-        sock.sendall(self.request)
+        requests = self.requests
+        sock.sendall(requests[self.sent % len(requests)])
+        self.sent += 1
         reply = sock.recv(65536)
         if self.protocol == "reel":
             while not reply.endswith(b"\n"):
@@ -65,9 +84,12 @@ class Client:
         return reply
 
     def check(self, reply):
+        name = COMMANDS[self.command][self.protocol]
         if self.protocol == "reel" and b'"result"' not in reply:
-            raise RuntimeError(f"player.status failed: {reply[:300]!r}")
-        if self.protocol == "mpd" and (not reply.endswith(b"OK\n") or b"\nstate: " not in b"\n" + reply):
+            raise RuntimeError(f"{name} failed: {reply[:300]!r}")
+        if self.protocol == "mpd" and not reply.endswith(b"OK\n"):
+            raise RuntimeError(f"{name} failed: {reply[:300]!r}")
+        if self.protocol == "mpd" and self.command == "status" and b"\nstate: " not in b"\n" + reply:
             raise RuntimeError(f"status failed: {reply[:300]!r}")
 
     def close(self):
@@ -87,8 +109,8 @@ def daemon_cpu(pid):
     return total, tids
 
 
-def measure(protocol, path, pid, count, warmup):
-    client = Client(protocol, path)
+def measure(protocol, path, pid, count, warmup, command):
+    client = Client(protocol, path, command)
     try:
         reply = client.ask()
         client.check(reply)
@@ -127,7 +149,11 @@ def idle_rate(pid, seconds=2.0):
 
 
 def run(argv):
-    o = parse_options(argv, ["reel-socket", "reel-pid", "mpd-socket", "mpd-pid", "count", "warmup", "rounds"], fail)
+    o = parse_options(argv, ["reel-socket", "reel-pid", "mpd-socket", "mpd-pid", "count", "warmup", "rounds",
+                             "command"], fail)
+    command = o["command"]
+    if command not in REQUESTS:
+        fail(f"--command must be one of {', '.join(REQUESTS)}")
     socket_of = {"reel": o["reel-socket"], "mpd": o["mpd-socket"]}
     pid_of = {"reel": int(o["reel-pid"]), "mpd": int(o["mpd-pid"])}
     count, warmup, rounds = int(o["count"]), int(o["warmup"]), int(o["rounds"])
@@ -139,7 +165,7 @@ def run(argv):
         figures = {}
         for p in order:
             try:
-                figures[p] = measure(p, socket_of[p], pid_of[p], count, warmup)
+                figures[p] = measure(p, socket_of[p], pid_of[p], count, warmup, command)
             except (OSError, RuntimeError) as error:
                 fail(f"round {r}, {NAME[p]}: {error}")
             if figures[p]["threads_changed"]:
@@ -170,7 +196,8 @@ def run(argv):
                  f"{med('mpd', 'p50_us'):.1f} / {med('mpd', 'p99_us'):.1f}"))
     widths = [max(len(row[i]) for row in rows + [head]) for i in range(len(head))]
     print()
-    print(f"Command cost: reeld `player.status` vs MPD `status`, both idle (stopped); per round and daemon "
+    print(f"Command cost: reeld `{COMMANDS[command]['reel']}` vs MPD `{COMMANDS[command]['mpd']}`, both idle "
+          f"(stopped); per round and daemon "
           f"{count:,} requests back to back on one connection after {warmup:,} of warm-up, one outstanding; "
           f"daemons and client pinned to CPU 0")
     for row in [head, tuple("-" * w for w in widths)] + rows:
@@ -185,7 +212,7 @@ def run(argv):
 
 
 def ping(argv):
-    if len(argv) != 2 or argv[0] not in REQUEST:
+    if len(argv) != 2 or argv[0] not in NAME:
         fail("usage: command-cost.py ping reel|mpd SOCKET")
     try:
         client = Client(argv[0], argv[1])

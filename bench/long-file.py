@@ -14,10 +14,12 @@
   long-file.py play --protocol reel|mpd --socket S --play JSON-OR-COMMAND --source MONITOR
           [--timeout SECONDS]
       Records the output (parec of the null sink's monitor), sends the play command, and polls
-      the status every millisecond on a second connection until a duration shows (or the
-      timeout). Prints `reply_ms=… audio_ms=… duration_ms=… duration_s=…`, each from sending the
-      play command: to its reply, to the first non-silent sample at the output, to the first
-      status with a duration (`-` for none) and that duration.
+      the status every millisecond on a second connection until a duration shows, and (reeld)
+      until it is no longer an estimate (`durationEstimated` false or absent), or the timeout.
+      Prints `reply_ms=… audio_ms=… duration_ms=… duration_s=… exact_ms=… exact_s=…`, each from
+      sending the play command: to its reply, to the first non-silent sample at the output, to
+      the first status with a duration (`-` for none) and that duration, to the first with the
+      exact duration and that duration (MPD: `-`, it has no such field).
 """
 import json
 import struct
@@ -133,12 +135,15 @@ def repeat(argv):
 # --- one play --------------------------------------------------------------------------------------
 
 def status_duration(client):
+    """(duration or None, whether it is exact); MPD's is never known to be."""
     if client.protocol == "mpd":
         for line in client.command("status"):
             if line.startswith("duration: "):
-                return float(line.split(": ")[1])
-        return None
-    return client.command(("player.status", None)).get("duration")
+                return float(line.split(": ")[1]), False
+        return None, False
+    state = client.command(("player.status", None))
+    duration = state.get("duration")
+    return duration, duration is not None and not state.get("durationEstimated", False)
 
 
 def play(argv):
@@ -162,12 +167,16 @@ def play(argv):
         client.sock.settimeout(max(timeout, 60))
         client.command(command)
         t_reply = time.monotonic()
-        duration, t_duration = None, None
+        duration, t_duration, exact, t_exact = None, None, None, None
         end = t_play + timeout
         while time.monotonic() < end:
-            duration = status_duration(poller)
-            if duration is not None:
-                t_duration = time.monotonic()
+            shown, is_exact = status_duration(poller)
+            if shown is not None and t_duration is None:
+                duration, t_duration = shown, time.monotonic()
+            if is_exact:
+                exact, t_exact = shown, time.monotonic()
+                break
+            if t_duration is not None and protocol == "mpd":
                 break
             time.sleep(0.001)
         # Enough of the output to find the first sound: 2 s after the reply.
@@ -187,8 +196,10 @@ def play(argv):
     first = next((k for k in range(before, len(loud)) if loud[k]), None)
     audio = "-" if first is None else f"{(recorder.base() + first / RATE - t_play) * 1000:.1f}"
     known = "-" if t_duration is None else f"{(t_duration - t_play) * 1000:.1f}"
+    counted = "-" if t_exact is None else f"{(t_exact - t_play) * 1000:.1f}"
     print(f"reply_ms={(t_reply - t_play) * 1000:.2f} audio_ms={audio} duration_ms={known} "
-          f"duration_s={'-' if duration is None else f'{duration:.3f}'}")
+          f"duration_s={'-' if duration is None else f'{duration:.3f}'} exact_ms={counted} "
+          f"exact_s={'-' if exact is None else f'{exact:.3f}'}")
 
 
 # --- the table ---------------------------------------------------------------------------------
@@ -219,10 +230,12 @@ def table(argv):
             reasons.setdefault((parts[1], parts[2]), parts[3] if len(parts) > 3 else "")
             continue
         player, name, *figures = parts
-        for key, value in zip(("reply", "audio", "known", "duration"), figures):
+        for key, value in zip(("reply", "audio", "known", "duration", "exact_ms", "exact"), figures):
             values.setdefault((player, name, key), []).append(value)
 
     def summary(player, name, key, digits):
+        if player == "mpd" and key.startswith("exact"):
+            return "–"  # MPD does not say whether its duration is exact
         got = values.get((player, name, key), [])
         numbers = [float(v) for v in got if v != "-"]
         missing = len(got) - len(numbers)
@@ -241,7 +254,8 @@ def table(argv):
     head = ("file", "from play sent, to", *(label[p] for p in players))
     rows = []
     figures = [("reply", "the reply (ms)", 2), ("audio", "first sound (ms)", 1),
-               ("known", "a duration shown (ms)", 1), ("duration", "  the duration shown (s)", 3)]
+               ("known", "a duration shown (ms)", 1), ("duration", "  the duration shown (s)", 3),
+               ("exact_ms", "the exact duration (ms)", 1), ("exact", "  the exact duration (s)", 3)]
     for name in names:
         for i, (key, text, digits) in enumerate(figures):
             rows.append((name if i == 0 else "", text, *(summary(p, name, key, digits) for p in players)))

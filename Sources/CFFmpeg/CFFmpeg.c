@@ -35,6 +35,7 @@ static struct {
     __typeof__(av_rescale_q) *rescale_q;
     __typeof__(av_get_bytes_per_sample) *bytes_per_sample;
     __typeof__(av_sample_fmt_is_planar) *is_planar;
+    __typeof__(av_max_alloc) *max_alloc;
     __typeof__(avcodec_find_decoder_by_name) *find_decoder_by_name;
     __typeof__(avcodec_alloc_context3) *codec_alloc;
     __typeof__(avcodec_parameters_to_context) *parameters_to_context;
@@ -55,6 +56,13 @@ static struct {
     __typeof__(av_seek_frame) *seek_frame;
     __typeof__(avformat_close_input) *close_input;
 } ff;
+
+/// The most FFmpeg may allocate in one block (its default is 2 GiB). A broken MP4 whose `stco`
+/// claims 2^27 chunks makes the demuxer ask for 1 GiB at once before it finds that the file
+/// holds 20 bytes of them: address space a 32-bit system cannot spare while the rest of reeld
+/// allocates. The largest real need is the index of a long MP4, 24 bytes a packet: 512 MiB is
+/// an AAC audiobook of about 130 hours in one file.
+static const size_t max_allocation = (size_t)512 << 20;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static const char *load_error;
@@ -187,6 +195,7 @@ static void load(void) {
     FIND(avutil, rescale_q, "av_rescale_q");
     FIND(avutil, bytes_per_sample, "av_get_bytes_per_sample");
     FIND(avutil, is_planar, "av_sample_fmt_is_planar");
+    FIND(avutil, max_alloc, "av_max_alloc");
     FIND(avcodec, find_decoder_by_name, "avcodec_find_decoder_by_name");
     FIND(avcodec, codec_alloc, "avcodec_alloc_context3");
     FIND(avcodec, parameters_to_context, "avcodec_parameters_to_context");
@@ -209,6 +218,7 @@ static void load(void) {
 #undef FIND
     // Errors come back as values with a sentence; FFmpeg's own messages would go to stderr.
     ff.log_set_level(AV_LOG_QUIET);
+    ff.max_alloc(max_allocation);
     __atomic_store_n(&loaded, 1, __ATOMIC_RELEASE);
 }
 
@@ -262,6 +272,9 @@ struct reel_ff_decoder {
     /// The demuxer has ended and the decoder was told (a NULL packet).
     int draining;
     int ended;
+    /// The stream's format changed at the frame reached (a stereo ADTS stream followed by a mono
+    /// one): reads fail from there on, until a seek.
+    int changed;
     /// Read from: the pages opening it touched were handed back at its first read.
     int reading;
     char codec_name[64];
@@ -270,6 +283,10 @@ struct reel_ff_decoder {
 
 static void describe(int code, char *message, size_t size) {
     if (message == NULL || size == 0) return;
+    if (code == AVERROR(ENOMEM)) {
+        snprintf(message, size, "it asks for more than %zu MiB of memory at once", max_allocation >> 20);
+        return;
+    }
     char text[AV_ERROR_MAX_STRING_SIZE] = {0};
     if (ff.strerror_(code, text, sizeof text) < 0) snprintf(text, sizeof text, "error %d", code);
     snprintf(message, size, "%s", text);
@@ -313,6 +330,12 @@ static int output_bits(enum AVSampleFormat format, int lossy) {
 
 static int next_frame(reel_ff_decoder *decoder, char *message, size_t size);
 static int64_t frame_place(const reel_ff_decoder *decoder, const AVFrame *frame);
+
+/// A rate and a channel count a stream may have (up to 64 channels, DSD512's 1536 kHz as bytes),
+/// from 1 kHz, below any codec's lowest (4 or 8 kHz): a broken ALAC cookie may say 1 Hz.
+static int sane_format(int rate, int channels) {
+    return rate >= 1000 && rate <= 1536000 && channels > 0 && channels <= 64;
+}
 
 reel_ff_decoder *reel_ff_open(const char *path, reel_ff_status *status, char *message, size_t size) {
     const char *why = reel_ff_load();
@@ -385,7 +408,7 @@ reel_ff_decoder *reel_ff_open(const char *path, reel_ff_status *status, char *me
     }
     int rate = decoder->codec->sample_rate;
     int channels = decoder->codec->ch_layout.nb_channels;
-    if (rate <= 0 || rate > 1536000 || channels <= 0 || channels > 64) {
+    if (!sane_format(rate, channels)) {
         *status = REEL_FF_CORRUPT;
         snprintf(message, size, "it declares %d channels at %d Hz", channels, rate);
         reel_ff_close(decoder);
@@ -410,6 +433,18 @@ reel_ff_decoder *reel_ff_open(const char *path, reel_ff_status *status, char *me
         reel_ff_close(decoder);
         return NULL;
     }
+    // The stream is what its first frame holds, which may not be what the codec's parameters
+    // said (a decoder that learns its channels from the first packet): every frame handed out
+    // is converted as the stream's format says, so it must be this one's.
+    rate = decoder->frame->sample_rate;
+    channels = decoder->frame->ch_layout.nb_channels;
+    if (!sane_format(rate, channels)) {
+        *status = REEL_FF_CORRUPT;
+        snprintf(message, size, "its first frame holds %d channels at %d Hz", channels, rate);
+        reel_ff_close(decoder);
+        return NULL;
+    }
+    decoder->info.sample_rate = rate;
     int64_t first = frame_place(decoder, decoder->frame);
     decoder->first_place = first > 0 ? first : 0;
 
@@ -431,7 +466,7 @@ reel_ff_decoder *reel_ff_open(const char *path, reel_ff_status *status, char *me
     decoder->info = (reel_ff_info){
         .sample_rate = rate,
         .channels = channels,
-        .bits = output_bits(decoder->codec->sample_fmt, decoder->lossy),
+        .bits = output_bits(decoder->frame->format, decoder->lossy),
         .source_bits = decoder->lossless ? source_bits : 0,
         .frames = frames,
         .frames_exact = exact,
@@ -619,16 +654,22 @@ int64_t reel_ff_read(reel_ff_decoder *decoder, void *buffer, int64_t frames, cha
     int64_t limit = decoder->info.frames_exact ? decoder->info.frames : -1;
     while (written < frames) {
         if (limit >= 0 && decoder->position >= limit) break;  // the container's end: padding is not audio
+        if (decoder->changed) {
+            snprintf(message, size, "its audio format changes in the middle");
+            return written > 0 ? written : -1;
+        }
         if (!decoder->holding || decoder->offset >= decoder->frame->nb_samples) {
             int got = next_frame(decoder, message, size);
             if (got < 0) return written > 0 ? written : -1;
             if (got == 0) break;
-            // A frame whose format changed mid-stream cannot be put out as the stream started.
+            // A frame whose format changed mid-stream cannot be put out as the stream started:
+            // it is dropped, and so is the rest (the next read fails, as this one if it is the first).
             if (output_bits(decoder->frame->format, decoder->lossy) != decoder->info.bits ||
                 decoder->frame->ch_layout.nb_channels != decoder->info.channels ||
                 decoder->frame->sample_rate != decoder->info.sample_rate) {
-                snprintf(message, size, "its audio format changes in the middle");
-                return written > 0 ? written : -1;
+                ff.frame_unref(decoder->frame);
+                decoder->holding = 0;
+                decoder->changed = 1;
             }
             continue;
         }
@@ -670,6 +711,7 @@ int reel_ff_seek(reel_ff_decoder *decoder, int64_t frame, char *message, size_t 
     decoder->offset = 0;
     decoder->draining = 0;
     decoder->ended = 0;
+    decoder->changed = 0;
     decoder->target = frame;
     decoder->position = frame;
     return 0;

@@ -22,18 +22,41 @@ public protocol AudioFileReader: AnyObject {
     /// True when `frameCount` will not change any more. Read it before `frameCount`: true, then
     /// the count read after it is the final one.
     var frameCountIsFinal: Bool { get }
+    /// An estimate of the frames, made at open when `frameCount` was not known then (an MP3
+    /// without a Xing/Info tag: `MP3LengthEstimate`); nil when it was, or when nothing could be
+    /// estimated. While `frameCount` is nil, the best length known. Any thread.
+    var estimatedFrameCount: Int64? { get }
     /// Decodes up to `frames` frames into `buffer`; 0 at the end of the file.
     func read(into buffer: UnsafeMutableRawPointer, frames: Int) throws(ReelError) -> Int
-    /// Moves so that the next `read` starts at `frame`.
+    /// Moves so that the next `read` starts at `frame`. A source that cannot go there throws
+    /// `not_seekable`.
     func seek(to frame: Int64) throws(ReelError)
+    /// Whether `seek` can go anywhere in the source (a file). One that cannot (a stream that
+    /// comes as it plays) is read by the engine through a `RewindableReader`, which keeps what
+    /// was decoded last so that a pause or a refill goes back to the audible frame.
+    var canSeek: Bool { get }
+    /// Whether `seek(to: frame)` would work now (always, for a source that `canSeek`).
+    func canSeek(to frame: Int64) -> Bool
 }
 
 extension AudioFileReader {
     /// A reader whose length is known at open says so.
     public var frameCountIsFinal: Bool { true }
+    public var estimatedFrameCount: Int64? { nil }
+    /// A file seeks.
+    public var canSeek: Bool { true }
+    public func canSeek(to frame: Int64) -> Bool { canSeek }
 
+    /// Seconds, exact; nil while not known.
     public var duration: Double? {
         frameCount.map { Double($0) / Double(pcmFormat.sampleRate) }
+    }
+
+    /// The best length known now, in seconds: `duration`, or while that is not known the
+    /// estimate (`estimated` true); nil when there is neither.
+    public var knownDuration: (seconds: Double, estimated: Bool)? {
+        if let duration { return (duration, false) }
+        return estimatedFrameCount.map { (Double($0) / Double(pcmFormat.sampleRate), true) }
     }
 }
 
@@ -48,8 +71,9 @@ public enum AudioFileOpener {
     /// (Layers I and II, or Layer III after junk) still goes to libmpg123.
     ///
     /// - Parameter mp3Length: when the length of an MP3 without a Xing/Info tag is found: for
-    ///   playing, `.background` (the default; `open` returns at once); `.atOpen` for a caller
-    ///   that needs the exact length from the start and can wait (the library's import).
+    ///   playing, `.background` (the default; `open` returns at once, with an estimate of a long
+    ///   file's length); `.atOpen` for a caller that needs the exact length from the start and
+    ///   can wait (the library's import); `.estimate` for one that only describes the file.
     public static func open(path: String, mp3Length: Mpg123Reader.LengthScan = .background) throws(ReelError)
         -> AudioFileReader
     {
@@ -73,9 +97,17 @@ public enum AudioFileOpener {
         do throws(ReelError) {
             native = try SndFileReader(path: path)
         } catch where error.reason != .ioError {
-            // Not for libsndfile: FFmpeg (loaded now, if it was not), whose verdict counts once it
-            // knows the format; a file it does not know either keeps libsndfile's.
-            guard let decoder = try FFmpegReader.open(path: path) else { throw error }
+            // Not for libsndfile: FFmpeg (loaded now, if it was not). A file FFmpeg does not know
+            // keeps libsndfile's verdict, and so does one libsndfile found broken (a FLAC whose
+            // frames are noise is `corrupt_file`, whatever FFmpeg says of it); FFmpeg's verdict
+            // counts for a format libsndfile does not read at all.
+            let decoder: OpaquePointer?
+            do throws(ReelError) {
+                decoder = try FFmpegReader.open(path: path)
+            } catch let ffmpegError {
+                throw error.reason == .corruptFile ? error : ffmpegError
+            }
+            guard let decoder else { throw error }
             return FFmpegReader(path: path, decoder: decoder)
         }
         if native.isMPEG {

@@ -10,7 +10,7 @@ import Glibc
 /// What to record: where, in which codec and format, and for how long at most.
 public struct CaptureRequest: Sendable {
     public var path: String
-    /// `flac`, `wav`, `ogg` or `opus` (see `SndFileWriter.codecs`).
+    /// `flac`, `wav`, `ogg` or `opus` (the codec registry's `recordingFormats`).
     public var codec: String
     public var format: PCMFormat
     /// Capture stops by itself after this many frames.
@@ -98,13 +98,14 @@ public final class CaptureEngine: @unchecked Sendable {
 
     public var snapshot: CaptureSnapshot { published.current }
 
-    /// The encoder for a live recording: Vorbis through `VorbisWriter` (a page every quarter
-    /// second), the rest through libsndfile kept readable as it grows.
+    /// The encoder for a live recording: the codec registry's writer of its format (Vorbis
+    /// through `VorbisWriter`, a page every quarter second; the rest through libsndfile, kept
+    /// readable as it grows).
     public static func liveWriter(_ request: CaptureRequest) throws(ReelError) -> RecordingWriter {
-        if request.codec == "ogg" || request.codec == "vorbis" {
-            return try VorbisWriter(path: request.path, format: request.format)
+        guard let recording = CodecRegistry.recordingCodec(request.codec)?.recording else {
+            throw ReelError(.unsupportedFormat, "cannot record \"\(request.codec)\"")
         }
-        return try SndFileWriter(path: request.path, codec: request.codec, format: request.format, live: true)
+        return try recording.makeWriter(request.path, request.format, true)
     }
 
     public var isRunning: Bool { !threads.isEmpty }

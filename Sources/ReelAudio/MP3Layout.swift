@@ -53,6 +53,12 @@ struct MP3FrameHeader: Equatable {
         (version == .mpeg1 ? 144 : 72) * bitrate / sampleRate + (padding ? 1 : 0)
     }
 
+    /// The mean length of frames at this bitrate and rate, padding spread over them: what
+    /// `length` is on average, without padding's jitter.
+    var nominalLength: Double {
+        Double(version == .mpeg1 ? 144 : 72) * Double(bitrate) / Double(sampleRate)
+    }
+
     /// Bytes of side information after the header (and after the CRC, which libmpg123 does not
     /// count when it looks for a Xing/Info tag: neither do we).
     var sideInformationLength: Int {

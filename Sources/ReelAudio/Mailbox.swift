@@ -72,6 +72,22 @@ final class Mailbox<Message>: @unchecked Sendable {
         messages.removeAll(keepingCapacity: true)
         return taken
     }
+
+    /// Called by the consumer: everything queued, waiting up to `milliseconds` for the first
+    /// message; empty if none came.
+    func take(waitingAtMostMilliseconds milliseconds: Int) -> [Message] {
+        pthread_mutex_lock(&mutex)
+        if messages.isEmpty {
+            var deadline = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &deadline)
+            let nanoseconds = Int(deadline.tv_nsec) + milliseconds % 1000 * 1_000_000
+            deadline.tv_sec += milliseconds / 1000 + nanoseconds / 1_000_000_000
+            deadline.tv_nsec = nanoseconds % 1_000_000_000
+            while messages.isEmpty && pthread_cond_timedwait(&condition, &mutex, &deadline) != ETIMEDOUT {}
+        }
+        pthread_mutex_unlock(&mutex)
+        return take(wait: false)
+    }
 }
 
 /// A value guarded by a mutex, readable from any thread.

@@ -45,11 +45,17 @@ final class Mpg123Length: @unchecked Sendable {
     /// True once a scan started by `startScan` has ended, with or without results.
     var scanFinished: Bool { scanEnded.load(ordering: .acquiring) }
 
+    /// True once `startScan` started a thread (for tests). Owner only.
+    var scanStarted: Bool { input != nil }
+
+    /// Bytes the scan reads at a time.
+    static let scanReadAhead = 64 * 1024
+
     /// Scans the file on a new thread at idle priority: its length (if pending) and a seek index.
     /// Returns at once. Without the file, a pending length becomes unknown. `ignoringTag` as for
     /// the reader's own handle (`Mpg123Input.openHandle`).
     func startScan(path: String, ignoringTag: Bool) {
-        guard let input = try? Mpg123Input(path: path) else {
+        guard let input = try? Mpg123Input(path: path, readAhead: Self.scanReadAhead) else {
             finish(frames: nil)
             scanEnded.store(true, ordering: .releasing)
             return
@@ -61,6 +67,18 @@ final class Mpg123Length: @unchecked Sendable {
             scanEnded.store(true, ordering: .releasing)
         }
         pthread_detach(thread)
+    }
+
+    /// The same scan on the calling thread, before returning (a small file: see
+    /// `Mpg123Reader.scanAtOpenLimit`). Returns the bytes it read.
+    func scanNow(path: String, ignoringTag: Bool) -> Int {
+        defer { scanEnded.store(true, ordering: .releasing) }
+        guard let input = try? Mpg123Input(path: path, readAhead: Self.scanReadAhead) else {
+            finish(frames: nil)
+            return 0
+        }
+        scan(path: path, input: input, ignoringTag: ignoringTag)
+        return input.bytesRead
     }
 
     /// Stops a running scan at its next read (the reader is closing). Owner only.

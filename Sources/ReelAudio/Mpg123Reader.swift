@@ -1,6 +1,7 @@
 // Decoding MP3 through libmpg123. The length comes from the file's Xing/Info tag when it has
-// one; otherwise a scan of the whole file finds it, on a background thread while the file plays,
-// so that a file of ten hours opens as fast as one of a minute.
+// one; otherwise a scan of the whole file finds it: before the reader opens for a small file, or
+// else on a background thread while the file plays, so that a file of ten hours opens as fast as
+// one of a minute, with an estimate of its length until the scan ends.
 
 import CMPG123
 import ReelModel
@@ -19,21 +20,42 @@ public final class Mpg123Reader: AudioFileReader {
         /// Before `init` returns, by reading the whole file. For callers that need the length
         /// and can wait (the library's import).
         case atOpen
+        /// Never, beyond a small file's count at open (as with `background`): a longer file keeps
+        /// its estimate and `frameCount` stays nil. For callers that only describe the file and
+        /// close it (adding it to the queue).
+        case estimate
     }
 
     /// Where the length came from.
     enum LengthSource: Equatable {
-        case header, scanAtOpen, backgroundScan
+        /// The Xing/Info tag.
+        case header
+        /// A scan before `init` returned: asked for (`LengthScan.atOpen`), or a small file
+        /// (`scanAtOpenLimit`).
+        case scanAtOpen, smallFileScan
+        /// A scan on a background thread; until it ends, `estimatedFrameCount`.
+        case backgroundScan
     }
+
+    /// Files up to this size without a usable Xing/Info tag are counted before `init` returns,
+    /// so that their length is exact from the start: the scan reads 64 KiB at a time and parses
+    /// frame headers (about 0.3 ms a megabyte on the 2-vCPU VM with the file in the page cache;
+    /// `docs/performance.md`), so 2 MiB — two minutes at 128 kb/s — costs a fraction of what
+    /// opening the device does. A longer file opens with an estimate of its length.
+    static let scanAtOpenLimit: Int64 = 2 << 20
 
     public let path: String
     public let format: AudioFormat
     public let pcmFormat: PCMFormat
     public var frameCount: Int64? { length.frames }
     public var frameCountIsFinal: Bool { length.isFinal }
+    /// Made at open when the length was not known then (from `MP3LengthEstimate`, or libmpg123's
+    /// extrapolation of the first frame when the file does not start with Layer III frames); nil
+    /// when it was.
+    public let estimatedFrameCount: Int64?
     let lengthSource: LengthSource
-    /// What libmpg123 read of the file while the reader opened: its first frames and the end
-    /// (for an ID3v1 tag) — unless the length was scanned at open.
+    /// What the reader read of the file while it opened: libmpg123's first frames and the end
+    /// (for an ID3v1 tag), and the estimate's windows — or the whole file when it was scanned.
     let bytesReadAtOpen: Int
     private let input: Mpg123Input
     private var handle: OpaquePointer?
@@ -80,21 +102,49 @@ public final class Mpg123Reader: AudioFileReader {
             guard mpg123_scan(handle) == MPG123_OK.rawValue, mpg123_length(handle) >= 0 else { throw fail("cannot scan") }
             frames = Int64(mpg123_length(handle))
             lengthSource = .scanAtOpen
+        } else if (layout?.fileSize ?? Self.fileSize(input.descriptor)) <= Self.scanAtOpenLimit {
+            lengthSource = .smallFileScan
         } else {
             lengthSource = .backgroundScan
         }
-        bytesReadAtOpen = input.bytesRead
+        // Before any scan: libmpg123's extrapolation of the first frame to the file's size.
+        let extrapolated = frames == nil && mpg123_length(handle) > 0 ? Int64(mpg123_length(handle)) : nil
+        var bytesRead = input.bytesRead
         self.handle = handle
         format = AudioFormat(codec: "mp3", sampleRate: rate, channels: Int(channels))
         pcmFormat = PCMFormat(sample: .s16, sampleRate: rate, channels: Int(channels))
         length = Mpg123Length(frames: frames)
-        // Also with the length known: the scan's seek index spares a seek far ahead from parsing
-        // every frame before it on the audio thread.
-        if lengthScan == .background && backgroundScan { length.startScan(path: path, ignoringTag: ignoringTag) }
+        var estimate: Int64?
+        switch lengthSource {
+        case .header, .scanAtOpen:
+            break
+        case .smallFileScan:
+            // Its seek index comes with the count: no background scan.
+            bytesRead += length.scanNow(path: path, ignoringTag: ignoringTag)
+            if length.frames == nil { estimate = extrapolated }
+        case .backgroundScan:
+            let sampled = layout.map { MP3LengthEstimate.read(path: path, layout: $0) }
+            bytesRead += sampled?.bytesRead ?? 0
+            estimate = sampled?.estimate?.frames ?? extrapolated
+        }
+        estimatedFrameCount = estimate
+        bytesReadAtOpen = bytesRead
+        // Also with the length known from the tag: the scan's seek index spares a seek far ahead
+        // from parsing every frame before it on the audio thread.
+        if lengthScan == .background && lengthSource != .smallFileScan && backgroundScan {
+            length.startScan(path: path, ignoringTag: ignoringTag)
+        }
+    }
+
+    private static func fileSize(_ descriptor: Int32) -> Int64 {
+        var info = stat()
+        return fstat(descriptor, &info) == 0 ? Int64(info.st_size) : Int64.max
     }
 
     /// True once the background scan has ended (for tests).
     var backgroundScanFinished: Bool { length.scanFinished }
+    /// True when a background scan was started (for tests).
+    var backgroundScanStarted: Bool { length.scanStarted }
 
     deinit {
         length.cancel()

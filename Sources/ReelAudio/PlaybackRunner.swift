@@ -62,6 +62,8 @@ final class PlaybackRunner: @unchecked Sendable {
     /// The track whose successor the control side was asked for and has not answered yet.
     var awaitingLineUp: Int?
     var running = true
+    /// How often a paused runner looks whether the audible track's length has been counted.
+    static let lengthPollMilliseconds = 200
 
     init(
         device: OutputSet, timing: PCMTiming, mailbox: Mailbox<PlaybackCommand>,
@@ -82,12 +84,21 @@ final class PlaybackRunner: @unchecked Sendable {
 
     func run() {
         while running {
-            for command in mailbox.take(wait: state.activity != .playing) {
+            // Paused on a track whose length is being counted: look again now and then, so that
+            // the count is published when it ends (playing, every period does it).
+            let counting = state.activity == .paused && segments.first.map { !$0.reader.frameCountIsFinal } == true
+            let commands =
+                counting
+                ? mailbox.take(waitingAtMostMilliseconds: Self.lengthPollMilliseconds)
+                : mailbox.take(wait: state.activity != .playing)
+            for command in commands {
                 handle(command)
                 if !running { break }
             }
             if running && state.activity == .playing {
                 pump()
+            } else if running && counting && measure() {
+                publish(changed: true)
             }
         }
         closeDevice()
@@ -132,9 +143,20 @@ final class PlaybackRunner: @unchecked Sendable {
         }
     }
 
+    /// The reader the chain reads `reader` through: itself, or for a source that cannot seek a
+    /// `RewindableReader` keeping twice what the device may queue (at least 2 s), so that going
+    /// back to the audible frame works on it as on a file.
+    func rewindable(_ reader: AudioFileReader) -> AudioFileReader {
+        guard !reader.canSeek, !(reader is RewindableReader) else { return reader }
+        let rate = reader.pcmFormat.sampleRate
+        let queued = Int(Int64(rate) * Int64(timing.bufferMicroseconds) / 1_000_000)
+        return RewindableReader(reader, capacity: max(2 * rate, 2 * queued))
+    }
+
     func load(_ reader: AudioFileReader, token: Int, startFrame: Int64, startPlaying: Bool)
         -> Result<PlaybackSnapshot, ReelError>
     {
+        let reader = rewindable(reader)
         dropQueued()
         upcoming = []
         let frame = min(max(startFrame, 0), reader.frameCount ?? Int64.max)
@@ -163,6 +185,7 @@ final class PlaybackRunner: @unchecked Sendable {
     }
 
     func lineUp(after token: Int, next: TrackBox?) -> Result<PlaybackSnapshot, ReelError> {
+        let next = next.map { TrackBox(rewindable($0.reader), token: $0.token) }
         if measure() { publish(changed: true) }
         if awaitingLineUp == token { awaitingLineUp = nil }
         guard var index = state.lined.firstIndex(of: token) else {
@@ -258,7 +281,10 @@ final class PlaybackRunner: @unchecked Sendable {
         let now = monotonicNanoseconds()
         let rate = Double(state.sampleRate)
         let current = state.position(at: now)
-        let duration = state.duration ?? Double(Int64.max) / rate
+        // An estimated length bounds nothing: past it, the seek lands where the file has frames,
+        // or the track ends.
+        let exactCount = state.frameCountIsEstimate ? nil : state.frameCount
+        let duration = exactCount.map { Double($0) / rate } ?? Double(Int64.max) / rate
         let seconds: Double
         do throws(ReelError) {
             seconds = try target.resolve(current: current, duration: duration)
@@ -266,7 +292,12 @@ final class PlaybackRunner: @unchecked Sendable {
             return .failure(error)
         }
         var frame = frameIndex(seconds: seconds, rate: rate)
-        if let count = state.frameCount { frame = min(frame, count) }
+        if let count = exactCount { frame = min(frame, count) }
+        // A source that cannot go there: refused, and playing goes on as it was.
+        if let audible = segments.first, !audible.reader.canSeek(to: frame) {
+            return .failure(ReelError(
+                .notSeekable, "cannot seek to \(formatSeconds(seconds)) in \(audible.reader.path): it cannot seek so far"))
+        }
         if let error = refillAndContinue(from: frame) { return .failure(error) }
         // A seek starts afresh, as MPD's does: the error of a past failure goes.
         state.error = nil
@@ -540,6 +571,8 @@ final class PlaybackRunner: @unchecked Sendable {
             throw error
         }
         configuration = opened
+        state.output = OutputFormat(
+            sampleRate: opened.format.sampleRate, bits: opened.format.sample.bytesPerSample * 8, channels: opened.format.channels)
         let bytes = opened.periodFrames * opened.format.bytesPerFrame
         if bytes > bufferCapacityBytes {
             buffer?.deallocate()
@@ -560,6 +593,7 @@ final class PlaybackRunner: @unchecked Sendable {
         device.drop()
         device.close()
         configuration = nil
+        state.output = nil
     }
 
     /// Drops what the device holds and continues from the frame that is audible now.
@@ -633,7 +667,7 @@ final class PlaybackRunner: @unchecked Sendable {
         state.token = segment.token
         state.format = reader.format
         state.sampleRate = reader.pcmFormat.sampleRate
-        state.frameCount = reader.frameCount
+        setFrameCount(of: reader)
         state.epoch &+= 1
     }
 
@@ -657,8 +691,8 @@ final class PlaybackRunner: @unchecked Sendable {
         }
         // An MP3 without a Xing/Info tag learns its length in the background: publish it.
         var lengthLearned = false
-        if state.frameCount == nil, let count = audible.reader.frameCount {
-            state.frameCount = count
+        if state.frameCount == nil || state.frameCountIsEstimate, audible.reader.frameCount != nil {
+            setFrameCount(of: audible.reader)
             lengthLearned = true
         }
         let writtenEnd = min(deviceWritten, audible.deviceEnd ?? Int64.max)
@@ -666,6 +700,13 @@ final class PlaybackRunner: @unchecked Sendable {
         state.writtenFrame = audible.startFrame + writtenEnd - audible.deviceStart
         state.measuredAt = monotonicNanoseconds()
         return switched || lengthLearned
+    }
+
+    /// The audible track's length: exact, or its estimate while it is being counted.
+    func setFrameCount(of reader: AudioFileReader) {
+        let exact = reader.frameCount
+        state.frameCount = exact ?? reader.estimatedFrameCount
+        state.frameCountIsEstimate = exact == nil && state.frameCount != nil
     }
 
     /// The tokens held, audible first.

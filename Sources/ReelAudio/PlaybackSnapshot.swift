@@ -13,8 +13,13 @@ public struct PlaybackSnapshot: Sendable, Equatable {
     /// to the device or lined up after it. Empty when stopped.
     public var lined: [Int] = []
     public var format: AudioFormat? = nil
+    /// What the device was given (opened for), nil while it is closed.
+    public var output: OutputFormat? = nil
     public var sampleRate: Int = 0
+    /// The audible track's frames: exact, or an estimate while `frameCountIsEstimate` (an MP3
+    /// without a Xing/Info tag whose frames are being counted); nil when not known.
     public var frameCount: Int64? = nil
+    public var frameCountIsEstimate = false
     /// The frame audible at `measuredAt`: frames handed to the device minus its delay.
     public var audibleFrame: Int64 = 0
     /// The frame after the last one handed to the device.

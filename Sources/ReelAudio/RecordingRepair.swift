@@ -27,13 +27,11 @@ public struct RepairOutcome: Sendable, Equatable {
 /// Then the file is decoded to count its frames, and synced.
 public enum RecordingRepair {
     public static func repair(path: String, codec: String) throws(ReelError) -> RepairOutcome {
-        let action: String
-        switch codec {
-        case "wav": action = try repairWAV(path)
-        case "flac": action = try FLACRepair.repair(path)
-        case "ogg", "vorbis", "opus": action = try OggRepair.repair(path)
-        default: throw ReelError(.unsupportedFormat, "cannot repair a \(codec) file: \(path)")
+        // The codec registry knows how each recording format is made whole.
+        guard let recording = CodecRegistry.recordingCodec(codec)?.recording else {
+            throw ReelError(.unsupportedFormat, "cannot repair a \(codec) file: \(path)")
         }
+        let action = try recording.repair(path)
         let (frames, format) = try countFrames(path)
         return RepairOutcome(action: action, frames: frames, format: format, size: fileSize(path))
     }

@@ -23,16 +23,8 @@ public final class SndFileWriter: RecordingWriter {
     public let pcmFormat: PCMFormat
     private var file: OpaquePointer?
 
-    /// The codecs Reel records to: `wav`, `flac`, `ogg` (Vorbis) and `opus`.
-    public static let codecs = ["flac", "wav", "ogg", "opus"]
-
     /// Sample rates Opus encodes at.
     public static let opusSampleRates = [8000, 12000, 16000, 24000, 48000]
-
-    /// The codec name an item's format carries for a recording codec (`ogg` → `vorbis`).
-    public static func itemCodec(for codec: String) -> String {
-        codec == "ogg" ? "vorbis" : codec
-    }
 
     /// Checks that `codec` can be written at `format` before anything is created.
     public static func check(codec: String, format: PCMFormat) throws(ReelError) {
@@ -80,7 +72,7 @@ public final class SndFileWriter: RecordingWriter {
             sfFormat = SF_FORMAT_OGG | SF_FORMAT_OPUS
         default:
             throw ReelError(
-                .unsupportedFormat, "cannot record \"\(codec)\"; use one of \(Self.codecs.joined(separator: ", "))")
+                .unsupportedFormat, "cannot record \"\(codec)\"; use one of \(CodecRegistry.recordingFormats.joined(separator: ", "))")
         }
         var info = SF_INFO()
         info.samplerate = Int32(format.sampleRate)

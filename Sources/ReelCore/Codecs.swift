@@ -10,6 +10,9 @@ public enum Codecs {
     /// Every codec that plays, with its suffixes and MIME types.
     public static var decoders: [CodecDescription] { CodecRegistry.descriptions }
 
+    /// The formats the recorder writes (`record_format`, `recorder.start`'s `format`).
+    public static var recordingFormats: [String] { CodecRegistry.recordingFormats }
+
     /// The `Content-Type` of a file with this suffix (`application/octet-stream` if no codec
     /// has it).
     public static func mimeType(forSuffix suffix: String) -> String {

@@ -104,6 +104,7 @@ public final class MixerController: @unchecked Sendable {
 
     /// Sets the volume (0–100) or moves it by `offset`, clamped to 0–100.
     public func setVolume(_ volume: Int? = nil, offset: Int? = nil, reply: @escaping Reply) {
+        let reply = player.saves.after(reply)
         guard settings.kind != .none else {
             reply(.failure(Self.noMixer))
             return
@@ -140,6 +141,7 @@ public final class MixerController: @unchecked Sendable {
     }
 
     public func setMuted(_ muted: Bool, reply: @escaping Reply) {
+        let reply = player.saves.after(reply)
         guard settings.kind != .none else {
             reply(.failure(Self.noMixer))
             return

@@ -43,8 +43,8 @@ public final class OutputsController: @unchecked Sendable {
     private var engine: PlaybackEngine?
     /// Each pipe's group (by output id), for `FIFOPath.prepare`.
     private let groups: [Int: String]
-    /// Called after an output is turned on or off (the saved state follows).
-    var onSwitch: (@Sendable () -> Void)?
+    /// Holds replies until the outputs' state is saved (set once, before any command).
+    var saves: SaveBarrier?
     /// The engine's outputs; read only in the engine's replies, on the audio thread.
     private var outputSet: OutputSet?
 
@@ -146,6 +146,7 @@ public final class OutputsController: @unchecked Sendable {
     public func toggle(_ id: Int, reply: @escaping Reply) { set(id, on: { !$0 }, reply: reply) }
 
     private func set(_ id: Int, on wanted: @escaping @Sendable (Bool) -> Bool, reply: @escaping Reply) {
+        let reply = saves?.after(reply) ?? reply
         guard let output = states.current.first(where: { $0.id == id }) else {
             let count = states.current.count
             let valid = count == 1 ? "the only output is 0" : "outputs are numbered 0 to \(count - 1)"
@@ -181,7 +182,6 @@ public final class OutputsController: @unchecked Sendable {
                     return outputs
                 }
                 changes.publish(outputs)
-                onSwitch?()
                 if on && !actual.contains(id) {
                     // A pipe that could not be set up is off again: the switch failed and
                     // changed nothing.

@@ -70,8 +70,10 @@ extension PlayerController {
                 source = .item(id: item.id, path: item.path, name: item.name)
             }
             let reader = try AudioFileOpener.open(path: file)
+            let length = reader.knownDuration
             shared.withLock { shared in
-                shared.queue.setDuration(reader.duration, format: reader.format, missing: false, for: id)
+                shared.queue.setDuration(
+                    length?.seconds, estimated: length?.estimated ?? false, format: reader.format, missing: false, for: id)
             }
             return OpenedEntry(id: id, track: Track(entry: id, source: source, file: file), reader: reader)
         } catch var error {
@@ -148,9 +150,13 @@ extension PlayerController {
                 shared.skipError = nil
                 publishQueue(shared)
             }
-            if let duration = snapshot.duration, let entry = shared.queue.entry(id: track.entry), entry.duration != duration {
-                // A length learned while playing (an MP3 without a Xing/Info tag).
-                shared.queue.setDuration(duration, format: entry.format, missing: entry.missing, for: entry.id)
+            if let duration = snapshot.duration, let entry = shared.queue.entry(id: track.entry),
+               entry.duration != duration || entry.durationEstimated != snapshot.frameCountIsEstimate
+            {
+                // A length learned while playing (an MP3 without a Xing/Info tag), or its estimate.
+                shared.queue.setDuration(
+                    duration, estimated: snapshot.frameCountIsEstimate, format: entry.format, missing: entry.missing,
+                    for: entry.id)
                 publishQueue(shared)
             }
             if snapshot.activity == .stopped && snapshot.reachedEnd && shared.endedToken != token {

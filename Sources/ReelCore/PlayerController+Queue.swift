@@ -25,11 +25,14 @@ public struct QueueListing: Sendable, Equatable {
 
 extension PlayerController {
     public typealias AddReply = @Sendable (Result<[QueueEntry], ReelError>) -> Void
+    /// Called with the queue's summary once the change is saved (and the player has followed it).
+    public typealias Saved<Value: Sendable> = @Sendable (Value) -> Void
 
     /// Adds a file, a recording or a folder's recordings at `position` (nil appends), or right
     /// after the current entry. A file must be absolute, inside the media roots and decodable; a
     /// folder must hold recordings. On error nothing is added.
     public func add(_ addition: QueueAddition, at position: Int?, afterCurrent: Bool, reply: @escaping AddReply) {
+        let reply = saves.after(reply)
         if let position, position < 0 {
             reply(.failure(ReelError(.outOfRange, "position \(position) is outside the queue (0…\(queueLength))")))
             return
@@ -85,20 +88,30 @@ extension PlayerController {
         shared.withLock { $0.queue.changes(since: version) }
     }
 
-    /// Removes entries (all or none: an unknown id is `not_found`). Removing the entry being
-    /// played starts the next one while playing, and stops while paused; removing the current
-    /// entry while stopped leaves none (MPD), so play starts at the first. The player follows
-    /// after this returns; `removeEntries(ids:followed:)` says when it has.
-    public func removeEntries(ids: [Int]) throws(ReelError) -> QueueSummary {
-        try removeEntries(ids: ids, followed: nil)
+    /// Removes entries (all or none: an unknown id is `not_found`, and nothing changes). Removing
+    /// the entry being played starts the next one while playing, and stops while paused; removing
+    /// the current entry while stopped leaves none (MPD), so play starts at the first.
+    ///
+    /// `followed` gets the summary once the player has followed the removal (stopped when the
+    /// paused entry went, started the next one when the playing entry went) and the state it left
+    /// is saved. A front end answers then, so that a client's next status shows the player as the
+    /// removal left it (MPD answers `delete` so), and the removal survives a crash.
+    public func removeEntries(ids: [Int], followed: @escaping Saved<QueueSummary>) throws(ReelError) {
+        _ = try removeEntries(ids: ids, whenFollowed: saves.after(followed))
     }
 
-    /// `removeEntries(ids:)`, calling `followed` with the summary once the player has followed
-    /// the removal (on the audio thread, on `work`, or before returning): stopped when the paused
-    /// entry went, started the next one when the playing entry went, at once otherwise. A front end answers then, so that a client's
-    /// next status shows the player as the removal left it (MPD answers `delete` so).
+    /// `removeEntries(ids:followed:)` without waiting for anything (following the library). The
+    /// player follows after this returns.
     @discardableResult
-    public func removeEntries(ids: [Int], followed: (@Sendable (QueueSummary) -> Void)?) throws(ReelError) -> QueueSummary {
+    func removeEntries(ids: [Int]) throws(ReelError) -> QueueSummary {
+        try removeEntries(ids: ids, whenFollowed: nil)
+    }
+
+    /// Removes, and calls `followed` once the player has followed (on the audio thread, on
+    /// `work`, or before returning).
+    private func removeEntries(ids: [Int], whenFollowed followed: (@Sendable (QueueSummary) -> Void)?) throws(ReelError)
+        -> QueueSummary
+    {
         let snapshot = engine.snapshot
         let stopped = snapshot.activity == .stopped
         let outcome = try shared.withLock { shared throws(ReelError) -> (QueueSummary, restart: Int??, currentGone: Bool) in
@@ -131,8 +144,14 @@ extension PlayerController {
         return summary
     }
 
-    /// Moves an entry to `position` (`not_found`, `out_of_range`).
-    public func moveEntry(id: Int, to position: Int) throws(ReelError) -> QueueSummary {
+    /// Moves an entry to `position` (`not_found`, `out_of_range`: then nothing changes); `saved`
+    /// gets the summary once the change is saved.
+    public func moveEntry(id: Int, to position: Int, saved: @escaping Saved<QueueSummary>) throws(ReelError) {
+        let summary = try moveEntry(id: id, to: position)
+        saves.after(saved)(summary)
+    }
+
+    func moveEntry(id: Int, to position: Int) throws(ReelError) -> QueueSummary {
         let summary = try shared.withLock { shared throws(ReelError) -> QueueSummary in
             try shared.queue.move(id: id, to: position)
             publishQueue(shared)
@@ -144,8 +163,13 @@ extension PlayerController {
 
     /// Moves the entries at the positions `range` so that the first of them is at `position`
     /// (MPD's `move START:END TO`; `out_of_range`, see `PlayQueue.move(range:to:)`). Any thread;
-    /// the chain is brought in line on `work`.
-    public func moveEntries(range: Range<Int>, to position: Int) throws(ReelError) -> QueueSummary {
+    /// the chain is brought in line on `work`; `saved` gets the summary once the change is saved.
+    public func moveEntries(range: Range<Int>, to position: Int, saved: @escaping Saved<QueueSummary>) throws(ReelError) {
+        let summary = try moveEntries(range: range, to: position)
+        saves.after(saved)(summary)
+    }
+
+    func moveEntries(range: Range<Int>, to position: Int) throws(ReelError) -> QueueSummary {
         let summary = try shared.withLock { shared throws(ReelError) -> QueueSummary in
             try shared.queue.move(range: range, to: position)
             publishQueue(shared)
@@ -156,8 +180,13 @@ extension PlayerController {
     }
 
     /// Swaps the positions of two entries (MPD's `swapid`; `not_found`). Any thread; the chain is
-    /// brought in line on `work`.
-    public func swapEntries(id: Int, with other: Int) throws(ReelError) -> QueueSummary {
+    /// brought in line on `work`; `saved` gets the summary once the change is saved.
+    public func swapEntries(id: Int, with other: Int, saved: @escaping Saved<QueueSummary>) throws(ReelError) {
+        let summary = try swapEntries(id: id, with: other)
+        saves.after(saved)(summary)
+    }
+
+    func swapEntries(id: Int, with other: Int) throws(ReelError) -> QueueSummary {
         let summary = try shared.withLock { shared throws(ReelError) -> QueueSummary in
             try shared.queue.swap(id: id, with: other)
             publishQueue(shared)
@@ -184,8 +213,13 @@ extension PlayerController {
     /// the queue is clipped, a bad start is `out_of_range`). While playing or paused the current
     /// entry goes on and, when inside the range, moves to its start; when stopped there is no
     /// current entry afterwards (see `PlayQueue.shuffle(range:playing:)`). Any thread; the
-    /// chain is brought in line on `work`.
-    public func shuffleQueue(range: Range<Int>? = nil) throws(ReelError) -> QueueSummary {
+    /// chain is brought in line on `work`; `saved` gets the summary once the change is saved.
+    public func shuffleQueue(range: Range<Int>? = nil, saved: @escaping Saved<QueueSummary>) throws(ReelError) {
+        let summary = try shuffleQueue(range: range)
+        saves.after(saved)(summary)
+    }
+
+    func shuffleQueue(range: Range<Int>? = nil) throws(ReelError) -> QueueSummary {
         let playing = engine.snapshot.activity != .stopped
         let (summary, currentChanged) = try shared.withLock { shared throws(ReelError) -> (QueueSummary, Bool) in
             let before = shared.queue.current
@@ -199,19 +233,38 @@ extension PlayerController {
         return summary
     }
 
-    /// Empties the queue and stops playback (as MPD's `clear`).
-    public func clearQueue() -> QueueSummary {
+    /// Empties the queue and stops playback (as MPD's `clear`); `saved` gets the summary once
+    /// playback has stopped and the empty queue is saved.
+    public func clearQueue(saved: @escaping Saved<QueueSummary>) {
+        clearQueue(whenStopped: saves.after(saved))
+    }
+
+    @discardableResult
+    func clearQueue(whenStopped stopped: (@Sendable (QueueSummary) -> Void)? = nil) -> QueueSummary {
         let summary = shared.withLock { shared -> QueueSummary in
             shared.queue.clear()
             publishQueue(shared)
             return shared.queue.summary
         }
-        if engine.snapshot.activity != .stopped { engine.send(.stop({ _ in })) }
+        if engine.snapshot.activity != .stopped {
+            engine.send(.stop({ _ in stopped?(summary) }))
+        } else {
+            stopped?(summary)
+        }
         return summary
     }
 
-    /// Changes any of the options; nil leaves one as it is.
-    public func setQueueOptions(repeats: Bool? = nil, random: Bool? = nil, single: SingleMode? = nil, consume: Bool? = nil)
+    /// Changes any of the options (nil leaves one as it is); `saved` gets them once saved.
+    public func setQueueOptions(
+        repeats: Bool? = nil, random: Bool? = nil, single: SingleMode? = nil, consume: Bool? = nil,
+        saved: @escaping Saved<QueueOptions>
+    ) {
+        let options = setQueueOptions(repeats: repeats, random: random, single: single, consume: consume)
+        saves.after(saved)(options)
+    }
+
+    @discardableResult
+    func setQueueOptions(repeats: Bool? = nil, random: Bool? = nil, single: SingleMode? = nil, consume: Bool? = nil)
         -> QueueOptions
     {
         let options = shared.withLock { shared -> QueueOptions in
@@ -237,9 +290,13 @@ extension PlayerController {
         switch addition {
         case .file(let path):
             try mediaRoots.check(path)
-            let reader = try AudioFileOpener.open(path: path)
+            // Described, not played: a long MP3 without a Xing/Info tag is not counted here (it
+            // is when it plays), and its entry shows the estimate.
+            let reader = try AudioFileOpener.open(path: path, mp3Length: .estimate)
+            let length = reader.knownDuration
             return [NewQueueEntry(
-                source: .file(path: path), duration: reader.duration, format: reader.format, tags: indexedTags(ofFile: path))]
+                source: .file(path: path), duration: length?.seconds, format: reader.format, tags: indexedTags(ofFile: path),
+                durationEstimated: length?.estimated ?? false)]
         case .recording(let reference):
             let item = try store.item(reference)
             guard item.kind == .folder else { return [try entry(of: item)] }

@@ -4,19 +4,32 @@ import Glibc
 import ReelLibrary
 import ReelModel
 
+/// What `PlayerController.saveSnapshot` took.
+struct SaveSnapshot {
+    var player: SavedPlayerState
+    /// The queue's entries as pieces of those the layout had; nil when none was added, removed or moved.
+    var edit: [QueueEditPiece]?
+    var length: Int
+    var options: QueueOptions
+    var contentVersion: Int
+    /// Every entry, for a full save.
+    var entries: [SavedQueue.Entry]?
+}
+
 extension PlayerController {
-    /// What to save now: the player's state and the queue (with its version, so an unchanged
-    /// queue is not written again). Any thread.
-    func savedState() -> (SavedPlayerState, (version: Int, saved: SavedQueue)) {
+    /// What the state file records at a save, taken at one moment: the player's state, the
+    /// queue's options and content version, the edit of its entries since `layout` (which it
+    /// brings up to date), and with `full` every entry. Any thread; one take of the queue's lock,
+    /// O(queue length) over integers (with `full`, over the entries).
+    func saveSnapshot(layout: inout SavedLayout, full: Bool) -> SaveSnapshot {
         let player = state
         return shared.withLock { shared in
-            let entries = shared.queue.allEntries
-            let current = shared.queue.current.flatMap { shared.queue.position(of: $0) }
-            let saved = SavedPlayerState(current: current, position: current == nil ? 0 : player.position, state: player.state)
-            let queue = SavedQueue(
-                entries: entries.map { SavedQueue.Entry(source: $0.source, duration: $0.duration, format: $0.format, tags: $0.tags) },
-                options: shared.queue.options)
-            return (saved, (shared.queue.version, queue))
+            let queue = shared.queue
+            let current = queue.current.flatMap { queue.position(of: $0) }
+            return SaveSnapshot(
+                player: SavedPlayerState(current: current, position: current == nil ? 0 : player.position, state: player.state),
+                edit: queue.edit(since: &layout), length: queue.length, options: queue.options,
+                contentVersion: queue.contentVersion, entries: full ? queue.allEntries.map(SavedQueue.Entry.init(saving:)) : nil)
         }
     }
 

@@ -22,8 +22,9 @@ public enum PlayRequest: Sendable, Equatable {
 /// Threads: commands come from any front end's thread. Quick ones (queue edits, status) run
 /// there under `shared`'s lock; anything that opens a file or reads the library runs on `work`,
 /// a serial queue that also reacts to the engine. The engine calls back on the audio thread,
-/// which only publishes and hands over to `work`. Replies are called on the audio thread or
-/// `work` and must hop to their own thread. Every change is published to `changes` and
+/// which only publishes and hands over to `work`. Replies are called once the state they leave
+/// is saved (`SaveBarrier`), on the state file's queue (or, before it starts, the audio thread or
+/// `work`), and must hop to their own thread. Every change is published to `changes` and
 /// `queueChanges` (built once), which the front ends take on theirs.
 public final class PlayerController: @unchecked Sendable {
     public typealias Reply = @Sendable (Result<PlayerState, ReelError>) -> Void
@@ -66,6 +67,8 @@ public final class PlayerController: @unchecked Sendable {
     let shared = Locked(Shared())
     /// The time spent playing, fed on the audio thread by every change of the engine's activity.
     let playTime = Locked(PlayTimeCounter())
+    /// Holds the replies to commands until the state they left is saved (see `SaveBarrier`).
+    let saves = SaveBarrier()
 
     /// The player's state after every change of state, source or format, and every seek.
     public let changes = StateFeed(PlayerState())
@@ -114,11 +117,14 @@ public final class PlayerController: @unchecked Sendable {
     func state(of snapshot: PlaybackSnapshot, position: Double, now: UInt64 = monotonicNanoseconds()) -> PlayerState {
         let stopped = snapshot.activity == .stopped
         typealias Shown = (entry: Int?, source: PlayerSource?, duration: Double?, format: AudioFormat?, skipError: ReelError?)
+        // The engine's length, exact or estimated; a queue entry's says which it is itself.
+        var estimated = snapshot.frameCountIsEstimate
         let shown = shared.withLock { shared -> Shown in
             let track = snapshot.token.flatMap { shared.tracks[$0] }
             if stopped, let current = shared.queue.current, current != track?.entry,
                let entry = shared.queue.entry(id: current)
             {
+                estimated = entry.durationEstimated
                 return (current, entry.source, entry.duration, entry.format, shared.skipError)
             }
             guard let track else { return (nil, nil, nil, nil, shared.skipError) }
@@ -133,7 +139,8 @@ public final class PlayerController: @unchecked Sendable {
         return PlayerState(
             state: snapshot.activity, position: position, duration: shown.duration, source: shown.source,
             entry: shown.entry, format: shown.format, timestamp: Double(now) / 1e9, underruns: snapshot.counters.xruns,
-            error: snapshot.error ?? shown.skipError)
+            error: snapshot.error ?? shown.skipError, durationEstimated: estimated && shown.duration != nil,
+            output: snapshot.output)
     }
 
     /// Publishes the player's state (after an engine change, a skipped entry, a rename).
@@ -146,6 +153,7 @@ public final class PlayerController: @unchecked Sendable {
     /// Plays a file (absolute, inside the media roots: else `not_found` / `forbidden`) or a
     /// recording, or a folder's recordings, from `position` seconds: the queue becomes that.
     public func play(_ request: PlayRequest, position: Double = 0, reply: @escaping Reply) {
+        let reply = saves.after(reply)
         guard Self.isValidStart(position) else {
             reply(.failure(Self.invalidStart(position)))
             return
@@ -182,6 +190,7 @@ public final class PlayerController: @unchecked Sendable {
 
     /// Plays the queue entry `id` from `position` seconds (`not_found` when there is none).
     public func play(entry id: Int, position: Double = 0, reply: @escaping Reply) {
+        let reply = saves.after(reply)
         guard Self.isValidStart(position) else {
             reply(.failure(Self.invalidStart(position)))
             return
@@ -203,17 +212,20 @@ public final class PlayerController: @unchecked Sendable {
 
     /// Loads entry `id` at `position`, paused or playing (after a restart, or to get ready).
     public func load(entry id: Int, position: Double, playing: Bool, reply: @escaping Reply) {
+        let reply = saves.after(reply)
         work.async { [self] in
             start(entry: id, position: position, playing: playing, skipping: false, reply: reply)
         }
     }
 
     public func pause(reply: @escaping Reply) {
+        let reply = saves.after(reply)
         clearSkipError()
         engine.send(.pause(adapt(reply)))
     }
 
     public func resume(reply: @escaping Reply) {
+        let reply = saves.after(reply)
         clearSkipError()
         if engine.snapshot.activity == .stopped {
             startFromQueue(reply: reply)
@@ -223,6 +235,7 @@ public final class PlayerController: @unchecked Sendable {
     }
 
     public func toggle(reply: @escaping Reply) {
+        let reply = saves.after(reply)
         clearSkipError()
         if engine.snapshot.activity == .stopped {
             startFromQueue(reply: reply)
@@ -233,12 +246,14 @@ public final class PlayerController: @unchecked Sendable {
 
     /// Stops; the current entry stays, and `resume` plays it from its start.
     public func stop(reply: @escaping Reply) {
+        let reply = saves.after(reply)
         clearSkipError()
         engine.send(.stop(adapt(reply)))
     }
 
     /// Seeks in the loaded entry; a seek that succeeds clears the player's error (as MPD's).
     public func seek(_ target: SeekTarget, reply: @escaping Reply) {
+        let reply = saves.after(reply)
         clearSkipError()
         engine.send(.seek(target, adapt(reply)))
     }
@@ -277,6 +292,7 @@ public final class PlayerController: @unchecked Sendable {
 
     /// Moves to the entry `move` picks (and applies to the queue), or stops when it picks none.
     private func skip(reply: @escaping Reply, _ move: @escaping @Sendable (inout PlayQueue, Int) -> Int?) {
+        let reply = saves.after(reply)
         clearSkipError()
         guard engine.snapshot.activity != .stopped else {
             reply(.failure(ReelError(.notPlaying, "nothing is playing; play an entry first")))

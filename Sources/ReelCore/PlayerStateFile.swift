@@ -1,55 +1,125 @@
-// The player's saved state: what to resume after a restart or a power cut.
+// The player's saved state: what to resume after a restart, a crash or a power cut.
 
 import Dispatch
 import Logging
 import ReelAudio
 import ReelModel
 import ReelProtocol
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Keeps `player-state.json` (entry, position, activity, volume) and `queue.json` (entries,
-/// options) in the data directory up to date: at once after a change of the player, within
-/// half a second of a queue edit (a burst of edits is saved once), every 5 s while playing
-/// (the position), and at shutdown. The queue
-/// file is rewritten only when the queue changed. Each file is written to a temp file, fsynced,
-/// renamed over the old one, and the directory fsynced, so a power cut leaves the old or the
-/// new state, never half of one. Writes run on their own queue, never on the audio thread or
-/// the event loop.
+/// Keeps the player's state (entry, position, activity, volume, outputs) and the queue (entries,
+/// options) in the data directory.
+///
+/// Files: `player-state.json` and `queue.json`, the *base*, each naming the last journal record
+/// it includes (`"journal": N`); `state.journal`, one line per save since (`JournalRecord`).
+///
+/// When: a save appends one record to the journal with one `write` (no `fsync`): the player's
+/// whole state, and what changed in the queue as pieces of its list (removing one entry of
+/// 10,000 writes two pieces, not the list). The reply to a client's command waits for the save
+/// of the state the command left (`SaveBarrier`): a process killed after the reply loses nothing
+/// acknowledged. Other changes (an entry that ends, a hardware mixer turned elsewhere, a pipe
+/// that failed) are saved as they come, the position every 5 s while playing. The journal is
+/// `fdatasync`ed within a second of a write: a power cut loses at most that second. The base is
+/// rewritten (*compaction*, off the save's way) once the journal holds 4,096 records or more
+/// bytes than `queue.json` (at least 1 MB), half a second after an entry's length or source
+/// changed in place (records do not carry that), and at start and shutdown.
+///
+/// Crash safety: a base file is written to a temp file, fsynced, renamed over the old one, and the
+/// directory fsynced: a crash leaves the old or the new one, never half of one. A journal line
+/// cut off by a crash is ignored: its command was never answered. A compaction writes the base
+/// under the number of the last record it includes, then a new journal (temp file, rename) with
+/// the records written meanwhile; a crash at any point leaves files that replay to the same state.
+///
+/// Threads: saves run in order on `queue` (`reel.player.state`), where the replies that waited are
+/// then called; `fsync` and compaction's writes run on `disk` (`reel.player.state.disk`), never in
+/// a save's way. Never the audio thread or an event loop.
 public final class PlayerStateFile: @unchecked Sendable {
     static let saveInterval = 5.0
+    static let syncInterval = 1.0
     static let settleDelay = 0.5
+    static let retryDelay = 5.0
+    static let maximumRecords = 4096
+    static let minimumJournalBytes = 1 << 20
 
     let path: String
     let queuePath: String
+    let journalPath: String
     private let directory: String
     private let player: PlayerController
     private let logger: Logger
     private let queue = DispatchQueue(label: "reel.player.state")
+    private let disk = DispatchQueue(label: "reel.player.state.disk", qos: .utility)
     private var timer: DispatchSourceTimer?
-    private var consumers: (StateFeed<PlayerState>.Consumer, StateFeed<QueueSummary>.Consumer)?
-    /// Touched on `queue` only.
-    private var lastSaved: SavedPlayerState?
-    private var lastSavedQueueVersion: Int?
-    private var saveScheduled = false
-    private var lastPlayerVersion: UInt64 = 0
+    /// Take each followed feed's latest value (so that it wakes us again), and stop following it.
+    private var feeds: [(take: @Sendable () -> Void, remove: @Sendable () -> Void)] = []
+    private let wakePending = Atomic<Bool>(false)
     /// The volume and mute to save, when a mixer is set (read on `queue`).
     var mixerState: (@Sendable () -> (volume: Int?, muted: Bool))?
     /// Which outputs are on, by name (read on `queue`).
     var outputsState: (@Sendable () -> [String: Bool])?
 
+    /// A compaction whose base files are being written.
+    private struct Compaction {
+        /// The last record the base includes.
+        var sequence: Int
+        var writesQueue: Bool
+        /// `queueFileStale` as the compaction took it (given back if the compaction fails).
+        var staleQueueFile: Bool
+        /// Records written since, for the new journal.
+        var tail: [UInt8] = []
+        var tailRecords = 0
+    }
+
+    // Touched on `queue` only.
+    private var started = false
+    private var finished = false
+    /// The highest record number the files held at `load`.
+    private var loadedSequence = 0
+    /// The number of the last record written (or of the base, when none was since).
+    private var sequence = 0
+    private var layout = SavedLayout()
+    private var lastPlayer: SavedPlayerState?
+    private var lastOptions = QueueOptions()
+    private var lastContentVersion = 0
+    /// `queue.json` is to be written at the next compaction even if no record changed the queue:
+    /// an entry's length, format or source changed in place (records do not carry that), or the
+    /// last write of the whole state failed.
+    private var queueFileStale = false
+    private var journal: JournalFile?
+    private var journalRecords = 0
+    private var journalBytes = 0
+    /// The journal could not be written: nothing more is appended until a compaction made a new one.
+    private var broken = false
+    /// The record `queue.json` includes, and the last record that changed the queue.
+    private var queueBase = 0
+    private var lastQueueRecord = 0
+    private var queueBytes = 0
+    private var compaction: Compaction?
+    private var compactionScheduled = false
+    /// A compaction failed and is to be tried again.
+    private var retryCompaction = false
+    private var syncScheduled = false
+    /// A write failed and was logged; the next success is logged too.
+    private var failing = false
+
     public init(directory: String, player: PlayerController, logger: Logger) {
         self.directory = directory
         self.path = directory + "/player-state.json"
         self.queuePath = directory + "/queue.json"
+        self.journalPath = directory + "/state.journal"
         self.player = player
         self.logger = logger
     }
 
-    /// The saved state and queue, nil when there is none. A file that cannot be read is logged
-    /// and ignored.
+    // MARK: Loading
+
+    /// The saved state and queue (the base files with the journal replayed), nil when there is
+    /// none. A file that cannot be read is logged and ignored; a journal is read up to its first
+    /// damaged line.
     public func load() -> (SavedPlayerState, SavedQueue)? {
         guard let json = read(path) else { return nil }
         let state: SavedPlayerState
@@ -62,16 +132,54 @@ public final class PlayerStateFile: @unchecked Sendable {
         if let legacy = state.legacySource {
             return (state, SavedQueue(entries: [legacy], options: QueueOptions()))
         }
-        guard let queueJSON = read(queuePath) else { return (state, SavedQueue(entries: [], options: QueueOptions())) }
-        do throws(ReelError) {
-            return (state, try SavedQueue(json: queueJSON))
-        } catch {
-            logger.warning("\(error.message); ignoring it", metadata: ["file": "\(queuePath)"])
-            return (state, SavedQueue(entries: [], options: QueueOptions()))
+        var saved = SavedQueue(entries: [], options: QueueOptions())
+        let queueJSON = read(queuePath)
+        if let queueJSON {
+            do throws(ReelError) {
+                saved = try SavedQueue(json: queueJSON)
+            } catch {
+                logger.warning("\(error.message); ignoring it", metadata: ["file": "\(queuePath)"])
+            }
         }
+        let playerBase = json["journal"]?.intValue
+        let queueBase = queueJSON?["journal"]?.intValue
+        let (records, cutOff, problem) = StateJournal.records(in: readBytes(journalPath) ?? [])
+        let loaded = max(playerBase ?? 0, queueBase ?? 0, records.last?.sequence ?? 0)
+        queue.sync { loadedSequence = loaded }
+        if cutOff {
+            logger.info(
+                "the saved state's journal ends in an incomplete record (cut off by a crash or a full disk); ignoring it",
+                metadata: ["file": "\(journalPath)"])
+        }
+        if let problem {
+            logger.warning("the saved state's journal is damaged (\(problem)); reading it up to there", metadata: ["file": "\(journalPath)"])
+        }
+        guard let playerBase, let queueBase else {
+            if !records.isEmpty {
+                logger.warning(
+                    "the saved state's journal does not belong to the saved state (written by an older reeld?); ignoring it",
+                    metadata: ["file": "\(journalPath)"])
+            }
+            return (state, saved)
+        }
+        let replayed = StateJournal.replay(records, player: state, playerBase: playerBase, queue: saved, queueBase: queueBase)
+        if let problem = replayed.problem {
+            logger.warning("the saved state's journal is damaged (\(problem)); reading it up to there", metadata: ["file": "\(journalPath)"])
+        }
+        return (replayed.player, replayed.queue)
     }
 
     private func read(_ path: String) -> JSONValue? {
+        guard let bytes = readBytes(path) else { return nil }
+        do {
+            return try JSONValue.parse(bytes)
+        } catch {
+            logger.warning("the saved player state is not valid JSON (\(error)); ignoring it", metadata: ["file": "\(path)"])
+            return nil
+        }
+    }
+
+    private func readBytes(_ path: String) -> [UInt8]? {
         guard let file = fopen(path, "r") else {
             if errno != ENOENT {
                 logger.warning("cannot read the saved player state; ignoring it", metadata: ["file": "\(path)"])
@@ -86,113 +194,385 @@ public final class PlayerStateFile: @unchecked Sendable {
             if count <= 0 { break }
             bytes += chunk[0..<count]
         }
-        do {
-            return try JSONValue.parse(bytes)
-        } catch {
-            logger.warning("the saved player state is not valid JSON (\(error)); ignoring it", metadata: ["file": "\(path)"])
-            return nil
-        }
+        return bytes
     }
 
-    /// Starts saving on changes and every few seconds while playing.
+    // MARK: Running
+
+    /// Writes the base afresh (the state restored, a new journal), then saves every change:
+    /// replies to clients' commands wait for their save from now on.
     public func start() {
-        let playerConsumer = player.changes.addConsumer { [weak self] in self?.changed(player: true) }
-        let queueConsumer = player.queueChanges.addConsumer { [weak self] in self?.changed(player: false) }
-        consumers = (playerConsumer, queueConsumer)
-        queue.async { [self] in saveNow() }
+        queue.sync {
+            started = true
+            sequence = loadedSequence
+            var snapshot = player.saveSnapshot(layout: &layout, full: true)
+            snapshot.player = completed(snapshot.player)
+            remember(snapshot)
+            queueFileStale = false
+            writeBaseNow(snapshot, sequence: sequence)
+        }
+        follow(player.changes)
+        follow(player.queueChanges)
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + Self.saveInterval, repeating: Self.saveInterval)
         timer.setEventHandler { [weak self] in
             guard let self, self.player.changes.latest.value.state == .playing else { return }
-            self.saveNow()
+            self.save()
         }
         timer.resume()
         self.timer = timer
-    }
-
-    /// A change of the player (play, pause, seek, a new entry) is saved at once; queue edits
-    /// once their burst has settled (adding a thousand files writes the queue once or twice).
-    func changed(player playerChanged: Bool) {
-        queue.async { [self] in
-            guard let consumers else { return }
-            let playerVersion = player.changes.take(for: consumers.0).version
-            _ = player.queueChanges.take(for: consumers.1)
-            if playerChanged && playerVersion != lastPlayerVersion {
-                lastPlayerVersion = playerVersion
-                saveNow()
-                return
-            }
-            guard !saveScheduled else { return }
-            saveScheduled = true
-            queue.asyncAfter(deadline: .now() + Self.settleDelay) { [self] in
-                saveScheduled = false
-                saveNow()
+        player.saves.connect { [weak self] then in
+            guard let self else { return then() }
+            self.queue.async {
+                self.save()
+                then()
             }
         }
     }
 
-    /// Saves within half a second (an output turned on or off).
-    func saveSoon() {
-        changed(player: false)
-    }
-
-    /// Saves the state now and stops (at shutdown, before the player stops).
-    public func finish() {
-        if let consumers {
-            player.changes.removeConsumer(consumers.0)
-            player.queueChanges.removeConsumer(consumers.1)
-        }
-        consumers = nil
+    /// Saves after each change of `feed` (the player, the queue, the mixer, the outputs).
+    func follow<Value: Sendable>(_ feed: StateFeed<Value>) {
+        let consumer = feed.addConsumer { [weak self] in self?.changed() }
         queue.sync {
+            feeds.append((take: { _ = feed.take(for: consumer) }, remove: { feed.removeConsumer(consumer) }))
+        }
+    }
+
+    /// On the publishing thread (the audio thread among them): schedules one save.
+    private func changed() {
+        guard !wakePending.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        queue.async { [self] in
+            wakePending.store(false, ordering: .releasing)
+            for feed in feeds { feed.take() }
+            save()
+        }
+    }
+
+    /// Saves the state now and stops (at shutdown, before the player stops): the whole state as
+    /// the base, and an empty journal. Replies go out at once from then on.
+    public func finish() {
+        queue.sync {
+            for feed in feeds { feed.remove() }
+            feeds = []
             timer?.cancel()
             timer = nil
-            saveNow()
+            finished = true
+            // A compaction's writes end first (its end, queued on `queue`, then does nothing).
+            disk.sync {}
+            if !started { sequence = loadedSequence }
+            var snapshot = player.saveSnapshot(layout: &layout, full: true)
+            snapshot.player = completed(snapshot.player)
+            if started, let record = record(of: snapshot) { append(record) }
+            compaction = nil
+            writeBaseNow(snapshot, sequence: sequence)
+        }
+        disk.sync {}
+        player.saves.disconnect()
+    }
+
+    // MARK: Saving
+
+    /// Records what changed since the last save, and starts a compaction when one is due. On `queue`.
+    private func save() {
+        guard started, !finished else { return }
+        var snapshot = player.saveSnapshot(layout: &layout, full: false)
+        snapshot.player = completed(snapshot.player)
+        if let record = record(of: snapshot) { append(record) }
+        // After a failed write, the retry timer compacts, not every save.
+        if compaction == nil, !retryCompaction, broken || journalRecords >= Self.maximumRecords
+            || journalBytes >= max(Self.minimumJournalBytes, queueBytes)
+        {
+            compact()
         }
     }
 
-    /// Writes what changed. On `queue`.
-    private func saveNow() {
-        let (state, queueSnapshot) = player.savedState()
+    /// The player's state with the volume and outputs.
+    private func completed(_ state: SavedPlayerState) -> SavedPlayerState {
+        var state = state
         let mixer = mixerState?()
-        var saved = state
-        saved.volume = mixer?.volume
-        saved.muted = mixer?.muted ?? false
-        saved.outputs = outputsState?() ?? [:]
-        if queueSnapshot.version != lastSavedQueueVersion {
-            if write(queueSnapshot.saved.json, to: queuePath) { lastSavedQueueVersion = queueSnapshot.version }
+        state.volume = mixer?.volume
+        state.muted = mixer?.muted ?? false
+        state.outputs = outputsState?() ?? [:]
+        return state
+    }
+
+    /// The record of what `snapshot` changed, numbered next; nil when nothing changed. Notes a
+    /// content change (which schedules a compaction). On `queue`.
+    private func record(of snapshot: SaveSnapshot) -> JournalRecord? {
+        if snapshot.contentVersion != lastContentVersion {
+            lastContentVersion = snapshot.contentVersion
+            queueFileStale = true
+            scheduleCompaction()
         }
-        if saved != lastSaved, write(saved.json, to: path) {
-            lastSaved = saved
+        let options = snapshot.options != lastOptions ? snapshot.options : nil
+        guard snapshot.edit != nil || options != nil || snapshot.player != lastPlayer else { return nil }
+        sequence += 1
+        let record = JournalRecord(
+            sequence: sequence, player: snapshot.player, edit: snapshot.edit, length: snapshot.length, options: options)
+        remember(snapshot)
+        if record.hasQueueChange { lastQueueRecord = sequence }
+        return record
+    }
+
+    private func remember(_ snapshot: SaveSnapshot) {
+        lastPlayer = snapshot.player
+        lastOptions = snapshot.options
+        lastContentVersion = snapshot.contentVersion
+    }
+
+    /// Appends `record` to the journal (and to a running compaction's tail). On `queue`.
+    private func append(_ record: JournalRecord) {
+        var bytes = record.json.jsonBytes
+        bytes.append(0x0A)
+        if compaction != nil {
+            compaction!.tail += bytes
+            compaction!.tailRecords += 1
+        }
+        guard !broken, let journal else { return }
+        if let error = journal.append(bytes) {
+            // Maybe half a line: nothing more goes after it; a compaction writes a new journal.
+            broken = true
+            report("cannot write the saved state's journal; writing the whole state instead", file: journalPath, error: error)
+            return
+        }
+        journalRecords += 1
+        journalBytes += bytes.count
+        scheduleSync()
+    }
+
+    /// `fdatasync`s the journal within a second. On `queue`.
+    private func scheduleSync() {
+        guard !syncScheduled else { return }
+        syncScheduled = true
+        queue.asyncAfter(deadline: .now() + Self.syncInterval) { [self] in
+            syncScheduled = false
+            guard let journal else { return }
+            disk.async { journal.sync() }
         }
     }
 
-    /// Writes `json` to `path` atomically and durably; false (logged) when it could not.
-    private func write(_ json: JSONValue, to path: String) -> Bool {
-        let temporary = path + ".tmp"
-        let bytes = json.jsonBytes + [0x0A]
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            logger.warning("cannot save the player state", metadata: ["file": "\(temporary)", "error": "\(String(cString: strerror(errno)))"])
-            return false
+    private func scheduleCompaction(after delay: Double = PlayerStateFile.settleDelay) {
+        guard !compactionScheduled else { return }
+        compactionScheduled = true
+        queue.asyncAfter(deadline: .now() + delay) { [self] in
+            compactionScheduled = false
+            guard started, !finished, queueFileStale || broken || retryCompaction else { return }
+            compact()
         }
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if written <= 0 { break }
-            offset += written
-        }
-        let synced = fsync(fd)
-        close(fd)
-        guard offset == bytes.count, synced == 0, rename(temporary, path) == 0 else {
-            logger.warning("cannot save the player state", metadata: ["file": "\(path)", "error": "\(String(cString: strerror(errno)))"])
-            unlink(temporary)
-            return false
-        }
-        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directoryFD >= 0 {
-            fsync(directoryFD)
-            close(directoryFD)
-        }
-        return true
     }
+
+    // MARK: Compaction
+
+    /// Writes the whole state as the base (on `disk`), then a new journal of what was recorded
+    /// meanwhile. One at a time. On `queue`.
+    private func compact() {
+        guard compaction == nil else { return }
+        retryCompaction = false
+        let taken = monotonicNanoseconds()
+        var snapshot = player.saveSnapshot(layout: &layout, full: true)
+        let snapshotMilliseconds = Double(monotonicNanoseconds() - taken) / 1e6
+        snapshot.player = completed(snapshot.player)
+        if let record = record(of: snapshot) { append(record) }
+        let writesQueue = lastQueueRecord > queueBase || queueFileStale
+        compaction = Compaction(sequence: sequence, writesQueue: writesQueue, staleQueueFile: queueFileStale)
+        queueFileStale = false
+        let sequence = self.sequence
+        let base = snapshot
+        disk.async { [self] in
+            let started = monotonicNanoseconds()
+            let written = writeBase(base, sequence: sequence, queue: writesQueue)
+            let milliseconds = Double(monotonicNanoseconds() - started) / 1e6
+            queue.async { [self] in
+                finishCompaction(written, milliseconds: (snapshot: snapshotMilliseconds, write: milliseconds))
+            }
+        }
+    }
+
+    /// On `queue`, once the base files are written (or not).
+    private func finishCompaction(_ written: Result<Int?, SaveFailure>, milliseconds: (snapshot: Double, write: Double)) {
+        guard let done = compaction, !finished else { return }
+        compaction = nil
+        switch written {
+        case .success(let bytes):
+            if let bytes {
+                queueBase = done.sequence
+                queueBytes = bytes
+            }
+            switch JournalFile.create(at: journalPath, holding: done.tail) {
+            case .success(let file):
+                journal = file
+                broken = false
+                journalRecords = done.tailRecords
+                journalBytes = done.tail.count
+                scheduleSync()
+                recovered()
+                logger.debug(
+                    "saved state compacted",
+                    metadata: [
+                        "record": "\(done.sequence)", "queueBytes": "\(bytes.map(String.init) ?? "unchanged")",
+                        "snapshotMilliseconds": "\(milliseconds.snapshot)", "writeMilliseconds": "\(milliseconds.write)",
+                    ])
+            case .failure(let failure):
+                broken = true
+                retryCompaction = true
+                report("cannot write the saved state's journal; trying again in \(Int(Self.retryDelay)) s", file: failure.file, error: failure.error)
+                scheduleCompaction(after: Self.retryDelay)
+            }
+        case .failure(let failure):
+            queueFileStale = queueFileStale || done.staleQueueFile
+            retryCompaction = true
+            report("cannot save the player state; trying again in \(Int(Self.retryDelay)) s", file: failure.file, error: failure.error)
+            scheduleCompaction(after: Self.retryDelay)
+        }
+    }
+
+    /// Writes the base and an empty journal, here and now (start, shutdown). On `queue`.
+    private func writeBaseNow(_ snapshot: SaveSnapshot, sequence: Int) {
+        let written = writeBase(snapshot, sequence: sequence, queue: true)
+        let journal = written.flatMap { _ in JournalFile.create(at: journalPath, holding: []) }
+        switch (written, journal) {
+        case (.success(let bytes), .success(let file)):
+            self.journal = file
+            broken = false
+            queueBase = sequence
+            lastQueueRecord = sequence
+            queueBytes = bytes ?? 0
+            journalRecords = 0
+            journalBytes = 0
+            file.sync()
+            recovered()
+        case (.failure(let failure), _), (_, .failure(let failure)):
+            self.journal = nil
+            broken = true
+            retryCompaction = true
+            queueFileStale = true
+            report("cannot save the player state", file: failure.file, error: failure.error)
+            if !finished { scheduleCompaction(after: Self.retryDelay) }
+        }
+    }
+
+    /// Writes `player-state.json` and (with `queue`) `queue.json` as including record `sequence`;
+    /// the size of `queue.json` when written. Any thread.
+    private func writeBase(_ snapshot: SaveSnapshot, sequence: Int, queue: Bool) -> Result<Int?, SaveFailure> {
+        var queueBytes: Int?
+        if queue, let entries = snapshot.entries {
+            var object = SavedQueue(entries: entries, options: snapshot.options).json.objectValue ?? JSONObject()
+            object["journal"] = .int(Int64(sequence))
+            var bytes = JSONValue.object(object).jsonBytes
+            bytes.append(0x0A)
+            if let failure = writeDurably(bytes, to: queuePath) { return .failure(failure) }
+            queueBytes = bytes.count
+        }
+        var object = snapshot.player.json.objectValue ?? JSONObject()
+        object["journal"] = .int(Int64(sequence))
+        var bytes = JSONValue.object(object).jsonBytes
+        bytes.append(0x0A)
+        if let failure = writeDurably(bytes, to: path) { return .failure(failure) }
+        return .success(queueBytes)
+    }
+
+    /// Writes `bytes` to `path` atomically and durably: temp file, fsync, rename, fsync of the
+    /// directory. Any thread.
+    private func writeDurably(_ bytes: [UInt8], to path: String) -> SaveFailure? {
+        let temporary = path + ".tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return SaveFailure(file: temporary) }
+        let error = writeAll(fd, bytes) ?? (fsync(fd) == 0 ? nil : errno)
+        close(fd)
+        guard error == nil, rename(temporary, path) == 0 else {
+            let failure = SaveFailure(file: path, error: error ?? errno)
+            unlink(temporary)
+            return failure
+        }
+        syncDirectory(of: path)
+        return nil
+    }
+
+    /// Logs a failure once until the next success.
+    private func report(_ message: String, file: String, error: Int32) {
+        guard !failing else { return }
+        failing = true
+        logger.warning("\(message)", metadata: ["file": "\(file)", "error": "\(String(cString: strerror(error)))"])
+    }
+
+    private func recovered() {
+        guard failing else { return }
+        failing = false
+        logger.notice("the player state is saved again", metadata: ["directory": "\(directory)"])
+    }
+}
+
+/// A file that could not be written, and why.
+struct SaveFailure: Error {
+    var file: String
+    var error: Int32 = errno
+}
+
+/// `state.journal`, open for appending. Closed when the last reference goes (a pending `fsync`
+/// holds one).
+final class JournalFile: @unchecked Sendable {
+    private let fd: Int32
+    private let path: String
+    /// The file was just made by a rename, which an `fsync` of the directory makes durable.
+    private let renamed = Atomic<Bool>(true)
+
+    private init(fd: Int32, path: String) {
+        self.fd = fd
+        self.path = path
+    }
+
+    deinit { close(fd) }
+
+    /// A new journal at `path` holding `bytes`: written to a temp file, renamed over the old one.
+    static func create(at path: String, holding bytes: [UInt8]) -> Result<JournalFile, SaveFailure> {
+        let temporary = path + ".tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return .failure(SaveFailure(file: temporary)) }
+        if let error = writeAll(fd, bytes) {
+            close(fd)
+            unlink(temporary)
+            return .failure(SaveFailure(file: temporary, error: error))
+        }
+        guard rename(temporary, path) == 0 else {
+            let failure = SaveFailure(file: path)
+            close(fd)
+            unlink(temporary)
+            return .failure(failure)
+        }
+        return .success(JournalFile(fd: fd, path: path))
+    }
+
+    /// Appends `bytes` with one `write` (more only when the kernel takes less); the error, or nil.
+    func append(_ bytes: [UInt8]) -> Int32? {
+        writeAll(fd, bytes)
+    }
+
+    /// `fdatasync`, and the directory's `fsync` after the file was made.
+    func sync() {
+        fdatasync(fd)
+        if renamed.exchange(false, ordering: .acquiringAndReleasing) { syncDirectory(of: path) }
+    }
+}
+
+/// Writes all of `bytes` to `fd`; the error, or nil.
+private func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Int32? {
+    var offset = 0
+    while offset < bytes.count {
+        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+        if written < 0 {
+            if errno == EINTR { continue }
+            return errno
+        }
+        if written == 0 { return EIO }
+        offset += written
+    }
+    return nil
+}
+
+private func syncDirectory(of path: String) {
+    let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+    let fd = open(directory.isEmpty ? "/" : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    guard fd >= 0 else { return }
+    fsync(fd)
+    close(fd)
 }

@@ -180,9 +180,9 @@ public final class RecorderController: @unchecked Sendable {
             throw ReelError(.busy, "already recording \(path); stop it first (reel record stop)")
         }
         let codec = request.codec ?? defaults.codec
-        guard SndFileWriter.codecs.contains(codec) else {
+        guard CodecRegistry.recordingFormats.contains(codec) else {
             throw ReelError(
-                .unsupportedFormat, "cannot record \"\(codec)\"; formats are \(SndFileWriter.codecs.joined(separator: ", "))")
+                .unsupportedFormat, "cannot record \"\(codec)\"; formats are \(CodecRegistry.recordingFormats.joined(separator: ", "))")
         }
         let sampleRate = request.sampleRate ?? defaults.sampleRate
         let channels = request.channels ?? defaults.channels
@@ -202,7 +202,7 @@ public final class RecorderController: @unchecked Sendable {
             }
             maxFrames = max(1, frameIndex(seconds: maxDuration, rate: Double(sampleRate)))
         }
-        let format = AudioFormat(codec: SndFileWriter.itemCodec(for: codec), sampleRate: sampleRate, channels: channels)
+        let format = AudioFormat(codec: CodecRegistry.recordingCodec(codec)?.name ?? codec, sampleRate: sampleRate, channels: channels)
         let item = try addItem(request, format: format)
         let path: String
         do {

@@ -71,6 +71,7 @@ public final class ReelCore: Sendable {
         player = PlayerController(
             device: outputs.makeOutputSet(device: output), timing: timing, store: store, mediaRoots: self.mediaRoots, logger: audioLogger)
         outputs.attach(player.engine)
+        outputs.saves = player.saves
         var recorderLogger = logger
         recorderLogger[metadataKey: "subsystem"] = "reel.recorder"
         recorder = RecorderController(
@@ -94,11 +95,12 @@ public final class ReelCore: Sendable {
         stateFile.mixerState = { mixer.saved }
         let outputs = self.outputs
         stateFile.outputsState = { outputs.saved }
-        let stateFile = self.stateFile
-        outputs.onSwitch = { stateFile.saveSoon() }
+        stateFile.follow(mixer.changes)
+        stateFile.follow(outputs.changes)
     }
 
-    /// Restores the saved queue and player (as `resume` says) and starts saving their state.
+    /// Restores the saved queue and player (as `resume` says) and starts saving their state: from
+    /// now on a command's reply waits until the state it left is saved (`SaveBarrier`).
     public func start(resume: Resume) {
         if let (state, queue) = saved {
             outputs.restore(state.outputs)

@@ -86,20 +86,25 @@ public struct SavedQueue: Equatable, Sendable {
     var options: QueueOptions
 
     var json: JSONValue {
-        let list: [JSONValue] = entries.map { entry in
-            var object = entry.source.json.objectValue ?? JSONObject()
-            if let duration = entry.duration { object["duration"] = .double(duration) }
-            if let format = entry.format { object["format"] = format.json }
-            if let tags = entry.tags { tags.add(to: &object) }
-            return .object(object)
-        }
-        return [
-            "version": 1, "entries": .array(list),
-            "options": [
-                "repeat": .bool(options.repeats), "random": .bool(options.random),
-                "single": .string(options.single.rawValue), "consume": .bool(options.consume),
-            ],
+        ["version": 1, "entries": .array(entries.map(\.json)), "options": Self.json(of: options)]
+    }
+
+    /// `{repeat, random, single, consume}`, as `queue.json` and the journal write them.
+    static func json(of options: QueueOptions) -> JSONValue {
+        [
+            "repeat": .bool(options.repeats), "random": .bool(options.random),
+            "single": .string(options.single.rawValue), "consume": .bool(options.consume),
         ]
+    }
+
+    /// The options `json(of:)` wrote; a value missing or not understood is its default.
+    static func options(json saved: JSONValue) -> QueueOptions {
+        var options = QueueOptions()
+        options.repeats = saved["repeat"]?.boolValue ?? false
+        options.random = saved["random"]?.boolValue ?? false
+        options.single = saved["single"]?.stringValue.flatMap(SingleMode.init(rawValue:)) ?? .off
+        options.consume = saved["consume"]?.boolValue ?? false
+        return options
     }
 
     init(entries: [Entry], options: QueueOptions) {
@@ -112,21 +117,36 @@ public struct SavedQueue: Equatable, Sendable {
         guard json["version"]?.intValue == 1, let list = json["entries"]?.arrayValue else {
             throw ReelError(.corruptFile, "the saved queue has no version 1 entries")
         }
-        entries = list.compactMap { value -> Entry? in
-            guard let source = try? PlayerSource(json: value) else { return nil }
-            if case .file(let path) = source, !path.hasPrefix("/") { return nil }
-            return Entry(
-                source: source, duration: value["duration"]?.doubleValue,
-                format: value["format"].flatMap { try? AudioFormat(json: $0) },
-                tags: value.objectValue.flatMap(DisplayTags.init(jsonObject:)))
-        }
-        var options = QueueOptions()
-        if let saved = json["options"] {
-            options.repeats = saved["repeat"]?.boolValue ?? false
-            options.random = saved["random"]?.boolValue ?? false
-            options.single = saved["single"]?.stringValue.flatMap(SingleMode.init(rawValue:)) ?? .off
-            options.consume = saved["consume"]?.boolValue ?? false
-        }
-        self.options = options
+        entries = list.compactMap(Entry.init(json:))
+        options = json["options"].map(Self.options(json:)) ?? QueueOptions()
+    }
+}
+
+extension SavedQueue.Entry {
+    /// What is saved of a queue entry. An estimated length is not kept: after a restart it would
+    /// read as exact.
+    init(saving entry: QueueEntry) {
+        self.init(
+            source: entry.source, duration: entry.durationEstimated ? nil : entry.duration, format: entry.format,
+            tags: entry.tags)
+    }
+
+    /// The entry's source (`file`, or `item` with its path and name), length, format and tags.
+    var json: JSONValue {
+        var object = source.json.objectValue ?? JSONObject()
+        if let duration { object["duration"] = .double(duration) }
+        if let format { object["format"] = format.json }
+        if let tags { tags.add(to: &object) }
+        return .object(object)
+    }
+
+    /// An entry `json` wrote; nil when it has no source Reel can play (a file must be absolute).
+    init?(json value: JSONValue) {
+        guard let source = try? PlayerSource(json: value) else { return nil }
+        if case .file(let path) = source, !path.hasPrefix("/") { return nil }
+        self.init(
+            source: source, duration: value["duration"]?.doubleValue,
+            format: value["format"].flatMap { try? AudioFormat(json: $0) },
+            tags: value.objectValue.flatMap(DisplayTags.init(jsonObject:)))
     }
 }

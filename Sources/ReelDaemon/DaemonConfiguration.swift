@@ -303,9 +303,9 @@ public struct DaemonConfiguration: Equatable, Sendable {
             }
             resumeOnStart = choice
         case "record_format":
-            guard SndFileWriter.codecs.contains(value) else {
+            guard Codecs.recordingFormats.contains(value) else {
                 throw ConfigurationError(
-                    "\(source): \"\(value)\" is not a recording format; use \(SndFileWriter.codecs.joined(separator: ", "))")
+                    "\(source): \"\(value)\" is not a recording format; use \(Codecs.recordingFormats.joined(separator: ", "))")
             }
             recording.codec = value
         case "record_sample_rate":

@@ -42,12 +42,19 @@ public struct PlayerState: Equatable, Sendable {
     /// The last device or decoding failure that paused or stopped playback; cleared by the next
     /// successful play or resume.
     public var error: ReelError?
+    /// `duration` is an estimate: an MP3 without a Xing/Info tag whose frames are being counted.
+    public var durationEstimated: Bool
+    /// What the device was given: the file's own rate and channels, 16 bits for 16-bit and lossy
+    /// sources, 32 for 24- and 32-bit and floating-point ones (ALSA converts further only where
+    /// the device takes neither); nil while the device is closed (stopped).
+    public var output: OutputFormat?
 
     public init(
         state: PlayerActivity = .stopped, position: Double = 0, duration: Double? = nil,
         source: PlayerSource? = nil, entry: Int? = nil, format: AudioFormat? = nil, timestamp: Double = 0,
-        underruns: Int = 0, error: ReelError? = nil
+        underruns: Int = 0, error: ReelError? = nil, durationEstimated: Bool = false, output: OutputFormat? = nil
     ) {
+        self.output = output
         self.state = state
         self.position = position
         self.duration = duration
@@ -57,6 +64,7 @@ public struct PlayerState: Equatable, Sendable {
         self.timestamp = timestamp
         self.underruns = underruns
         self.error = error
+        self.durationEstimated = durationEstimated
     }
 
     public static let stopped = PlayerState()

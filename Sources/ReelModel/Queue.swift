@@ -58,10 +58,12 @@ public struct QueueEntry: Sendable, Equatable {
     public var tags: DisplayTags?
     /// 0 to 255 (MPD's `prio`): in random mode, entries of a higher priority play first.
     public var priority: Int
+    /// `duration` is an estimate (an MP3 without a Xing/Info tag, until its frames are counted).
+    public var durationEstimated: Bool
 
     public init(
         id: Int, position: Int, source: PlayerSource, duration: Double? = nil, format: AudioFormat? = nil,
-        missing: Bool = false, tags: DisplayTags? = nil, priority: Int = 0
+        missing: Bool = false, tags: DisplayTags? = nil, priority: Int = 0, durationEstimated: Bool = false
     ) {
         self.id = id
         self.position = position
@@ -71,6 +73,7 @@ public struct QueueEntry: Sendable, Equatable {
         self.missing = missing
         self.tags = tags
         self.priority = priority
+        self.durationEstimated = durationEstimated
     }
 }
 
@@ -81,16 +84,18 @@ public struct NewQueueEntry: Sendable, Equatable {
     public var format: AudioFormat?
     public var missing: Bool
     public var tags: DisplayTags?
+    public var durationEstimated: Bool
 
     public init(
         source: PlayerSource, duration: Double? = nil, format: AudioFormat? = nil, missing: Bool = false,
-        tags: DisplayTags? = nil
+        tags: DisplayTags? = nil, durationEstimated: Bool = false
     ) {
         self.source = source
         self.duration = duration
         self.format = format
         self.missing = missing
         self.tags = tags
+        self.durationEstimated = durationEstimated
     }
 }
 

@@ -23,6 +23,8 @@ public enum ErrorReason: String, Sendable, CaseIterable {
     case noMixer = "no_mixer"
     /// A change asked of what reeld only reads: the music folders (the `/Music` branch).
     case readOnly = "read_only"
+    /// A seek in a source that cannot go there (a stream, beyond what is kept of it).
+    case notSeekable = "not_seekable"
 }
 
 /// An application error: what went wrong (`reason`) and what to do about it (`message`).

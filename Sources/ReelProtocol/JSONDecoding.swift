@@ -81,4 +81,10 @@ struct ObjectReader {
         guard optional(key) != nil else { return defaultValue }
         return try int(key)
     }
+
+    /// A boolean member that may be absent (then `defaultValue`).
+    func bool(_ key: String, default defaultValue: Bool) throws(JSONDecodingError) -> Bool {
+        guard optional(key) != nil else { return defaultValue }
+        return try bool(key)
+    }
 }

@@ -60,15 +60,18 @@ extension ReelError {
 }
 
 extension PlayerState {
-    /// `{"state","position","duration","source","entry","format","timestamp","underruns","error"}`.
+    /// `{"state","position","duration","durationEstimated","source","entry","format","output",
+    /// "timestamp","underruns","error"}`.
     public var jsonObject: JSONObject {
         [
             "state": .string(state.rawValue),
             "position": .double(position),
             "duration": duration.map(JSONValue.double) ?? .null,
+            "durationEstimated": .bool(durationEstimated),
             "source": source?.json ?? .null,
             "entry": entry.map { .int(Int64($0)) } ?? .null,
             "format": format?.json ?? .null,
+            "output": output.map { ["sampleRate": .int(Int64($0.sampleRate)), "bits": .int(Int64($0.bits)), "channels": .int(Int64($0.channels))] } ?? .null,
             "timestamp": .double(timestamp),
             "underruns": .int(Int64(underruns)),
             "error": error?.json ?? .null,
@@ -86,6 +89,7 @@ extension PlayerState {
         JSONWriter.writeDouble(position, into: &out)
         JSONWriter.append(#","duration":"#, into: &out)
         if let duration { JSONWriter.writeDouble(duration, into: &out) } else { JSONWriter.append("null", into: &out) }
+        JSONWriter.append(durationEstimated ? #","durationEstimated":true"# : #","durationEstimated":false"#, into: &out)
         JSONWriter.append(#","source":"#, into: &out)
         switch source {
         case nil:
@@ -117,6 +121,18 @@ extension PlayerState {
         } else {
             JSONWriter.append("null", into: &out)
         }
+        JSONWriter.append(#","output":"#, into: &out)
+        if let output {
+            JSONWriter.append(#"{"sampleRate":"#, into: &out)
+            JSONWriter.writeInt(Int64(output.sampleRate), into: &out)
+            JSONWriter.append(#","bits":"#, into: &out)
+            JSONWriter.writeInt(Int64(output.bits), into: &out)
+            JSONWriter.append(#","channels":"#, into: &out)
+            JSONWriter.writeInt(Int64(output.channels), into: &out)
+            out.append(0x7D)
+        } else {
+            JSONWriter.append("null", into: &out)
+        }
         JSONWriter.append(#","timestamp":"#, into: &out)
         JSONWriter.writeDouble(timestamp, into: &out)
         JSONWriter.append(#","underruns":"#, into: &out)
@@ -143,7 +159,7 @@ extension PlayerState {
         return JSONText(bytes: out)
     }
 
-    /// `underruns`, `entry` and `error` may be absent (0 and nil).
+    /// `underruns`, `entry`, `error`, `durationEstimated` and `output` may be absent (0, nil, false, nil).
     public init(json: JSONValue) throws(JSONDecodingError) {
         let reader = try ObjectReader(json, as: "PlayerState")
         let rawState = try reader.string("state")
@@ -159,7 +175,13 @@ extension PlayerState {
             format: try reader.optional("format").map { (v) throws(JSONDecodingError) in try AudioFormat(json: v) },
             timestamp: try reader.double("timestamp"),
             underruns: try reader.int("underruns", default: 0),
-            error: try reader.optional("error").map { (v) throws(JSONDecodingError) in try ReelError(json: v) })
+            error: try reader.optional("error").map { (v) throws(JSONDecodingError) in try ReelError(json: v) },
+            durationEstimated: try reader.bool("durationEstimated", default: false),
+            output: try reader.optional("output").map { (v) throws(JSONDecodingError) in
+                let output = try ObjectReader(v, as: "PlayerState.output")
+                return OutputFormat(
+                    sampleRate: try output.int("sampleRate"), bits: try output.int("bits"), channels: try output.int("channels"))
+            })
     }
 }
 

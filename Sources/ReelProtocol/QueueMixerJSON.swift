@@ -37,14 +37,15 @@ extension SingleMode {
 }
 
 extension QueueEntry {
-    /// `{"id","position","source","duration","format"}`, `"missing": true` for an entry whose
-    /// file is gone, and `"title"`, `"artist"`, `"album"` (each when known) for a music folder
-    /// file.
+    /// `{"id","position","source","duration","format"}`, `"durationEstimated": true` while the
+    /// duration is an estimate, `"missing": true` for an entry whose file is gone, and `"title"`,
+    /// `"artist"`, `"album"` (each when known) for a music folder file.
     public var json: JSONValue {
         var object: JSONObject = [
             "id": .int(Int64(id)), "position": .int(Int64(position)), "source": source.json,
             "duration": duration.map(JSONValue.double) ?? .null, "format": format?.json ?? .null,
         ]
+        if durationEstimated { object["durationEstimated"] = .bool(true) }
         if missing { object["missing"] = .bool(true) }
         if let tags { tags.add(to: &object) }
         return .object(object)
@@ -57,7 +58,8 @@ extension QueueEntry {
             source: try PlayerSource(json: reader.object["source"] ?? .null),
             duration: try reader.optionalDouble("duration"),
             format: try reader.optional("format").map { (v) throws(JSONDecodingError) in try AudioFormat(json: v) },
-            missing: reader.object["missing"]?.boolValue ?? false, tags: DisplayTags(jsonObject: reader.object))
+            missing: reader.object["missing"]?.boolValue ?? false, tags: DisplayTags(jsonObject: reader.object),
+            durationEstimated: reader.object["durationEstimated"]?.boolValue ?? false)
     }
 }
 

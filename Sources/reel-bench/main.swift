@@ -11,9 +11,13 @@
 //   reel-bench build-tree …, reel-bench start …: for bench/library, see LibraryBench.swift.
 //   reel-bench resample [--seconds N] [--rate R]: a Snapcast output's conversion alone, for
 //       bench/snapcast (ResampleBench.swift).
+//   reel-bench mp3-length FILE...: an MP3's length estimate against its exact length and
+//       against the first frame's bitrate (MP3LengthBench.swift).
+//   reel-bench decode [--from N] [--seconds S] LIST: plays each file of LIST through
+//       AudioFileOpener with no device, for scripts/fuzz-decoders (DecodeCheck.swift).
 //
 // Flags are parsed by hand: this tool depends on ReelProtocol (ReelLibrary for build-tree,
-// ReelAudio for resample).
+// ReelAudio for resample, mp3-length and decode, ReelTags for decode).
 
 #if canImport(Glibc)
 import Glibc
@@ -45,12 +49,18 @@ let usage = """
            reel-bench build-tree --data-dir DIR [--folders N] [--per-folder N] [--batch N]
            reel-bench start --socket PATH [--log FILE] [--pid-file FILE] [--timeout S] -- REELD [ARGS...]
            reel-bench resample [--seconds N] [--rate R]
+           reel-bench mp3-length FILE...
+           reel-bench decode [--from N] [--seconds S] LIST
     """
 
 switch CommandLine.arguments.dropFirst().first {
 case "build-tree": buildTreeCommand(Array(CommandLine.arguments.dropFirst(2)))
 case "start": startCommand(Array(CommandLine.arguments.dropFirst(2)))
 case "resample": resampleCommand(Array(CommandLine.arguments.dropFirst(2)))
+case "mp3-length":
+    mp3LengthCommand(Array(CommandLine.arguments.dropFirst(2)))
+    exit(0)
+case "decode": decodeCommand(Array(CommandLine.arguments.dropFirst(2)))
 default: break
 }
 

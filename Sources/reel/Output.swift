@@ -41,11 +41,17 @@ enum Output {
 
     // MARK: Player
 
-    /// `0:42 / 3:10`, or `0:42` when the duration is unknown.
+    /// `0:42 / 3:10`, `0:42 / ~3:10` while the duration is an estimate, or `0:42` when the
+    /// duration is unknown.
     static func times(_ state: PlayerState) -> String {
         let position = formatSeconds(state.position)
         guard let duration = state.duration else { return position }
-        return "\(position) / \(formatSeconds(duration))"
+        return "\(position) / \(length(duration, estimated: state.durationEstimated))"
+    }
+
+    /// `3:10`, or `~3:10` for an estimate.
+    static func length(_ seconds: Double, estimated: Bool) -> String {
+        (estimated ? "~" : "") + formatSeconds(seconds)
     }
 
     /// The path of what is loaded.

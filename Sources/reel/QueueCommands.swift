@@ -134,7 +134,8 @@ extension Output {
     }
 
     /// The rows of `reel queue`: `>` on the current entry, the 1-based position, the name and
-    /// the duration (m:ss, `?` when unknown), columns aligned; a missing file says so.
+    /// the duration (m:ss, `~m:ss` for an estimate, `?` when unknown), columns aligned; a missing
+    /// file says so.
     /// A music folder file's `Artist - Title` (or its title) as indexed; else the file's name or
     /// the recording's tree path.
     static func entryName(_ entry: QueueEntry) -> String {
@@ -147,7 +148,9 @@ extension Output {
         let positionWidth = String(entries.last.map { $0.position + 1 } ?? 1).count
         let names = entries.map(entryName)
         let nameWidth = names.map(\.count).max() ?? 0
-        let durations = entries.map { $0.duration.map(formatSeconds) ?? "?" }
+        let durations = entries.map { entry in
+            entry.duration.map { length($0, estimated: entry.durationEstimated) } ?? "?"
+        }
         let durationWidth = durations.map(\.count).max() ?? 0
         return entries.indices.map { index in
             let entry = entries[index]
@@ -167,11 +170,12 @@ extension Output {
         return "repeat: \(word(options.repeats))  random: \(word(options.random))  single: \(options.single.rawValue)  consume: \(word(options.consume))"
     }
 
-    /// `3 entries (1:30)`, `1 entry (0:30)`, `0 entries`; the total leaves out unknown durations.
-    static func queueLength(_ length: Int, total: Double?) -> String {
+    /// `3 entries (1:30)`, `1 entry (0:30)`, `0 entries`; the total leaves out unknown durations,
+    /// and is `~1:30` when it counts an estimate.
+    static func queueLength(_ length: Int, total: Double?, estimated: Bool = false) -> String {
         let count = "\(length) \(length == 1 ? "entry" : "entries")"
         guard let total, length > 0 else { return count }
-        return "\(count) (\(formatSeconds(total)))"
+        return "\(count) (\(Output.length(total, estimated: estimated)))"
     }
 }
 
@@ -482,7 +486,10 @@ struct QueueCommand: ParsableCommand {
         for row in Output.queueTable(queue.entries, current: queue.summary.current) { Output.line(row) }
         let known = queue.entries.compactMap(\.duration)
         let total: Double? = known.isEmpty ? nil : known.reduce(0, +)
-        Output.line(Output.queueLength(queue.summary.length, total: total) + "  " + Output.optionsLine(queue.summary.options))
+        let estimated = queue.entries.contains { $0.duration != nil && $0.durationEstimated }
+        Output.line(
+            Output.queueLength(queue.summary.length, total: total, estimated: estimated) + "  "
+                + Output.optionsLine(queue.summary.options))
     }
 }
 

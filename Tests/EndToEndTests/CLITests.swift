@@ -43,6 +43,35 @@ struct CLITests {
         #expect(result.stdout == "playing  0:42 / 3:10  /music/a.flac  (flac 44100 Hz 2 ch)\n")
     }
 
+    /// An MP3 whose length is still being counted shows its estimate as such.
+    @Test func statusAndQueueMarkAnEstimatedDuration() throws {
+        let fake = try CLIFakeDaemon { request in
+            if request.method == "queue.list" {
+                let entries: [JSONValue] = request.params["count"] == 0 ? [] : [
+                    ["id": 1, "position": 0, "source": ["path": "/music/long.mp3"], "duration": 3598.4,
+                     "durationEstimated": true, "format": ["codec": "mp3", "sampleRate": 44100, "channels": 2]],
+                    ["id": 2, "position": 1, "source": ["path": "/music/a.flac"], "duration": 190.0, "format": .null],
+                ]
+                return .success([
+                    "version": 3, "length": 2, "current": 1, "next": 2, "entries": .array(entries),
+                    "options": ["repeat": false, "random": false, "single": false, "consume": false],
+                ])
+            }
+            return .success([
+                "state": "playing", "position": 42.7, "duration": 3598.4, "durationEstimated": true,
+                "source": ["path": "/music/long.mp3"], "format": ["codec": "mp3", "sampleRate": 44100, "channels": 2],
+                "timestamp": 1.0, "underruns": 0, "error": .null,
+            ])
+        }
+        let status = try CLI.run(["status", "--socket", fake.socketPath])
+        #expect(status.status == 0, "\(status)")
+        #expect(status.stdout == "playing  0:42 / ~59:58  /music/long.mp3  (mp3 44100 Hz 2 ch)\n")
+        let queue = try CLI.run(["queue", "--socket", fake.socketPath])
+        #expect(queue.status == 0, "\(queue)")
+        #expect(queue.stdout.contains("> 1  long.mp3  ~59:58\n  2  a.flac      3:10\n"), "\(queue.stdout)")
+        #expect(queue.stdout.contains("2 entries (~1:03:08)"), "\(queue.stdout)")
+    }
+
     @Test func socketComesFromREEL_SOCKETWhenNoOptionIsGiven() throws {
         let daemon = try DaemonProcess(device: "null")
         let result = try CLI.run(["status"], environment: ["REEL_SOCKET": daemon.socketPath])

@@ -124,4 +124,28 @@ import Testing
         #expect(played.count == expected.count, "\(played.count) bytes played, the source has \(expected.count)")
         #expect(played == expected, "the ALAC file did not come out byte for byte")
     }
+
+    @Test func highResolutionFilesPlayAtTheirOwnRateAndDepthAndTheStateSaysWhatTheDeviceGot() throws {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("reel-hires-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let source = scratch.appendingPathComponent("hires.wav").path
+        try AudioAnalysis.run("sox", ["-n", "-r", "96000", "-c", "2", "-b", "24", source, "synth", "0.5", "sine", "1000"])
+        let wavpack = scratch.appendingPathComponent("hires.wv").path
+        try AudioAnalysis.run("ffmpeg", ["-hide_banner", "-loglevel", "error", "-i", source, "-c:a", "wavpack", wavpack])
+        let float = scratch.appendingPathComponent("float.wav").path
+        try AudioAnalysis.run("sox", ["-n", "-r", "48000", "-c", "2", "-e", "floating-point", "-b", "32", float, "synth", "0.5", "sine", "500"])
+        let cd = scratch.appendingPathComponent("cd.flac").path
+        try AudioAnalysis.run("sox", ["-n", "-r", "44100", "-c", "2", "-b", "16", cd, "synth", "0.5", "sine", "500"])
+        let daemon = try DaemonProcess(device: "null")
+        let client = try daemon.client()
+        let cases: [(String, String, Int, Int)] = [(wavpack, "wavpack", 96000, 32), (float, "wav", 48000, 32), (cd, "flac", 44100, 16)]
+        for (path, codec, rate, bits) in cases {
+            let state = try client.result("player.play", ["file": .string(path)])
+            #expect(state["format"] == ["codec": .string(codec), "sampleRate": .int(Int64(rate)), "channels": 2], "\(path): \(state)")
+            // The reply is the state the load published: the device just opened for the file.
+            #expect(state["state"] == .string("playing"), "\(path): \(state)")
+            #expect(state["output"] == ["sampleRate": .int(Int64(rate)), "bits": .int(Int64(bits)), "channels": 2], "\(path): \(state)")
+        }
+    }
 }

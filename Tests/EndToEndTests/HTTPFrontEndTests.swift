@@ -377,4 +377,33 @@ import Testing
         #expect(output.contains("cannot listen on 127.0.0.1:\(port)"))
         #expect(output.contains("Address already in use"))
     }
+
+    @Test func anMP4sCoverPictureIsTheAlbumsCoverOnThePage() throws {
+        let music = FileManager.default.temporaryDirectory.appendingPathComponent("reel-mp4-cover-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: music, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: music) }
+        let source = music.appendingPathComponent(".source.wav").path
+        try AudioAnalysis.run("sox", ["-n", "-r", "44100", "-c", "2", "-b", "16", source, "synth", "1", "sine", "440"])
+        // A PNG made by ffmpeg itself (a 16×16 red square), put in the MP4 as its covr atom.
+        let cover = music.appendingPathComponent(".cover.png").path
+        try AudioAnalysis.run("ffmpeg", ["-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "color=c=red:s=16x16", "-frames:v", "1", cover])
+        let track = music.appendingPathComponent("01 Covered.m4a").path
+        try AudioAnalysis.run("ffmpeg", [
+            "-hide_banner", "-loglevel", "error", "-i", source, "-i", cover, "-map", "0", "-map", "1", "-c:a", "aac",
+            "-c:v", "copy", "-disposition:v", "attached_pic", "-metadata", "album=Covered Album", "-metadata", "artist=Painter", track,
+        ])
+        let (daemon, port) = try Self.daemon(environment: ["REEL_MUSIC_DIRS": music.path])
+        let client = try daemon.client()
+        _ = try client.result("subscribe", ["stream": "scan"])
+        _ = try MusicFoldersTests.scanEnded(client, atLeast: 1)
+        let albums = try client.result("music.albums")["albums"]?.arrayValue ?? []
+        #expect(albums.first?["hasCover"] == true, "\(albums)")
+        let http = try HTTPTestClient(port: port)
+        try http.request("GET", "/cover?album=Covered%20Album&artist=Painter", port: port)
+        let response = try http.readResponse()
+        #expect(response.status == 200)
+        #expect(response.header("content-type") == "image/png")
+        #expect(response.body == Array(try Data(contentsOf: URL(fileURLWithPath: cover))))
+    }
+
 }

@@ -32,6 +32,7 @@ import Testing
         try make("track-wavpack.wv", "ffmpeg", ffmpeg + ["-c:a", "wavpack", "OUT"])
         try make("track-wma.wma", "ffmpeg", ffmpeg + ["-c:a", "wmav2", "OUT"])
         try make("track-tta.tta", "ffmpeg", ffmpeg + ["-c:a", "tta", "OUT"])
+        try make("track-musepack.mpc", "mpcenc", ["--silent", "--overwrite", "IN", "OUT"])
         try writeDSF(to: root.appendingPathComponent("track-dsd.dsf").path, seconds: 0.5)
         names.append("track-dsd.dsf")
         try Data("not audio".utf8).write(to: root.appendingPathComponent("track-text.flac"))
@@ -107,6 +108,8 @@ import Testing
             if path.hasSuffix(".m4a") { #expect(reason.contains("MP4"), "\(reason)") }
             if path.hasSuffix(".wv") { #expect(reason.contains("WavPack"), "\(reason)") }
         }
+        let musepack = try #require(listed.first { $0["path"]?.stringValue?.hasSuffix("track-musepack.mpc") == true })
+        #expect(musepack["format"]?["codec"] == .string("musepack"), "\(musepack)")
         // The DSF file (TagLib reads no DSF tags) is listed by its name, as DSD.
         let dsd = try #require(listed.first { $0["path"]?.stringValue?.hasSuffix("track-dsd.dsf") == true })
         #expect(dsd["format"]?["codec"] == .string("dsd"), "\(dsd)")
@@ -126,6 +129,70 @@ import Testing
             #expect(state["error"] == .null, "\(track["path"]?.stringValue ?? "?"): \(state)")
             #expect(state["format"]?["codec"]?.stringValue == track["format"]?["codec"]?.stringValue)
         }
+    }
+
+    /// The bad files FFmpeg is asked about, in a music folder: each is a failure of the scan whose
+    /// reason names the file and is the verdict playing it gives (`unsupported_format` or
+    /// `corrupt_file`), none is listed, and the scan ends; a real WavPack file named `.m4a` is
+    /// listed and plays as what it is.
+    @Test func badFilesForFFmpegAreScanFailuresWithTheVerdictPlayingThemGives() throws {
+        let music = FileManager.default.temporaryDirectory.appendingPathComponent("reel-bad-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: music) }
+        try FileManager.default.createDirectory(at: music, withIntermediateDirectories: true)
+        func path(_ name: String) -> String { music.appendingPathComponent(name).path }
+        let source = path(".source.wav")
+        try MusicFoldersTests.run("sox", ["-n", "-r", "44100", "-c", "2", "-b", "16", source, "synth", "1", "sine", "440", "vol", "0.3"])
+        let ffmpeg = ["-hide_banner", "-loglevel", "error", "-y"]
+        try MusicFoldersTests.run("ffmpeg", ffmpeg + ["-i", source, "-c:a", "aac", path("track-good.m4a")])
+        try MusicFoldersTests.run("ffmpeg", ffmpeg + ["-i", source, "-c:a", "wavpack", "-f", "wv", path("track-wavpack-named.m4a")])
+        try MusicFoldersTests.run(
+            "ffmpeg", ffmpeg + ["-f", "lavfi", "-i", "testsrc=size=64x64:rate=5", "-t", "1", "-c:v", "mpeg4", path("track-video-only.mp4")])
+        try FileManager.default.removeItem(atPath: source)
+        let good = try Data(contentsOf: URL(fileURLWithPath: path("track-good.m4a")))
+        try good.prefix(good.count / 3).write(to: URL(fileURLWithPath: path("track-truncated.m4a")))
+        try Data("this is text, not an MP4 file at all".utf8).write(to: URL(fileURLWithPath: path("track-lying.m4a")))
+        try Data().write(to: URL(fileURLWithPath: path("track-empty.m4a")))
+        // An `ftyp` box that says it is 2 GB long, then 4 KB of nothing, and a WavPack block
+        // header that says its block is 4 GB long.
+        try (Data([0x7F, 0xFF, 0xFF, 0xF0]) + Data("ftypM4A ".utf8) + Data(repeating: 0x41, count: 4096))
+            .write(to: URL(fileURLWithPath: path("track-huge-box.m4a")))
+        var wavpack = Data("wvpk".utf8) + Data([0xF0, 0xFF, 0xFF, 0xFF, 0x10, 0x04])
+        wavpack += Data(repeating: 0, count: 4096)
+        try wavpack.write(to: URL(fileURLWithPath: path("track-huge-block.wv")))
+        let bad = ["track-truncated.m4a", "track-video-only.mp4", "track-lying.m4a", "track-empty.m4a", "track-huge-box.m4a",
+                   "track-huge-block.wv"]
+
+        let daemon = try DaemonProcess(device: "null", environment: ["REEL_MUSIC_DIRS": music.path])
+        let client = try daemon.client()
+        _ = try client.result("subscribe", ["stream": "scan"])
+        let scan = try MusicFoldersTests.scanEnded(client, atLeast: 1)
+        #expect(scan["seen"]?.intValue == bad.count + 2, "\(scan)")
+        let failures = try client.result("music.failures")["failures"]?.arrayValue ?? []
+        let listed = try Self.listedTracks(client)
+        let listedNames = Set(listed.compactMap { $0["path"]?.stringValue.map { ($0 as NSString).lastPathComponent } })
+        #expect(listedNames == ["track-good.m4a", "track-wavpack-named.m4a"], "\(listedNames)")
+        for name in bad {
+            let failure = failures.first { $0["path"]?.stringValue == path(name) }
+            let reason = try #require(failure?["reason"]?.stringValue, "\(name) is not a failure: \(failures)")
+            #expect(reason.contains(path(name)), "\(name): the reason names the file: \(reason)")
+            // The verdict is the one playing it gives.
+            guard case .failure(let error) = try client.call("player.play", ["file": .string(path(name))]) else {
+                Issue.record("\(name) plays")
+                continue
+            }
+            let code = error.data?["reason"]?.stringValue ?? ""
+            #expect(code == "unsupported_format" || code == "corrupt_file", "\(name): \(error)")
+            #expect(error.message == reason, "\(name): playing says \(error.message), the scan said \(reason)")
+        }
+        // The file whose suffix lies about a real format plays as that format.
+        let wavpackTrack = try #require(listed.first { $0["path"]?.stringValue == path("track-wavpack-named.m4a") })
+        #expect(wavpackTrack["format"]?["codec"] == .string("wavpack"), "\(wavpackTrack)")
+        guard case .success(let state) = try client.call("player.play", ["file": .string(path("track-wavpack-named.m4a"))]) else {
+            Issue.record("the WavPack file named .m4a does not play")
+            return
+        }
+        #expect(state["format"]?["codec"] == .string("wavpack"), "\(state)")
+        _ = try client.result("player.stop")
     }
 
     @Test func aMusicFolderThatGoesAwayIsReportedMissingItsFilesHiddenUntilItReturns() throws {

@@ -51,7 +51,7 @@ def make_server(media, tmp_path):
     """Starts servers (kind 'mpd' or 'reel', default the target) and stops them after the test."""
     started = []
 
-    def make(kind: str | None = None, password: str | None = None, music=None):
+    def make(kind: str | None = None, password: str | None = None, music=None, songs: int | None = None):
         kind = kind or mpdtest.target()
         if kind == "mpd" and shutil.which("mpd") is None:
             pytest.fail("mpd is missing: run scripts/install-deps --test")
@@ -59,7 +59,7 @@ def make_server(media, tmp_path):
             reason = mpdtest.reeld_supports_mpd()
             if reason:
                 pytest.fail(f"cannot test Reel: {reason} (build it, or set REEL_BUILD_DIR)")
-        server = mpdtest.start_server(kind, tmp_path / f"{kind}{len(started)}", media, password, music)
+        server = mpdtest.start_server(kind, tmp_path / f"{kind}{len(started)}", media, password, music, songs)
         started.append(server)
         return server
 

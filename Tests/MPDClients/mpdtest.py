@@ -350,9 +350,14 @@ class Server:
             return None
         return self.dir / "music" if self.kind == "mpd" else self.music
 
+    #: The songs of a music folder that is not the generated collection (set by its test).
+    music_songs: int | None = None
+
     def expected_songs(self) -> int:
         if self.music is None:
             return len(TREE)
+        if self.music_songs is not None:
+            return len(TREE) + self.music_songs
         import collection
         if not isinstance(self.music, list):
             return len(TREE) + len(collection.SONGS)
@@ -495,9 +500,10 @@ def target() -> str:
 
 
 def start_server(kind: str, workdir: Path, media: Path, password: str | None = None,
-                 music: Path | None = None) -> Server:
+                 music: Path | None = None, songs: int | None = None) -> Server:
     cls = MPDServer if kind == "mpd" else ReelServer
     server = cls(workdir, media, password, music)
+    server.music_songs = songs
     try:
         return server.start()
     except BaseException:

@@ -4,6 +4,7 @@ each other's changes, its listeners. Runs only with REEL_MPD_TARGET=reel."""
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 
@@ -148,3 +149,75 @@ def test_port_already_taken(media, tmp_path):
                            capture_output=True, text=True, timeout=DEADLINE)
     assert p.returncode != 0
     assert f"127.0.0.1:{port}" in p.stderr + p.stdout, p.stderr
+
+
+def untagged_long_mp3(folder):
+    """10 s (4 s of digital silence, 2 s of noise, 4 s of silence) as VBR without a tag (`lame
+    -t -V 0`: frames of 104 bytes in the silence, about 500 in the noise), 128 times over: 21
+    minutes, too long to be counted before the reply. Reel's estimate takes 128 windows, each in
+    the middle of a copy's bytes, in the noise: about 40 % of the true length. Returns the path
+    and the true length (every frame counted)."""
+    base = folder / "segment"
+    sox = ["sox", "-D", "-n", "-r", "44100", "-c", "2", "-b", "16"]
+    subprocess.run(sox + [f"{base}-quiet.wav", "trim", "0", "4"], check=True)
+    subprocess.run(sox + [f"{base}-noise.wav", "synth", "2", "whitenoise", "vol", "0.5"], check=True)
+    subprocess.run(["sox", "-D", f"{base}-quiet.wav", f"{base}-noise.wav", f"{base}-quiet.wav", f"{base}.wav"],
+                   check=True)
+    subprocess.run(["lame", "--quiet", "-t", "-V", "0", f"{base}.wav", f"{base}.mp3"], check=True)
+    segment = (folder / "segment.mp3").read_bytes()
+    for leftover in folder.iterdir():
+        leftover.unlink()
+    bitrates = [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320]
+    at = frames = 0
+    while at + 4 <= len(segment):
+        assert segment[at] == 0xFF and segment[at + 1] & 0xFE == 0xFA, f"no frame at {at}"
+        at += 144 * bitrates[segment[at + 2] >> 4] * 1000 // 44100 + (segment[at + 2] >> 1 & 1)
+        frames += 1
+    path = folder / "long.mp3"
+    path.write_bytes(segment * 128)
+    return path, frames * 128 * 1152 / 44100
+
+
+def test_an_untagged_mp3_shows_its_estimate_then_its_length(make_server, tmp_path):
+    """MPD shows a duration for an MP3 without a Xing/Info tag at once, an estimate; so does
+    Reel (a better one), then the exact length when its count ends, with `player` and
+    `playlist` for idle clients."""
+    music = tmp_path / "music"
+    music.mkdir()
+    path, exact = untagged_long_mp3(music)
+    server = make_server(music=[music])
+    # A busy loop of normal priority on every CPU: reeld's count (a SCHED_IDLE thread) gets next
+    # to nothing until they end, however fast the machine. (Pinning reeld to one CPU instead
+    # would pin its audio thread too, which on the unpaced `null` device takes that CPU whole.)
+    spinners = [subprocess.Popen(["taskset", "-c", str(cpu), "sh", "-c", "while :; do :; done"])
+                for cpu in sorted(os.sched_getaffinity(0))]
+
+    def stop_spinners():
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
+    try:
+        with server.raw() as c, server.raw() as idler:
+            c.ok(f'add "{path.name}"')
+            c.send("command_list_begin\nplay 0\npause 1\ncommand_list_end\n")
+            assert c.reply() == ["OK"]
+            status = c.status()
+            assert "duration" in status, sorted(status.items())
+            estimate = float(status["duration"])
+            assert estimate < exact * 0.6, (estimate, exact)
+            assert status["time"].endswith(f":{round(estimate)}")
+            song = c.pairs("playlistinfo")
+            assert float(song["duration"]) == pytest.approx(estimate, abs=0.001)
+            assert song["Time"] == str(round(estimate))
+            idler.ok("idle")  # clears what the add and play left pending
+            idler.send("idle player playlist\n")
+            stop_spinners()
+            changed = idler.reply()
+            assert changed[-1] == "OK" and {"changed: player", "changed: playlist"} & set(changed), changed
+            wait_for(lambda: float(c.status()["duration"]) == pytest.approx(exact, abs=0.001),
+                     what="the counted duration in status")
+            wait_for(lambda: c.pairs("playlistinfo")["Time"] == str(round(exact)),
+                     what="the counted duration in the queue")
+            assert c.status()["state"] == "pause"
+    finally:
+        stop_spinners()

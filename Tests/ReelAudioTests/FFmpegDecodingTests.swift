@@ -45,6 +45,13 @@ import Testing
         return all
     }
 
+    /// Where `text` first occurs in `bytes` at or after `start`.
+    static func offset(of text: String, in bytes: [UInt8], from start: Int) -> Int? {
+        let marker = Array(text.utf8)
+        guard bytes.count >= marker.count, start <= bytes.count - marker.count else { return nil }
+        return (start...(bytes.count - marker.count)).first { Array(bytes[$0..<($0 + marker.count)]) == marker }
+    }
+
     static func ffprobe(_ path: String, _ entry: String) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/ffprobe")
@@ -212,6 +219,122 @@ import Testing
         // Past the end: nothing more.
         try reader.seek(to: 176_400)
         #expect(try Self.samples(reader).isEmpty)
+    }
+
+    /// Two ADTS streams one after the other, stereo then mono (as `cat a.aac b.aac` makes): the
+    /// stereo part plays, then the read fails naming the file, and so does every read after it
+    /// (the mono frame was handed to the converter as stereo: a crash), until a seek back.
+    @Test func aStreamWhoseChannelsChangeInTheMiddlePlaysItsFirstPartThenFailsNamingTheFile() throws {
+        let directory = TestAudio.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let source = try Self.source(in: directory, seconds: 1)
+        let stereo = directory.appendingPathComponent("stereo.aac").path
+        let mono = directory.appendingPathComponent("mono.aac").path
+        try Self.ffmpeg(["-i", source, "-c:a", "aac", "-f", "adts", stereo])
+        try Self.ffmpeg(["-i", source, "-ac", "1", "-c:a", "aac", "-f", "adts", mono])
+        let path = directory.appendingPathComponent("stereo-then-mono.aac").path
+        try (try Data(contentsOf: URL(fileURLWithPath: stereo)) + Data(contentsOf: URL(fileURLWithPath: mono)))
+            .write(to: URL(fileURLWithPath: path))
+        let stereoFrames = try Self.decode(stereo).samples.count / 2
+
+        let reader = try AudioFileOpener.open(path: path)
+        #expect(reader.pcmFormat.channels == 2)
+        let chunk = 1000
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: chunk * reader.pcmFormat.bytesPerFrame, alignment: 16)
+        defer { buffer.deallocate() }
+        var played = 0
+        var failure: ReelError?
+        while failure == nil {
+            do throws(ReelError) {
+                let frames = try reader.read(into: buffer, frames: chunk)
+                if frames == 0 { break }
+                played += frames
+            } catch {
+                failure = error
+            }
+        }
+        #expect(played == stereoFrames, "played \(played) frames of the stereo part's \(stereoFrames)")
+        let error = try #require(failure, "the mono part played as stereo")
+        #expect(error.reason == .corruptFile && error.message.contains(path), "\(error)")
+        for _ in 0..<3 {
+            #expect(throws: ReelError.self) { _ = try reader.read(into: buffer, frames: chunk) }
+        }
+        // Back to the start: the stereo part plays again.
+        try reader.seek(to: 0)
+        #expect(try Self.samples(reader, frames: 2000).count == 4000)
+    }
+
+    /// An ALAC file whose magic cookie says 1 Hz (FFmpeg takes the rate from it): refused as
+    /// corrupt, naming the file and the rate, rather than played at 1 Hz.
+    @Test func anALACFileAtOneHertzIsRefusedAsCorrupt() throws {
+        let directory = TestAudio.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let source = try Self.source(in: directory, seconds: 0.5)
+        let good = directory.appendingPathComponent("good.m4a").path
+        try Self.ffmpeg(["-i", source, "-c:a", "alac", good])
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: good)))
+        // stsd's sample entry `alac`, then inside it the cookie box `alac`: version and flags,
+        // frame length, 6 bytes, max run, max frame bytes, average bit rate, then the rate.
+        let stsd = try #require(Self.offset(of: "stsd", in: bytes, from: 0))
+        let entry = try #require(Self.offset(of: "alac", in: bytes, from: stsd))
+        let cookie = try #require(Self.offset(of: "alac", in: bytes, from: entry + 4))
+        let rate = cookie + 4 + 4 + 20
+        #expect(Array(bytes[rate..<(rate + 4)]) == [0, 0, 0xAC, 0x44], "the cookie's rate is not 44100")
+        let path = directory.appendingPathComponent("one-hertz.m4a").path
+        try Data(bytes[..<rate] + [0, 0, 0, 1] + bytes[(rate + 4)...]).write(to: URL(fileURLWithPath: path))
+        #expect(try AudioFileOpener.open(path: good).pcmFormat.sampleRate == 44100)
+        let error = try #require(throws: ReelError.self) { _ = try AudioFileOpener.open(path: path) }
+        #expect(error.reason == .corruptFile, "\(error)")
+        #expect(error.message.contains(path) && error.message.contains("at 1 Hz"), "\(error.message)")
+    }
+
+    /// The process's peak address space (VmPeak), in bytes.
+    static func peakAddressSpace() throws -> Int {
+        let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
+        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmPeak:") })
+        return try #require(Int(line.split(separator: " ", omittingEmptySubsequences: true)[1])) * 1024
+    }
+
+    /// An MP4 whose `stco` claims 2^27 chunk offsets (1 GiB of them) and holds one: refused as
+    /// corrupt, naming the file, without FFmpeg reserving the gigabyte first (the process's peak
+    /// address space does not grow by it).
+    @Test func anMP4WhoseChunkTableClaimsAGigabyteIsRefusedWithoutReservingIt() throws {
+        let directory = TestAudio.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let source = try Self.source(in: directory, seconds: 0.5)
+        let good = directory.appendingPathComponent("good.m4a").path
+        try Self.ffmpeg(["-i", source, "-c:a", "aac", good])
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: good)))
+        // `stco`, version and flags, then the number of entries.
+        let count = try #require(Self.offset(of: "stco", in: bytes, from: 0)) + 8
+        #expect(Array(bytes[count..<(count + 4)]) == [0, 0, 0, 1], "the file has \(bytes[count..<(count + 4)]) chunks")
+        let path = directory.appendingPathComponent("huge-stco.m4a").path
+        try Data(bytes[..<count] + [0x08, 0, 0, 0x01] + bytes[(count + 4)...]).write(to: URL(fileURLWithPath: path))
+
+        let before = try Self.peakAddressSpace()
+        let error = try #require(throws: ReelError.self) { _ = try AudioFileOpener.open(path: path) }
+        let grown = try Self.peakAddressSpace() - before
+        #expect(grown < 512 << 20, "the peak address space grew by \(grown >> 20) MiB")
+        #expect(error.reason == .corruptFile, "\(error)")
+        #expect(error.message.contains(path) && error.message.contains("512 MiB"), "\(error.message)")
+    }
+
+    /// A FLAC header of zeros (no rate) before 20 KB of noise: libsndfile knows it as a broken
+    /// FLAC file, and that verdict stands over FFmpeg's (which passes over an audio stream
+    /// without a rate, and so finds no audio in it).
+    @Test func aBrokenFileLibsndfileKnowsKeepsItsCorruptVerdictOverFFmpegs() throws {
+        let directory = TestAudio.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var state: UInt32 = 0x1234_5678
+        let noise = (0..<20000).map { _ -> UInt8 in
+            state ^= state << 13; state ^= state >> 17; state ^= state << 5
+            return UInt8(truncatingIfNeeded: state)
+        }
+        let path = directory.appendingPathComponent("noise.flac").path
+        try Data(Array("fLaC".utf8) + [0x80, 0, 0, 34] + [UInt8](repeating: 0, count: 34) + noise).write(to: URL(fileURLWithPath: path))
+        let error = try #require(throws: ReelError.self) { _ = try AudioFileOpener.open(path: path) }
+        #expect(error.reason == .corruptFile, "\(error)")
+        #expect(error.message.contains(path), "\(error.message)")
     }
 
     @Test func badFilesAreRefusedWithAReasonNamingTheFile() throws {

@@ -23,6 +23,9 @@ final class FakeOutput: PCMOutput, @unchecked Sendable {
         var writeDelayMicroseconds: UInt32 = 0
         /// Once this many frames are written, the device is full (-EAGAIN) until it is raised.
         var fullAfterFrames: Int?
+        /// A drop takes back what the device queued (`delayFrames`) from `written`, as a real
+        /// device never plays it: `written` is then what was heard.
+        var dropDiscardsQueued = false
     }
 
     var state: State { lock.current }
@@ -68,7 +71,15 @@ final class FakeOutput: PCMOutput, @unchecked Sendable {
             return state.resumeResults.isEmpty ? 0 : state.resumeResults.removeFirst()
         }
     }
-    func drop() { lock.withLock { $0.calls.append("drop") } }
+    func drop() {
+        lock.withLock { state in
+            state.calls.append("drop")
+            guard state.dropDiscardsQueued, state.bytesPerFrame > 0 else { return }
+            let queued = min(state.delayFrames * state.bytesPerFrame, state.written.count)
+            state.written.removeLast(queued)
+            state.framesWritten -= queued / state.bytesPerFrame
+        }
+    }
     func wait(timeoutMilliseconds: Int) -> Int32 {
         let full = lock.withLock { state -> Bool in
             if let full = state.fullAfterFrames, state.framesWritten >= full { return true }

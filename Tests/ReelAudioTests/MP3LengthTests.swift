@@ -25,13 +25,26 @@ import Testing
         #expect(Int64(try TestAudio.decodeAll(reader).count / 2) == count)
     }
 
+    /// An MP3 without a tag, longer than a small file: `copies` of a `seconds`-long encoding,
+    /// enough of them to pass `Mpg123Reader.scanAtOpenLimit`.
+    func longMP3(_ kind: String, seconds: Double, name: String = "") throws -> String {
+        let segment = try mp3(kind, seconds: seconds, name: "\(name)segment-")
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: segment)[.size] as? Int)
+        let path = directory.appendingPathComponent("\(name)long-\(kind).mp3").path
+        try TestAudio.repeatFile(segment, copies: Int(Mpg123Reader.scanAtOpenLimit) / size + 2, to: path)
+        return path
+    }
+
     @Test(arguments: ["mp3-noxing", "mp3-cbr-noxing"])
-    func withoutTagTheLengthComesFromABackgroundScan(kind: String) throws {
-        let path = try mp3(kind, seconds: 6)
+    func withoutTagALongFileOpensWithAnEstimateThenTheBackgroundScanCounts(kind: String) throws {
+        let path = try longMP3(kind, seconds: 6)
         let reader = try AudioFileOpener.open(path: path)
         #expect((reader as? Mpg123Reader)?.lengthSource == .backgroundScan)
         let exact = try #require(try Mpg123Reader(path: path, lengthScan: .atOpen).frameCount)
-        // Until the scan ends, the count is unknown: never libmpg123's estimate from the first frame.
+        // An estimate from the start, close for a steady tone (VBR or not); the count itself is
+        // unknown until the scan ends: never an estimate.
+        let estimate = try #require(reader.estimatedFrameCount)
+        #expect(abs(Double(estimate - exact)) / Double(exact) < 0.01, "estimate \(estimate), exact \(exact)")
         var seen: Set<Int64?> = [reader.frameCount]
         #expect(waitUntil {
             seen.insert(reader.frameCount)
@@ -39,27 +52,67 @@ import Testing
         })
         #expect(reader.frameCount == exact)
         #expect(seen.isSubset(of: [nil, exact]), "counts seen: \(seen)")
+        #expect(reader.knownDuration?.estimated == false)
+        #expect(reader.knownDuration?.seconds == Double(exact) / 44100)
         #expect(Int64(try TestAudio.decodeAll(reader).count / 2) == exact)
     }
 
+    /// A file up to `scanAtOpenLimit` is counted before the reader opens: exact from the start.
+    @Test(arguments: ["mp3-noxing", "mp3-cbr-noxing"])
+    func withoutTagASmallFileIsCountedAtOpen(kind: String) throws {
+        let path = try mp3(kind, seconds: 6)
+        let reader = try #require(try AudioFileOpener.open(path: path) as? Mpg123Reader)
+        #expect(reader.lengthSource == .smallFileScan)
+        #expect(reader.frameCountIsFinal)
+        #expect(reader.estimatedFrameCount == nil)
+        let count = try #require(reader.frameCount)
+        #expect(reader.knownDuration?.estimated == false)
+        #expect(count == (try Mpg123Reader(path: path, lengthScan: .atOpen).frameCount))
+        #expect(Int64(try TestAudio.decodeAll(reader).count / 2) == count)
+    }
+
+    /// Described only (`.estimate`, adding to the queue): a long file keeps its estimate, no scan.
+    @Test func describingALongFileStartsNoScan() throws {
+        let path = try longMP3("mp3-noxing", seconds: 6)
+        let reader = try Mpg123Reader(path: path, lengthScan: .estimate)
+        #expect(reader.lengthSource == .backgroundScan)
+        #expect(reader.estimatedFrameCount != nil)
+        #expect(reader.knownDuration?.estimated == true)
+        #expect(!reader.backgroundScanStarted)
+        #expect(reader.frameCount == nil && !reader.frameCountIsFinal)
+        let played = try Mpg123Reader(path: path, lengthScan: .background)
+        #expect(played.backgroundScanStarted)
+    }
+
     /// Opening reads the first frames and the end of the file (libmpg123 looks for an ID3v1
-    /// tag), the same few kilobytes for a file of 2 s as for one of 40 s: no scan at open.
-    @Test(arguments: ["mp3", "mp3-noxing"])
-    func openReadsAFewKilobytesHoweverLongTheFile(kind: String) throws {
-        let short = try mp3(kind, seconds: 2, name: "short-")
-        let long = try mp3(kind, seconds: 40, name: "long-")
-        let longSize = try #require(try FileManager.default.attributesOfItem(atPath: long)[.size] as? Int)
-        #expect(longSize > 200_000)
-        for path in [short, long] {
+    /// tag), and without a tag the estimate's windows: the same few kilobytes, or few hundred,
+    /// for a file of 2 MB as for one of 20 MB, and a tagged one of 2 s as of 40 s. No scan at
+    /// open, except of a small file.
+    @Test func openReadsTheSameBytesHoweverLongTheFile() throws {
+        for (index, seconds) in [2.0, 40].enumerated() {
+            let tagged = try #require(try AudioFileOpener.open(path: try mp3("mp3", seconds: seconds, name: "\(index)-")) as? Mpg123Reader)
+            #expect(tagged.bytesReadAtOpen < 8192, "\(seconds) s: \(tagged.bytesReadAtOpen) bytes")
+        }
+        let windows = MP3LengthEstimate.windows * (MP3LengthEstimate.windowLength + MP3LengthEstimate.lookAhead)
+        let long = try longMP3("mp3-noxing", seconds: 40)
+        let longer = directory.appendingPathComponent("longer.mp3").path
+        try TestAudio.repeatFile(long, copies: 10, to: longer)
+        for path in [long, longer] {
+            let size = try #require(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
             let reader = try #require(try AudioFileOpener.open(path: path) as? Mpg123Reader)
-            #expect(reader.bytesReadAtOpen < 8192, "\(path): \(reader.bytesReadAtOpen) bytes")
+            #expect(reader.lengthSource == .backgroundScan)
+            #expect(reader.bytesReadAtOpen < 8192 + windows + 1024, "\(size) bytes: \(reader.bytesReadAtOpen) read")
         }
-        // The count does see a scan: opened for the library, a file without a tag is read whole.
-        if kind == "mp3-noxing" {
-            let scanned = try Mpg123Reader(path: long, lengthScan: .atOpen)
-            #expect(scanned.lengthSource == .scanAtOpen)
-            #expect(scanned.bytesReadAtOpen >= longSize)
-        }
+        // A small file is read whole at open; so is any, opened for the library.
+        let small = try mp3("mp3-noxing", seconds: 2)
+        let smallSize = try #require(try FileManager.default.attributesOfItem(atPath: small)[.size] as? Int)
+        let counted = try #require(try AudioFileOpener.open(path: small) as? Mpg123Reader)
+        #expect(counted.lengthSource == .smallFileScan)
+        #expect(counted.bytesReadAtOpen >= smallSize)
+        let longSize = try #require(try FileManager.default.attributesOfItem(atPath: long)[.size] as? Int)
+        let scanned = try Mpg123Reader(path: long, lengthScan: .atOpen)
+        #expect(scanned.lengthSource == .scanAtOpen)
+        #expect(scanned.bytesReadAtOpen >= longSize)
     }
 
     /// A download cut short keeps its tag but not the frames it counts: the tag is not believed.
@@ -68,7 +121,7 @@ import Testing
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
         try data.prefix(data.count / 2).write(to: URL(fileURLWithPath: path))
         let reader = try #require(try AudioFileOpener.open(path: path) as? Mpg123Reader)
-        #expect(reader.lengthSource == .backgroundScan)
+        #expect(reader.lengthSource == .smallFileScan)
         #expect(waitForFinalLength(reader))
         let count = try #require(reader.frameCount)
         #expect(Int64(try TestAudio.decodeAll(reader).count / 2) == count)

@@ -65,6 +65,69 @@ enum TestAudio {
         return samples
     }
 
+    /// Encodes `samples` (16-bit, interleaved) with lame and `lameArguments` (`-V 4`, `-b 128`;
+    /// `-t` for no Xing/Info tag).
+    static func encodeMP3(
+        _ samples: [Int16], to path: String, rate: Int = 44100, channels: Int = 2, lameArguments: [String]
+    ) throws {
+        let wav = path + ".src.wav"
+        let writer = try SndFileWriter(
+            path: wav, codec: "wav", format: PCMFormat(sample: .s16, sampleRate: rate, channels: channels))
+        try samples.withUnsafeBytes { raw in
+            try writer.write(raw.baseAddress!, frames: samples.count / channels)
+        }
+        writer.close()
+        defer { try? FileManager.default.removeItem(atPath: wav) }
+        try run("/usr/bin/lame", ["--quiet"] + lameArguments + [wav, path])
+    }
+
+    /// Material whose bitrate varies when encoded as VBR, the same for a seed every run:
+    /// sections of 0.5 to 4 s, each silence, a tone, a chord or noise, at a level from -40 to
+    /// -3 dBFS.
+    static func variedSamples(seconds: Double, seed: UInt64, rate: Int = 44100, channels: Int = 2) -> [Int16] {
+        var state = seed &* 0x9E37_79B9_7F4A_7C15 | 1
+        func random() -> Double {  // xorshift64*, in [0, 1)
+            state ^= state >> 12
+            state ^= state << 25
+            state ^= state >> 27
+            return Double((state &* 2_685_821_657_736_338_717) >> 11) / Double(1 << 53)
+        }
+        let total = Int(seconds * Double(rate))
+        var samples = [Int16](repeating: 0, count: total * channels)
+        var frame = 0
+        while frame < total {
+            let length = min(Int((0.5 + random() * 3.5) * Double(rate)), total - frame)
+            let kind = Int(random() * 4)
+            let amplitude = pow(10, (-40 + random() * 37) / 20)
+            let base = 110 + random() * 800
+            for index in 0..<length {
+                let t = Double(index) / Double(rate)
+                for channel in 0..<channels {
+                    var value = 0.0
+                    switch kind {
+                    case 0: value = 0
+                    case 1: value = sin(2 * .pi * (base + Double(channel) * 3) * t)
+                    case 2: value = (sin(2 * .pi * base * t) + sin(2 * .pi * base * 1.26 * t) + sin(2 * .pi * base * 1.5 * t)) / 3
+                    default: value = random() * 2 - 1
+                    }
+                    samples[(frame + index) * channels + channel] = Int16(max(-1, min(1, value * amplitude)) * 32767)
+                }
+            }
+            frame += length
+        }
+        return samples
+    }
+
+    /// Writes `source`'s bytes `copies` times over to `path`. For an MP3 without a tag, a stream
+    /// `copies` times as long (LAME starts each stream with an empty bit reservoir, so each copy
+    /// decodes as the first did).
+    static func repeatFile(_ source: String, copies: Int, to path: String) throws {
+        let data = try Data(contentsOf: URL(fileURLWithPath: source))
+        var whole = Data(capacity: data.count * copies)
+        for _ in 0..<copies { whole.append(data) }
+        try whole.write(to: URL(fileURLWithPath: path))
+    }
+
     static func run(_ executable: String, _ arguments: [String]) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)

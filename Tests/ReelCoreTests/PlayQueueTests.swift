@@ -314,6 +314,28 @@ import Testing
         #expect(PlayQueue().entries(start: 0, count: 10).isEmpty)
     }
 
+    /// An estimated length, then the counted one: each a change of the entry, the flag too.
+    @Test func anEstimatedDurationIsMarkedUntilTheCountReplacesIt() {
+        var queue = Self.queue(2)
+        let version = queue.version
+        queue.setDuration(3598.4, estimated: true, format: nil, missing: false, for: 2)
+        #expect(queue.entry(id: 2)?.duration == 3598.4)
+        #expect(queue.entry(id: 2)?.durationEstimated == true)
+        #expect(queue.version == version + 1)
+        // The count came out the same as the estimate: only the flag changes, and that is a change.
+        queue.setDuration(3598.4, format: nil, missing: false, for: 2)
+        #expect(queue.entry(id: 2)?.durationEstimated == false)
+        #expect(queue.version == version + 2)
+        // No length is no estimate.
+        queue.setDuration(nil, estimated: true, format: nil, missing: false, for: 1)
+        #expect(queue.entry(id: 1)?.durationEstimated == false)
+        let added = try? queue.add(
+            [NewQueueEntry(source: .file(path: "/m/x.mp3"), duration: 60, durationEstimated: true)], at: nil,
+            afterCurrent: false)
+        #expect(added?.first?.durationEstimated == true)
+        #expect(added?.first?.duration == 60)
+    }
+
     @Test func metadataAndSourcesChange() {
         var queue = Self.queue(2)
         let version = queue.version

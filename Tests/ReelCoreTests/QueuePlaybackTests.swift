@@ -498,3 +498,55 @@ struct HardwareMixerTests {
         _ = try pactl("set-sink-volume", "@DEFAULT_SINK@", "100%")
     }
 }
+
+extension QueuePlaybackTests {
+    /// An MP3 without a Xing/Info tag longer than a small file: 10 s of 8 kHz mono at a constant
+    /// 64 kb/s, 30 times over (300 s, 2.4 MB).
+    func writeUntaggedMP3(_ path: String) throws {
+        try writeWAV(path + ".wav", frames: 8000 * 10)
+        let lame = Process()
+        lame.executableURL = URL(fileURLWithPath: "/usr/bin/lame")
+        lame.arguments = ["--quiet", "-t", "-b", "64", path + ".wav", path + ".part"]
+        try lame.run()
+        lame.waitUntilExit()
+        #expect(lame.terminationStatus == 0)
+        let segment = try Data(contentsOf: URL(fileURLWithPath: path + ".part"))
+        try Data((0..<30).flatMap { _ in segment }).write(to: URL(fileURLWithPath: path))
+    }
+
+    /// Added to the queue, the file's entry shows an estimate, marked so; the estimate is not
+    /// saved as a length (after a restart the entry has none until it is opened); loaded, the
+    /// player and the entry show the count once it ends, with no estimate left, paused as it is.
+    @Test func anUntaggedMP3ShowsAnEstimateUntilItIsCountedAndNoEstimateIsSaved() throws {
+        let directory = NSTemporaryDirectory() + "reel-core-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let path = directory + "/long.mp3"
+        try writeUntaggedMP3(path)
+        let estimate: Double
+        do {
+            let core = try makeCore(at: directory)
+            let entry = try add(core, .file(path)).get()[0]
+            #expect(entry.durationEstimated)
+            estimate = try #require(entry.duration)
+            #expect(try core.player.listQueue().entries.first?.durationEstimated == true)
+            core.shutdown()
+        }
+        let core = try makeCore(at: directory)
+        defer { core.shutdown() }
+        core.start(resume: .paused)
+        let restored = try #require(try core.player.listQueue().entries.first)
+        #expect(restored.duration == nil)
+        #expect(!restored.durationEstimated)
+        _ = try run { core.player.load(entry: restored.id, position: 0, playing: false, reply: $0) }.get()
+        #expect(waitUntil { !core.player.state.durationEstimated && core.player.state.duration != nil })
+        let state = core.player.state
+        #expect(state.state == .paused)
+        let exact = try #require(state.duration)
+        // Each copy decodes to a little more than 10 s (LAME's delay and padding, untrimmed
+        // without its tag); at a constant bitrate the estimate is right to a frame (72 ms).
+        #expect(exact > 300)
+        #expect(abs(estimate - exact) < 0.08, "estimate \(estimate) s, counted \(exact) s")
+        #expect(waitUntil { (try? core.player.listQueue().entries.first?.durationEstimated) == false })
+        #expect(try core.player.listQueue().entries.first?.duration == exact)
+    }
+}

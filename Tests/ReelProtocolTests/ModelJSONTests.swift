@@ -12,6 +12,11 @@ struct ModelJSONTests {
                     source: .item(id: "0b9f7f0e-1111-4c1e-9a55-2b8e4b0c1f3a", path: "/Meetings/Standup", name: "Standup"),
                     format: AudioFormat(codec: "opus", sampleRate: 48000, channels: 1), timestamp: 3,
                     error: ReelError(.deviceUnavailable, "the device hw:1,0 disappeared")),
+        PlayerState(state: .playing, position: 1, duration: 3598.4, source: .file(path: "/abs/long.mp3"), entry: 7,
+                    format: AudioFormat(codec: "mp3", sampleRate: 44100, channels: 2), timestamp: 9, durationEstimated: true),
+        PlayerState(state: .playing, position: 2, duration: 60, source: .file(path: "/abs/hires.m4a"), entry: 8,
+                    format: AudioFormat(codec: "alac", sampleRate: 96000, channels: 2), timestamp: 10,
+                    output: OutputFormat(sampleRate: 96000, bits: 32, channels: 2)),
     ]
 
     @Test(arguments: states)
@@ -36,13 +41,28 @@ struct ModelJSONTests {
 
     @Test func playerStateHasTheProtocolShape() {
         #expect(PlayerState.stopped.json.jsonString
-            == #"{"state":"stopped","position":0.0,"duration":null,"source":null,"entry":null,"format":null,"timestamp":0.0,"underruns":0,"error":null}"#)
+            == #"{"state":"stopped","position":0.0,"duration":null,"durationEstimated":false,"source":null,"entry":null,"format":null,"output":null,"timestamp":0.0,"underruns":0,"error":null}"#)
         let item = Self.states[2].json
         #expect(item["source"] == ["item": "0b9f7f0e-1111-4c1e-9a55-2b8e4b0c1f3a", "path": "/Meetings/Standup", "name": "Standup"])
         #expect(item["format"] == ["codec": "opus", "sampleRate": 48000, "channels": 1])
         #expect(item["error"] == ["reason": "device_unavailable", "message": "the device hw:1,0 disappeared"])
         #expect(Self.states[1].json["source"] == ["path": "/abs/file.flac"])
-        #expect(item.objectValue?.keys == ["state", "position", "duration", "source", "entry", "format", "timestamp", "underruns", "error"])
+        #expect(item.objectValue?.keys == ["state", "position", "duration", "durationEstimated", "source", "entry", "format", "output", "timestamp", "underruns", "error"])
+        #expect(Self.states[3].json["durationEstimated"] == true)
+        #expect(Self.states[4].json["output"] == ["sampleRate": 96000, "bits": 32, "channels": 2])
+    }
+
+    /// A queue entry says `durationEstimated` only while its duration is an estimate.
+    @Test func queueEntryCarriesDurationEstimatedOnlyWhenSet() throws {
+        let estimated = QueueEntry(
+            id: 3, position: 1, source: .file(path: "/m/long.mp3"), duration: 3598.4,
+            format: AudioFormat(codec: "mp3", sampleRate: 44100, channels: 2), durationEstimated: true)
+        #expect(estimated.json["durationEstimated"] == true)
+        #expect(try QueueEntry(json: try JSONValue.parse(estimated.json.jsonBytes)) == estimated)
+        var exact = estimated
+        exact.durationEstimated = false
+        #expect(exact.json.objectValue?.keys == ["id", "position", "source", "duration", "format"])
+        #expect(try QueueEntry(json: try JSONValue.parse(exact.json.jsonBytes)) == exact)
     }
 
     @Test func decodesAPushedStateWithItsSubscriptionAndIntegers() throws {
@@ -70,6 +90,8 @@ struct ModelJSONTests {
              #"error.reason "nope" is not a known reason"#),
             (#"{"state":"paused","position":0,"duration":null,"source":null,"format":null,"timestamp":0,"underruns":"3"}"#,
              "PlayerState.underruns must be an integer, not a string"),
+            (#"{"state":"paused","position":0,"duration":9,"durationEstimated":1,"source":null,"format":null,"timestamp":0}"#,
+             "PlayerState.durationEstimated must be a boolean, not a number"),
         ]
         for (text, expected) in cases {
             do {

@@ -21,15 +21,28 @@ public struct Codec: Sendable {
         case ffmpeg(names: [String])
     }
 
+    /// How the recorder writes a codec, and how a take cut off by a crash is made whole.
+    public struct Recording: Sendable {
+        /// What `recorder.start`'s `format` and `record_format` call it (`ogg` for Vorbis).
+        public let format: String
+        /// The encoder of a live take, kept readable as it grows (`live`) or not.
+        public let makeWriter: @Sendable (_ path: String, _ format: PCMFormat, _ live: Bool) throws(ReelError) -> RecordingWriter
+        /// Repairs a file the recorder did not finish, in place; returns what it did (for the log).
+        public let repair: @Sendable (_ path: String) throws(ReelError) -> String
+    }
+
     public let description: CodecDescription
     public let decoder: Decoder
+    /// Set for the codecs Reel records to.
+    public let recording: Recording?
     public var name: String { description.name }
     public var suffixes: [String] { description.suffixes }
     public var mimeTypes: [String] { description.mimeTypes }
 
-    init(_ name: String, suffixes: [String], mimeTypes: [String], decoder: Decoder) {
+    init(_ name: String, suffixes: [String], mimeTypes: [String], decoder: Decoder, recording: Recording? = nil) {
         description = CodecDescription(name: name, suffixes: suffixes, mimeTypes: mimeTypes)
         self.decoder = decoder
+        self.recording = recording
     }
 }
 
@@ -43,11 +56,27 @@ public struct Codec: Sendable {
 public enum CodecRegistry {
     /// Every codec this build knows, whether or not the installed libraries decode it.
     static let known: [Codec] = [
-        Codec("flac", suffixes: ["flac"], mimeTypes: ["audio/flac", "audio/x-flac"], decoder: .sndfile),
+        Codec(
+            "flac", suffixes: ["flac"], mimeTypes: ["audio/flac", "audio/x-flac"], decoder: .sndfile,
+            recording: .sndfile("flac", repair: FLACRepair.repair)),
         Codec("mp3", suffixes: ["mp3"], mimeTypes: ["audio/mpeg", "audio/mp3"], decoder: .mpg123),
-        Codec("vorbis", suffixes: ["ogg", "oga"], mimeTypes: ["audio/ogg", "audio/vorbis", "application/ogg"], decoder: .sndfile),
-        Codec("opus", suffixes: ["opus"], mimeTypes: ["audio/ogg; codecs=opus", "audio/opus"], decoder: .sndfile),
-        Codec("wav", suffixes: ["wav", "wave", "w64", "rf64"], mimeTypes: ["audio/wav", "audio/x-wav", "audio/wave"], decoder: .sndfile),
+        Codec(
+            "vorbis", suffixes: ["ogg", "oga"], mimeTypes: ["audio/ogg", "audio/vorbis", "application/ogg"], decoder: .sndfile,
+            recording: Codec.Recording(
+                format: "ogg",
+                // Live, through VorbisWriter (a page every quarter second): libsndfile's Vorbis
+                // writer ignores the page latency.
+                makeWriter: { path, format, live throws(ReelError) -> RecordingWriter in
+                    if live { return try VorbisWriter(path: path, format: format) }
+                    return try SndFileWriter(path: path, codec: "ogg", format: format)
+                },
+                repair: OggRepair.repair)),
+        Codec(
+            "opus", suffixes: ["opus"], mimeTypes: ["audio/ogg; codecs=opus", "audio/opus"], decoder: .sndfile,
+            recording: .sndfile("opus", repair: OggRepair.repair)),
+        Codec(
+            "wav", suffixes: ["wav", "wave", "w64", "rf64"], mimeTypes: ["audio/wav", "audio/x-wav", "audio/wave"], decoder: .sndfile,
+            recording: .sndfile("wav", repair: RecordingRepair.repairWAV)),
         Codec("aiff", suffixes: ["aif", "aiff", "aifc"], mimeTypes: ["audio/aiff", "audio/x-aiff"], decoder: .sndfile),
         Codec("au", suffixes: ["au", "snd"], mimeTypes: ["audio/basic"], decoder: .sndfile),
         Codec("caf", suffixes: ["caf"], mimeTypes: ["audio/x-caf"], decoder: .sndfile),
@@ -78,6 +107,14 @@ public enum CodecRegistry {
             }
         }
     }()
+
+    /// The formats the recorder writes, in the order they are offered (`flac` first, the default).
+    public static let recordingFormats: [String] = codecs.compactMap { $0.recording?.format }
+
+    /// The codec a recording format (`ogg`) or codec name (`vorbis`) writes, nil if none records.
+    public static func recordingCodec(_ name: String) -> Codec? {
+        codecs.first { $0.recording != nil && ($0.recording?.format == name || $0.name == name) }
+    }
 
     /// What clients are told: `daemon.info`'s `decoders`.
     public static var descriptions: [CodecDescription] { codecs.map(\.description) }
@@ -117,5 +154,15 @@ public enum CodecRegistry {
     public static func probe(path: String) throws(ReelError) -> (format: AudioFormat, duration: Double?) {
         let reader = try AudioFileOpener.openHeaders(path: path)
         return (reader.format, reader.duration)
+    }
+}
+
+extension Codec.Recording {
+    /// Written by libsndfile (`SndFileWriter`, kept readable as it grows when live).
+    static func sndfile(_ format: String, repair: @escaping @Sendable (String) throws(ReelError) -> String) -> Codec.Recording {
+        Codec.Recording(
+            format: format,
+            makeWriter: { path, pcm, live throws(ReelError) in try SndFileWriter(path: path, codec: format, format: pcm, live: live) },
+            repair: repair)
     }
 }

@@ -55,7 +55,12 @@ public final class FFmpegReader: AudioFileReader {
             codec: Self.registryName(ffmpegCodec: ffmpegCodec), sampleRate: Int(info.sample_rate), channels: Int(info.channels))
         pcmFormat = PCMFormat(sample: info.bits == 16 ? .s16 : .s32, sampleRate: Int(info.sample_rate), channels: Int(info.channels))
         frameCount = info.frames >= 0 && info.frames_exact != 0 ? info.frames : nil
+        estimatedFrameCount = info.frames >= 0 && info.frames_exact == 0 ? info.frames : nil
     }
+
+    /// The container's length when it is not exact (ADTS AAC's from its bitrate, ASF's in
+    /// milliseconds after the decoder's delay): shown as an estimate, bounding nothing.
+    public let estimatedFrameCount: Int64?
 
     deinit {
         reel_ff_close(decoder)

@@ -10,7 +10,8 @@ extension PlayQueue {
         let stored = slots[slot]
         return QueueEntry(
             id: stored.id, position: positionOfSlot[slot], source: stored.source, duration: stored.duration,
-            format: stored.format, missing: stored.missing, tags: stored.tags, priority: Int(stored.priority))
+            format: stored.format, missing: stored.missing, tags: stored.tags, priority: Int(stored.priority),
+            durationEstimated: stored.durationEstimated)
     }
 
     /// Starts a change of the entries or their positions: `entriesVersion` goes up, and the slots
@@ -25,7 +26,7 @@ extension PlayQueue {
     mutating func allocate(_ new: NewQueueEntry) -> Int {
         let stored = Slot(
             id: nextID, source: new.source, duration: new.duration, format: new.format, missing: new.missing,
-            tags: new.tags, changed: entriesVersion)
+            tags: new.tags, durationEstimated: new.durationEstimated && new.duration != nil, changed: entriesVersion)
         nextID += 1
         let slot: Int
         if let reused = freeSlots.popLast() {

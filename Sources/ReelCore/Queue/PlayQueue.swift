@@ -50,6 +50,7 @@ public struct PlayQueue: Sendable {
         var format: AudioFormat?
         var missing: Bool
         var tags: DisplayTags?
+        var durationEstimated = false
         /// The `entriesVersion` at which the entry was added, or last changed its position or
         /// content.
         var changed: Int
@@ -82,6 +83,13 @@ public struct PlayQueue: Sendable {
     public internal(set) var version = 0
     /// Goes up on every change of the entries or their positions only (see above).
     public internal(set) var entriesVersion = 0
+    /// Goes up when an entry's source, length or format changes in place (not when entries are
+    /// added, removed or moved): what the saved state's journal does not record (see
+    /// `PlayQueue+Layout.swift`).
+    public internal(set) var contentVersion = 0
+    /// Tells this queue from any other value made with `init` (a restored one): a saved layout
+    /// belongs to one queue (see `PlayQueue+Layout.swift`).
+    let identity = PlayQueue.newIdentity()
     public internal(set) var options = QueueOptions()
     /// The id of the current entry: playing, paused, or where play and resume start.
     public internal(set) var current: Int?
@@ -329,16 +337,23 @@ public struct PlayQueue: Sendable {
         version += 1
     }
 
-    /// Records what opening the file told: its length, format, or that it is missing. Changes the
-    /// versions (both) only when something changed; an unknown id is ignored (it was removed
-    /// meanwhile).
-    public mutating func setDuration(_ duration: Double?, format: AudioFormat?, missing: Bool, for id: Int) {
+    /// Records what opening the file told: its length (`estimated` while it is an estimate),
+    /// format, or that it is missing. Changes the versions (both) only when something changed; an
+    /// unknown id is ignored (it was removed meanwhile).
+    public mutating func setDuration(
+        _ duration: Double?, estimated: Bool = false, format: AudioFormat?, missing: Bool, for id: Int
+    ) {
         guard let slot = slotOfID[id] else { return }
         let old = slots[slot]
-        guard old.duration != duration || old.format != format || old.missing != missing else { return }
+        let estimated = estimated && duration != nil
+        guard old.duration != duration || old.durationEstimated != estimated || old.format != format
+            || old.missing != missing
+        else { return }
         beginEntriesChange()
+        if old.duration != duration || old.durationEstimated != estimated || old.format != format { contentVersion += 1 }
         slots[slot].changed = entriesVersion
         slots[slot].duration = duration
+        slots[slot].durationEstimated = estimated
         slots[slot].format = format
         slots[slot].missing = missing
         version += 1
@@ -349,6 +364,7 @@ public struct PlayQueue: Sendable {
     public mutating func updateSource(_ source: PlayerSource, for id: Int) {
         guard let slot = slotOfID[id], slots[slot].source != source else { return }
         beginEntriesChange()
+        contentVersion += 1
         slots[slot].changed = entriesVersion
         slots[slot].source = source
         version += 1

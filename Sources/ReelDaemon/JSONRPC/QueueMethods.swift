@@ -52,7 +52,7 @@ enum QueueMethods {
                 throw RPCError.invalidParams("queue.remove needs \"id\" or \"ids\" (not both)")
             }
             // Answered once the player has followed the removal (stopped, or the next entry
-            // started), so the client's next player.status shows it.
+            // started), so the client's next player.status shows it, and the removal is saved.
             return .later { complete in
                 do throws(ReelError) {
                     try player.removeEntries(ids: ids) { summary in complete(.success(summaryResult(summary))) }
@@ -66,12 +66,17 @@ enum QueueMethods {
             try params.rejectUnknown(allowed: ["id", "position"])
             let id = try params.requiredInt("id")
             let position = try params.requiredInt("position")
-            let summary = try withRPCErrors { () throws(ReelError) in try player.moveEntry(id: id, to: position) }
-            return .result(summaryResult(summary))
+            return .later { complete in
+                do throws(ReelError) {
+                    try player.moveEntry(id: id, to: position) { summary in complete(.success(summaryResult(summary))) }
+                } catch {
+                    complete(.failure(RPCError(error)))
+                }
+            }
         }
         table.register("queue.clear") { call throws(RPCError) in
             try call.params.rejectUnknown(allowed: [])
-            return .result(summaryResult(player.clearQueue()))
+            return .later { complete in player.clearQueue { summary in complete(.success(summaryResult(summary))) } }
         }
         table.register("queue.setOptions") { call throws(RPCError) in
             let params = call.params
@@ -82,10 +87,14 @@ enum QueueMethods {
                 }
                 return mode
             }
-            let options = player.setQueueOptions(
-                repeats: try params.optionalBool("repeat"), random: try params.optionalBool("random"), single: single,
-                consume: try params.optionalBool("consume"))
-            return .result(options.json)
+            let repeats = try params.optionalBool("repeat")
+            let random = try params.optionalBool("random")
+            let consume = try params.optionalBool("consume")
+            return .later { complete in
+                player.setQueueOptions(repeats: repeats, random: random, single: single, consume: consume) { options in
+                    complete(.success(options.json))
+                }
+            }
         }
     }
 

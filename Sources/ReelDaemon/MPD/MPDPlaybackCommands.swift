@@ -93,10 +93,10 @@ enum MPDPlaybackCommands {
                 context.hub.post(.options)
                 return MPDResponse()
             },
-            option("repeat") { request throws(MPDAck) in _ = player.setQueueOptions(repeats: try request.bool(0)) },
-            option("random") { request throws(MPDAck) in _ = player.setQueueOptions(random: try request.bool(0)) },
-            option("consume") { request throws(MPDAck) in _ = player.setQueueOptions(consume: try request.bool(0)) },
-            option("single") { request throws(MPDAck) in
+            option("repeat") { request, saved throws(MPDAck) in player.setQueueOptions(repeats: try request.bool(0), saved: saved) },
+            option("random") { request, saved throws(MPDAck) in player.setQueueOptions(random: try request.bool(0), saved: saved) },
+            option("consume") { request, saved throws(MPDAck) in player.setQueueOptions(consume: try request.bool(0), saved: saved) },
+            option("single") { request, saved throws(MPDAck) in
                 let mode: SingleMode
                 switch request[0] {
                 case "0": mode = .off
@@ -104,7 +104,7 @@ enum MPDPlaybackCommands {
                 case "oneshot": mode = .oneshot
                 default: throw MPDAck(.argument, "Unrecognized single mode, expected 0, 1, or oneshot")
                 }
-                _ = player.setQueueOptions(single: mode)
+                player.setQueueOptions(single: mode, saved: saved)
             },
         ]
     }
@@ -133,11 +133,13 @@ enum MPDPlaybackCommands {
         }
     }
 
-    /// A queue option command: `NAME 0|1` (or `oneshot` for single).
-    private static func option(_ name: String, _ set: @escaping @Sendable (MPDRequest) throws(MPDAck) -> Void) -> MPDCommand {
-        .now(name, .player, 1, 1) { request throws(MPDAck) in
-            try set(request)
-            return MPDResponse()
+    /// A queue option command: `NAME 0|1` (or `oneshot` for single), answered once saved.
+    private static func option(
+        _ name: String,
+        _ set: @escaping @Sendable (MPDRequest, @escaping PlayerController.Saved<QueueOptions>) throws(MPDAck) -> Void
+    ) -> MPDCommand {
+        MPDCommand(name, .player, 1, 1) { request, reply throws(MPDAck) in
+            try set(request) { _ in reply(.success(MPDResponse())) }
         }
     }
 

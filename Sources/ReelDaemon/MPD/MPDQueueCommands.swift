@@ -25,12 +25,8 @@ enum MPDQueueCommands {
                 }
             },
             MPDCommand("clear", .player, 0, 0) { _, reply in
-                // As MPD, `clear` answers once playback has stopped (the core's clear stops it
-                // without waiting).
-                let playing = player.state.state != .stopped
-                _ = player.clearQueue()
-                guard playing else { return reply(.success(MPDResponse())) }
-                player.stop(reply: MPDPlaybackCommands.done(reply))
+                // As MPD, `clear` answers once playback has stopped.
+                player.clearQueue { _ in reply(.success(MPDResponse())) }
             },
             // Both answer once the player has followed (stopped when the paused song went), as
             // MPD does: a `status` right after shows it.
@@ -41,45 +37,42 @@ enum MPDQueueCommands {
                 guard start <= length else { throw MPDAck(.argument, "Bad song index") }
                 let ids = (start..<min(end ?? length, length)).compactMap { player.entry(at: $0)?.id }
                 guard !ids.isEmpty else { return reply(.success(MPDResponse())) }
-                _ = try core(player.removeEntries(ids: ids) { _ in reply(.success(MPDResponse())) })
+                try core(player.removeEntries(ids: ids) { _ in reply(.success(MPDResponse())) })
             },
             MPDCommand("deleteid", .player, 1, 1) { request, reply throws(MPDAck) in
                 let id = try request.unsigned(0)
                 guard player.entry(id: id) != nil else { throw MPDAck(.noExist, "No such song") }
-                _ = try core(player.removeEntries(ids: [id]) { _ in reply(.success(MPDResponse())) })
+                try core(player.removeEntries(ids: [id]) { _ in reply(.success(MPDResponse())) })
             },
-            .now("move", .player, 2, 2) { request throws(MPDAck) in
+            // Every change answers once it is saved.
+            MPDCommand("move", .player, 2, 2) { request, reply throws(MPDAck) in
                 let (start, end) = try request.range(0)
                 let length = player.queueSummary.length
                 let upper = end ?? length
                 guard start < length, upper <= length else { throw MPDAck(.argument, "Bad song index") }
                 let to = try target(request, 1, count: upper - start, moving: start..<upper, player: player)
-                try core(player.moveEntries(range: start..<upper, to: to))
-                return MPDResponse()
+                try core(player.moveEntries(range: start..<upper, to: to, saved: saved(reply)))
             },
-            .now("moveid", .player, 2, 2) { request throws(MPDAck) in
+            MPDCommand("moveid", .player, 2, 2) { request, reply throws(MPDAck) in
                 let id = try request.unsigned(0)
                 guard let entry = player.entry(id: id) else { throw MPDAck(.noExist, "No such song") }
                 let to = try target(request, 1, count: 1, moving: entry.position..<entry.position + 1, player: player)
-                try core(player.moveEntry(id: id, to: to))
-                return MPDResponse()
+                try core(player.moveEntry(id: id, to: to, saved: saved(reply)))
             },
-            .now("swap", .player, 2, 2) { request throws(MPDAck) in
+            MPDCommand("swap", .player, 2, 2) { request, reply throws(MPDAck) in
                 guard let first = player.entry(at: try request.unsigned(0)), let second = player.entry(at: try request.unsigned(1))
                 else { throw MPDAck(.argument, "Bad song index") }
-                try core(player.swapEntries(id: first.id, with: second.id))
-                return MPDResponse()
+                try core(player.swapEntries(id: first.id, with: second.id, saved: saved(reply)))
             },
-            .now("swapid", .player, 2, 2) { request throws(MPDAck) in
+            MPDCommand("swapid", .player, 2, 2) { request, reply throws(MPDAck) in
                 let first = try request.unsigned(0)
                 let second = try request.unsigned(1)
                 guard player.entry(id: first) != nil, player.entry(id: second) != nil else {
                     throw MPDAck(.noExist, "No such song")
                 }
-                try core(player.swapEntries(id: first, with: second))
-                return MPDResponse()
+                try core(player.swapEntries(id: first, with: second, saved: saved(reply)))
             },
-            .now("shuffle", .player, 0, 1) { request throws(MPDAck) in
+            MPDCommand("shuffle", .player, 0, 1) { request, reply throws(MPDAck) in
                 var range: Range<Int>? = nil
                 if request.count == 1 {
                     let (start, end) = try request.range(0)
@@ -88,8 +81,7 @@ enum MPDQueueCommands {
                     guard start <= upper else { throw MPDAck(.argument, "Bad song index") }
                     range = start..<upper
                 }
-                try core(player.shuffleQueue(range: range))
-                return MPDResponse()
+                try core(player.shuffleQueue(range: range, saved: saved(reply)))
             },
             // Unlike MPD, every argument is checked before any priority changes.
             .now("prio", .player, 2, nil) { request throws(MPDAck) in
@@ -298,6 +290,11 @@ enum MPDQueueCommands {
                 }
             }
         }
+    }
+
+    /// The core's "saved" callback as an empty answer.
+    static func saved<Value>(_ reply: @escaping MPDReply) -> @Sendable (Value) -> Void {
+        { _ in reply(.success(MPDResponse())) }
     }
 
     /// Runs a core call that throws `ReelError`, as an ACK.

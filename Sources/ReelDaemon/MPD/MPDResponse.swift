@@ -91,7 +91,7 @@ struct MPDAck: Error, Equatable {
         let code: Code
         switch error.reason {
         case .notFound, .notARecording, .notAFolder: code = .noExist
-        case .outOfRange, .invalidName, .root, .cycle, .notPlaying: code = .argument
+        case .outOfRange, .invalidName, .root, .cycle, .notPlaying, .notSeekable: code = .argument
         case .nameTaken: code = .exist
         case .forbidden, .readOnly: code = .permission
         case .unsupportedFormat, .corruptFile: code = .argument

@@ -244,7 +244,7 @@ function renderPlayer() {
   const playing = p.state === 'playing';
   setIcon($('playpause'), playing ? 'pause' : 'play');
   $('playpause').setAttribute('aria-label', playing ? 'Pause' : 'Play');
-  $('duration').textContent = clock(p.duration);
+  $('duration').textContent = (p.durationEstimated ? '~' : '') + clock(p.duration);
   $('progress').setAttribute('aria-valuemax', Math.round(p.duration || 0));
   // The player's error, whoever started what failed (this page or another client); it stays
   // until reeld clears it: a play, a stop, a seek, or player.clearError (the button beside it).
@@ -452,7 +452,7 @@ function queueRow(entry) {
     h('button', { class: 'row-main', onclick: () => act('player.play', { entry: entry.id }) },
       h('span', { class: 'name' }, entryTitle(entry)),
       h('span', { class: 'sub' }, entrySub(entry))),
-    h('span', { class: 'meta' }, clock(entry.duration)),
+    h('span', { class: 'meta' }, (entry.durationEstimated ? '~' : '') + clock(entry.duration)),
     iconButton('x', 'Remove from the queue', () => act('queue.remove', { id: entry.id }), 'remove'));
 }
 

@@ -1,0 +1,143 @@
+// The saved state's journal (`state.journal`): one line per save since the base files
+// (`player-state.json`, `queue.json`) were written, and replaying it onto them. Values only.
+
+import ReelModel
+import ReelProtocol
+
+/// One save: the player's state (whole: it is small) and, when they changed, the queue's entries
+/// (as pieces of the list before: see `QueueEditPiece`) and options.
+///
+/// `{"seq": 12, "player": {…as player-state.json…}, "queue": {"edit": [[0, 41], {"add": [entry…]},
+/// [42, 9000]], "length": 9042, "options": {…}}}`; `queue` and its members only when they changed.
+struct JournalRecord: Equatable, Sendable {
+    /// One more than the record before; the base files name the last record they include.
+    var sequence: Int
+    var player: SavedPlayerState
+    /// The queue's entries now as pieces of its entries before; nil when they did not change.
+    var edit: [QueueEditPiece]?
+    /// The queue's length after `edit` (checked when replayed).
+    var length: Int
+    /// The queue's options when they changed.
+    var options: QueueOptions?
+
+    var hasQueueChange: Bool { edit != nil || options != nil }
+
+    var json: JSONValue {
+        var object: JSONObject = ["seq": .int(Int64(sequence)), "player": player.json]
+        if hasQueueChange {
+            var queue = JSONObject()
+            if let edit {
+                queue["edit"] = .array(edit.map { piece in
+                    switch piece {
+                    case .keep(let start, let count): [.int(Int64(start)), .int(Int64(count))]
+                    case .add(let entries): ["add": .array(entries.map(\.json))]
+                    }
+                })
+                queue["length"] = .int(Int64(length))
+            }
+            if let options { queue["options"] = SavedQueue.json(of: options) }
+            object["queue"] = .object(queue)
+        }
+        return .object(object)
+    }
+
+    init(sequence: Int, player: SavedPlayerState, edit: [QueueEditPiece]?, length: Int, options: QueueOptions?) {
+        self.sequence = sequence
+        self.player = player
+        self.edit = edit
+        self.length = length
+        self.options = options
+    }
+
+    /// Throws a message naming what is wrong.
+    init(json: JSONValue) throws(ReelError) {
+        func corrupt(_ what: String) -> ReelError { ReelError(.corruptFile, "a record of the saved state's journal \(what)") }
+        guard let sequence = json["seq"]?.intValue else { throw corrupt("has no seq") }
+        guard let player = json["player"] else { throw corrupt("has no player state") }
+        self.sequence = sequence
+        self.player = try SavedPlayerState(json: player)
+        length = 0
+        guard let queue = json["queue"] else { return }
+        if let options = queue["options"] { self.options = SavedQueue.options(json: options) }
+        guard let pieces = queue["edit"] else { return }
+        guard let list = pieces.arrayValue, let length = queue["length"]?.intValue, length >= 0 else {
+            throw corrupt("has an edit of the queue without a list of pieces and a length")
+        }
+        self.length = length
+        edit = try list.map { (piece) throws(ReelError) -> QueueEditPiece in
+            if let pair = piece.arrayValue, pair.count == 2, let start = pair[0].intValue, let count = pair[1].intValue {
+                return .keep(start: start, count: count)
+            }
+            if let list = piece["add"]?.arrayValue {
+                let entries = list.compactMap(SavedQueue.Entry.init(json:))
+                guard entries.count == list.count, !entries.isEmpty else { throw corrupt("adds an entry that cannot be read") }
+                return .add(entries)
+            }
+            throw corrupt("has a piece of the queue that is neither [start, count] nor {\"add\": […]}")
+        }
+    }
+}
+
+/// Reading the journal and replaying it onto the base files.
+enum StateJournal {
+    /// The records in a journal file's bytes, in order: up to the first line that is not a
+    /// record, or whose `seq` does not follow the one before (`problem` says which), and
+    /// without a last line cut off (`cutOff`: the process died writing it, so its command was
+    /// never answered).
+    static func records(in bytes: [UInt8]) -> (records: [JournalRecord], cutOff: Bool, problem: String?) {
+        var records: [JournalRecord] = []
+        var start = 0
+        var line = 1
+        while start < bytes.count {
+            guard let end = bytes[start...].firstIndex(of: 0x0A) else { return (records, true, nil) }
+            defer {
+                start = end + 1
+                line += 1
+            }
+            guard end > start else { continue }
+            let record: JournalRecord
+            do {
+                record = try JournalRecord(json: JSONValue.parse(bytes[start..<end]))
+            } catch let error as ReelError {
+                return (records, false, "line \(line): \(error.message)")
+            } catch {
+                return (records, false, "line \(line) is not valid JSON (\(error))")
+            }
+            if let last = records.last, record.sequence != last.sequence + 1 {
+                return (records, false, "line \(line) is record \(record.sequence) after record \(last.sequence)")
+            }
+            records.append(record)
+        }
+        return (records, false, nil)
+    }
+
+    /// The state after `records`: the queue gets the edits and options of the records after
+    /// `queueBase` (the last record `queue.json` includes), the player the state of the last
+    /// record after `playerBase`. Stops at an edit that does not fit the queue (`problem`).
+    static func replay(
+        _ records: [JournalRecord], player: SavedPlayerState, playerBase: Int, queue: SavedQueue, queueBase: Int
+    ) -> (player: SavedPlayerState, queue: SavedQueue, problem: String?) {
+        var player = player
+        var pool = queue.entries
+        var list = Array(pool.indices)
+        var options = queue.options
+        var problem: String?
+        for record in records {
+            if record.sequence > queueBase {
+                if let edit = record.edit {
+                    guard let edited = QueueEditPiece.apply(edit, to: list, length: record.length, adding: { entry in
+                        pool.append(entry)
+                        return pool.count - 1
+                    }) else {
+                        problem = "record \(record.sequence) edits a queue of \(list.count) entries it does not fit"
+                        break
+                    }
+                    list = edited
+                }
+                if let changed = record.options { options = changed }
+            }
+            if record.sequence > playerBase { player = record.player }
+        }
+        return (player, SavedQueue(entries: list.map { pool[$0] }, options: options), problem)
+    }
+}
