@@ -36,27 +36,8 @@ import Testing
         func finishCount() { counted.store(true, ordering: .releasing) }
     }
 
-    final class Harness: @unchecked Sendable {
-        let device = FakeOutput()
-        let changes = Locked<[PlaybackSnapshot]>([])
-        var engine: PlaybackEngine!
-
-        init() {
-            engine = PlaybackEngine(device: device, logger: Logger(label: "test")) { [changes] snapshot in
-                changes.withLock { $0.append(snapshot) }
-            }
-            engine.start()
-        }
-
-        deinit { engine.shutdown() }
-
-        func run(_ make: (@escaping PlaybackCommand.Reply) -> PlaybackCommand) -> Result<PlaybackSnapshot, ReelError> {
-            let box = Locked<Result<PlaybackSnapshot, ReelError>?>(nil)
-            engine.send(make { result in box.withLock { $0 = result } })
-            #expect(waitUntil { box.current != nil }, "the engine did not reply")
-            return box.current ?? .failure(ReelError(.ioError, "no reply"))
-        }
-    }
+    /// The engine with a fake device.
+    typealias Harness = PlaybackEngineTests.Harness
 
     /// A 4 s WAV at 44.1 kHz, said to be 1 s long until it is counted.
     func countingReader(_ name: String) throws -> CountingReader {

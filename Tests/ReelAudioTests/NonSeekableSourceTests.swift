@@ -38,36 +38,9 @@ final class UnseekableTone: AudioFileReader {
 }
 
 @Suite struct NonSeekableSourceTests {
-    final class Harness: @unchecked Sendable {
-        let device = FakeOutput()
-        var engine: PlaybackEngine!
-
-        init() {
-            engine = PlaybackEngine(device: device, logger: Logger(label: "test")) { _ in }
-            engine.start()
-        }
-
-        deinit { engine.shutdown() }
-
-        func run(_ make: (@escaping PlaybackCommand.Reply) -> PlaybackCommand) -> Result<PlaybackSnapshot, ReelError> {
-            let box = Locked<Result<PlaybackSnapshot, ReelError>?>(nil)
-            engine.send(make { result in box.withLock { $0 = result } })
-            for _ in 0..<1000 {
-                if let result = box.current { return result }
-                usleep(10_000)
-            }
-            fatalError("the engine did not reply within 10 s")
-        }
-
-        func waitUntil(timeout: Double = 20, _ condition: (PlaybackSnapshot) -> Bool) -> Bool {
-            let deadline = Date().addingTimeInterval(timeout)
-            while Date() < deadline {
-                if condition(engine.snapshot) { return true }
-                usleep(5_000)
-            }
-            return false
-        }
-    }
+    /// The engine with a fake device (`PlaybackEngineTests.Harness`), given the longer waits
+    /// these paced plays need.
+    typealias Harness = PlaybackEngineTests.Harness
 
     func bytes(_ samples: [Int16]) -> [UInt8] { samples.withUnsafeBytes { Array($0) } }
 
@@ -81,22 +54,22 @@ final class UnseekableTone: AudioFileReader {
             $0.dropDiscardsQueued = true
             $0.writeDelayMicroseconds = 20_000
         }
-        let started = try harness.run { .load(ReaderBox(tone), token: 1, startFrame: 0, startPlaying: true, $0) }.get()
+        let started = try harness.run(timeout: 10) { .load(ReaderBox(tone), token: 1, startFrame: 0, startPlaying: true, $0) }.get()
         #expect(started.activity == .playing)
-        #expect(harness.waitUntil { $0.position(at: monotonicNanoseconds()) > 0.3 })
-        let paused = try harness.run { .pause($0) }.get()
+        #expect(harness.waitUntil(timeout: 20) { $0.position(at: monotonicNanoseconds()) > 0.3 })
+        let paused = try harness.run(timeout: 10) { .pause($0) }.get()
         #expect(paused.activity == .paused)
         harness.device.script { $0.writeDelayMicroseconds = 0 }
         // Paused again and again: each time back to the frame heard, from what is kept.
         for _ in 0..<3 {
-            _ = try harness.run { .resume($0) }.get()
-            _ = try harness.run { .pause($0) }.get()
+            _ = try harness.run(timeout: 10) { .resume($0) }.get()
+            _ = try harness.run(timeout: 10) { .pause($0) }.get()
         }
         // To the end, where a real device has played out what it queued (the fake's delay
         // would otherwise stay, and the end's drop take it back).
         harness.device.script { $0.delayFrames = 0 }
-        _ = try harness.run { .resume($0) }.get()
-        #expect(harness.waitUntil { $0.activity == .stopped })
+        _ = try harness.run(timeout: 10) { .resume($0) }.get()
+        #expect(harness.waitUntil(timeout: 20) { $0.activity == .stopped })
         #expect(tone.seeks == 0, "the source was asked to seek")
         let written = harness.device.state.written
         let expected = bytes(tone.samples)
@@ -108,13 +81,13 @@ final class UnseekableTone: AudioFileReader {
         let tone = UnseekableTone(seconds: 6)
         let harness = Harness()
         harness.device.script { $0.writeDelayMicroseconds = 4_000 }
-        _ = try harness.run { .load(ReaderBox(tone), token: 1, startFrame: 0, startPlaying: true, $0) }.get()
-        #expect(harness.waitUntil { $0.position(at: monotonicNanoseconds()) > 3 })
+        _ = try harness.run(timeout: 10) { .load(ReaderBox(tone), token: 1, startFrame: 0, startPlaying: true, $0) }.get()
+        #expect(harness.waitUntil(timeout: 20) { $0.position(at: monotonicNanoseconds()) > 3 })
         // Back half a second: within the 2 s kept.
-        let back = try harness.run { .seek(.relative(-0.5), $0) }.get()
+        let back = try harness.run(timeout: 10) { .seek(.relative(-0.5), $0) }.get()
         #expect(back.activity == .playing)
         // Back to the start: long gone.
-        let refused = harness.run { .seek(.absolute(0), $0) }
+        let refused = harness.run(timeout: 10) { .seek(.absolute(0), $0) }
         guard case .failure(let error) = refused else {
             Issue.record("a seek to the start of a stream 3 s in was carried out")
             return
@@ -123,8 +96,8 @@ final class UnseekableTone: AudioFileReader {
         #expect(harness.engine.snapshot.activity == .playing)
         #expect(harness.engine.snapshot.error == nil)
         // Forward, past what was decoded: refused too.
-        if case .success = harness.run({ .seek(.relative(30), $0) }) { Issue.record("a seek ahead of a stream was carried out") }
-        #expect(harness.waitUntil { $0.activity == .stopped })
+        if case .success = harness.run(timeout: 10, { .seek(.relative(30), $0) }) { Issue.record("a seek ahead of a stream was carried out") }
+        #expect(harness.waitUntil(timeout: 20) { $0.activity == .stopped })
         #expect(tone.seeks == 0)
     }
 

@@ -25,15 +25,17 @@ import Testing
 
         deinit { engine.shutdown() }
 
-        /// Sends a command and waits for its reply.
-        func run(_ make: (@escaping PlaybackCommand.Reply) -> PlaybackCommand) -> Result<PlaybackSnapshot, ReelError> {
+        /// Sends a command and waits for its reply (at most `timeout` seconds).
+        func run(
+            timeout: Double = 5, _ make: (@escaping PlaybackCommand.Reply) -> PlaybackCommand
+        ) -> Result<PlaybackSnapshot, ReelError> {
             let box = Locked<Result<PlaybackSnapshot, ReelError>?>(nil)
             engine.send(make { result in box.withLock { $0 = result } })
-            for _ in 0..<500 {
+            for _ in 0..<Int(timeout * 100) {
                 if let result = box.current { return result }
                 usleep(10_000)
             }
-            fatalError("the engine did not reply within 5 s")
+            fatalError("the engine did not reply within \(timeout) s")
         }
 
         func load(_ path: String, startFrame: Int64 = 0, play: Bool = true) throws -> PlaybackSnapshot {
