@@ -1,5 +1,6 @@
-// The capture engine: a capture thread that owns the PCM, a ring, and a writer thread that owns the file.
+// The capture engine: a capture thread that owns the PCM, a ring, and a writer thread that cuts takes and owns their files.
 
+import Dispatch
 import Logging
 import ReelModel
 
@@ -27,10 +28,20 @@ public struct CaptureRequest: Sendable {
 /// What the capture engine publishes; read from any thread.
 public struct CaptureSnapshot: Sendable, Equatable {
     public var running = false
-    /// Frames read from the device (the recording's elapsed time).
+    /// Frames read from the device since it was opened.
     public var capturedFrames: Int64 = 0
-    /// Frames handed to the encoder.
+    /// The device frame the session began at (0 unless the engine was listening before).
+    public var sessionStartFrame: Int64 = 0
+    /// A session is running (recording or armed).
+    public var inSession = false
+    /// A take is open (false while a triggered session is armed).
+    public var takeOpen = false
+    /// Takes opened in the session so far.
+    public var takes = 0
+    /// Frames handed to the encoders in the session, all takes.
     public var writtenFrames: Int64 = 0
+    /// Frames handed to the open take's encoder (pre-roll included).
+    public var takeFrames: Int64 = 0
     /// Levels of the last complete window (a tenth of a second).
     public var levels: AudioLevels?
     /// Device overruns recovered, plus times the ring was full and audio was dropped.
@@ -41,8 +52,9 @@ public struct CaptureSnapshot: Sendable, Equatable {
 
     public init() {}
 
+    /// Seconds captured in the session.
     public var elapsed: Double {
-        sampleRate > 0 ? Double(capturedFrames) / Double(sampleRate) : 0
+        sampleRate > 0 ? Double(max(0, capturedFrames - sessionStartFrame)) / Double(sampleRate) : 0
     }
 }
 
@@ -50,23 +62,31 @@ public struct CaptureSnapshot: Sendable, Equatable {
 public enum CaptureEnding: Sendable, Equatable {
     /// `stop()` was called.
     case stopped
-    /// `maxFrames` were captured.
+    /// `maxFrames` were captured (the session's length limit).
     case limitReached
     /// The device or the disk failed; what was captured until then is in the file.
     case failed(ReelError)
 }
 
-/// Records one take at a time. The capture thread reads a period at a time (non-blocking, at
+/// Records sessions of takes. The capture thread reads a period at a time (non-blocking, at
 /// most a period's wait) into a ring of `ringSeconds`; the writer thread wakes four times a
-/// second, encodes what the ring holds and syncs the file to disk every `syncInterval` seconds.
+/// second, cuts what the ring holds into takes (`TakeCutter`: one take, segments, or level
+/// triggered), encodes it and syncs the open take's file every `syncInterval` seconds. The last
+/// seconds taken from the ring stay in a history (`CaptureHistory`) for pre-roll: a triggered take
+/// begins before its trigger, and a listening engine's session before `start` was called.
 /// The capture thread runs at normal priority: the device's buffer (half a second by default,
 /// see `PCMTiming.capture`) covers scheduling delays, and with PulseAudio's plugin a real-time
 /// thread costs more in priority-inheritance locking than it saves. A slow disk fills the ring, never the
 /// device's buffer; a full ring drops audio and counts an overrun.
 ///
-/// The engine ends a take by itself at `maxFrames`, on a device failure (the file keeps what was
-/// captured) or on a write failure such as a full disk; it then calls `onEnd` from the writer
-/// thread once the file is closed. `onProgress` is called from the writer thread after every sync.
+/// Takes are sample-contiguous: a segment's first frame is the frame after the previous one's
+/// last, whatever the codec. The engine ends a session by itself at `maxFrames`, on a device
+/// failure (the open take keeps what was captured) or on a write failure such as a full disk;
+/// it then calls `CaptureTakes.ended` from the writer thread once the take is closed.
+///
+/// Two ways to hold the device: `start` without `listen` opens it for the session and closes it
+/// at its end; `listen` keeps it open between sessions (the last seconds in memory) until
+/// `close`. `start`, `stop`, `listen` and `close` are called from one thread at a time.
 public final class CaptureEngine: @unchecked Sendable {
     public typealias WriterFactory = (CaptureRequest) throws(ReelError) -> RecordingWriter
 
@@ -79,6 +99,13 @@ public final class CaptureEngine: @unchecked Sendable {
     private let published = Locked(CaptureSnapshot())
     private let stopRequested = Locked(false)
     private var threads: [pthread_t] = []
+    private var writeLoop: WriteLoop?
+    /// The loops of a device opened and not yet started (`launch`).
+    private var pendingThreads: [@Sendable () -> Void] = []
+    /// Opened by `listen`: stays open between sessions.
+    private var listening = false
+    private var openFormat: PCMFormat?
+    private var historyFrames = 0
     /// The device's failures, told once each in the log (not once per retry).
     private let failures: DeviceFailureLog
 
@@ -108,28 +135,145 @@ public final class CaptureEngine: @unchecked Sendable {
         return try recording.makeWriter(request.path, request.format, true)
     }
 
-    public var isRunning: Bool { !threads.isEmpty }
+    /// The device is open (a session, or listening).
+    public var isRunning: Bool { !threads.isEmpty && published.current.running }
 
-    /// Opens the device and creates the file, then starts both threads. Throws (with nothing
-    /// left open) when the device or the file cannot be opened. Not reentrant: the caller
-    /// serializes `start` and `stop`.
+    /// The device is held open between sessions, in this format.
+    public var listeningFormat: PCMFormat? { listening && isRunning ? openFormat : nil }
+
+    /// Seconds of the past a listening engine holds.
+    public var historySeconds: Double {
+        guard let openFormat, openFormat.sampleRate > 0 else { return 0 }
+        return Double(historyFrames) / Double(openFormat.sampleRate)
+    }
+
+    /// One take into `request.path` (a session with the plan `single`). `onEnd` is called from
+    /// the writer thread when the take ends by itself; `onProgress` after every sync.
     public func start(
         _ request: CaptureRequest, onProgress: @escaping @Sendable (CaptureSnapshot) -> Void,
         onEnd: @escaping @Sendable (CaptureEnding) -> Void
     ) throws(ReelError) {
-        precondition(threads.isEmpty, "a capture is already running")
+        let takes = SingleTake(request: request, makeWriter: makeWriter, onProgress: onProgress, onEnd: onEnd)
+        try start(CaptureSession(format: request.format, maxFrames: request.maxFrames), takes: takes)
+    }
+
+    /// Starts a session. Without `listen`, opens the device (the session begins at its first
+    /// frame); while listening, the session begins at the frame captured now, its first take
+    /// `prerollFrames` earlier. For `single` and `segments` the first take is opened here, so a
+    /// file that cannot be created throws (with nothing left open). Returns the device frame the
+    /// first take begins at.
+    @discardableResult
+    public func start(_ session: CaptureSession, takes: CaptureTakes) throws(ReelError) -> Int64 {
+        precondition(!published.current.inSession, "a capture session is already running")
+        let wasListening = listening && isRunning
+        if wasListening {
+            guard openFormat == session.format else {
+                throw ReelError(
+                    .unsupportedFormat,
+                    "the capture device is held open at \(describe(openFormat)) for pre-roll; record at that format")
+            }
+            let available = Int64(historyFrames)
+            var triggerPreroll: Int64 = 0
+            if case .triggered(let plan) = session.plan { triggerPreroll = plan.prerollFrames }
+            guard session.prerollFrames <= available, triggerPreroll <= available else {
+                throw ReelError(
+                    .outOfRange, "the pre-roll reaches \(seconds(max(session.prerollFrames, triggerPreroll), session.format)) s back; "
+                        + "\(seconds(available, session.format)) s are held (capture_preroll)")
+            }
+        } else {
+            guard session.prerollFrames == 0 else {
+                throw ReelError(.outOfRange, "a pre-roll needs the capture device held open: set capture_preroll")
+            }
+            if !threads.isEmpty { close() }
+            var history = 0
+            if case .triggered(let plan) = session.plan { history = Int(plan.prerollFrames) }
+            try open(session.format, historyFrames: history, captureLimit: session.maxFrames, listening: false)
+        }
+        let now = wasListening ? published.current.capturedFrames : 0
+        let start = now - session.prerollFrames
+        var first: RecordingWriter?
+        if case .triggered = session.plan {
+            first = nil
+        } else {
+            do {
+                first = try takes.openTake(CaptureTake(index: 1, startFrame: -session.prerollFrames))
+            } catch {
+                if !wasListening { close() }
+                throw error
+            }
+        }
+        published.withLock { snapshot in
+            snapshot.sessionStartFrame = now
+            snapshot.inSession = true
+            snapshot.takeOpen = first != nil
+            snapshot.takes = first != nil ? 1 : 0
+            snapshot.writtenFrames = 0
+            snapshot.takeFrames = 0
+            snapshot.error = nil
+        }
+        writeLoop?.post(
+            .begin(WriteSession(session: session, takes: takes, sessionStart: now, firstTakeStart: start, first: first)))
+        // A device opened for the session starts its threads once the session is posted, so
+        // the writer has it before the first frame.
+        launch()
+        return start
+    }
+
+    /// Keeps the device open between sessions with the last `seconds` in memory, so a session
+    /// can begin in the past (`CaptureSession.prerollFrames`). Throws when the device cannot be
+    /// opened. Not while a session runs.
+    public func listen(format: PCMFormat, seconds: Double) throws(ReelError) {
+        precondition(!published.current.inSession, "listen while a session runs")
+        if !threads.isEmpty { close() }
+        try open(format, historyFrames: Int(seconds * Double(format.sampleRate)), captureLimit: nil, listening: true)
+        listening = true
+        launch()
+    }
+
+    /// Ends the session: the open take gets everything captured until now and is closed (`keep`
+    /// false: discarded), then the device is closed unless listening. Returns the final
+    /// snapshot. Safe to call after the session ended by itself, and with none.
+    @discardableResult
+    public func stop(keep: Bool = true) -> CaptureSnapshot {
+        if listening && isRunning, let writeLoop {
+            if published.current.inSession {
+                let done = DispatchSemaphore(value: 0)
+                writeLoop.post(.end(at: keep ? published.current.capturedFrames : nil, keep: keep, done: done))
+                done.wait()
+            }
+            return published.current
+        }
+        writeLoop?.keepAtStop.withLock { $0 = keep }
+        return close()
+    }
+
+    /// Closes the device (ending a session as `stop()` does) and stops listening.
+    @discardableResult
+    public func close() -> CaptureSnapshot {
+        if threads.isEmpty && !pendingThreads.isEmpty {
+            // Opened, never started.
+            pendingThreads = []
+            device.close()
+        }
+        stopRequested.withLock { $0 = true }
+        for thread in threads { pthread_join(thread, nil) }
+        threads = []
+        writeLoop = nil
+        listening = false
+        return published.withLock { snapshot in
+            snapshot.running = false
+            snapshot.inSession = false
+            snapshot.takeOpen = false
+            return snapshot
+        }
+    }
+
+    private func open(_ format: PCMFormat, historyFrames: Int, captureLimit: Int64?, listening: Bool) throws(ReelError) {
         let configuration: PCMConfiguration
         do throws(ReelError) {
-            configuration = try device.open(request.format, timing: timing)
+            configuration = try device.open(format, timing: timing)
         } catch {
             failures.failed("capture", device: device.name, error)
-            throw error
-        }
-        let writer: RecordingWriter
-        do {
-            writer = try makeWriter(request)
-        } catch {
-            device.close()
             throw error
         }
         let format = configuration.format
@@ -142,30 +286,65 @@ public final class CaptureEngine: @unchecked Sendable {
             snapshot.running = true
             snapshot.sampleRate = format.sampleRate
         }
+        openFormat = format
+        self.historyFrames = historyFrames
+        // The writer reads a chunk (a tenth of a second) past the pre-roll.
+        let history = historyFrames > 0
+            ? CaptureHistory(capacityFrames: historyFrames + max(format.sampleRate / 10, 256) + 1, bytesPerFrame: format.bytesPerFrame)
+            : nil
         let capture = CaptureLoop(
-            device: device, configuration: configuration, ring: ring, maxFrames: request.maxFrames,
+            device: device, configuration: configuration, ring: ring, maxFrames: captureLimit,
             published: published, stopRequested: stopRequested, logger: logger)
         let write = WriteLoop(
-            writer: writer, ring: ring, format: format, syncInterval: syncInterval, published: published,
-            stopRequested: stopRequested, logger: logger, onProgress: onProgress, onEnd: onEnd)
+            ring: ring, history: history, format: format, syncInterval: syncInterval, published: published,
+            stopRequested: stopRequested, logger: logger, listening: listening)
+        writeLoop = write
+        pendingThreads = [capture.run, write.run]
+    }
+
+    /// Starts the threads of a device just opened.
+    private func launch() {
+        guard threads.isEmpty, pendingThreads.count == 2 else { return }
+        let (capture, write) = (pendingThreads[0], pendingThreads[1])
+        pendingThreads = []
         threads = [
-            AudioThread.start(name: "reel-capture", realtime: false) { capture.run() },
-            AudioThread.start(name: "reel-writer", realtime: false) { write.run() },
+            AudioThread.start(name: "reel-capture", realtime: false, capture),
+            AudioThread.start(name: "reel-writer", realtime: false, write),
         ]
     }
 
-    /// Ends the take: capture stops, everything captured is written, the file is finished and
-    /// closed. Returns the final snapshot. Safe to call after the engine ended by itself.
-    @discardableResult
-    public func stop() -> CaptureSnapshot {
-        stopRequested.withLock { $0 = true }
-        for thread in threads { pthread_join(thread, nil) }
-        threads = []
-        return published.withLock { snapshot in
-            snapshot.running = false
-            return snapshot
-        }
+    private func describe(_ format: PCMFormat?) -> String {
+        guard let format else { return "no format" }
+        return "\(format.sampleRate) Hz, \(format.channels) channel\(format.channels == 1 ? "" : "s")"
     }
+
+    private func seconds(_ frames: Int64, _ format: PCMFormat) -> String {
+        let value = Double(frames) / Double(max(format.sampleRate, 1))
+        return String(Int(value.rounded()))
+    }
+}
+
+/// The takes of `CaptureEngine.start(_:onProgress:onEnd:)`: one file.
+private final class SingleTake: CaptureTakes, @unchecked Sendable {
+    let request: CaptureRequest
+    let makeWriter: CaptureEngine.WriterFactory
+    let onProgress: @Sendable (CaptureSnapshot) -> Void
+    let onEnd: @Sendable (CaptureEnding) -> Void
+
+    init(
+        request: CaptureRequest, makeWriter: @escaping CaptureEngine.WriterFactory,
+        onProgress: @escaping @Sendable (CaptureSnapshot) -> Void, onEnd: @escaping @Sendable (CaptureEnding) -> Void
+    ) {
+        self.request = request
+        self.makeWriter = makeWriter
+        self.onProgress = onProgress
+        self.onEnd = onEnd
+    }
+
+    func openTake(_ take: CaptureTake) throws(ReelError) -> RecordingWriter { try makeWriter(request) }
+    func closedTake(_ take: CaptureTake, frames: Int64, keep: Bool, failure: ReelError?) {}
+    func progress(_ snapshot: CaptureSnapshot) { onProgress(snapshot) }
+    func ended(_ ending: CaptureEnding) { onEnd(ending) }
 }
 
 /// The capture thread: device → ring, levels, overruns, the frame limit.
@@ -259,83 +438,275 @@ private final class CaptureLoop: @unchecked Sendable {
     }
 }
 
-/// The writer thread: ring → encoder → disk, synced every `syncInterval`.
+/// A session as the writer thread holds it.
+private final class WriteSession: @unchecked Sendable {
+    let takes: CaptureTakes
+    let sessionStart: Int64
+    var cutter: TakeCutter
+    var writer: RecordingWriter?
+    var take: CaptureTake?
+    var opened = 0
+    var takeWritten: Int64 = 0
+    var written: Int64 = 0
+
+    init(session: CaptureSession, takes: CaptureTakes, sessionStart: Int64, firstTakeStart: Int64, first: RecordingWriter?) {
+        self.takes = takes
+        self.sessionStart = sessionStart
+        cutter = TakeCutter(
+            plan: session.plan, start: firstTakeStart, endFrame: session.maxFrames.map { sessionStart + $0 },
+            channels: session.format.channels)
+        if let first {
+            writer = first
+            take = CaptureTake(index: 1, startFrame: firstTakeStart - sessionStart)
+            opened = 1
+        }
+    }
+}
+
+/// The writer thread: ring → history and the session's takes → encoders → disk, the open take
+/// synced every `syncInterval`.
 private final class WriteLoop: @unchecked Sendable {
-    let writer: RecordingWriter
+    enum Command {
+        case begin(WriteSession)
+        /// End the session once the frames before `at` are written (nil: now); signal `done`.
+        case end(at: Int64?, keep: Bool, done: DispatchSemaphore)
+    }
+
     let ring: CaptureRing
+    let history: CaptureHistory?
     let format: PCMFormat
     let syncInterval: Double
     let published: Locked<CaptureSnapshot>
     let stopRequested: Locked<Bool>
     let logger: Logger
-    let onProgress: @Sendable (CaptureSnapshot) -> Void
-    let onEnd: @Sendable (CaptureEnding) -> Void
+    /// Opened by `listen`: the device stays open after a session.
+    let listening: Bool
+    /// Whether the open take is kept when the device is closed (false: `stop(keep: false)`).
+    let keepAtStop = Locked(true)
+    private let commands = Locked<[Command]>([])
+    private var session: WriteSession?
+    private var ending: (at: Int64?, keep: Bool, done: DispatchSemaphore)?
 
     init(
-        writer: RecordingWriter, ring: CaptureRing, format: PCMFormat, syncInterval: Double,
-        published: Locked<CaptureSnapshot>, stopRequested: Locked<Bool>, logger: Logger,
-        onProgress: @escaping @Sendable (CaptureSnapshot) -> Void, onEnd: @escaping @Sendable (CaptureEnding) -> Void
+        ring: CaptureRing, history: CaptureHistory?, format: PCMFormat, syncInterval: Double,
+        published: Locked<CaptureSnapshot>, stopRequested: Locked<Bool>, logger: Logger, listening: Bool
     ) {
-        self.writer = writer
+        self.listening = listening
         self.ring = ring
+        self.history = history
         self.format = format
         self.syncInterval = syncInterval
         self.published = published
         self.stopRequested = stopRequested
         self.logger = logger
-        self.onProgress = onProgress
-        self.onEnd = onEnd
     }
+
+    /// From the engine's caller; applied at the writer's next wake (within a quarter second).
+    func post(_ command: Command) {
+        commands.withLock { $0.append(command) }
+    }
+
+    /// An empty chunk, to feed the cutter nothing but the position.
+    private var catchUpBuffer: UnsafeMutableRawPointer?
 
     func run() {
         // Up to a tenth of a second per encoder call.
         let chunkFrames = max(format.sampleRate / 10, 256)
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: chunkFrames * format.bytesPerFrame, alignment: 16)
-        defer { buffer.deallocate() }
+        catchUpBuffer = buffer
+        defer {
+            catchUpBuffer = nil
+            buffer.deallocate()
+        }
         let syncNanoseconds = UInt64(syncInterval * 1e9)
         var lastSync = monotonicNanoseconds()
-        var written: Int64 = 0
-        var failure: ReelError?
+        var position: Int64 = 0
         while true {
+            applyCommands(position: position)
             let frames = ring.take(into: buffer, maxFrames: chunkFrames, timeoutMilliseconds: 250)
             if frames > 0 {
-                do throws(ReelError) {
-                    try writer.write(buffer, frames: frames)
-                } catch {
-                    failure = error
-                    logger.error("cannot write the recording", metadata: ["error": "\(error.message)"])
-                    break
+                if let session {
+                    process(session, buffer, frames: frames, position: position)
                 }
-                written += Int64(frames)
-                published.withLock { $0.writtenFrames = written }
+                history?.append(buffer, frames: frames, at: position)
+                position += Int64(frames)
             } else if ring.isDrained {
                 break
             }
             let now = monotonicNanoseconds()
             if now - lastSync >= syncNanoseconds {
-                writer.sync()
                 lastSync = now
-                onProgress(published.current)
+                if let session {
+                    session.writer?.sync()
+                    session.takes.progress(published.current)
+                }
             }
         }
-        if failure != nil {
-            // Stop capturing; what is still in the ring cannot be written.
-            stopRequested.withLock { $0 = true }
+        // The device is closed (a stop, the capture limit, a device failure).
+        let deviceError = published.current.error
+        if let session {
+            let keep = keepAtStop.current
+            do throws(ReelError) {
+                try apply(session.cutter.finish(keep: keep), session, buffer, frames: 0, position: position, failure: deviceError)
+            } catch {
+                fail(session, error)
+            }
+            self.session = nil
+            let result: CaptureEnding
+            if let deviceError {
+                result = .failed(deviceError)
+            } else if stopRequested.current {
+                result = .stopped
+            } else {
+                result = .limitReached
+            }
+            endSession()
+            if result != .stopped { session.takes.ended(result) }
         }
-        writer.close()
-        let deviceError = published.withLock { snapshot -> ReelError? in
-            if let failure { snapshot.error = failure }
-            return snapshot.error
+        ending?.done.signal()
+        for case .end(_, _, let done) in commands.withLock({ pending in defer { pending = [] }; return pending }) {
+            done.signal()
         }
-        let stoppedByRequest = stopRequested.current && failure == nil
-        let ending: CaptureEnding
-        if let error = failure ?? deviceError {
-            ending = .failed(error)
-        } else if stoppedByRequest {
-            ending = .stopped
-        } else {
-            ending = .limitReached
+        published.withLock { $0.running = false }
+    }
+
+    private func applyCommands(position: Int64) {
+        let pending = commands.withLock { pending in defer { pending = [] }; return pending }
+        for command in pending {
+            switch command {
+            case .begin(let next):
+                session = next
+                // A take beginning in the past gets the history up to here at once.
+                if let buffer = catchUpBuffer { process(next, buffer, frames: 0, position: position) }
+            case .end(let at, let keep, let done):
+                guard let session else {
+                    done.signal()
+                    continue
+                }
+                if let at, keep, at > position {
+                    // Write what was captured until the stop, then end.
+                    ending = (at, keep, done)
+                    session.cutter.limit(to: at)
+                } else {
+                    finishSession(session, keep: keep, position: position)
+                    done.signal()
+                }
+            }
         }
-        if ending != .stopped { onEnd(ending) }
+    }
+
+    /// Cuts and writes one chunk into the session's takes.
+    private func process(_ session: WriteSession, _ buffer: UnsafeMutableRawPointer, frames: Int, position: Int64) {
+        let samples = UnsafeBufferPointer(start: buffer.assumingMemoryBound(to: Int16.self), count: frames * format.channels)
+        let steps = session.cutter.feed(samples, at: position)
+        do throws(ReelError) {
+            try apply(steps, session, buffer, frames: frames, position: position, failure: nil)
+        } catch {
+            fail(session, error)
+            return
+        }
+        publish(session)
+        if session.cutter.isFinished {
+            self.session = nil
+            endSession()
+            if let ending {
+                ending.done.signal()
+                self.ending = nil
+            } else {
+                session.takes.ended(.limitReached)
+                if !listening { stopRequested.withLock { $0 = true } }
+            }
+        }
+    }
+
+    private func finishSession(_ session: WriteSession, keep: Bool, position: Int64) {
+        do throws(ReelError) {
+            try apply(session.cutter.finish(keep: keep), session, nil, frames: 0, position: position, failure: nil)
+        } catch {
+            fail(session, error)
+            return
+        }
+        self.session = nil
+        endSession()
+    }
+
+    private func apply(
+        _ steps: [TakeStep], _ session: WriteSession, _ buffer: UnsafeMutableRawPointer?, frames: Int, position: Int64,
+        failure: ReelError?
+    ) throws(ReelError) {
+        for step in steps {
+            switch step {
+            case .open(let start):
+                session.opened += 1
+                let take = CaptureTake(index: session.opened, startFrame: start - session.sessionStart)
+                session.take = take
+                session.takeWritten = 0
+                session.writer = try session.takes.openTake(take)
+            case .write(let range):
+                guard let writer = session.writer else { continue }
+                var count: Int64 = 0
+                if range.lowerBound < position, let history {
+                    let given = try history.read(range.lowerBound..<min(range.upperBound, position)) { (pointer, run) throws(ReelError) in
+                        try writer.write(pointer, frames: run)
+                    }
+                    count += Int64(given)
+                    let wanted = min(range.upperBound, position) - range.lowerBound
+                    if Int64(given) < wanted {
+                        logger.warning("the pre-roll reaches further back than the history holds", metadata: ["missing": "\(wanted - Int64(given)) frames"])
+                    }
+                }
+                let lower = max(range.lowerBound, position)
+                if range.upperBound > lower, let buffer {
+                    try writer.write(buffer + Int(lower - position) * format.bytesPerFrame, frames: Int(range.upperBound - lower))
+                    count += range.upperBound - lower
+                }
+                session.takeWritten += count
+                session.written += count
+            case .close(_, let keep):
+                guard let writer = session.writer, let take = session.take else { continue }
+                writer.close()
+                session.writer = nil
+                session.take = nil
+                session.takes.closedTake(take, frames: session.takeWritten, keep: keep, failure: failure)
+                session.takeWritten = 0
+            }
+        }
+    }
+
+    /// A write failed: the take is closed as it is (the caller repairs it), the session ends.
+    private func fail(_ session: WriteSession, _ error: ReelError) {
+        logger.error("cannot write the recording", metadata: ["error": "\(error.message)"])
+        if let writer = session.writer, let take = session.take {
+            writer.close()
+            session.writer = nil
+            session.take = nil
+            session.takes.closedTake(take, frames: session.takeWritten, keep: true, failure: error)
+        }
+        published.withLock { $0.error = error }
+        self.session = nil
+        endSession()
+        // Stop capturing; what is still in the ring cannot be written.
+        stopRequested.withLock { $0 = true }
+        session.takes.ended(.failed(error))
+        if let ending {
+            ending.done.signal()
+            self.ending = nil
+        }
+    }
+
+    private func publish(_ session: WriteSession) {
+        published.withLock { snapshot in
+            snapshot.writtenFrames = session.written
+            snapshot.takeFrames = session.takeWritten
+            snapshot.takeOpen = session.writer != nil
+            snapshot.takes = session.opened
+        }
+    }
+
+    private func endSession() {
+        published.withLock { snapshot in
+            snapshot.inSession = false
+            snapshot.takeOpen = false
+        }
     }
 }

@@ -22,6 +22,10 @@ final class FakeInput: PCMInput, @unchecked Sendable {
         var readDelayMicroseconds: UInt32 = 0
         /// Once set, every read fails with this errno (a device that is gone).
         var failForever: Int?
+        /// Sample n's value; nil: the ramp (`Int16(truncatingIfNeeded: n)`).
+        var signal: (@Sendable (Int) -> Int16)?
+        /// A finite source: after this many frames, reads find nothing (-EAGAIN).
+        var limitFrames: Int?
     }
 
     var state: State { lock.current }
@@ -45,9 +49,14 @@ final class FakeInput: PCMInput, @unchecked Sendable {
                 state.calls.append("read \(result)")
                 return (result, 0)
             }
+            var frames = frames
+            if let limit = state.limitFrames {
+                frames = min(frames, limit - state.produced / state.channels)
+                if frames <= 0 { return (-Int(EAGAIN), 0) }
+            }
             let samples = buffer.assumingMemoryBound(to: Int16.self)
             for index in 0..<(frames * state.channels) {
-                samples[index] = Int16(truncatingIfNeeded: state.produced + index)
+                samples[index] = state.signal?(state.produced + index) ?? Int16(truncatingIfNeeded: state.produced + index)
             }
             state.produced += frames * state.channels
             return (frames, state.readDelayMicroseconds)
@@ -59,7 +68,11 @@ final class FakeInput: PCMInput, @unchecked Sendable {
     func prepare() -> Int32 { lock.withLock { $0.calls.append("prepare") }; return 0 }
     func resume() -> Int32 { lock.withLock { $0.calls.append("resume") }; return 0 }
     func drop() { lock.withLock { $0.calls.append("drop") } }
-    func wait(timeoutMilliseconds: Int) -> Int32 { 0 }
+    func wait(timeoutMilliseconds: Int) -> Int32 {
+        // Nothing more to read from a finite source: do not spin.
+        if lock.current.limitFrames != nil { usleep(1000) }
+        return 0
+    }
     func close() { lock.withLock { $0.isOpen = false; $0.calls.append("close") } }
 }
 
