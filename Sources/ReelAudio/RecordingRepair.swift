@@ -76,7 +76,7 @@ public enum RecordingRepair {
         return stat(path, &info) == 0 ? Int64(info.st_size) : 0
     }
 
-    static func syncFile(_ path: String) {
+    public static func syncFile(_ path: String) {
         let fd = open(path, O_RDONLY)
         guard fd >= 0 else { return }
         fsync(fd)

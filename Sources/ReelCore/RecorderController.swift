@@ -18,8 +18,20 @@ public struct RecordingRequest: Sendable {
     public var codec: String?
     public var sampleRate: Int?
     public var channels: Int?
-    /// Seconds.
+    /// Seconds: of the whole session when it has many takes.
     public var maxDuration: Double?
+    /// A new take every this many seconds of captured frames (`NAME 001`, `NAME 002`, …).
+    public var segmentSeconds: Double?
+    /// `minute`, `hour` or `day`: segments begin on the wall clock.
+    public var segmentAlign: String?
+    /// Which recordings named `NAME` plus a number in the folder are deleted as takes land.
+    public var keep: RetentionRule?
+    /// Level-activated takes.
+    public var trigger: TriggerRequest?
+    /// Seconds before now the first take begins (needs `capture_preroll`).
+    public var preroll: Double?
+    /// What is recorded.
+    public var source: RecordingSource = .capture
 
     public init(
         folder: ItemReference = .root, name: String? = nil, codec: String? = nil, sampleRate: Int? = nil,
@@ -31,6 +43,51 @@ public struct RecordingRequest: Sendable {
         self.sampleRate = sampleRate
         self.channels = channels
         self.maxDuration = maxDuration
+    }
+}
+
+/// Where a recording's audio comes from.
+public enum RecordingSource: Sendable, Equatable {
+    case capture
+    /// What Reel plays (not served yet).
+    case player
+    /// A station recorded without playing it (not served yet).
+    case url(String)
+}
+
+/// `keep`: deletion of older takes of a series (`NAME 001`, …), oldest first.
+public struct RetentionRule: Sendable, Equatable {
+    /// At most this many, the take being made included.
+    public var count: Int?
+    /// None older than this many days.
+    public var days: Double?
+    /// Free space kept on the disk; below it the oldest go, and when none can, recording stops
+    /// with `disk_full`.
+    public var minFreeBytes: Int64?
+
+    public init(count: Int? = nil, days: Double? = nil, minFreeBytes: Int64? = nil) {
+        self.count = count
+        self.days = days
+        self.minFreeBytes = minFreeBytes
+    }
+}
+
+/// `trigger`: a take while the level is above `level`.
+public struct TriggerRequest: Sendable, Equatable {
+    /// dBFS (sample peak).
+    public var level: Double
+    /// Seconds below the level before the take ends.
+    public var hold: Double
+    /// Seconds before the trigger the take begins.
+    public var preroll: Double
+    /// Takes whose sound (trigger to last sample above the level) is shorter are discarded.
+    public var minLength: Double
+
+    public init(level: Double, hold: Double = 2, preroll: Double = 1, minLength: Double = 0.5) {
+        self.level = level
+        self.hold = hold
+        self.preroll = preroll
+        self.minLength = minLength
     }
 }
 
@@ -47,66 +104,113 @@ public struct RecordingDefaults: Sendable, Equatable {
     }
 }
 
-/// Owns the capture engine and the recording being made. One recording at a time. Commands and
-/// the engine's own endings run one after another on the recorder's queue; replies are called
-/// there, and every change (start, end, the item renamed or moved) is published to `changes`.
+/// Owns the capture engine and the session being recorded: one take, segments, or level-triggered
+/// takes. Commands and the engine's own endings run one after another on the recorder's queue;
+/// replies are called there, and every change (a session starts or ends, a take lands, the item
+/// is renamed or moved) is published to `changes`. The engine opens and closes takes on its
+/// writer thread (`SessionTakes`): their rows are added and finished there, under `shared`'s lock.
 public final class RecorderController: @unchecked Sendable {
     public typealias Reply<Value> = @Sendable (Result<Value, ReelError>) -> Void
 
-    private let engine: CaptureEngine
-    private let store: LibraryStore
+    let engine: CaptureEngine
+    let store: LibraryStore
     private let defaults: RecordingDefaults
-    private let logger: Logger
+    let logger: Logger
     private let deviceName: String
-    private let queue = DispatchQueue(label: "reel.recorder")
+    /// Seconds of capture kept in memory while idle (config `capture_preroll`); 0: the device is
+    /// opened only to record.
+    private let capturePreroll: Double
+    let queue = DispatchQueue(label: "reel.recorder")
+    /// The wall clock, seconds since the epoch (injected by tests).
+    let wallClock: @Sendable () -> Double
 
-    /// The take being made; touched on `queue`, read under the lock for `state`.
-    private struct Take {
+    /// The take being made.
+    struct Take {
         var item: Item
-        var codec: String
-        var format: AudioFormat
         var path: String
     }
-    private struct Shared {
+    /// A session as the controller follows it.
+    struct Session {
+        var folder: ItemReference
+        /// The series' base name; nil for a single take.
+        var seriesName: String?
+        var nextNumber = 1
+        var codec: String
+        var format: AudioFormat
+        var keep: RetentionRule?
+        var threshold: Double?
+        var started: String
+        var kept = 0
+        var lastTake: Item?
+        /// Bytes per second of the take being made (for `disk.secondsLeft`).
+        var byteRate: Double?
+    }
+    struct Shared {
+        var session: Session?
         var take: Take?
         var last: Item?
         var lastError: ReelError?
         var lastOverruns = 0
         var lastElapsed = 0.0
+        var disk: RecorderDisk?
     }
-    private let shared = Locked(Shared())
+    let shared = Locked(Shared())
     /// The recorder's state when a recording starts or ends, and when its item is renamed or moved.
     public let changes = StateFeed(RecorderState())
 
     public init(
-        device: PCMInput, timing: PCMTiming, store: LibraryStore, defaults: RecordingDefaults, logger: Logger
+        device: PCMInput, timing: PCMTiming, store: LibraryStore, defaults: RecordingDefaults, logger: Logger,
+        capturePreroll: Double = 0, ringSeconds: Double = 10,
+        wallClock: @escaping @Sendable () -> Double = { Double(time(nil)) }
     ) {
-        engine = CaptureEngine(device: device, timing: timing, logger: logger)
+        engine = CaptureEngine(device: device, timing: timing, ringSeconds: ringSeconds, logger: logger)
         deviceName = device.name
         self.store = store
         self.defaults = defaults
         self.logger = logger
+        self.capturePreroll = capturePreroll
+        self.wallClock = wallClock
     }
 
     /// The recorder's state now. Any thread.
     public var state: RecorderState {
         let shared = shared.current
-        guard let take = shared.take else {
+        guard let session = shared.session else {
             return RecorderState(
                 state: .idle, item: shared.last, elapsed: shared.lastElapsed, overruns: shared.lastOverruns,
                 error: shared.lastError)
         }
         let snapshot = engine.snapshot
+        let series = session.seriesName.map { _ in RecorderSeries(takes: session.kept, started: session.started) }
         return RecorderState(
-            state: .recording, item: take.item, elapsed: snapshot.elapsed,
-            peak: snapshot.levels?.peak, rms: snapshot.levels?.rms,
-            format: take.format, overruns: snapshot.overruns, error: nil)
+            state: shared.take != nil ? .recording : .armed, item: shared.take?.item ?? session.lastTake,
+            elapsed: snapshot.elapsed, peak: snapshot.levels?.peak, rms: snapshot.levels?.rms,
+            format: session.format, overruns: snapshot.overruns, error: nil, series: series, disk: shared.disk,
+            threshold: session.threshold)
     }
 
-    public var isRecording: Bool { shared.current.take != nil }
+    public var isRecording: Bool { shared.current.session != nil }
 
-    private func notify() {
+    func notify() {
         changes.publish(state)
+    }
+
+    /// Opens the capture device for pre-roll (config `capture_preroll`), when set and idle.
+    /// Called at start and after each session; a failure is logged and retried at the next.
+    public func listenForPreroll() {
+        queue.async { [self] in listenIfConfigured() }
+    }
+
+    private func listenIfConfigured() {
+        guard capturePreroll > 0, shared.current.session == nil, engine.listeningFormat == nil else { return }
+        let format = PCMFormat(sample: .s16, sampleRate: defaults.sampleRate, channels: defaults.channels)
+        do throws(ReelError) {
+            try engine.listen(format: format, seconds: capturePreroll)
+            logger.info(
+                "capture device held open for pre-roll", metadata: ["device": "\(deviceName)", "seconds": "\(capturePreroll)"])
+        } catch {
+            logger.warning("cannot hold the capture device open for pre-roll", metadata: ["error": "\(error.message)"])
+        }
     }
 
     // MARK: Commands
@@ -123,40 +227,32 @@ public final class RecorderController: @unchecked Sendable {
         }
     }
 
-    /// Finishes the recording; replies with its item (duration, size and format filled in).
-    public func stop(reply: @escaping Reply<Item>) {
+    /// Ends the session and finishes its take; replies with the take's item (duration, size and
+    /// format filled in), or the session's last take, or nil for a session that made none.
+    public func stop(reply: @escaping Reply<Item?>) {
         queue.async { [self] in
-            guard shared.current.take != nil else {
+            guard shared.current.session != nil else {
                 reply(.failure(ReelError(.notRecording, "nothing is being recorded")))
                 return
             }
-            let item = finish(ending: .stopped)
-            reply(.success(item))
+            reply(.success(endSession(keep: true)))
             notify()
         }
     }
 
-    /// Stops and removes the recording being made.
+    /// Ends the session and removes the take being made.
     public func cancel(reply: @escaping Reply<RecorderState>) {
         queue.async { [self] in
-            guard let take = shared.current.take else {
+            guard shared.current.session != nil else {
                 reply(.failure(ReelError(.notRecording, "nothing is being recorded")))
                 return
             }
-            let snapshot = engine.stop()
-            do throws(ReelError) {
-                try store.delete(.id(take.item.id))
-            } catch {
-                logger.warning(
-                    "cannot remove the cancelled recording", metadata: ["path": "\(take.item.path)", "error": "\(error.message)"])
-            }
-            logger.info("recording cancelled", metadata: ["path": "\(take.item.path)"])
+            let path = shared.current.take?.item.path
+            _ = endSession(keep: false)
+            logger.info("recording cancelled", metadata: ["path": "\(path ?? "(no take)")"])
             shared.withLock { shared in
-                shared.take = nil
-                shared.last = nil
+                if shared.last?.path == path { shared.last = nil }
                 shared.lastError = nil
-                shared.lastElapsed = snapshot.elapsed
-                shared.lastOverruns = snapshot.overruns
             }
             reply(.success(state))
             notify()
@@ -166,18 +262,50 @@ public final class RecorderController: @unchecked Sendable {
     /// Finishes a recording in progress (at SIGTERM) and waits for it.
     public func shutdown() {
         queue.sync {
-            if shared.current.take != nil {
-                _ = finish(ending: .stopped)
+            if shared.current.session != nil {
+                _ = endSession(keep: true)
             }
+            engine.close()
         }
+    }
+
+    /// Stops the session for a full disk (retention found nothing left to delete). On the queue.
+    func endSessionForDisk(_ error: ReelError) -> Item? {
+        let item = endSession(keep: true, error: error)
+        notify()
+        return item
+    }
+
+    /// Stops the engine's session (the open take closed through `SessionTakes`); on the queue.
+    private func endSession(keep: Bool, error: ReelError? = nil) -> Item? {
+        let snapshot = engine.stop(keep: keep)
+        let last = shared.withLock { shared -> Item? in
+            let last = shared.take?.item ?? shared.session?.lastTake ?? shared.last
+            shared.session = nil
+            shared.take = nil
+            shared.disk = nil
+            shared.lastElapsed = snapshot.elapsed
+            shared.lastOverruns = snapshot.overruns
+            if let error { shared.lastError = error }
+            return last
+        }
+        listenIfConfigured()
+        return last
     }
 
     // MARK: Starting
 
     private func begin(_ request: RecordingRequest) throws(ReelError) {
-        guard shared.current.take == nil else {
-            let path = shared.current.take?.item.path ?? ""
-            throw ReelError(.busy, "already recording \(path); stop it first (reel record stop)")
+        if let session = shared.current.session {
+            let what = shared.current.take?.item.path ?? session.seriesName ?? ""
+            throw ReelError(.busy, "already recording \(what); stop it first (reel record stop)")
+        }
+        switch request.source {
+        case .capture: break
+        case .player:
+            throw ReelError(.unsupportedFormat, "source \"player\" (recording what Reel plays) is not available yet; record from \"capture\"")
+        case .url(let url):
+            throw ReelError(.unsupportedFormat, "source {url} (recording \(url) without playing it) is not available yet; record from \"capture\"")
         }
         let codec = request.codec ?? defaults.codec
         guard CodecRegistry.recordingFormats.contains(codec) else {
@@ -194,52 +322,163 @@ public final class RecorderController: @unchecked Sendable {
         }
         let pcm = PCMFormat(sample: .s16, sampleRate: sampleRate, channels: channels)
         try SndFileWriter.check(codec: codec, format: pcm)
+        let rate = Double(sampleRate)
         var maxFrames: Int64?
         if let maxDuration = request.maxDuration {
             guard maxDuration.isFinite, maxDuration > 0, maxDuration <= maximumSeconds else {
                 throw ReelError(
                     .outOfRange, "maxDuration must be more than 0 and at most \(Int(maximumSeconds)) seconds, not \(maxDuration)")
             }
-            maxFrames = max(1, frameIndex(seconds: maxDuration, rate: Double(sampleRate)))
+            maxFrames = max(1, frameIndex(seconds: maxDuration, rate: rate))
         }
+        let plan = try Self.plan(request, sampleRate: sampleRate, wallClock: wallClock())
+        var prerollFrames: Int64 = 0
+        if let preroll = request.preroll {
+            guard preroll.isFinite, preroll >= 0 else {
+                throw ReelError(.outOfRange, "preroll must be 0 or more seconds, not \(preroll)")
+            }
+            if case .triggered = plan {
+                throw ReelError(.outOfRange, "preroll starts one take in the past; a trigger has its own preroll (trigger.preroll)")
+            }
+            guard capturePreroll > 0 else {
+                throw ReelError(.outOfRange, "preroll needs the capture device held open: set capture_preroll (seconds) in the configuration")
+            }
+            guard preroll <= capturePreroll else {
+                throw ReelError(.outOfRange, "preroll \(preroll) s reaches further back than capture_preroll (\(capturePreroll) s)")
+            }
+            prerollFrames = frameIndex(seconds: preroll, rate: rate)
+        }
+        try Self.checkKeep(request.keep)
+        let series = plan != .single || request.keep != nil
         let format = AudioFormat(codec: CodecRegistry.recordingCodec(codec)?.name ?? codec, sampleRate: sampleRate, channels: channels)
-        let item = try addItem(request, format: format)
-        let path: String
-        do {
-            path = try store.audioPath(for: item)
-            try engine.start(
-                CaptureRequest(path: path, codec: codec, format: pcm, maxFrames: maxFrames),
-                onProgress: { [weak self] snapshot in self?.progress(snapshot, id: item.id) },
-                onEnd: { [weak self] ending in self?.ended(ending, id: item.id) })
-        } catch {
-            // Nothing was recorded: the item goes again.
-            try? store.delete(.id(item.id))
-            throw error
+        let folderItem = try store.item(request.folder)
+        guard folderItem.kind == .folder else {
+            throw ReelError(.notAFolder, "cannot record into \(folderItem.path): it is a recording, not a folder")
+        }
+        var session = Session(
+            folder: .id(folderItem.id), codec: codec, format: format, keep: request.keep,
+            threshold: request.trigger?.level, started: Self.iso8601(wallClock()))
+        if series {
+            let name = request.name ?? Self.defaultName(at: time_t(wallClock()))
+            try ItemName.validate(name + " 001")
+            session.seriesName = name
+            session.nextNumber = (try seriesTakes(in: session).last?.number ?? 0) + 1
+        } else if let name = request.name {
+            try ItemName.validate(name)
+        }
+        // A device held open for pre-roll at another format is reopened for this session.
+        if let listening = engine.listeningFormat, listening != pcm {
+            guard prerollFrames == 0 else {
+                throw ReelError(
+                    .unsupportedFormat,
+                    "the pre-roll is held at \(listening.sampleRate) Hz, \(listening.channels) channel(s); record at that format to use it")
+            }
+            engine.close()
         }
         shared.withLock { shared in
-            shared.take = Take(item: item, codec: codec, format: format, path: path)
+            shared.session = session
             shared.lastError = nil
         }
+        let takes = SessionTakes(controller: self, request: request)
+        do {
+            try engine.start(CaptureSession(format: pcm, plan: plan, maxFrames: maxFrames, prerollFrames: prerollFrames), takes: takes)
+        } catch {
+            shared.withLock { shared in
+                shared.session = nil
+                shared.take = nil
+            }
+            listenIfConfigured()
+            throw error
+        }
         logger.info(
-            "recording", metadata: ["path": "\(item.path)", "file": "\(path)", "format": "\(codec) \(sampleRate) Hz \(channels) ch",
-                                    "device": "\(deviceName)"])
+            "recording", metadata: ["path": "\(shared.current.take?.item.path ?? session.seriesName ?? "")",
+                                    "format": "\(codec) \(sampleRate) Hz \(channels) ch", "device": "\(deviceName)",
+                                    "mode": "\(Self.describe(plan))"])
     }
 
-    /// Adds the item; the default name gets " (2)", " (3)", … when a sibling has it.
-    private func addItem(_ request: RecordingRequest, format: AudioFormat) throws(ReelError) -> Item {
-        if let name = request.name {
-            return try store.addRecording(parent: request.folder, name: name, format: format)
+    static func describe(_ plan: TakePlan) -> String {
+        switch plan {
+        case .single: "one take"
+        case .segments(let segments): "segments of \(segments.frames) frames (the first \(segments.firstFrames))"
+        case .triggered(let trigger): "triggered at \(trigger.threshold) (16-bit), hold \(trigger.holdFrames) frames"
         }
-        let base = Self.defaultName(at: time(nil))
-        var attempt = 1
-        while true {
-            let name = attempt == 1 ? base : "\(base) (\(attempt))"
-            do {
-                return try store.addRecording(parent: request.folder, name: name, format: format)
-            } catch where error.reason == .nameTaken && attempt < 1000 {
-                attempt += 1
+    }
+
+    /// The session's cutting plan from the request.
+    static func plan(_ request: RecordingRequest, sampleRate: Int, wallClock: Double) throws(ReelError) -> TakePlan {
+        let rate = Double(sampleRate)
+        if let trigger = request.trigger {
+            guard request.segmentSeconds == nil, request.segmentAlign == nil else {
+                throw ReelError(.outOfRange, "trigger and segmentSeconds/segmentAlign cannot be combined: takes are cut by the level")
             }
+            guard trigger.level.isFinite, trigger.level < 0, trigger.level >= -96 else {
+                throw ReelError(.outOfRange, "trigger.level must be below 0 and at least -96 dBFS, not \(trigger.level)")
+            }
+            for (name, value, limit) in [("hold", trigger.hold, 3600.0), ("preroll", trigger.preroll, 60.0), ("minLength", trigger.minLength, 3600.0)] {
+                guard value.isFinite, value >= 0, value <= limit else {
+                    throw ReelError(.outOfRange, "trigger.\(name) must be 0 to \(Int(limit)) seconds, not \(value)")
+                }
+            }
+            return .triggered(TriggerPlan(
+                threshold: TriggerPlan.threshold(dBFS: trigger.level), holdFrames: frameIndex(seconds: trigger.hold, rate: rate),
+                prerollFrames: frameIndex(seconds: trigger.preroll, rate: rate),
+                minFrames: frameIndex(seconds: trigger.minLength, rate: rate)))
         }
+        let units = ["minute": 60, "hour": 3600, "day": 86400]
+        if let align = request.segmentAlign {
+            guard let unit = units[align] else {
+                throw ReelError(.outOfRange, "segmentAlign must be \"minute\", \"hour\" or \"day\", not \"\(align)\"")
+            }
+            let seconds = request.segmentSeconds ?? Double(unit)
+            guard seconds >= 1, seconds == seconds.rounded(), unit % Int(seconds) == 0 else {
+                throw ReelError(
+                    .outOfRange, "with segmentAlign \"\(align)\", segmentSeconds must divide \(unit) seconds evenly, not \(seconds)")
+            }
+            // Units are counted in local time (a local day begins at local midnight).
+            return .segments(SegmentPlan.aligned(
+                seconds: Int(seconds), unitSeconds: unit, wallClock: wallClock + Double(localOffset(at: wallClock)),
+                sampleRate: sampleRate))
+        }
+        if let seconds = request.segmentSeconds {
+            guard seconds.isFinite, seconds >= 1, seconds <= maximumSeconds else {
+                throw ReelError(.outOfRange, "segmentSeconds must be at least 1 and at most \(Int(maximumSeconds)), not \(seconds)")
+            }
+            return .segments(.every(seconds: seconds, sampleRate: sampleRate))
+        }
+        return .single
+    }
+
+    static func checkKeep(_ keep: RetentionRule?) throws(ReelError) {
+        guard let keep else { return }
+        if let count = keep.count, count < 1 {
+            throw ReelError(.outOfRange, "keep.count must be at least 1, not \(count)")
+        }
+        if let days = keep.days, !(days.isFinite && days > 0) {
+            throw ReelError(.outOfRange, "keep.days must be more than 0, not \(days)")
+        }
+        if let bytes = keep.minFreeBytes, bytes < 0 {
+            throw ReelError(.outOfRange, "keep.minFreeBytes must be 0 or more, not \(bytes)")
+        }
+    }
+
+    /// Seconds east of UTC at `seconds` since the epoch.
+    static func localOffset(at seconds: Double) -> Int {
+        var clock = time_t(seconds)
+        var parts = tm()
+        localtime_r(&clock, &parts)
+        return parts.tm_gmtoff
+    }
+
+    static func iso8601(_ seconds: Double) -> String {
+        var clock = time_t(seconds)
+        var parts = tm()
+        gmtime_r(&clock, &parts)
+        func pad(_ value: Int32, _ width: Int) -> String {
+            let digits = String(value)
+            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        }
+        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))"
+            + "T\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2))Z"
     }
 
     /// `Recording YYYY-MM-DD HH.MM.SS` in local time.
@@ -252,39 +491,182 @@ public final class RecorderController: @unchecked Sendable {
             + "\(two(parts.tm_hour)).\(two(parts.tm_min)).\(two(parts.tm_sec))"
     }
 
+    // MARK: Takes (on the engine's writer thread, or the queue for a session's first)
+
+    /// Adds the take's row and creates its file.
+    func openTake(_ take: CaptureTake, request: RecordingRequest) throws(ReelError) -> RecordingWriter {
+        guard var session = shared.current.session else {
+            throw ReelError(.notRecording, "the recording session ended")
+        }
+        let item: Item
+        if let base = session.seriesName {
+            item = try addSeriesTake(base: base, session: &session)
+        } else {
+            item = try addItem(request, folder: session.folder, format: session.format)
+        }
+        let path: String
+        let writer: RecordingWriter
+        do throws(ReelError) {
+            path = try store.audioPath(for: item)
+            writer = try CaptureEngine.liveWriter(
+                CaptureRequest(
+                    path: path, codec: session.codec,
+                    format: PCMFormat(sample: .s16, sampleRate: session.format.sampleRate, channels: session.format.channels)))
+        } catch {
+            // Nothing was recorded: the item goes again.
+            _ = try? store.delete(.id(item.id))
+            throw error
+        }
+        shared.withLock { shared in
+            shared.session?.nextNumber = session.nextNumber
+            shared.take = Take(item: item, path: path)
+        }
+        logger.info("take", metadata: ["path": "\(item.path)", "file": "\(path)", "startFrame": "\(take.startFrame)"])
+        queue.async { [self] in notify() }
+        return writer
+    }
+
+    /// `NAME 001`, `NAME 002`, …: the next free number (a name taken by something else is skipped).
+    private func addSeriesTake(base: String, session: inout Session) throws(ReelError) -> Item {
+        while true {
+            let number = session.nextNumber
+            session.nextNumber += 1
+            let digits = String(number)
+            let name = "\(base) \(String(repeating: "0", count: max(0, 3 - digits.count)))\(digits)"
+            do {
+                return try store.addRecording(parent: session.folder, name: name, format: session.format)
+            } catch where error.reason == .nameTaken && number < 1_000_000 {
+                continue
+            }
+        }
+    }
+
+    /// Adds the item; the default name gets " (2)", " (3)", … when a sibling has it.
+    private func addItem(_ request: RecordingRequest, folder: ItemReference, format: AudioFormat) throws(ReelError) -> Item {
+        if let name = request.name {
+            return try store.addRecording(parent: folder, name: name, format: format)
+        }
+        let base = Self.defaultName(at: time_t(wallClock()))
+        var attempt = 1
+        while true {
+            let name = attempt == 1 ? base : "\(base) (\(attempt))"
+            do {
+                return try store.addRecording(parent: folder, name: name, format: format)
+            } catch where error.reason == .nameTaken && attempt < 1000 {
+                attempt += 1
+            }
+        }
+    }
+
+    /// The take's file is closed: its row is finished (the file repaired first after a write
+    /// failure), or, not kept, the take is deleted.
+    func closedTake(_ take: CaptureTake, frames: Int64, keep: Bool, failure: ReelError?) {
+        guard let current = shared.current.take, let session = shared.current.session else { return }
+        shared.withLock { $0.take = nil }
+        if !keep {
+            do throws(ReelError) {
+                try store.delete(.id(current.item.id))
+                logger.info("take discarded", metadata: ["path": "\(current.item.path)", "frames": "\(frames)"])
+            } catch {
+                logger.warning(
+                    "cannot remove a discarded take", metadata: ["path": "\(current.item.path)", "error": "\(error.message)"])
+            }
+            queue.async { [self] in notify() }
+            return
+        }
+        var frames = frames
+        if let failure {
+            // The encoder may have been cut off mid-frame or mid-page (a full disk): keep what is whole.
+            do throws(ReelError) {
+                let outcome = try RecordingRepair.repair(path: current.path, codec: session.codec)
+                frames = outcome.frames
+                logger.notice(
+                    "recording repaired after the failure", metadata: ["path": "\(current.item.path)", "action": "\(outcome.action)",
+                                                                      "error": "\(failure.message)"])
+            } catch let repairError {
+                logger.error(
+                    "cannot repair the recording after the failure",
+                    metadata: ["path": "\(current.item.path)", "error": "\(repairError.message)"])
+            }
+        }
+        // A closed take is whole on disk before its row says it is finished.
+        RecordingRepair.syncFile(current.path)
+        let duration = Double(frames) / Double(max(session.format.sampleRate, 1))
+        let size = RecordingRepair.fileSize(current.path)
+        var item = current.item
+        do throws(ReelError) {
+            item = try store.updateRecording(id: current.item.id, duration: duration, size: size, finished: true)
+        } catch let storeError {
+            logger.error(
+                "cannot record the finished recording's length", metadata: ["path": "\(current.item.path)", "error": "\(storeError.message)"])
+            item.duration = duration
+            item.size = size
+        }
+        logger.info("recording finished", metadata: ["path": "\(item.path)", "duration": "\(duration)", "bytes": "\(size)"])
+        shared.withLock { shared in
+            shared.session?.kept += 1
+            shared.session?.lastTake = item
+            shared.last = item
+        }
+        takeFinished(item)
+        queue.async { [self] in
+            applyRetention()
+            notify()
+        }
+    }
+
+    /// Every finished take passes here once (the place for what follows a take: loudness, …).
+    private func takeFinished(_ item: Item) {}
+
+    /// The session ended by itself (its length limit, a full disk, a failed device).
+    func sessionEnded(_ ending: CaptureEnding) {
+        queue.async { [self] in
+            guard shared.current.session != nil else { return }
+            var error: ReelError?
+            switch ending {
+            case .stopped:
+                break
+            case .limitReached:
+                logger.info("recording reached its length limit")
+            case .failed(let failure):
+                error = failure
+                logger.error("recording stopped", metadata: ["reason": "\(failure.reason.rawValue)", "error": "\(failure.message)"])
+            }
+            _ = endSession(keep: true, error: error)
+            notify()
+        }
+    }
+
     // MARK: While recording
 
     /// How often the row of the recording being made is brought up to date (its duration and
     /// size): each update is a database transaction and change events, so not at every sync.
     static let treeUpdateInterval: Double = 5
 
-    /// After each sync (about once a second, on the writer thread): every
-    /// `treeUpdateInterval` seconds of audio, the row grows with the file.
-    private func progress(_ snapshot: CaptureSnapshot, id: String) {
+    /// After each sync (about once a second, from the writer thread): every
+    /// `treeUpdateInterval` seconds of audio, the row grows with the file; free space is checked.
+    func progress(_ snapshot: CaptureSnapshot) {
         queue.async { [self] in
-            guard let take = shared.current.take, take.item.id == id else { return }
-            let seconds = Double(snapshot.writtenFrames) / Double(max(take.format.sampleRate, 1))
-            guard seconds - (take.item.duration ?? 0) >= Self.treeUpdateInterval else { return }
-            guard let item = try? store.updateRecording(id: id, duration: seconds, size: RecordingRepair.fileSize(take.path))
-            else { return }
-            shared.withLock { shared in
-                if shared.take?.item.id == id { shared.take?.item = item }
+            guard let session = shared.current.session else { return }
+            if let take = shared.current.take {
+                let seconds = Double(snapshot.takeFrames) / Double(max(session.format.sampleRate, 1))
+                if seconds - (take.item.duration ?? 0) >= Self.treeUpdateInterval,
+                   let item = try? store.updateRecording(id: take.item.id, duration: seconds, size: RecordingRepair.fileSize(take.path))
+                {
+                    shared.withLock { shared in
+                        if shared.take?.item.id == take.item.id {
+                            shared.take?.item = item
+                            if seconds > 0 { shared.session?.byteRate = Double(item.size ?? 0) / seconds }
+                        }
+                    }
+                }
             }
-        }
-    }
-
-    /// The engine stopped by itself: the length limit, a full disk, a failed device. Called on
-    /// the writer thread.
-    private func ended(_ ending: CaptureEnding, id: String) {
-        queue.async { [self] in
-            guard let take = shared.current.take, take.item.id == id else { return }
-            _ = finish(ending: ending)
-            notify()
+            checkDisk()
         }
     }
 
     /// Follows the item being recorded: a rename or move updates the state; its deletion ends
-    /// the recording (the file is gone with it). Called on the library's delivery queue.
+    /// the session (the file is gone with it). Called on the library's delivery queue.
     func libraryChanged(_ changes: [LibraryChange]) {
         guard let id = shared.current.take?.item.id,
               let change = changes.last(where: { $0.item.id == id && $0.kind != .updated })
@@ -292,69 +674,16 @@ public final class RecorderController: @unchecked Sendable {
         queue.async { [self] in
             guard let take = shared.current.take, take.item.id == id else { return }
             if change.kind == .removed {
-                engine.stop()
                 logger.info("the recording being made was deleted; recording stopped", metadata: ["path": "\(take.item.path)"])
+                _ = endSession(keep: false)
                 shared.withLock { shared in
-                    shared.take = nil
-                    shared.last = nil
+                    if shared.last?.id == id { shared.last = nil }
                 }
             } else {
                 shared.withLock { $0.take?.item = change.item }
             }
             notify()
         }
-    }
-
-    // MARK: Finishing
-
-    /// Stops the engine (if still running), makes the file whole after a failure, and fills
-    /// in the row. On the queue.
-    private func finish(ending: CaptureEnding) -> Item {
-        guard let take = shared.current.take else { preconditionFailure("finish without a take") }
-        let snapshot = engine.stop()
-        var error: ReelError?
-        var frames = snapshot.writtenFrames
-        if case .failed(let failure) = ending {
-            error = failure
-            // The encoder may have been cut off mid-frame or mid-page (a full disk): keep what is whole.
-            do throws(ReelError) {
-                let outcome = try RecordingRepair.repair(path: take.path, codec: take.codec)
-                frames = outcome.frames
-                logger.notice("recording repaired after the failure", metadata: ["path": "\(take.item.path)", "action": "\(outcome.action)"])
-            } catch let repairError {
-                logger.error(
-                    "cannot repair the recording after the failure",
-                    metadata: ["path": "\(take.item.path)", "error": "\(repairError.message)"])
-            }
-        }
-        let duration = Double(frames) / Double(max(take.format.sampleRate, 1))
-        let size = RecordingRepair.fileSize(take.path)
-        var item = take.item
-        do throws(ReelError) {
-            item = try store.updateRecording(id: take.item.id, duration: duration, size: size, finished: true)
-        } catch let storeError {
-            logger.error("cannot record the finished recording's length", metadata: ["path": "\(take.item.path)", "error": "\(storeError.message)"])
-            item.duration = duration
-            item.size = size
-        }
-        switch ending {
-        case .stopped:
-            logger.info("recording finished", metadata: ["path": "\(item.path)", "duration": "\(duration)", "bytes": "\(size)"])
-        case .limitReached:
-            logger.info("recording reached its length limit", metadata: ["path": "\(item.path)", "duration": "\(duration)"])
-        case .failed(let failure):
-            logger.error(
-                "recording stopped", metadata: ["path": "\(item.path)", "reason": "\(failure.reason.rawValue)",
-                                                "error": "\(failure.message)", "kept": "\(duration) s"])
-        }
-        shared.withLock { shared in
-            shared.take = nil
-            shared.last = item
-            shared.lastError = error
-            shared.lastElapsed = snapshot.elapsed
-            shared.lastOverruns = snapshot.overruns
-        }
-        return item
     }
 
     // MARK: After a crash

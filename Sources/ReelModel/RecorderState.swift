@@ -2,7 +2,34 @@
 
 /// The recorder's activity.
 public enum RecorderActivity: String, Equatable, Sendable {
-    case idle, recording
+    /// `armed`: a triggered session listens for sound above its level, no take open.
+    case idle, recording, armed
+}
+
+/// The session a take belongs to when it is one of many (segments, triggered takes).
+public struct RecorderSeries: Equatable, Sendable {
+    /// Takes kept so far in the session.
+    public var takes: Int
+    /// When the session began, ISO 8601 UTC.
+    public var started: String
+
+    public init(takes: Int, started: String) {
+        self.takes = takes
+        self.started = started
+    }
+}
+
+/// The disk the recorder writes to, while recording.
+public struct RecorderDisk: Equatable, Sendable {
+    public var freeBytes: Int64
+    /// Seconds until the free space reaches the floor (`keep.minFreeBytes`, else 0) at the
+    /// current take's data rate; nil before the rate is known.
+    public var secondsLeft: Double?
+
+    public init(freeBytes: Int64, secondsLeft: Double?) {
+        self.freeBytes = freeBytes
+        self.secondsLeft = secondsLeft
+    }
 }
 
 /// A snapshot of the recorder (`RecorderState` in `protocol.md`).
@@ -22,11 +49,21 @@ public struct RecorderState: Equatable, Sendable {
     /// Why the last recording ended by itself (`disk_full`, `device_unavailable`); nil after a
     /// normal stop and while recording.
     public var error: ReelError?
+    /// The session, for segmented and triggered recording; nil otherwise and when idle.
+    public var series: RecorderSeries?
+    /// Free space while recording; nil when idle.
+    public var disk: RecorderDisk?
+    /// A triggered session's level, in dBFS (the meter's threshold line); nil otherwise.
+    public var threshold: Double?
 
     public init(
         state: RecorderActivity = .idle, item: Item? = nil, elapsed: Double = 0, peak: Double? = nil,
-        rms: Double? = nil, format: AudioFormat? = nil, overruns: Int = 0, error: ReelError? = nil
+        rms: Double? = nil, format: AudioFormat? = nil, overruns: Int = 0, error: ReelError? = nil,
+        series: RecorderSeries? = nil, disk: RecorderDisk? = nil, threshold: Double? = nil
     ) {
+        self.series = series
+        self.disk = disk
+        self.threshold = threshold
         self.state = state
         self.item = item
         self.elapsed = elapsed

@@ -236,9 +236,15 @@ extension Item {
 }
 
 extension RecorderState {
-    /// `{"state","item","elapsed","peak","rms","format","overruns","error"}`.
+    /// `{"state","item","elapsed","peak","rms","format","overruns","error","series","disk","threshold"}`.
     public var jsonObject: JSONObject {
-        [
+        let series: JSONValue = self.series.map { series in
+            .object(["takes": .int(Int64(series.takes)), "started": .string(series.started)])
+        } ?? .null
+        let disk: JSONValue = self.disk.map { disk in
+            .object(["freeBytes": .int(disk.freeBytes), "secondsLeft": disk.secondsLeft.map(JSONValue.double) ?? .null])
+        } ?? .null
+        return [
             "state": .string(state.rawValue),
             "item": item?.json ?? .null,
             "elapsed": .double(elapsed),
@@ -247,6 +253,9 @@ extension RecorderState {
             "format": format?.json ?? .null,
             "overruns": .int(Int64(overruns)),
             "error": error?.json ?? .null,
+            "series": series,
+            "disk": disk,
+            "threshold": threshold.map(JSONValue.double) ?? .null,
         ]
     }
 
@@ -257,7 +266,7 @@ extension RecorderState {
         let reader = try ObjectReader(json, as: "RecorderState")
         let rawState = try reader.string("state")
         guard let state = RecorderActivity(rawValue: rawState) else {
-            throw JSONDecodingError("RecorderState.state must be \"idle\" or \"recording\", not \"\(rawState)\"")
+            throw JSONDecodingError("RecorderState.state must be \"idle\", \"recording\" or \"armed\", not \"\(rawState)\"")
         }
         func nonNull(_ key: String) -> JSONValue? {
             guard let value = reader.optional(key), !value.isNull else { return nil }
@@ -271,6 +280,15 @@ extension RecorderState {
             rms: try reader.optionalDouble("rms"),
             format: try nonNull("format").map { (v) throws(JSONDecodingError) in try AudioFormat(json: v) },
             overruns: try reader.int("overruns", default: 0),
-            error: try nonNull("error").map { (v) throws(JSONDecodingError) in try ReelError(json: v) })
+            error: try nonNull("error").map { (v) throws(JSONDecodingError) in try ReelError(json: v) },
+            series: try nonNull("series").map { (v) throws(JSONDecodingError) in
+                let series = try ObjectReader(v, as: "RecorderState.series")
+                return RecorderSeries(takes: try series.int("takes", default: 0), started: try series.string("started"))
+            },
+            disk: try nonNull("disk").map { (v) throws(JSONDecodingError) in
+                let disk = try ObjectReader(v, as: "RecorderState.disk")
+                return RecorderDisk(freeBytes: Int64(try disk.int("freeBytes", default: 0)), secondsLeft: try disk.optionalDouble("secondsLeft"))
+            },
+            threshold: try reader.optionalDouble("threshold"))
     }
 }
