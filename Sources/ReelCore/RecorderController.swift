@@ -96,11 +96,15 @@ public struct RecordingDefaults: Sendable, Equatable {
     public var codec = "flac"
     public var sampleRate = 48000
     public var channels = 1
+    /// Seconds of capture kept in memory while idle (config `capture_preroll`), so a take can
+    /// begin in the past; 0 (the default) opens the device only to record.
+    public var capturePreroll: Double = 0
 
-    public init(codec: String = "flac", sampleRate: Int = 48000, channels: Int = 1) {
+    public init(codec: String = "flac", sampleRate: Int = 48000, channels: Int = 1, capturePreroll: Double = 0) {
         self.codec = codec
         self.sampleRate = sampleRate
         self.channels = channels
+        self.capturePreroll = capturePreroll
     }
 }
 
@@ -168,7 +172,7 @@ public final class RecorderController: @unchecked Sendable {
         self.store = store
         self.defaults = defaults
         self.logger = logger
-        self.capturePreroll = capturePreroll
+        self.capturePreroll = capturePreroll > 0 ? capturePreroll : defaults.capturePreroll
         self.wallClock = wallClock
     }
 

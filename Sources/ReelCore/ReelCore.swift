@@ -77,6 +77,7 @@ public final class ReelCore: Sendable {
         recorder = RecorderController(
             device: input, timing: captureTiming, store: store, defaults: recording, logger: recorderLogger)
         recorder.repairUnfinished()
+        recorder.listenForPreroll()
         var musicLogger = logger
         musicLogger[metadataKey: "subsystem"] = "reel.music"
         music = MusicController(

@@ -120,7 +120,7 @@ public struct DaemonConfiguration: Equatable, Sendable {
         ("period_ms", "REEL_PERIOD_MS"), ("buffer_ms", "REEL_BUFFER_MS"),
         ("resume_on_start", "REEL_RESUME_ON_START"), ("media_roots", "REEL_MEDIA_ROOTS"), ("music_dirs", "REEL_MUSIC_DIRS"),
         ("record_format", "REEL_RECORD_FORMAT"), ("record_sample_rate", "REEL_RECORD_SAMPLE_RATE"),
-        ("record_channels", "REEL_RECORD_CHANNELS"), ("mixer", "REEL_MIXER"), ("mixer_device", "REEL_MIXER_DEVICE"),
+        ("record_channels", "REEL_RECORD_CHANNELS"), ("capture_preroll", "REEL_CAPTURE_PREROLL"), ("mixer", "REEL_MIXER"), ("mixer_device", "REEL_MIXER_DEVICE"),
         ("mixer_control", "REEL_MIXER_CONTROL"), ("volume_on_start", "REEL_VOLUME_ON_START"),
         ("mpd_listen", "REEL_MPD_LISTEN"), ("mpd_password", "REEL_MPD_PASSWORD"),
         ("mpd_recordings_dir", "REEL_MPD_RECORDINGS_DIR"), ("http_listen", "REEL_HTTP_LISTEN"),
@@ -318,6 +318,11 @@ public struct DaemonConfiguration: Equatable, Sendable {
                 throw ConfigurationError("\(source): \"\(value)\" is not a channel count from 1 to 8")
             }
             recording.channels = channels
+        case "capture_preroll":
+            guard let seconds = Double(value), seconds.isFinite, (0...600).contains(seconds) else {
+                throw ConfigurationError("\(source): \"\(value)\" is not a number of seconds from 0 to 600")
+            }
+            recording.capturePreroll = seconds
         case "mixer":
             guard let kind = MixerKind(rawValue: value) else {
                 throw ConfigurationError("\(source): \"\(value)\" is not one of software, hardware, none")

@@ -55,8 +55,54 @@ struct RecordStartCommand: ParsableCommand {
     @Flag(help: "Start the recording and return at once.")
     var detach = false
 
+    @Option(help: ArgumentHelp(
+        "A new take (NAME 001, NAME 002, …) every DURATION: 90, 90s, 15m, 1h.", valueName: "duration"))
+    var segment: String?
+
+    @Option(help: ArgumentHelp("Segments begin on the clock: minute, hour or day.", valueName: "unit"))
+    var align: String?
+
+    @Option(help: ArgumentHelp("Keep the newest N takes of the series (older ones are deleted).", valueName: "n"))
+    var keep: Int?
+
+    @Option(help: ArgumentHelp("Keep takes for this many days.", valueName: "days"))
+    var keepDays: Double?
+
+    @Option(help: ArgumentHelp("Keep this much disk free (bytes; K, M, G suffixes).", valueName: "size"))
+    var keepFree: String?
+
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("Voice-activated takes above LEVEL: -40dB (dBFS).", valueName: "level"))
+    var vox: String?
+
+    @Option(help: ArgumentHelp(
+        "With --vox: the take includes this much before the trigger (default 1s); without: start this far in the past (needs capture_preroll).",
+        valueName: "duration"))
+    var preroll: String?
+
+    @Option(help: ArgumentHelp("With --vox: end a take after this long below the level (default 2s).", valueName: "duration"))
+    var hold: String?
+
+    @Option(help: ArgumentHelp("With --vox: discard takes with less sound than this (default 0.5s).", valueName: "duration"))
+    var minLength: String?
+
     func validate() throws {
         try TreePath.validate(folder, role: "folder")
+        for (name, value) in [("--segment", segment), ("--preroll", preroll), ("--hold", hold), ("--min-length", minLength)] {
+            if let value, RecordArguments.seconds(value) == nil {
+                throw ValidationError("\(name) must be a duration such as 90, 90s, 15m or 1h, not \"\(value)\"")
+            }
+        }
+        if let vox, RecordArguments.decibels(vox) == nil {
+            throw ValidationError("--vox must be a level in dBFS such as -40dB, not \"\(vox)\"")
+        }
+        if let keepFree, RecordArguments.bytes(keepFree) == nil {
+            throw ValidationError("--keep-free must be a size such as 500M or 2G, not \"\(keepFree)\"")
+        }
+        if vox == nil && (hold != nil || minLength != nil) {
+            throw ValidationError("--hold and --min-length go with --vox")
+        }
         if let duration, !(duration > 0 && duration.isFinite) {
             throw ValidationError("--duration must be a positive number of seconds, not \(duration)")
         }
@@ -69,6 +115,23 @@ struct RecordStartCommand: ParsableCommand {
         if let duration { params["maxDuration"] = .double(duration) }
         if let rate { params["sampleRate"] = .int(Int64(rate)) }
         if let channels { params["channels"] = .int(Int64(channels)) }
+        if let segment, let seconds = RecordArguments.seconds(segment) { params["segmentSeconds"] = .double(seconds) }
+        if let align { params["segmentAlign"] = .string(align) }
+        var keepRule: JSONObject = [:]
+        if let keep { keepRule["count"] = .int(Int64(keep)) }
+        if let keepDays { keepRule["days"] = .double(keepDays) }
+        if let keepFree, let bytes = RecordArguments.bytes(keepFree) { keepRule["minFreeBytes"] = .int(bytes) }
+        if !keepRule.isEmpty { params["keep"] = .object(keepRule) }
+        if let vox, let level = RecordArguments.decibels(vox) {
+            var trigger: JSONObject = ["level": .double(level)]
+            if let preroll, let seconds = RecordArguments.seconds(preroll) { trigger["preroll"] = .double(seconds) }
+            if let hold, let seconds = RecordArguments.seconds(hold) { trigger["hold"] = .double(seconds) }
+            if let minLength, let seconds = RecordArguments.seconds(minLength) { trigger["minLength"] = .double(seconds) }
+            params["trigger"] = .object(trigger)
+        } else if let preroll, let seconds = RecordArguments.seconds(preroll) {
+            params["preroll"] = .double(seconds)
+        }
+        let isSession = params["segmentSeconds"] != nil || params["segmentAlign"] != nil || params["trigger"] != nil
 
         let client = try connection.connect()
         for created in try Self.makeFolders(folder, client: client) { Output.line("created \(created)") }
@@ -116,12 +179,21 @@ struct RecordStartCommand: ParsableCommand {
                     display.finish()
                     throw CLIError.unexpectedReply("subscribe", error)
                 }
-                if state.state == .recording {
-                    if state.item?.id == id { sawOwnRecording = true }
+                if state.state == .recording || state.state == .armed {
+                    if state.item?.id == id || (isSession && state.series != nil) { sawOwnRecording = true }
                     display.show(state)
                     continue
                 }
                 guard sawOwnRecording || state.item?.id == id else { continue }
+                if isSession {
+                    // A series ended by itself (its length limit, a full disk).
+                    display.finish()
+                    if let item = state.item { Output.line(savedLine(item)) }
+                    if let error = state.error {
+                        throw CLIError(exitCode: CLIError.refusedExitCode, message: error.message)
+                    }
+                    return
+                }
                 // It ended by itself: the length limit, a full disk, a failed device, deletion.
                 display.finish()
                 if let item = state.item, item.id == id {
@@ -144,8 +216,12 @@ struct RecordStartCommand: ParsableCommand {
                 }
                 display.finish()
                 client.interruptFDs = []
-                let item = try decodeItem(try client.call("recorder.stop"), from: "recorder.stop")
-                Output.line(savedLine(item))
+                let result = try client.call("recorder.stop")
+                if result.isNull {
+                    Output.line("stopped (no take was made)")
+                } else {
+                    Output.line(savedLine(try decodeItem(result, from: "recorder.stop")))
+                }
                 return
             case .closed:
                 display.finish()
@@ -204,6 +280,10 @@ struct RecordStopCommand: ParsableCommand {
         let result = try connection.connect().call("recorder.stop")
         if output.json {
             Output.line(result.jsonString)
+            return
+        }
+        if result.isNull {
+            Output.line("stopped (no take was made)")
             return
         }
         let item = try decodeItem(result, from: "recorder.stop")
@@ -280,5 +360,51 @@ final class TerminalRecordDisplay: RecordDisplay {
         guard !finished else { return }
         finished = true
         Output.write("\u{1B}[?25h\n", to: 1)
+    }
+}
+
+/// The record command's value syntaxes. Pure.
+enum RecordArguments {
+    /// `90`, `90s`, `1.5s`, `15m`, `1h` → seconds; nil when not a positive duration.
+    static func seconds(_ text: String) -> Double? {
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
+        var number = Substring(text)
+        var scale = 1.0
+        if let last = text.last, let unit = units[last] {
+            scale = unit
+            number = text.dropLast()
+        } else if text.hasSuffix("ms") {
+            scale = 0.001
+            number = text.dropLast(2)
+        }
+        guard let value = Double(number), value.isFinite, value >= 0 else { return nil }
+        return value * scale
+    }
+
+    /// `-40dB`, `-40 dBFS`, `-40` → dB.
+    static func decibels(_ text: String) -> Double? {
+        var number = text.trimmingSuffix("dBFS").trimmingSuffix("dB").trimmingSuffix("db")
+        number = number.trimmingSuffix(" ")
+        guard let value = Double(number), value.isFinite else { return nil }
+        return value
+    }
+
+    /// `500000`, `500K`, `500M`, `2G` → bytes (powers of 1024).
+    static func bytes(_ text: String) -> Int64? {
+        let units: [Character: Double] = ["K": 1024, "M": 1024 * 1024, "G": 1024 * 1024 * 1024, "T": 1024 * 1024 * 1024 * 1024]
+        var number = Substring(text)
+        var scale = 1.0
+        if let last = text.uppercased().last, let unit = units[last] {
+            scale = unit
+            number = text.dropLast()
+        }
+        guard let value = Double(number), value.isFinite, value >= 0 else { return nil }
+        return Int64(value * scale)
+    }
+}
+
+extension String {
+    fileprivate func trimmingSuffix(_ suffix: String) -> String {
+        hasSuffix(suffix) ? String(dropLast(suffix.count)) : self
     }
 }

@@ -150,6 +150,10 @@ struct ModelJSONTests {
             elapsed: 5.5, peak: -6.02, rms: -9.03, format: AudioFormat(codec: "flac", sampleRate: 48000, channels: 1),
             overruns: 1),
         RecorderState(state: .idle, elapsed: 2.6, error: ReelError(.diskFull, "the disk holding /x.wav is full")),
+        RecorderState(
+            state: .armed, elapsed: 12, peak: -50, rms: -60, format: AudioFormat(codec: "opus", sampleRate: 48000, channels: 2),
+            series: RecorderSeries(takes: 3, started: "2026-11-27T18:00:00Z"),
+            disk: RecorderDisk(freeBytes: 1_000_000, secondsLeft: 62.5), threshold: -40),
     ]
 
     @Test(arguments: recorderStates)
@@ -159,7 +163,9 @@ struct ModelJSONTests {
 
     @Test func recorderStateHasTheProtocolShape() {
         #expect(RecorderState.idle.json.jsonString
-            == #"{"state":"idle","item":null,"elapsed":0.0,"peak":null,"rms":null,"format":null,"overruns":0,"error":null}"#)
+            == #"{"state":"idle","item":null,"elapsed":0.0,"peak":null,"rms":null,"format":null,"overruns":0,"error":null,"series":null,"disk":null,"threshold":null}"#)
+        #expect(Self.recorderStates[3].json["series"] == ["takes": 3, "started": "2026-11-27T18:00:00Z"])
+        #expect(Self.recorderStates[3].json["disk"] == ["freeBytes": 1_000_000, "secondsLeft": 62.5])
         #expect(Self.recorderStates[2].json["error"] == ["reason": "disk_full", "message": "the disk holding /x.wav is full"])
         #expect(throws: JSONDecodingError.self) { try RecorderState(json: ["state": "paused", "elapsed": 0]) }
     }
