@@ -85,11 +85,12 @@ class Client:
 
 
 class Reeld:
-    def __init__(self, binary, work, data):
+    def __init__(self, binary, work, data, config_text=""):
         self.socket = os.path.join(work, "reel.sock")
         self.log_path = os.path.join(work, "reeld.log")
-        config = os.path.join(work, "empty.toml")
-        open(config, "w").close()
+        config = os.path.join(work, "empty.toml" if not config_text else "preroll.toml")
+        with open(config, "w") as f:
+            f.write(config_text)
         self.process = subprocess.Popen(
             [binary, "--config", config, "--socket", self.socket, "--data-dir", data, "--device", "null",
              "--capture-device", "pulse", "--log-level", "notice"],
@@ -213,6 +214,100 @@ def record_with_arecord(work, seconds, results):
     os.unlink(out)
 
 
+def record_segmented_with_reeld(reeld, seconds, segment, results):
+    """Continuous segmented FLAC: CPU per recorded second, and the frames lost at the boundaries
+    (the session's captured frames minus the sum of its takes' frames)."""
+    try:
+        watcher = Client(reeld.socket)
+        watcher.call("subscribe", {"stream": "recorder", "interval": 3600})
+        name = f"seg {time.monotonic():.3f}"
+        before = reeld.cpu_seconds()
+        reeld.client.call("recorder.start", {"format": "flac", "name": name, "segmentSeconds": segment,
+                                             "maxDuration": seconds})
+        deadline = time.monotonic() + seconds + 20
+        while True:
+            method, params = watcher.next_notification(max(deadline - time.monotonic(), 0.01))
+            if method == "recorder.state" and params["state"] == "idle":
+                break
+        cpu = reeld.cpu_seconds() - before
+        watcher.close()
+        items = [item for item in reeld.client.call("library.list", {"path": "/"})["items"]
+                 if item["name"].startswith(name + " ")]
+        frames = sum(round(item["duration"] * 48000) for item in items)
+        results.setdefault("cpu.reeld.segmented", []).append(cpu / seconds * 1000)
+        boundaries = max(len(items) - 1, 1)
+        results.setdefault("lost.boundary.reeld", []).append((round(seconds * 48000) - frames) / boundaries)
+        log(f"reeld segmented flac: {cpu * 1000:.0f} ms CPU for {seconds} s in {len(items)} takes, "
+            f"{round(seconds * 48000) - frames} frames missing")
+    except (OSError, RuntimeError, KeyError, TypeError) as error:
+        unmeasured(results, "cpu.reeld.segmented", str(error))
+
+
+def record_segmented_with_arecord(work, seconds, segment, results):
+    """arecord --max-file-time: CPU, and the frames lost at its file boundaries (frames asked
+    for minus the sum of the files' frames)."""
+    directory = os.path.join(work, "arecord-seg")
+    os.makedirs(directory, exist_ok=True)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    run = subprocess.run(["arecord", "-q", "-D", "pulse", "-f", "S16_LE", "-r", "48000", "-c", "1",
+                          "-d", str(seconds), "--max-file-time", str(segment),
+                          os.path.join(directory, "take.wav")],
+                         stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    files = sorted(os.listdir(directory))
+    if run.returncode != 0 or not files:
+        unmeasured(results, "cpu.arecord.segmented", f"arecord exited {run.returncode}: {run.stderr.strip()}")
+        return
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    frames = sum((os.path.getsize(os.path.join(directory, name)) - 44) // 2 for name in files)
+    results.setdefault("cpu.arecord.segmented", []).append(cpu / seconds * 1000)
+    boundaries = max(len(files) - 1, 1)
+    results.setdefault("lost.boundary.arecord", []).append((seconds * 48000 - frames) / boundaries)
+    log(f"arecord --max-file-time {segment}: {cpu * 1000:.0f} ms CPU, {len(files)} files, "
+        f"{seconds * 48000 - frames} frames missing of {seconds * 48000}")
+    for name in files:
+        os.unlink(os.path.join(directory, name))
+
+
+def armed_cpu(reeld, seconds, results):
+    """A triggered session whose level the noisy tone never reaches: the CPU of listening."""
+    try:
+        before = reeld.cpu_seconds()
+        reeld.client.call("recorder.start", {"name": f"armed {time.monotonic():.3f}",
+                                             "trigger": {"level": -0.5, "hold": 1}})
+        time.sleep(seconds)
+        status = reeld.client.call("recorder.status")
+        cpu = reeld.cpu_seconds() - before
+        reeld.client.call("recorder.stop")
+        if status["state"] != "armed":
+            unmeasured(results, "cpu.reeld.armed", f"the session was {status['state']}, not armed")
+            return
+        results.setdefault("cpu.reeld.armed", []).append(cpu / seconds * 100)
+        log(f"reeld armed: {cpu * 1000:.0f} ms CPU in {seconds} s")
+    except (OSError, RuntimeError, KeyError, TypeError) as error:
+        unmeasured(results, "cpu.reeld.armed", str(error))
+
+
+def listening_cpu(binary, work, seconds, results):
+    """Idle reeld with capture_preroll = 30 (the device held open) against idle reeld without."""
+    for key, text in (("cpu.reeld.idle", ""), ("cpu.reeld.listening", "capture_preroll = 30\n")):
+        reeld = None
+        try:
+            reeld = Reeld(binary, work, os.path.join(work, "listen-data"), text)
+            time.sleep(2)
+            before = reeld.cpu_seconds()
+            time.sleep(seconds)
+            cpu = reeld.cpu_seconds() - before
+            results.setdefault(key, []).append(cpu / seconds * 100)
+            log(f"{key}: {cpu * 1000:.0f} ms CPU in {seconds} s")
+        except (OSError, RuntimeError) as error:
+            unmeasured(results, key, str(error))
+        finally:
+            if reeld is not None:
+                reeld.client.close()
+                reeld.stop()
+
+
 def kill_trials(binary, work, trials, results):
     data = os.path.join(work, "kill-data")
     for trial in range(trials):
@@ -264,10 +359,11 @@ def main():
     parser.add_argument("--seconds", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--trials", type=int, default=20)
+    parser.add_argument("--segment", type=int, default=5)
     args = parser.parse_args()
     results = {}
     try:
-        total = args.rounds * (len(FORMATS) + 1) * (args.seconds + 3) + args.trials * 12 + 60
+        total = args.rounds * (len(FORMATS) + 4) * (args.seconds + 3) + 2 * (args.seconds + 5) + args.trials * 12 + 60
         noise_source(args.work, total)
         reeld = Reeld(args.reeld, args.work, os.path.join(args.work, "data"))
         for round_number in range(args.rounds):
@@ -278,8 +374,16 @@ def main():
                 record_with_reeld(reeld, fmt, args.seconds, results)
             if round_number % 2 == 1:
                 record_with_arecord(args.work, args.seconds, results)
+        for round_number in range(args.rounds):
+            if round_number % 2 == 0:
+                record_segmented_with_arecord(args.work, args.seconds, args.segment, results)
+            record_segmented_with_reeld(reeld, args.seconds, args.segment, results)
+            if round_number % 2 == 1:
+                record_segmented_with_arecord(args.work, args.seconds, args.segment, results)
+            armed_cpu(reeld, args.seconds, results)
         reeld.client.close()
         reeld.stop()
+        listening_cpu(args.reeld, args.work, args.seconds, results)
         kill_trials(args.reeld, args.work, args.trials, results)
     finally:
         stop_all()
@@ -313,6 +417,26 @@ def main():
         ratio = statistics.median(results["cpu.reeld.wav"]) / statistics.median(arecord)
         rows.append(("CPU ratio reeld WAV / arecord WAV (medians)", f"{ratio:.2f}×", ""))
     rows.append(("reeld RSS while recording (MB)", summary(results.get("rss.reeld", []), 1), ""))
+    seg = results.get("cpu.reeld.segmented", [])
+    seg_arecord = results.get("cpu.arecord.segmented", [])
+    rows.append((f"reeld CPU, segmented FLAC every {args.segment} s (ms per recorded s)",
+                 summary(seg, reasons=results.get("na.cpu.reeld.segmented", [])), ""))
+    rows.append((f"arecord --max-file-time {args.segment} CPU, wav (ms per recorded s)",
+                 summary(seg_arecord, reasons=results.get("na.cpu.arecord.segmented", [])), ""))
+    if seg and seg_arecord:
+        ratio = statistics.median(seg) / statistics.median(seg_arecord)
+        rows.append(("CPU ratio reeld segmented FLAC / arecord segmented WAV", f"{ratio:.2f}×",
+                     "target ≤ 1.0×: " + ("met" if ratio <= 1 else "MISSED")))
+    rows.append(("frames lost per file boundary, reeld", summary(results.get("lost.boundary.reeld", []), 1),
+                 "target 0"))
+    rows.append(("frames lost per file boundary, arecord --max-file-time",
+                 summary(results.get("lost.boundary.arecord", []), 1), ""))
+    armed = results.get("cpu.reeld.armed", [])
+    rows.append(("reeld CPU armed (trigger, % of a core)", summary(armed, 3, results.get("na.cpu.reeld.armed", [])),
+                 ("target ≤ 1 %: " + ("met" if statistics.median(armed) <= 1 else "MISSED")) if armed else ""))
+    rows.append(("reeld CPU idle (% of a core)", summary(results.get("cpu.reeld.idle", []), 3), ""))
+    rows.append(("reeld CPU idle with capture_preroll = 30 (% of a core)",
+                 summary(results.get("cpu.reeld.listening", []), 3), ""))
     worst_all = 0.0
     for fmt in FORMATS if args.trials > 0 else []:
         lost = results.get(f"lost.{fmt}", [])
