@@ -227,7 +227,9 @@ def record_segmented_with_reeld(reeld, seconds, segment, results):
         deadline = time.monotonic() + seconds + 20
         while True:
             method, params = watcher.next_notification(max(deadline - time.monotonic(), 0.01))
-            if method == "recorder.state" and params["state"] == "idle":
+            # The subscription's first push is the state before the start: wait for the session's end.
+            if (method == "recorder.state" and params["state"] == "idle"
+                    and (params.get("item") or {}).get("name", "").startswith(name + " ")):
                 break
         cpu = reeld.cpu_seconds() - before
         watcher.close()
@@ -295,11 +297,12 @@ def listening_cpu(binary, work, seconds, results):
         try:
             reeld = Reeld(binary, work, os.path.join(work, "listen-data"), text)
             time.sleep(2)
+            # Three times the take length: the kernel counts CPU in ticks of 1/CLK_TCK s.
             before = reeld.cpu_seconds()
-            time.sleep(seconds)
+            time.sleep(3 * seconds)
             cpu = reeld.cpu_seconds() - before
-            results.setdefault(key, []).append(cpu / seconds * 100)
-            log(f"{key}: {cpu * 1000:.0f} ms CPU in {seconds} s")
+            results.setdefault(key, []).append(cpu / (3 * seconds) * 100)
+            log(f"{key}: {cpu * 1000:.0f} ms CPU in {3 * seconds} s")
         except (OSError, RuntimeError) as error:
             unmeasured(results, key, str(error))
         finally:
