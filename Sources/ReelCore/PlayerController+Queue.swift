@@ -272,7 +272,10 @@ extension PlayerController {
             publishQueue(shared)
             return shared.queue.options
         }
-        work.async { [self] in reconcileChain() }
+        work.async { [self] in
+            reconcileChain()
+            if random != nil { applyReplayGain() }  // `auto` follows random
+        }
         return options
     }
 

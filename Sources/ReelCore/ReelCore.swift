@@ -90,7 +90,8 @@ public final class ReelCore: Sendable {
         saved = stateFile.load()
         let savedVolume = saved.map { (volume: $0.0.volume, muted: $0.0.muted) }
         mixer = MixerController(
-            settings: mixerSettings, playbackDevice: output.name, player: player, saved: savedVolume, logger: audioLogger)
+            settings: mixerSettings, playbackDevice: output.name, player: player, saved: savedVolume,
+            savedReplayGain: saved?.0.replayGain, logger: audioLogger)
         let mixer = self.mixer
         stateFile.mixerState = { mixer.saved }
         let outputs = self.outputs

@@ -61,7 +61,7 @@ extension ReelError {
 
 extension PlayerState {
     /// `{"state","position","duration","durationEstimated","source","entry","format","output",
-    /// "timestamp","underruns","error"}`.
+    /// "gain","timestamp","underruns","error"}`.
     public var jsonObject: JSONObject {
         [
             "state": .string(state.rawValue),
@@ -72,6 +72,7 @@ extension PlayerState {
             "entry": entry.map { .int(Int64($0)) } ?? .null,
             "format": format?.json ?? .null,
             "output": output.map { ["sampleRate": .int(Int64($0.sampleRate)), "bits": .int(Int64($0.bits)), "channels": .int(Int64($0.channels))] } ?? .null,
+            "gain": gain.map(JSONValue.double) ?? .null,
             "timestamp": .double(timestamp),
             "underruns": .int(Int64(underruns)),
             "error": error?.json ?? .null,
@@ -133,6 +134,8 @@ extension PlayerState {
         } else {
             JSONWriter.append("null", into: &out)
         }
+        JSONWriter.append(#","gain":"#, into: &out)
+        if let gain { JSONWriter.writeDouble(gain, into: &out) } else { JSONWriter.append("null", into: &out) }
         JSONWriter.append(#","timestamp":"#, into: &out)
         JSONWriter.writeDouble(timestamp, into: &out)
         JSONWriter.append(#","underruns":"#, into: &out)
@@ -159,7 +162,8 @@ extension PlayerState {
         return JSONText(bytes: out)
     }
 
-    /// `underruns`, `entry`, `error`, `durationEstimated` and `output` may be absent (0, nil, false, nil).
+    /// `underruns`, `entry`, `error`, `durationEstimated`, `output` and `gain` may be absent (0,
+    /// nil, false, nil, nil).
     public init(json: JSONValue) throws(JSONDecodingError) {
         let reader = try ObjectReader(json, as: "PlayerState")
         let rawState = try reader.string("state")
@@ -181,7 +185,8 @@ extension PlayerState {
                 let output = try ObjectReader(v, as: "PlayerState.output")
                 return OutputFormat(
                     sampleRate: try output.int("sampleRate"), bits: try output.int("bits"), channels: try output.int("channels"))
-            })
+            },
+            gain: try reader.optionalDouble("gain"))
     }
 }
 
