@@ -7,11 +7,20 @@ import ReelModel
 import ReelTags
 
 extension PlayerController {
-    /// The ReplayGain tags of `file`, about to play (on `work`): read with TagReader when it
-    /// opens (a few milliseconds). A file TagLib cannot read has none (the missing preamp
-    /// applies).
+    /// The ReplayGain of `file`, about to play (on `work`): a recording's measured gain from the
+    /// library; a music folder's file's tags from the index (no tag read); any other file's tags
+    /// read with TagReader as it opens (a few milliseconds), as is an indexed file whose row
+    /// predates the index's ReplayGain. A file without any has none (the missing preamp applies).
     func replayGainInfo(of file: String, source: PlayerSource) -> ReplayGainInfo {
-        (try? TagReader.read(path: file))?.replayGain ?? .none
+        if case .item(let id, _, _) = source, let measured = (try? store.replayGain(ofRecording: id)).flatMap(\.self) {
+            return measured
+        }
+        if let location = mediaRoots.musicLocation(of: file),
+            let indexed = try? MusicIndex(store: store).replayGain(root: location.root, relativePath: location.relativePath)
+        {
+            return indexed
+        }
+        return (try? TagReader.read(path: file))?.replayGain ?? .none
     }
 
     /// The engine's factor for a track with `info` under the settings now (1 when off). Any

@@ -4,7 +4,8 @@ import GRDB
 import ReelModel
 
 /// The schema of `library.sqlite`, one migration per version ("v1" is the first; "v2" adds the
-/// trigram index of names, `namesIndexSQL`; "v3" the music folders' index, `musicSQL`).
+/// trigram index of names, `namesIndexSQL`; "v3" the music folders' index, `musicSQL`; "v4"
+/// ReplayGain, `replayGainSQL` in `LibrarySchema+ReplayGain`).
 ///
 /// `items` holds the whole tree. `seq` is an ever-increasing row number (AUTOINCREMENT, so never
 /// reused) that orders search results and keys search cursors: a rename or a move keeps it.
@@ -57,6 +58,9 @@ enum LibrarySchema {
         }
         migrator.registerMigration("v3") { db in
             try db.execute(sql: musicSQL)
+        }
+        migrator.registerMigration("v4") { db in
+            try db.execute(sql: replayGainSQL)
         }
         return migrator
     }
