@@ -54,6 +54,8 @@ public final class RecorderController: @unchecked Sendable {
     public typealias Reply<Value> = @Sendable (Result<Value, ReelError>) -> Void
 
     private let engine: CaptureEngine
+    /// Each take's loudness, measured as it is recorded (its ReplayGain).
+    private let loudness = TakeLoudness()
     private let store: LibraryStore
     private let defaults: RecordingDefaults
     private let logger: Logger
@@ -81,7 +83,7 @@ public final class RecorderController: @unchecked Sendable {
     public init(
         device: PCMInput, timing: PCMTiming, store: LibraryStore, defaults: RecordingDefaults, logger: Logger
     ) {
-        engine = CaptureEngine(device: device, timing: timing, logger: logger)
+        engine = CaptureEngine(device: device, timing: timing, logger: logger, makeWriter: loudness.makeWriter)
         deviceName = device.name
         self.store = store
         self.defaults = defaults
@@ -328,6 +330,7 @@ public final class RecorderController: @unchecked Sendable {
             }
         }
         let duration = Double(frames) / Double(max(take.format.sampleRate, 1))
+        loudness.keep(recording: take.item.id, store: store, logger: logger)
         let size = RecordingRepair.fileSize(take.path)
         var item = take.item
         do throws(ReelError) {

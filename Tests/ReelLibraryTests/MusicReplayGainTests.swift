@@ -41,3 +41,14 @@ import Testing
         #expect(try music.index.replayGain(root: "/music", relativePath: "a.flac") == nil)
     }
 }
+
+@Suite struct RecordingReplayGainTests {
+    @Test func aRecordingKeepsItsMeasuredGain() throws {
+        let directory = TemporaryDirectory()
+        let store = try LibraryStore(directory: directory.file("data"))
+        let item = try store.addRecording(name: "take", format: AudioFormat(codec: "flac", sampleRate: 48000, channels: 2))
+        #expect(try store.replayGain(ofRecording: item.id) == nil)
+        try store.setReplayGain(ofRecording: item.id, gain: 4.5, peak: 0.25)
+        #expect(try store.replayGain(ofRecording: item.id) == ReplayGainInfo(track: ReplayGainValue(gain: 4.5, peak: 0.25)))
+    }
+}
