@@ -8,6 +8,7 @@ import time
 
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import Select
 
 import pytest
 
@@ -183,6 +184,22 @@ def test_volume_and_mute(page, reel):
     reel.reel("vol", "55")
     wait_for(lambda: slider.get_property("value") == "55", what="the slider to follow reel vol 55")
     assert page.text("#volume-value") == "55%"
+
+
+def test_replaygain_settings(page, reel):
+    page.open()
+    mode = page.el("#replaygain-mode")
+    wait_for(lambda: mode.get_property("value") == "off", what="ReplayGain off")
+    Select(mode).select_by_value("album")
+    wait_for(lambda: reel.reel("replaygain").startswith("replaygain: album"), what="reel replaygain to say album")
+    limit = page.el("#replaygain-limit")
+    limit.click()
+    wait_for(lambda: "limit off" in reel.reel("replaygain"), what="the limit off")
+    # A change made elsewhere shows on the page.
+    reel.reel("replaygain", "track", "--preamp=-3")
+    wait_for(lambda: mode.get_property("value") == "track", what="the mode to follow reel replaygain track")
+    wait_for(lambda: page.el("#replaygain-preamp").get_property("value") == "-3", what="the preamp to follow")
+    reel.reel("replaygain", "off", "--preamp=0", "--limit", "on")
 
 
 def test_record_two_seconds(page, reel, media):

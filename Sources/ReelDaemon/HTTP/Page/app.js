@@ -232,6 +232,7 @@ function renderPlayer() {
   const p = player.state;
   const src = p.source;
   $('player').dataset.state = p.state;
+  renderReplayGain(p.gain);
   const where = queue.entries.findIndex((e) => e.id === p.entry);
   const entry = where >= 0 ? queue.entries[where] : null;
   $('np-title').textContent = entry ? entryTitle(entry) : src ? sourceTitle(src) : 'Nothing playing';
@@ -358,6 +359,26 @@ function onMixer(m) {
   $('mute').setAttribute('aria-label', m.muted ? 'Unmute' : 'Mute');
   setIcon($('mute'), m.muted ? 'muted' : 'vol');
   $('player').classList.toggle('muted', m.muted);
+  const rg = m.replayGain;
+  if (rg) {
+    $('replaygain-mode').value = rg.mode;
+    if (document.activeElement !== $('replaygain-preamp')) $('replaygain-preamp').value = rg.preamp;
+    $('replaygain-limit').checked = rg.limit;
+  }
+}
+
+// The ReplayGain applied to what is audible (PlayerState.gain), beside the settings.
+function renderReplayGain(gain) {
+  $('replaygain-gain').textContent = gain == null ? '' : (gain >= 0 ? '+' : '−') + Math.abs(gain).toFixed(1) + ' dB';
+}
+
+function setupReplayGain() {
+  $('replaygain-mode').addEventListener('change', () => act('mixer.setReplayGain', { mode: $('replaygain-mode').value }));
+  $('replaygain-preamp').addEventListener('change', () => {
+    const preamp = Number($('replaygain-preamp').value);
+    if (Number.isFinite(preamp) && preamp >= -15 && preamp <= 15) act('mixer.setReplayGain', { preamp });
+  });
+  $('replaygain-limit').addEventListener('change', () => act('mixer.setReplayGain', { limit: $('replaygain-limit').checked }));
 }
 
 function setupVolume() {
@@ -1077,6 +1098,7 @@ function start() {
   setupTabs();
   setupPlayer();
   setupVolume();
+  setupReplayGain();
   setupQueue();
   setupLibrary();
   setupMusic();
