@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ReelAudio
 @testable import ReelCore
+import ReelLibrary
 import ReelModel
 import Testing
 
@@ -72,6 +73,37 @@ import Testing
         #expect(gainShown(core, -9))
         _ = try set(core, mode: .off)
         #expect(gainShown(core, nil))
+    }
+
+    /// A file of a music folder: the scan keeps its tags' gain in the index, where the player
+    /// takes it (no tag read when it plays).
+    @Test func theScanKeepsAMusicFilesGainInTheIndex() throws {
+        let directory = NSTemporaryDirectory() + "reel-core-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory + "/Music", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let file = try taggedFLAC(in: directory + "/Music")
+        let core = try ReelCore(
+            dataDirectory: directory + "/data", output: ALSAOutput(name: "null"), timing: PCMTiming(),
+            input: ALSAInput(name: "null"), captureTiming: PCMTiming(), recording: RecordingDefaults(),
+            mediaRoots: [], musicDirectories: [directory + "/Music"], logger: Logger(label: "test"))
+        defer { core.shutdown() }
+        core.start(resume: .no)
+        let index = MusicIndex(store: core.library.store)
+        let deadline = Date().addingTimeInterval(30)
+        var indexed: ReplayGainInfo?
+        while Date() < deadline, indexed == nil {
+            indexed = try? index.replayGain(root: directory + "/Music", relativePath: "tagged.flac")
+            if indexed == nil { usleep(20_000) }
+        }
+        #expect(indexed == ReplayGainInfo(track: ReplayGainValue(gain: -6), album: ReplayGainValue(gain: -9)))
+        _ = try set(core, mode: .album)
+        let added = Awaited<Result<[QueueEntry], ReelError>>()
+        core.player.add(.file(file), at: nil, afterCurrent: false) { added.put($0) }
+        let entry = try #require(try added.get()?.get().first)
+        let loaded = Awaited<Result<PlayerState, ReelError>>()
+        core.player.load(entry: entry.id, position: 1, playing: false) { loaded.put($0) }
+        _ = try #require(loaded.get()).get()
+        #expect(gainShown(core, -9))
     }
 
     @Test func outOfRangePreampsAreRefusedAndChangeNothing() throws {
