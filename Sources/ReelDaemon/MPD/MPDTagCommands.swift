@@ -300,6 +300,6 @@ enum MPDTagCommands {
     }
 
     private static func milliseconds(_ seconds: Double?) -> Int {
-        Int(((seconds ?? 0) * 1000).rounded())
+        MPDResponse.wholeMilliseconds(seconds ?? 0)
     }
 }
