@@ -12,7 +12,7 @@ import ReelModel
 /// - A new target is reached by a linear ramp over `rampMilliseconds` of frames, from the gain
 ///   in effect (also mid-ramp), so a change does not click. The ramp ends exactly on the target.
 /// - 16-bit samples are scaled in `Float` with TPDF dither (the sum of two uniform values in
-///   ±0.5 LSB) before rounding, while the gain is below 1. Digital silence (a zero sample) stays
+///   ±0.5 LSB) before rounding, whenever the gain is not 1. Digital silence (a zero sample) stays
 ///   zero, and at gain 0 the buffer is zeroed.
 /// - 32-bit samples (24- or 32-bit audio, left-justified) are scaled in `Double` and rounded to
 ///   the nearest 32-bit value: the error (under 2^-32 of full scale, about −192 dBFS) is far below
