@@ -58,6 +58,7 @@ enum LibrarySchema {
         migrator.registerMigration("v3") { db in
             try db.execute(sql: musicSQL)
         }
+        migrator.registerMigration("schedules") { db in try db.execute(sql: schedulesSQL) }
         return migrator
     }
 

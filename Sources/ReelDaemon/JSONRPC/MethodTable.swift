@@ -48,6 +48,7 @@ struct MethodTable: Sendable {
         LibraryMethods.register(into: &table, library: core.library)
         MusicMethods.register(into: &table, music: core.music)
         StreamMethods.register(into: &table, library: core.library)
+        ScheduleMethods.register(into: &table, schedules: core.schedules)
         return table
     }
 }
