@@ -41,6 +41,8 @@ final class PlaybackRunner: @unchecked Sendable {
     var state = PlaybackSnapshot()
     /// The software volume, applied to each decoded buffer before it is written.
     var gain = GainStage()
+    /// A fade-in or fade-out over seconds, after the volume.
+    var fade = FadeRamp()
     var segments: [PlaybackSegment] = []
     var upcoming: [TrackBox] = []
     var configuration: PCMConfiguration?
@@ -136,6 +138,8 @@ final class PlaybackRunner: @unchecked Sendable {
                 publish(changed: true)
             }
             reply(.success(state))
+        case .fade(let request):
+            fade.start(request)
         case .shutdown(let done):
             stop(error: nil)
             running = false
@@ -397,6 +401,7 @@ final class PlaybackRunner: @unchecked Sendable {
                 return
             }
             gain.apply(to: buffer, frames: count, format: configuration.format)
+            fade.apply(to: buffer, frames: count, format: configuration.format)
             pendingFrames = count
             pendingOffset = 0
         }

@@ -69,6 +69,8 @@ public final class PlayerController: @unchecked Sendable {
     let playTime = Locked(PlayTimeCounter())
     /// Holds the replies to commands until the state they left is saved (see `SaveBarrier`).
     let saves = SaveBarrier()
+    /// When the sleep timer stops the player (`PlayerController+Sleep`), shown in the state.
+    let sleep = Locked(SleepTimerState())
 
     /// The player's state after every change of state, source or format, and every seek.
     public let changes = StateFeed(PlayerState())
@@ -141,6 +143,7 @@ public final class PlayerController: @unchecked Sendable {
             entry: shown.entry, format: shown.format, timestamp: Double(now) / 1e9, underruns: snapshot.counters.xruns,
             error: snapshot.error ?? shown.skipError, durationEstimated: estimated && shown.duration != nil,
             output: snapshot.output)
+            .with(sleepAt: sleep.current.at)
     }
 
     /// Publishes the player's state (after an engine change, a skipped entry, a rename).

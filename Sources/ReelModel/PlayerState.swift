@@ -48,6 +48,8 @@ public struct PlayerState: Equatable, Sendable {
     /// sources, 32 for 24- and 32-bit and floating-point ones (ALSA converts further only where
     /// the device takes neither); nil while the device is closed (stopped).
     public var output: OutputFormat?
+    /// When the sleep timer stops the player (seconds since the epoch); nil: no sleep timer.
+    public var sleepAt: Double? = nil
 
     public init(
         state: PlayerActivity = .stopped, position: Double = 0, duration: Double? = nil,

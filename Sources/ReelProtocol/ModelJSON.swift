@@ -75,6 +75,7 @@ extension PlayerState {
             "timestamp": .double(timestamp),
             "underruns": .int(Int64(underruns)),
             "error": error?.json ?? .null,
+            "sleepAt": sleepAt.map { .string(CivilTime.iso8601(Int64($0.rounded()), in: SystemTimeZone())) } ?? .null,
         ]
     }
 
@@ -147,6 +148,12 @@ extension PlayerState {
         } else {
             JSONWriter.append("null", into: &out)
         }
+        JSONWriter.append(#","sleepAt":"#, into: &out)
+        if let sleepAt {
+            JSONWriter.writeString(CivilTime.iso8601(Int64(sleepAt.rounded()), in: SystemTimeZone()), into: &out)
+        } else {
+            JSONWriter.append("null", into: &out)
+        }
     }
 
     /// The same text as `json`, written directly (see `writeJSONMembers`).
@@ -182,6 +189,12 @@ extension PlayerState {
                 return OutputFormat(
                     sampleRate: try output.int("sampleRate"), bits: try output.int("bits"), channels: try output.int("channels"))
             })
+        if let text = try reader.optionalString("sleepAt") {
+            guard let instant = CivilTime.instant(iso8601: text) else {
+                throw JSONDecodingError("PlayerState.sleepAt must be ISO-8601 with an offset, not \"\(text)\"")
+            }
+            sleepAt = Double(instant)
+        }
     }
 }
 

@@ -15,8 +15,8 @@ import Glibc
 ///
 /// What this build cannot do yet is a failure that says so: URLs (played and recorded) and
 /// stored playlists come with their own work (they go through `PlayRequest` once it has them);
-/// albums likewise. Fades (fadeIn, fadeOut) are not done yet: the action is carried out without
-/// them and its message says so.
+/// albums likewise. Fades are `FadeRamp`s after the volume (`PlayerController.fade`), so the
+/// user's volume is never changed by them.
 struct ScheduleActions: SchedulePerformer {
     let player: PlayerController
     let mixer: MixerController
@@ -31,8 +31,8 @@ struct ScheduleActions: SchedulePerformer {
         case .play(let play): self.play(play, reply: reply)
         case .record(let record): self.record(record, duration: remaining ?? record.duration, reply: reply)
         case .stop(let fadeOut):
-            player.stop { result in
-                reply(result.map { _ in "stopped" + (fadeOut.map { $0 > 0 } == true ? " (without the fade-out: not in this build)" : "") })
+            player.fadeOutAndStop(seconds: fadeOut ?? 0) { result in
+                reply(result.map { _ in "stopped" + ((fadeOut ?? 0) > 0 ? " after a fade-out of \(ScheduleBook.spoken(fadeOut ?? 0))" : "") })
             }
         }
     }
@@ -60,14 +60,17 @@ struct ScheduleActions: SchedulePerformer {
         let player = self.player
         let queue = self.queue
         let start: @Sendable () -> Void = {
+            // The fade starts with the first frame of what is asked for (what played before is cut).
+            if let fadeIn = play.fadeIn, fadeIn > 0 { player.fade(from: 0, to: 1, seconds: fadeIn) }
             player.play(request) { result in
                 switch result {
                 case .failure(let error):
+                    if play.fadeIn != nil { player.fade(from: 1, to: 1, seconds: 0) }
                     reply(.failure(error))
                 case .success(let state):
                     var message = "played \(what)"
                     if let volume = play.volume { message += " at volume \(volume)" }
-                    if let fadeIn = play.fadeIn, fadeIn > 0 { message += " (without the fade-in: not in this build)" }
+                    if let fadeIn = play.fadeIn, fadeIn > 0 { message += ", fading in over \(ScheduleBook.spoken(fadeIn))" }
                     if let stopAfter = play.stopAfter, let entry = state.entry {
                         message += "; stops after \(ScheduleBook.spoken(stopAfter))"
                         queue.asyncAfter(deadline: .now() + stopAfter) {

@@ -49,6 +49,7 @@ struct MethodTable: Sendable {
         MusicMethods.register(into: &table, music: core.music)
         StreamMethods.register(into: &table, library: core.library)
         ScheduleMethods.register(into: &table, schedules: core.schedules)
+        SleepMethods.register(into: &table, player: core.player)
         return table
     }
 }

@@ -95,6 +95,20 @@ public enum CivilTime {
             + "\(sign)\(pad(magnitude / 3600)):\(pad(magnitude / 60 % 60))"
     }
 
+    /// The instant of `2026-12-01T07:30:00+01:00` (what `iso8601` writes); nil for other text.
+    public static func instant(iso8601 text: String) -> Int64? {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 25, bytes[4] == 45, bytes[7] == 45, bytes[10] == 84, bytes[13] == 58, bytes[16] == 58,
+            bytes[19] == 43 || bytes[19] == 45, bytes[22] == 58
+        else { return nil }
+        func number(_ from: Int, _ count: Int) -> Int? { Int(String(decoding: bytes[from..<(from + count)], as: UTF8.self)) }
+        guard let y = number(0, 4), let mo = number(5, 2), let d = number(8, 2), let h = number(11, 2), let mi = number(14, 2),
+            let s = number(17, 2), let oh = number(20, 2), let om = number(23, 2)
+        else { return nil }
+        let offset = (oh * 3600 + om * 60) * (bytes[19] == 45 ? -1 : 1)
+        return LocalDateTime(year: y, month: mo, day: d, hour: h, minute: mi, second: s).localSeconds - Int64(offset)
+    }
+
     static func pad(_ value: Int, _ width: Int = 2) -> String {
         let digits = String(value)
         return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
