@@ -55,3 +55,27 @@ import Testing
         #expect(buffer == before)
     }
 }
+
+/// A fade through the engine: sent before a play, the written audio rises from silence, then is
+/// the file's own samples.
+extension PlaybackEngineTests {
+    @Test func aFadeSentBeforeAPlayRisesFromSilenceThenLeavesTheAudioAsItIs() throws {
+        let path = directory.appendingPathComponent("fade.wav").path
+        let samples = try TestAudio.writeTone(to: path, codec: "wav", seconds: 2)
+        let harness = Harness()
+        harness.engine.send(.fade(FadeRamp.Request(from: 0, to: 1, seconds: 1)))
+        _ = try harness.load(path)
+        #expect(harness.waitUntil { $0.activity == .stopped })
+        let written = harness.device.state.written.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+        try #require(written.count == samples.count)
+        // Peak of each tenth of the first second, against the file's own.
+        let window = samples.count / 20
+        let peaks = (0..<10).map { index in
+            written[index * window..<(index + 1) * window].map { abs(Int($0)) }.max() ?? 0
+        }
+        let sourcePeak = samples[0..<window].map { abs(Int($0)) }.max() ?? 0
+        #expect(peaks[0] < sourcePeak / 100, "starts from silence: \(peaks)")
+        #expect(zip(peaks, peaks.dropFirst()).allSatisfy { $0 < $1 }, "rises in every tenth: \(peaks)")
+        #expect(Array(written[(samples.count / 2 + 1)...]) == Array(samples[(samples.count / 2 + 1)...]), "then untouched")
+    }
+}

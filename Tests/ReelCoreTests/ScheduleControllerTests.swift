@@ -217,4 +217,29 @@ final class FakePerformer: SchedulePerformer, @unchecked Sendable {
         #expect(last?.message.contains("already recording /manual") == true)
         #expect(core.recorder.state.item?.name == "manual")
     }
+    @Test func aScheduledRecordingOfTenSecondsMakesAnItemOfTenSeconds() throws {
+        let (core, directory) = try makeCore()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        core.start(resume: .no)
+        defer { core.shutdown() }
+        let due = Int64(Date().timeIntervalSince1970) + 2
+        let added = Awaited<Result<Schedule, ReelError>>()
+        core.schedules.add(
+            when: Self.localWhen(due), action: .record(ScheduleRecord(duration: 10, name: "show %Y")), name: nil, enabled: true
+        ) { added.put($0) }
+        _ = try #require(added.get()).get()
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, core.schedules.schedules.first?.last == nil || core.recorder.isRecording {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        let last = try #require(core.schedules.schedules.first?.last)
+        #expect(last.result == .ok, "\(last.message)")
+        let item = try #require(core.recorder.state.item)
+        var parts = tm()
+        var now = time(nil)
+        localtime_r(&now, &parts)
+        #expect(item.name == "show \(parts.tm_year + 1900)")
+        let duration = try #require(item.duration)
+        #expect(abs(duration - 10) <= 0.1, "\(duration) s")
+    }
 }
