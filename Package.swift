@@ -45,6 +45,8 @@ let package = Package(
         .target(name: "CEBUR128", linkerSettings: [.linkedLibrary("dl")]),
         // epoll and eventfd from the C library, for the control socket's event loop.
         .systemLibrary(name: "CEpoll"),
+        // timerfd from the C library, for the schedules' timer on the wall clock.
+        .systemLibrary(name: "CTimerFD"),
         // TagLib's C++ API behind a C header (TagLib 1.13's own C API has no album artist, disc
         // or pictures); includes <taglib/…>, links libtag (Debian's libtag1-dev).
         .target(name: "CTagLib", linkerSettings: [.linkedLibrary("tag")]),
@@ -72,7 +74,7 @@ let package = Package(
         .target(
             name: "ReelCore",
             dependencies: [
-                "ReelModel", "ReelProtocol", "ReelAudio", "ReelLibrary", "ReelTags",
+                "ReelModel", "ReelProtocol", "ReelAudio", "ReelLibrary", "ReelTags", "CTimerFD",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .target(

@@ -47,6 +47,8 @@ final class PlaybackRunner: @unchecked Sendable {
     var gain = GainStage()
     /// The software volume's part of the gain (1 with a hardware mixer or none).
     var volumeGain: Double = 1
+    /// A fade-in or fade-out over seconds, after the volume.
+    var fade = FadeRamp()
     var segments: [PlaybackSegment] = []
     var upcoming: [TrackBox] = []
     var configuration: PCMConfiguration?
@@ -144,6 +146,8 @@ final class PlaybackRunner: @unchecked Sendable {
                 publish(changed: true)
             }
             reply(.success(state))
+        case .fade(let request):
+            fade.start(request)
         case .shutdown(let done):
             stop(error: nil)
             running = false
@@ -441,6 +445,7 @@ final class PlaybackRunner: @unchecked Sendable {
                 return
             }
             gain.apply(to: buffer, frames: count, format: configuration.format)
+            fade.apply(to: buffer, frames: count, format: configuration.format)
             pendingFrames = count
             pendingOffset = 0
         }

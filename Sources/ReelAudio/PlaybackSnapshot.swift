@@ -93,6 +93,8 @@ public enum PlaybackCommand: Sendable {
     /// Forgets why playback last stopped or paused on its own (`error`); publishes only when
     /// there was an error.
     case clearError(Reply)
+    /// A fade over seconds after the volume (`FadeRamp`), from the next frame written.
+    case fade(FadeRamp.Request)
     case shutdown(@Sendable () -> Void)
 }
 

@@ -73,6 +73,8 @@ public final class PlayerController: @unchecked Sendable {
     let saves = SaveBarrier()
     /// The ReplayGain settings (the mixer's; see `PlayerController+ReplayGain`).
     let replayGainSettings = Locked(ReplayGainSettings())
+    /// When the sleep timer stops the player (`PlayerController+Sleep`), shown in the state.
+    let sleep = Locked(SleepTimerState())
 
     /// The player's state after every change of state, source or format, and every seek.
     public let changes = StateFeed(PlayerState())
@@ -150,6 +152,7 @@ public final class PlayerController: @unchecked Sendable {
             entry: shown.entry, format: shown.format, timestamp: Double(now) / 1e9, underruns: snapshot.counters.xruns,
             error: snapshot.error ?? shown.skipError, durationEstimated: estimated && shown.duration != nil,
             output: snapshot.output, gain: gain)
+            .with(sleepAt: sleep.current.at)
     }
 
     /// Publishes the player's state (after an engine change, a skipped entry, a rename).

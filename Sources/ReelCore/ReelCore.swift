@@ -30,6 +30,7 @@ public final class ReelCore: Sendable {
     public let mixer: MixerController
     public let outputs: OutputsController
     public let music: MusicController
+    public let schedules: ScheduleController
     public let mediaRoots: MediaRoots
     private let stateFile: PlayerStateFile
     /// What was saved at the last shutdown, restored by `start`.
@@ -98,6 +99,11 @@ public final class ReelCore: Sendable {
         stateFile.outputsState = { outputs.saved }
         stateFile.follow(mixer.changes)
         stateFile.follow(outputs.changes)
+        var scheduleLogger = logger
+        scheduleLogger[metadataKey: "subsystem"] = "reel.schedules"
+        schedules = ScheduleController(
+            storage: LibraryScheduleStorage(store: store), clock: WallClockTimer(), zone: SystemTimeZone(),
+            performer: ScheduleActions(player: player, mixer: mixer, recorder: recorder), logger: scheduleLogger)
     }
 
     /// Restores the saved queue and player (as `resume` says) and starts saving their state: from
@@ -109,11 +115,13 @@ public final class ReelCore: Sendable {
         }
         stateFile.start()
         music.start()
+        schedules.start()
     }
 
     /// Finishes a recording, saves the player's state, stops the player and closes the devices;
     /// last, empties the library database's write-ahead log into it.
     public func shutdown() {
+        schedules.shutdown()
         music.shutdown()
         recorder.shutdown()
         stateFile.finish()

@@ -62,6 +62,7 @@ enum LibrarySchema {
         migrator.registerMigration("v4") { db in
             try db.execute(sql: replayGainSQL)
         }
+        migrator.registerMigration("schedules") { db in try db.execute(sql: schedulesSQL) }
         return migrator
     }
 

@@ -52,6 +52,8 @@ public struct PlayerState: Equatable, Sendable {
     /// clipping prevention, or the missing-tags preamp); nil when ReplayGain is off or nothing is
     /// loaded.
     public var gain: Double?
+    /// When the sleep timer stops the player (seconds since the epoch); nil: no sleep timer.
+    public var sleepAt: Double? = nil
 
     public init(
         state: PlayerActivity = .stopped, position: Double = 0, duration: Double? = nil,

@@ -76,6 +76,7 @@ extension PlayerState {
             "timestamp": .double(timestamp),
             "underruns": .int(Int64(underruns)),
             "error": error?.json ?? .null,
+            "sleepAt": sleepAt.map { .string(CivilTime.iso8601(Int64($0.rounded()), in: SystemTimeZone())) } ?? .null,
         ]
     }
 
@@ -150,6 +151,12 @@ extension PlayerState {
         } else {
             JSONWriter.append("null", into: &out)
         }
+        JSONWriter.append(#","sleepAt":"#, into: &out)
+        if let sleepAt {
+            JSONWriter.writeString(CivilTime.iso8601(Int64(sleepAt.rounded()), in: SystemTimeZone()), into: &out)
+        } else {
+            JSONWriter.append("null", into: &out)
+        }
     }
 
     /// The same text as `json`, written directly (see `writeJSONMembers`).
@@ -187,6 +194,12 @@ extension PlayerState {
                     sampleRate: try output.int("sampleRate"), bits: try output.int("bits"), channels: try output.int("channels"))
             },
             gain: try reader.optionalDouble("gain"))
+        if let text = try reader.optionalString("sleepAt") {
+            guard let instant = CivilTime.instant(iso8601: text) else {
+                throw JSONDecodingError("PlayerState.sleepAt must be ISO-8601 with an offset, not \"\(text)\"")
+            }
+            sleepAt = Double(instant)
+        }
     }
 }
 

@@ -32,7 +32,7 @@ struct Reel: ParsableCommand {
             RecordCommand.self, InfoCommand.self,
             ListCommand.self, TreeCommand.self, MakeFolderCommand.self, MoveCommand.self, RenameCommand.self,
             RemoveCommand.self, SearchCommand.self, ImportCommand.self, ArtistsCommand.self, AlbumsCommand.self,
-            ScanCommand.self,
+            ScanCommand.self, ScheduleCommand.self, SleepCommand.self,
         ])
 }
 
