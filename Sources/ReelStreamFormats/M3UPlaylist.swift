@@ -22,7 +22,7 @@ func readM3UEntries(_ bytes: [UInt8], limits: PlaylistLimits) -> [RawPlaylistEnt
             return true
         }
         entries.append(RawPlaylistEntry(
-            line: line.number, location: decodeStationText(text), title: pendingTitle, duration: pendingDuration))
+            line: line.number, location: String(trimmedBlanks(decodeStationText(text))), title: pendingTitle, duration: pendingDuration))
         pendingTitle = nil
         pendingDuration = nil
         // Keep reading a little past the cap so the caller reports the cut.

@@ -30,7 +30,7 @@ func readPLSEntries(_ bytes: [UInt8], limits: PlaylistLimits) throws(StreamForma
                 let number = Int(digits), number >= 1, number <= limits.maximumEntries
             else { return true }
             switch kind {
-            case 0: if files[number] == nil { files[number] = (line.number, decodeStationText(value)) }
+            case 0: if files[number] == nil { files[number] = (line.number, String(trimmedBlanks(decodeStationText(value)))) }
             case 1: titles[number] = String(trimmedBlanks(decodeStationText(value)))
             default:
                 if value.count <= 24, let seconds = Double(String(decoding: value, as: UTF8.self)), seconds.isFinite, seconds >= 0 {

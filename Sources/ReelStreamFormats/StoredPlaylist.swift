@@ -2,12 +2,13 @@
 
 /// A stored playlist file (`NAME.m3u` in `playlist_dir`), as MPD writes and reads it: one
 /// entry a line — a path relative to the music folder (for recordings, their tree path under
-/// `Recordings/`), or a URL as it is — blank lines skipped, `#` lines comments. Pure value.
+/// `Recordings/`), or a URL as it is — `#` lines comments, blank lines nothing. Pure value.
 ///
-/// Nothing of a file is lost on a rewrite: comments and broken lines (not valid UTF-8, a NUL,
-/// longer than the limit) are kept in `lines` with their raw bytes and written back as they
-/// were; broken lines are also listed in `brokenLines` so they can be reported. Entry
-/// positions (`playlistdelete`, `listplaylist`) count `.entry` lines only.
+/// Nothing of a file is lost on a rewrite: comments, blank lines and broken lines (not valid
+/// UTF-8, a NUL, longer than the limit) are kept in `lines` with their raw bytes and written
+/// back as they were (line breaks become LF), so `lines[i]` is line i + 1 of the file; broken
+/// lines are also listed in `brokenLines` so they can be reported. Entry positions
+/// (`playlistdelete`, `listplaylist`) count `.entry` lines only.
 public struct StoredPlaylist: Equatable, Sendable {
     /// One line of the file.
     public enum Line: Equatable, Sendable {
@@ -15,6 +16,8 @@ public struct StoredPlaylist: Equatable, Sendable {
         case entry(String)
         /// A `#` line (`#EXTM3U`, `#EXTINF:…`), kept as it was.
         case comment([UInt8])
+        /// An empty line or one of spaces and tabs, kept as it was.
+        case blank([UInt8])
         /// A line that cannot be an entry, kept as it was, with why.
         case broken([UInt8], reason: String)
     }
@@ -35,8 +38,7 @@ public struct StoredPlaylist: Equatable, Sendable {
         lines.compactMap { if case .entry(let text) = $0 { text } else { nil } }
     }
 
-    /// The broken lines: their 1-based index in `lines`, and why (the reason names the line's
-    /// number in the file as read, blank lines counted).
+    /// The broken lines: their 1-based line number (index in `lines` + 1), and why.
     public var brokenLines: [(line: Int, reason: String)] {
         lines.enumerated().compactMap { index, line in
             if case .broken(_, let reason) = line { (index + 1, reason) } else { nil }
@@ -53,18 +55,19 @@ public struct StoredPlaylist: Equatable, Sendable {
         var entryCount = 0
         forEachLine(bytes) { line in
             let raw = line.bytes
-            if raw.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return true }
             if raw.count > limits.maximumLineLength {
-                lines.append(.broken(Array(raw), reason: "line \(line.number) is longer than \(limits.maximumLineLength) bytes"))
+                lines.append(.broken(Array(raw), reason: "longer than \(limits.maximumLineLength) bytes"))
+            } else if raw.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) {
+                lines.append(.blank(Array(raw)))
             } else if raw.contains(0) {
-                lines.append(.broken(Array(raw), reason: "line \(line.number) holds a NUL byte"))
+                lines.append(.broken(Array(raw), reason: "holds a NUL byte"))
             } else if raw.first == UInt8(ascii: "#") {
                 lines.append(.comment(Array(raw)))
             } else if let text = String(validating: raw, as: UTF8.self) {
                 lines.append(.entry(text))
                 entryCount += 1
             } else {
-                lines.append(.broken(Array(raw), reason: "line \(line.number) is not valid UTF-8"))
+                lines.append(.broken(Array(raw), reason: "not valid UTF-8"))
             }
             return entryCount <= limits.maximumEntries
         }
@@ -89,7 +92,7 @@ public struct StoredPlaylist: Equatable, Sendable {
                     throw StreamFormatError(.malformed, "entry \(index + 1) is empty or starts with #: \(clip(text))")
                 }
                 out += text.utf8
-            case .comment(let bytes), .broken(let bytes, _):
+            case .comment(let bytes), .blank(let bytes), .broken(let bytes, _):
                 out += bytes
             }
             out.append(0x0A)
