@@ -120,8 +120,12 @@ public struct ICYDemuxer: Sendable {
             feed(raw) { (piece: ICYPiece) in
                 switch piece {
                 case .audio(let slice):
-                    if case .audio(let previous) = chunks.last {
-                        chunks[chunks.count - 1] = .audio(previous + Array(slice))
+                    if case .audio(var previous) = chunks.last {
+                        // Taken out and put back so the array is unique and grows in place
+                        // (a metaint of 1 would otherwise copy it once a byte).
+                        chunks.removeLast()
+                        previous.append(contentsOf: slice)
+                        chunks.append(.audio(previous))
                     } else {
                         chunks.append(.audio(Array(slice)))
                     }
