@@ -182,7 +182,7 @@ public let maximumHLSSequence: Int64 = 1 << 62
 public let maximumHLSSegmentDuration = 3600.0
 
 /// Parses an HLS playlist. URIs are resolved against `url` (the playlist's own URL, after
-/// redirects). Throws `.malformed` (no `#EXTM3U`, a media playlist without
+/// redirects) and must then be `http` or `https`. Throws `.malformed` (no `#EXTM3U`, a media playlist without
 /// `EXT-X-TARGETDURATION`, a master without variants, bad numbers), `.tooLarge` (beyond
 /// `limits`) or `.unsupported` (encryption).
 public func parseHLSPlaylist(
@@ -256,7 +256,7 @@ private struct HLSParser {
         guard variants.count + segments.count < limits.maximumEntries else {
             throw StreamFormatError(.tooLarge, "the HLS playlist lists more than \(limits.maximumEntries) entries")
         }
-        let resolved = resolveURL(string, against: url) ?? string
+        let resolved = try resolve(string, line: line.number)
         if var variant = pendingVariant {
             variant.url = resolved
             variants.append(variant)
@@ -348,7 +348,7 @@ private struct HLSParser {
                 }
                 range = parsed
             }
-            initSection = HLSInitSection(url: resolveURL(uri, against: url) ?? uri, byteRange: range)
+            initSection = HLSInitSection(url: try resolve(uri, line: line), byteRange: range)
         case "#EXT-X-STREAM-INF":
             let attributes = parseAttributes(value)
             pendingVariant = HLSVariant(
@@ -363,12 +363,22 @@ private struct HLSParser {
                     throw StreamFormatError(.tooLarge, "the HLS playlist lists more than \(limits.maximumEntries) renditions")
                 }
                 renditions.append(HLSAudioRendition(
-                    url: resolveURL(uri, against: url) ?? uri, groupID: group, name: attributes["NAME"],
+                    url: try resolve(uri, line: line), groupID: group, name: attributes["NAME"],
                     isDefault: attributes["DEFAULT"]?.uppercased() == "YES"))
             }
         default:
             break  // other tags (EXT-X-VERSION, PROGRAM-DATE-TIME, comments) do not change what plays
         }
+    }
+
+    /// `uri` resolved against the playlist's URL; it must be `http` or `https` (a playlist
+    /// never leads to a file or another scheme).
+    func resolve(_ uri: String, line: Int) throws(StreamFormatError) -> String {
+        let resolved = resolveURL(uri, against: url) ?? uri
+        guard isHTTPURL(resolved) else {
+            throw StreamFormatError(.malformed, "line \(line) of the HLS playlist is not an http or https URL: \(clip(resolved))")
+        }
+        return resolved
     }
 
     func finish() throws(StreamFormatError) -> HLSPlaylist {

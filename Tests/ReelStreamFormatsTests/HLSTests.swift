@@ -134,6 +134,9 @@ private func live(first: Int64, count: Int, duration: Double = 6, target: Int = 
         ("#EXTM3U\n#EXT-X-TARGETDURATION:6\n#EXTINF:6,\n#EXT-X-BYTERANGE:100\na.ts\n", "without an offset"),
         ("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\n", "has no URI"),
         ("#EXTM3U\n#EXT-X-TARGETDURATION:6\n#EXT-X-MAP:BYTERANGE=\"1@0\"\n", "EXT-X-MAP without a URI"),
+        ("#EXTM3U\n#EXT-X-TARGETDURATION:6\n#EXTINF:6,\nfile:///etc/passwd\n", "not an http or https URL: file:///etc/passwd"),
+        ("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\nsmb://nas/x.m3u8\n", "not an http or https URL"),
+        ("#EXTM3U\n#EXT-X-TARGETDURATION:6\n#EXT-X-MAP:URI=\"data:,x\"\n", "not an http or https URL"),
     ])
     func malformedPlaylistsNameTheProblem(text: String, message: String) {
         do {
