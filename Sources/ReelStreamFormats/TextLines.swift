@@ -39,10 +39,11 @@ func trimmedBlankBytes(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
 
 /// Whether `bytes` starts with the ASCII text `prefix`, compared without regard to case.
 func hasASCIIPrefix(_ bytes: ArraySlice<UInt8>, _ prefix: String, ignoringCase: Bool = true) -> Bool {
-    let prefixBytes = Array(prefix.utf8)
-    guard bytes.count >= prefixBytes.count else { return false }
+    // Walks the string's UTF-8 view in place: no array is made per call (this runs for every
+    // line against every tag).
     var index = bytes.startIndex
-    for expected in prefixBytes {
+    for expected in prefix.utf8 {
+        guard index < bytes.endIndex else { return false }
         let byte = bytes[index]
         if ignoringCase ? asciiLower(byte) != asciiLower(expected) : byte != expected { return false }
         index += 1
