@@ -2,7 +2,7 @@
 // following the library.
 
 import ReelAudio
-import ReelLibrary
+internal import ReelLibrary
 import ReelModel
 
 /// What `queue.add` adds: a file by absolute path, or a recording, or a folder's recordings
@@ -15,6 +15,11 @@ public enum QueueAddition: Sendable, Equatable {
     /// Files of the music folders in this order (an album, a search's results), from the index:
     /// no file is opened to add them. One whose music folder is missing is refused.
     case musicTracks([MusicTrack])
+    /// One track of the music index by id (`not_found` when there is none).
+    case musicTrack(Int64)
+    /// An album's tracks in disc and track order, as `MusicController.tracks(album:albumArtist:)`
+    /// finds them.
+    case album(name: String, albumArtist: String?)
 }
 
 /// A window of the queue (`queue.list`).
@@ -32,7 +37,20 @@ extension PlayerController {
     /// after the current entry. A file must be absolute, inside the media roots and decodable; a
     /// folder must hold recordings. On error nothing is added.
     public func add(_ addition: QueueAddition, at position: Int?, afterCurrent: Bool, reply: @escaping AddReply) {
+        add([addition], at: position, afterCurrent: afterCurrent, reply: reply)
+    }
+
+    /// Adds several sources as one change: their entries, in order, at `position` (nil appends)
+    /// or right after the current entry — one new queue version, one published change (MPD's
+    /// `add /` of music and recordings, `findadd` hitting both, `reel add DIR`). Each addition
+    /// follows `add`'s rules; if any fails (or the list is empty) nothing is added and the
+    /// error names that addition.
+    public func add(_ additions: [QueueAddition], at position: Int?, afterCurrent: Bool, reply: @escaping AddReply) {
         let reply = saves.after(reply)
+        guard !additions.isEmpty else {
+            reply(.failure(ReelError(.notFound, "nothing to add: the list of sources is empty")))
+            return
+        }
         if let position, position < 0 {
             reply(.failure(ReelError(.outOfRange, "position \(position) is outside the queue (0…\(queueLength))")))
             return
@@ -40,7 +58,7 @@ extension PlayerController {
         work.async { [self] in
             let entries: [NewQueueEntry]
             do throws(ReelError) {
-                entries = try resolve(addition)
+                entries = try resolve(additions)
             } catch {
                 reply(.failure(error))
                 return
@@ -285,6 +303,14 @@ extension PlayerController {
 
     // MARK: Resolving additions
 
+    /// The entries of several additions, in order (on `work`).
+    func resolve(_ additions: [QueueAddition]) throws(ReelError) -> [NewQueueEntry] {
+        if additions.count == 1 { return try resolve(additions[0]) }
+        var entries: [NewQueueEntry] = []
+        for addition in additions { entries += try resolve(addition) }
+        return entries
+    }
+
     /// The entries an addition stands for (on `work`: it opens files and reads the library).
     func resolve(_ addition: QueueAddition) throws(ReelError) -> [NewQueueEntry] {
         switch addition {
@@ -319,6 +345,11 @@ extension PlayerController {
                     format: AudioFormat(codec: audio.codec, sampleRate: audio.sampleRate, channels: audio.channels),
                     tags: track.displayTags)
             }
+        case .musicTrack(let id):
+            return try resolve(.musicTracks([try MusicIndex(store: store).track(id: id)]))
+        case .album(let name, let albumArtist):
+            let tracks = try MusicController.albumTracks(in: MusicIndex(store: store), album: name, albumArtist: albumArtist)
+            return try resolve(.musicTracks(tracks))
         case .recordings(let references):
             return try references.map { reference throws(ReelError) -> NewQueueEntry in
                 let item = try store.item(reference)
