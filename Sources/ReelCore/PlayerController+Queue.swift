@@ -22,6 +22,14 @@ public enum QueueAddition: Sendable, Equatable {
     case album(name: String, albumArtist: String?)
 }
 
+/// What an add of several sources did: the entries added (in queue order), how many each
+/// addition gave (0 for one skipped), and the additions skipped with why.
+public struct QueueAddOutcome: Sendable {
+    public var entries: [QueueEntry]
+    public var counts: [Int]
+    public var skipped: [(index: Int, error: ReelError)]
+}
+
 /// A window of the queue (`queue.list`).
 public struct QueueListing: Sendable, Equatable {
     public var summary: QueueSummary
@@ -46,6 +54,22 @@ extension PlayerController {
     /// follows `add`'s rules; if any fails (or the list is empty) nothing is added and the
     /// error names that addition.
     public func add(_ additions: [QueueAddition], at position: Int?, afterCurrent: Bool, reply: @escaping AddReply) {
+        add(additions, skippable: [], at: position, afterCurrent: afterCurrent) { result in
+            reply(result.map(\.entries))
+        }
+    }
+
+    public typealias AddManyReply = @Sendable (Result<QueueAddOutcome, ReelError>) -> Void
+
+    /// `add(_:at:afterCurrent:reply:)`, where the additions at the indices in `skippable` (files
+    /// found by reading a directory) are left out when they cannot be played — a format no
+    /// decoder takes, a corrupt or unreadable file, a file gone (`QueueAddOutcome.skipped`) —
+    /// rather than failing the add. The rest is still one change; when every addition was
+    /// skipped, nothing changes (no new version) and the outcome lists them all.
+    public func add(
+        _ additions: [QueueAddition], skippable: Set<Int>, at position: Int?, afterCurrent: Bool,
+        reply: @escaping AddManyReply
+    ) {
         let reply = saves.after(reply)
         guard !additions.isEmpty else {
             reply(.failure(ReelError(.notFound, "nothing to add: the list of sources is empty")))
@@ -56,11 +80,25 @@ extension PlayerController {
             return
         }
         work.async { [self] in
-            let entries: [NewQueueEntry]
-            do throws(ReelError) {
-                entries = try resolve(additions)
-            } catch {
-                reply(.failure(error))
+            var entries: [NewQueueEntry] = []
+            var counts: [Int] = []
+            var skipped: [(index: Int, error: ReelError)] = []
+            for (index, addition) in additions.enumerated() {
+                do throws(ReelError) {
+                    let resolved = try resolve(addition)
+                    entries += resolved
+                    counts.append(resolved.count)
+                } catch where skippable.contains(index) && Self.skippableReasons.contains(error.reason) {
+                    skipped.append((index, error))
+                    counts.append(0)
+                } catch {
+                    reply(.failure(error))
+                    return
+                }
+            }
+            if entries.isEmpty {
+                // Every addition was skipped: nothing changes, and the reply says why.
+                reply(.success(QueueAddOutcome(entries: [], counts: counts, skipped: skipped)))
                 return
             }
             let result = shared.withLock { shared -> Result<[QueueEntry], ReelError> in
@@ -72,10 +110,14 @@ extension PlayerController {
                     return .failure(error)
                 }
             }
-            reply(result)
+            reply(result.map { QueueAddOutcome(entries: $0, counts: counts, skipped: skipped) })
             if case .success = result { reconcileChain() }
         }
     }
+
+    /// Why an addition may be skipped (`add(_:skippable:…)`): it is not audio reeld plays, or it
+    /// could not be read.
+    static let skippableReasons: Set<ErrorReason> = [.unsupportedFormat, .corruptFile, .ioError, .notFound]
 
     var queueLength: Int { shared.withLock { $0.queue.length } }
 
@@ -302,14 +344,6 @@ extension PlayerController {
     }
 
     // MARK: Resolving additions
-
-    /// The entries of several additions, in order (on `work`).
-    func resolve(_ additions: [QueueAddition]) throws(ReelError) -> [NewQueueEntry] {
-        if additions.count == 1 { return try resolve(additions[0]) }
-        var entries: [NewQueueEntry] = []
-        for addition in additions { entries += try resolve(addition) }
-        return entries
-    }
 
     /// The entries an addition stands for (on `work`: it opens files and reads the library).
     func resolve(_ addition: QueueAddition) throws(ReelError) -> [NewQueueEntry] {

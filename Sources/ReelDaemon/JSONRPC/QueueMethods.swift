@@ -22,7 +22,26 @@ enum QueueMethods {
             let additions: [QueueAddition]
             if let sources = params["sources"] {
                 try params.rejectUnknown(allowed: ["sources", "position", "next"])
-                additions = try params.sources(sources)
+                let (additions, skippable) = try params.sources(sources)
+                let position = try params.optionalInt("position")
+                let next = try params.optionalBool("next") ?? false
+                if next && position != nil {
+                    throw RPCError.invalidParams("give \"position\" or \"next\", not both")
+                }
+                return .replying({ reply in
+                    player.add(additions, skippable: skippable, at: position, afterCurrent: next, reply: reply)
+                }) { outcome in
+                    [
+                        "entries": .array(outcome.entries.map(\.json)),
+                        "counts": .array(outcome.counts.map { .int(Int64($0)) }),
+                        "skipped": .array(outcome.skipped.map { skipped -> JSONValue in
+                            [
+                                "index": .int(Int64(skipped.index)), "message": .string(skipped.error.message),
+                                "reason": .string(skipped.error.reason.rawValue),
+                            ]
+                        }),
+                    ]
+                }
             } else {
                 try params.rejectUnknown(allowed: Params.sourceNames.union(["position", "next"]))
                 additions = [try params.source()]
@@ -133,13 +152,14 @@ extension Params {
         return .album(name: album, albumArtist: albumArtist)
     }
 
-    /// `sources`: a non-empty array of source objects (each as `source()` reads it), added as
-    /// one change.
-    func sources(_ value: JSONValue) throws(RPCError) -> [QueueAddition] {
+    /// `sources`: a non-empty array of source objects (each as `source()` reads it, and
+    /// `skippable`), added as one change; and the indices of those marked `skippable`.
+    func sources(_ value: JSONValue) throws(RPCError) -> (additions: [QueueAddition], skippable: Set<Int>) {
         guard let array = value.arrayValue, !array.isEmpty else {
             throw RPCError.invalidParams("\"sources\" must be a non-empty array of sources")
         }
         var additions: [QueueAddition] = []
+        var skippable: Set<Int> = []
         additions.reserveCapacity(array.count)
         for (index, element) in array.enumerated() {
             guard let object = element.objectValue else {
@@ -147,13 +167,14 @@ extension Params {
             }
             let source = Params(object, method: method)
             do throws(RPCError) {
-                try source.rejectUnknown(allowed: Self.sourceNames)
+                try source.rejectUnknown(allowed: Self.sourceNames.union(["skippable"]))
                 additions.append(try source.source())
+                if try source.optionalBool("skippable") == true { skippable.insert(index) }
             } catch {
                 throw RPCError.invalidParams("\"sources\"[\(index)]: \(error.message)")
             }
         }
-        return additions
+        return (additions, skippable)
     }
 
     /// `file` (an absolute path) or an item (`item` id or `path` in the tree).
