@@ -83,7 +83,9 @@ let package = Package(
         .target(
             name: "ReelDaemon",
             dependencies: [
-                "ReelModel", "ReelProtocol", "ReelAudio", "ReelLibrary", "ReelCore", "CEpoll",
+                // Not ReelLibrary: front ends reach the library and the music index only
+                // through the core's named operations (ReelCore), which return model values.
+                "ReelModel", "ReelProtocol", "ReelAudio", "ReelCore", "CEpoll",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

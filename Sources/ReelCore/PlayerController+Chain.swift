@@ -2,7 +2,7 @@
 // next one ahead of time, and following the engine as entries become audible or end.
 
 import ReelAudio
-import ReelLibrary
+internal import ReelLibrary
 import ReelModel
 
 extension PlayerController {

@@ -3,7 +3,7 @@
 import Dispatch
 import Logging
 import ReelAudio
-import ReelLibrary
+internal import ReelLibrary
 import ReelModel
 
 /// What `play` plays: a file by absolute path, or a recording (or a folder's recordings).
@@ -82,7 +82,7 @@ public final class PlayerController: @unchecked Sendable {
     public let queueChanges = StateFeed(
         QueueSummary(version: 0, entriesVersion: 0, length: 0, current: nil, next: nil, options: QueueOptions()))
 
-    public init(device: PCMOutput, timing: PCMTiming, store: LibraryStore, mediaRoots: MediaRoots, logger: Logger) {
+    init(device: PCMOutput, timing: PCMTiming, store: LibraryStore, mediaRoots: MediaRoots, logger: Logger) {
         self.store = store
         self.mediaRoots = mediaRoots
         self.logger = logger

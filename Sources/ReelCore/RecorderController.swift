@@ -3,7 +3,7 @@
 import Dispatch
 import Logging
 import ReelAudio
-import ReelLibrary
+internal import ReelLibrary
 import ReelModel
 
 #if canImport(Glibc)
@@ -80,7 +80,7 @@ public final class RecorderController: @unchecked Sendable {
     /// The recorder's state when a recording starts or ends, and when its item is renamed or moved.
     public let changes = StateFeed(RecorderState())
 
-    public init(
+    init(
         device: PCMInput, timing: PCMTiming, store: LibraryStore, defaults: RecordingDefaults, logger: Logger
     ) {
         engine = CaptureEngine(device: device, timing: timing, logger: logger, makeWriter: loudness.makeWriter)

@@ -2,7 +2,7 @@
 
 import Logging
 import ReelAudio
-import ReelLibrary
+internal import ReelLibrary
 import ReelModel
 import ReelTags
 

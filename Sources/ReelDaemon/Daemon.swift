@@ -5,7 +5,6 @@ import NIOCore
 import NIOPosix
 import ReelAudio
 import ReelCore
-import ReelLibrary
 import ReelModel
 import ServiceLifecycle
 

@@ -13,7 +13,7 @@ import ReelModel
 /// store with every name; it orders listings and is what search matches against.
 enum LibrarySchema {
     /// The root folder's id: fixed, so every database has the same well-known root.
-    static let rootID = "00000000-0000-0000-0000-000000000000"
+    static let rootID = ItemReference.rootID
 
     static func migrator() -> DatabaseMigrator {
         var migrator = DatabaseMigrator()

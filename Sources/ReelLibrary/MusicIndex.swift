@@ -71,13 +71,6 @@ private struct MusicFileKey: Hashable {
     var path: String
 }
 
-/// One page of `MusicIndex.search`.
-public struct MusicSearchPage: Sendable, Equatable {
-    public var tracks: [MusicTrack]
-    /// Pass it to get the next page; nil on the last page.
-    public var nextCursor: String?
-}
-
 /// The index of the music folders' audio files, in the library database (`music_files`,
 /// `music_failures`, `music_fts`; see `LibrarySchema.musicSQL`).
 ///

@@ -2,7 +2,6 @@
 
 import NIOCore
 import ReelCore
-import ReelLibrary
 import ReelModel
 import ReelProtocol
 
