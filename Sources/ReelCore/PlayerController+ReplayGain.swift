@@ -2,7 +2,7 @@
 // the tracks the engine holds.
 
 import ReelAudio
-import ReelLibrary
+internal import ReelLibrary
 import ReelModel
 import ReelTags
 

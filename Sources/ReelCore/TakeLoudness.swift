@@ -2,7 +2,7 @@
 
 import Logging
 import ReelAudio
-import ReelLibrary
+internal import ReelLibrary
 import ReelModel
 
 /// Gives each take's encoder a `LoudnessMeter` (through `makeWriter`, the capture engine's

@@ -2,7 +2,7 @@
 
 import Dispatch
 import ReelAudio
-import ReelLibrary
+internal import ReelLibrary
 import ReelModel
 
 #if canImport(Glibc)

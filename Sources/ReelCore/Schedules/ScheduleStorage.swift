@@ -1,6 +1,6 @@
 // Where the schedules are kept: the library's SQLite (`LibraryStore+Schedules`), or memory in tests.
 
-import ReelLibrary
+internal import ReelLibrary
 import ReelAudio
 import ReelModel
 import ReelProtocol
