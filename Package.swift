@@ -1,6 +1,17 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+/// How the programs are linked (docs/performance.md, "What reeld's own binary costs"): with the
+/// toolchain's lld, relative relocations packed (DT_RELR, glibc 2.36 and later: Debian 12): the
+/// dynamic loader reads ~20 KB at start instead of 2.5 MB of `.rela.dyn`; and no symbol table
+/// for the dynamic loader beyond what the shared libraries need (the static Swift runtime's
+/// link arguments export every symbol, ~22,000 names the loader then hashes into).
+let programLinking: [LinkerSetting] = [
+    .unsafeFlags([
+        "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-export-dynamic",
+    ])
+]
+
 let package = Package(
     name: "Reel",
     platforms: [.macOS(.v15)],
@@ -29,20 +40,28 @@ let package = Package(
         // loaded with dlopen by the first file that needs them rather than linked: a daemon that
         // never plays such a file maps none of FFmpeg.
         .target(name: "CFFmpeg", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("m")]),
+        // libebur128 (<ebur128.h> from Debian's libebur128-dev), loaded with dlopen by the first
+        // take measured rather than linked: a daemon that never records does not map it.
+        .target(name: "CEBUR128", linkerSettings: [.linkedLibrary("dl")]),
         // epoll and eventfd from the C library, for the control socket's event loop.
         .systemLibrary(name: "CEpoll"),
+        // timerfd from the C library, for the schedules' timer on the wall clock.
+        .systemLibrary(name: "CTimerFD"),
         // TagLib's C++ API behind a C header (TagLib 1.13's own C API has no album artist, disc
         // or pictures); includes <taglib/…>, links libtag (Debian's libtag1-dev).
         .target(name: "CTagLib", linkerSettings: [.linkedLibrary("tag")]),
 
         .target(name: "ReelModel", linkerSettings: [.linkedLibrary("m")]),
         .target(name: "ReelProtocol", dependencies: ["ReelModel"]),
+        // The formats radio stations send (ICY metadata, station playlists, HLS): pure Swift,
+        // no I/O and no dependency, so scripts/fuzz-stream-formats compiles it on its own.
+        .target(name: "ReelStreamFormats"),
         // A blocking or polled JSON-RPC connection to reeld's socket, for the CLI and the plugin.
         .target(name: "ReelClient", dependencies: ["ReelProtocol"]),
         .target(
             name: "ReelAudio",
             dependencies: [
-                "ReelModel", "CALSA", "CSndFile", "CMPG123", "CVorbis", "CSoxr", "CFFmpeg",
+                "ReelModel", "CALSA", "CSndFile", "CMPG123", "CVorbis", "CSoxr", "CFFmpeg", "CEBUR128",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // Tags, stream properties and embedded pictures of the files of the music folders.
@@ -58,13 +77,15 @@ let package = Package(
         .target(
             name: "ReelCore",
             dependencies: [
-                "ReelModel", "ReelProtocol", "ReelAudio", "ReelLibrary", "ReelTags",
+                "ReelModel", "ReelProtocol", "ReelAudio", "ReelLibrary", "ReelTags", "CTimerFD",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .target(
             name: "ReelDaemon",
             dependencies: [
-                "ReelModel", "ReelProtocol", "ReelAudio", "ReelLibrary", "ReelCore", "CEpoll",
+                // Not ReelLibrary: front ends reach the library and the music index only
+                // through the core's named operations (ReelCore), which return model values.
+                "ReelModel", "ReelProtocol", "ReelAudio", "ReelCore", "CEpoll",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -85,16 +106,18 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]),
+            ],
+            linkerSettings: programLinking),
         .executableTarget(
             name: "reel",
             dependencies: [
                 "ReelProtocol", "ReelModel", "ReelClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]),
+            ],
+            linkerSettings: programLinking),
         // Snapcast's stream plugin: the bridge (ReelSnapcast) and its program, installed with reeld.
         .target(name: "ReelSnapcast", dependencies: ["ReelClient", "ReelProtocol", "ReelModel"]),
-        .executableTarget(name: "reel-snapcast", dependencies: ["ReelSnapcast"]),
+        .executableTarget(name: "reel-snapcast", dependencies: ["ReelSnapcast"], linkerSettings: programLinking),
 
         // Measures the daemon for bench/; not installed.
         .executableTarget(
@@ -102,6 +125,7 @@ let package = Package(
 
         .testTarget(name: "ReelModelTests", dependencies: ["ReelModel"]),
         .testTarget(name: "ReelProtocolTests", dependencies: ["ReelProtocol"]),
+        .testTarget(name: "ReelStreamFormatsTests", dependencies: ["ReelStreamFormats"]),
         .testTarget(name: "ReelSnapcastTests", dependencies: ["ReelSnapcast", "ReelClient", "ReelProtocol", "ReelModel"]),
         .testTarget(name: "ReelAudioTests", dependencies: ["ReelAudio"]),
         .testTarget(name: "ReelTagsTests", dependencies: ["ReelTags", "ReelModel"]),

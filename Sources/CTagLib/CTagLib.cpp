@@ -16,6 +16,7 @@
 
 #include <taglib/aifffile.h>
 #include <taglib/apefile.h>
+#include <taglib/apetag.h>
 #include <taglib/asffile.h>
 #include <taglib/attachedpictureframe.h>
 #include <taglib/fileref.h>
@@ -110,6 +111,51 @@ char *tagValue(const PropertyMap &properties, std::initializer_list<const char *
             joined += value.to8Bit(true);
         }
         if (!joined.empty()) return copyString(joined);
+    }
+    return nullptr;
+}
+
+/// The first non-empty value of `key` (compared without case) in `properties`; NULL when none.
+char *valueIgnoringCase(const PropertyMap &properties, const char *key) {
+    const String wanted = String(key).upper();
+    for (const auto &entry : properties) {
+        if (entry.first.upper() != wanted) continue;
+        for (const String &value : entry.second) {
+            if (!value.isEmpty()) return copyString(value.to8Bit(true));
+        }
+    }
+    return nullptr;
+}
+
+/// An MP4 freeform atom's first value whose name (after `----:MEAN:`) is `key`, compared without
+/// case (`----:com.apple.iTunes:replaygain_track_gain`, as foobar2000 and others write it).
+char *mp4FreeformValue(MP4::File *file, const char *key) {
+    MP4::Tag *tag = file->tag();
+    if (!tag) return nullptr;
+    const String wanted = String(key).upper();
+    for (const auto &item : tag->itemMap()) {
+        const String &name = item.first;
+        if (!name.startsWith("----:")) continue;
+        const int colon = name.rfind(":");
+        if (colon < 0 || name.substr(colon + 1).upper() != wanted) continue;
+        for (const String &value : item.second.toStringList()) {
+            if (!value.isEmpty()) return copyString(value.to8Bit(true));
+        }
+    }
+    return nullptr;
+}
+
+/// A ReplayGain tag's value wherever the file keeps it: its main tag's property map (Vorbis
+/// comments, ID3v2 TXXX frames, APE items), an MP3's or WavPack's APE tag beside its ID3v2
+/// tag, a FLAC file's ID3v2 tag, an MP4 file's freeform atoms.
+char *gainTag(File *file, const PropertyMap &properties, const char *key) {
+    if (char *found = valueIgnoringCase(properties, key)) return found;
+    if (auto *mpeg = dynamic_cast<MPEG::File *>(file)) {
+        if (mpeg->hasAPETag()) return valueIgnoringCase(mpeg->APETag()->properties(), key);
+    } else if (auto *flac = dynamic_cast<FLAC::File *>(file)) {
+        if (flac->hasID3v2Tag()) return valueIgnoringCase(flac->ID3v2Tag()->properties(), key);
+    } else if (auto *mp4 = dynamic_cast<MP4::File *>(file)) {
+        return mp4FreeformValue(mp4, key);
     }
     return nullptr;
 }
@@ -278,6 +324,12 @@ extern "C" ReelTagsStatus reel_tags_read(const char *path, ReelTagsInfo *info) {
         info->date = tagValue(properties, {"DATE", "YEAR"});
         info->genre = tagValue(properties, {"GENRE"});
         info->has_picture = picturesOf(file).empty() ? 0 : 1;
+        info->replaygain_track_gain = gainTag(file, properties, "REPLAYGAIN_TRACK_GAIN");
+        info->replaygain_track_peak = gainTag(file, properties, "REPLAYGAIN_TRACK_PEAK");
+        info->replaygain_album_gain = gainTag(file, properties, "REPLAYGAIN_ALBUM_GAIN");
+        info->replaygain_album_peak = gainTag(file, properties, "REPLAYGAIN_ALBUM_PEAK");
+        info->r128_track_gain = gainTag(file, properties, "R128_TRACK_GAIN");
+        info->r128_album_gain = gainTag(file, properties, "R128_ALBUM_GAIN");
         return REEL_TAGS_OK;
     } catch (...) {
         return REEL_TAGS_FAILED;
@@ -286,7 +338,9 @@ extern "C" ReelTagsStatus reel_tags_read(const char *path, ReelTagsInfo *info) {
 
 extern "C" void reel_tags_info_free(ReelTagsInfo *info) {
     for (char *text : {info->title, info->artist, info->album, info->album_artist, info->track, info->disc, info->date,
-                       info->genre})
+                       info->genre, info->replaygain_track_gain, info->replaygain_track_peak,
+                       info->replaygain_album_gain, info->replaygain_album_peak, info->r128_track_gain,
+                       info->r128_album_gain})
         std::free(text);
     std::memset(info, 0, sizeof *info);
 }

@@ -18,6 +18,9 @@ struct PlaybackSegment {
     var startFrame: Int64
     /// The device frame after the track's last frame, once its decoder has ended.
     var deviceEnd: Int64? = nil
+    /// Its ReplayGain, a linear factor (1: none): the gain stage's target while its frames are
+    /// written is this times `volumeGain`.
+    var replayGain: Double = 1
 }
 
 /// Runs on the audio thread; every stored property belongs to that thread.
@@ -39,8 +42,13 @@ final class PlaybackRunner: @unchecked Sendable {
     let onWantsNext: PlaybackEngine.WantsNextHandler
 
     var state = PlaybackSnapshot()
-    /// The software volume, applied to each decoded buffer before it is written.
+    /// The software volume times the ReplayGain of the track being decoded, applied to each
+    /// decoded buffer before it is written.
     var gain = GainStage()
+    /// The software volume's part of the gain (1 with a hardware mixer or none).
+    var volumeGain: Double = 1
+    /// A fade-in or fade-out over seconds, after the volume.
+    var fade = FadeRamp()
     var segments: [PlaybackSegment] = []
     var upcoming: [TrackBox] = []
     var configuration: PCMConfiguration?
@@ -111,7 +119,7 @@ final class PlaybackRunner: @unchecked Sendable {
     func handle(_ command: PlaybackCommand) {
         switch command {
         case .load(let box, let token, let startFrame, let startPlaying, let reply):
-            reply(load(box.reader, token: token, startFrame: startFrame, startPlaying: startPlaying))
+            reply(load(box.reader, token: token, replayGain: box.replayGain, startFrame: startFrame, startPlaying: startPlaying))
         case .lineUp(let after, let next, let reply):
             reply(lineUp(after: after, next: next))
         case .pause(let reply):
@@ -128,6 +136,8 @@ final class PlaybackRunner: @unchecked Sendable {
             reply(seek(target))
         case .setGain(let volume, let muted, let reply):
             reply(setGain(volume: volume, muted: muted))
+        case .setReplayGain(let gains, let reply):
+            reply(setReplayGain(gains))
         case .selectOutputs(let selection, let reply):
             reply(selectOutputs(selection))
         case .clearError(let reply):
@@ -136,6 +146,8 @@ final class PlaybackRunner: @unchecked Sendable {
                 publish(changed: true)
             }
             reply(.success(state))
+        case .fade(let request):
+            fade.start(request)
         case .shutdown(let done):
             stop(error: nil)
             running = false
@@ -153,14 +165,15 @@ final class PlaybackRunner: @unchecked Sendable {
         return RewindableReader(reader, capacity: max(2 * rate, 2 * queued))
     }
 
-    func load(_ reader: AudioFileReader, token: Int, startFrame: Int64, startPlaying: Bool)
+    func load(_ reader: AudioFileReader, token: Int, replayGain: Double = 1, startFrame: Int64, startPlaying: Bool)
         -> Result<PlaybackSnapshot, ReelError>
     {
         let reader = rewindable(reader)
         dropQueued()
         upcoming = []
         let frame = min(max(startFrame, 0), reader.frameCount ?? Int64.max)
-        segments = [PlaybackSegment(token: token, reader: reader, deviceStart: 0, startFrame: frame)]
+        segments = [PlaybackSegment(token: token, reader: reader, deviceStart: 0, startFrame: frame, replayGain: replayGain)]
+        aimGain(at: segments[0], ramped: false)
         becomeAudible(segments[0])
         state.error = nil
         state.reachedEnd = false
@@ -185,7 +198,7 @@ final class PlaybackRunner: @unchecked Sendable {
     }
 
     func lineUp(after token: Int, next: TrackBox?) -> Result<PlaybackSnapshot, ReelError> {
-        let next = next.map { TrackBox(rewindable($0.reader), token: $0.token) }
+        let next = next.map { TrackBox(rewindable($0.reader), token: $0.token, replayGain: $0.replayGain) }
         if measure() { publish(changed: true) }
         if awaitingLineUp == token { awaitingLineUp = nil }
         guard var index = state.lined.firstIndex(of: token) else {
@@ -306,20 +319,55 @@ final class PlaybackRunner: @unchecked Sendable {
     }
 
     func setGain(volume: Int, muted: Bool) -> Result<PlaybackSnapshot, ReelError> {
-        guard state.activity == .playing, configuration != nil else {
+        let level = muted ? 0 : VolumeCurve.gain(forVolume: volume)
+        let changed = level != volumeGain
+        volumeGain = level
+        return gainChanged(changed || segments.isEmpty)
+    }
+
+    func setReplayGain(_ gains: [Int: Double]) -> Result<PlaybackSnapshot, ReelError> {
+        var changed = false
+        for index in segments.indices {
+            if let value = gains[segments[index].token], value != segments[index].replayGain {
+                segments[index].replayGain = value
+                changed = true
+            }
+        }
+        upcoming = upcoming.map { track in
+            gains[track.token].map { TrackBox(track.reader, token: track.token, replayGain: $0) } ?? track
+        }
+        return gainChanged(changed)
+    }
+
+    /// After the volume or the ReplayGain of a track written changed: while playing, what the
+    /// device holds is replaced from the audible frame (up to the whole buffer), ramping from
+    /// the level heard to the new one, so the change is heard at once without a click.
+    func gainChanged(_ changed: Bool) -> Result<PlaybackSnapshot, ReelError> {
+        guard changed else { return .success(state) }
+        guard state.activity == .playing, configuration != nil, !segments.isEmpty else {
             // Nothing sounds: the next frame played is at the new level from the first sample,
             // not ramped down (or up) from the old one.
-            gain = GainStage(volume: volume, muted: muted)
+            if let audible = segments.first {
+                aimGain(at: audible, ramped: false)
+            } else {
+                gain = GainStage()
+                gain.setTarget(gain: volumeGain)
+                gain.jumpToTarget()
+            }
             return .success(state)
         }
-        let before = gain.target
-        gain.setTarget(volume: volume, muted: muted)
-        guard gain.target != before else { return .success(state) }
-        // Replace what the device holds (up to the whole buffer) from the frame heard now.
         _ = measure()
         if let error = refillAndContinue(from: state.audibleFrame) { return .failure(error) }
         publish(changed: false)
         return .success(state)
+    }
+
+    /// Aims the gain stage at `segment`'s level (the volume times its ReplayGain): ramped from
+    /// the level of the last frame written (a track joining the one before it, a change heard
+    /// mid-stream), or at once (a start, or a refill after frames of another track were written).
+    func aimGain(at segment: PlaybackSegment, ramped: Bool) {
+        gain.setTarget(gain: volumeGain * segment.replayGain)
+        if !ramped { gain.jumpToTarget() }
     }
 
     func selectOutputs(_ selection: Set<Int>) -> Result<PlaybackSnapshot, ReelError> {
@@ -397,6 +445,7 @@ final class PlaybackRunner: @unchecked Sendable {
                 return
             }
             gain.apply(to: buffer, frames: count, format: configuration.format)
+            fade.apply(to: buffer, frames: count, format: configuration.format)
             pendingFrames = count
             pendingOffset = 0
         }
@@ -474,7 +523,12 @@ final class PlaybackRunner: @unchecked Sendable {
     func continueWith(next: TrackBox) {
         upcoming.removeFirst()
         draining = false
-        segments.append(PlaybackSegment(token: next.token, reader: next.reader, deviceStart: deviceWritten, startFrame: 0))
+        segments.append(
+            PlaybackSegment(
+                token: next.token, reader: next.reader, deviceStart: deviceWritten, startFrame: 0, replayGain: next.replayGain))
+        // Sample-exact: the join writes every frame of both tracks; only the gain may differ,
+        // ramped over a few milliseconds from the first frame of `next`.
+        aimGain(at: segments[segments.count - 1], ramped: true)
         chainChanged()
         if upcoming.isEmpty { wantNext(after: next.token) }
     }
@@ -484,7 +538,10 @@ final class PlaybackRunner: @unchecked Sendable {
         upcoming.removeFirst()
         closeDevice()
         draining = false
-        segments = [PlaybackSegment(token: next.token, reader: next.reader, deviceStart: 0, startFrame: 0)]
+        segments = [
+            PlaybackSegment(token: next.token, reader: next.reader, deviceStart: 0, startFrame: 0, replayGain: next.replayGain)
+        ]
+        aimGain(at: segments[0], ramped: false)
         becomeAudible(segments[0])
         setPosition(0)
         do throws(ReelError) {
@@ -615,10 +672,17 @@ final class PlaybackRunner: @unchecked Sendable {
                 upcoming = []
                 break
             }
-            requeued.append(TrackBox(segment.reader, token: segment.token))
+            requeued.append(TrackBox(segment.reader, token: segment.token, replayGain: segment.replayGain))
         }
         upcoming = requeued + upcoming
-        segments = [PlaybackSegment(token: audible.token, reader: audible.reader, deviceStart: 0, startFrame: frame)]
+        // The last frame written was the audible track's (a volume or ReplayGain change: ramp
+        // from it) or a later track's (a level nobody heard: start at the audible one's).
+        let rampFromWritten = segments.count == 1
+        segments = [
+            PlaybackSegment(
+                token: audible.token, reader: audible.reader, deviceStart: 0, startFrame: frame, replayGain: audible.replayGain)
+        ]
+        aimGain(at: segments[0], ramped: rampFromWritten)
         try audible.reader.seek(to: frame)
         setPosition(frame)
         chainChanged()

@@ -81,6 +81,11 @@ public enum PlaybackCommand: Sendable {
     /// the device holds is replaced from the audible frame, so the change is heard at once
     /// (ramped over a few milliseconds, without a click), whatever the buffer's length.
     case setGain(volume: Int, muted: Bool, Reply)
+    /// The ReplayGain (a linear factor; 1: none) of tracks the engine holds, by token; tracks
+    /// not named keep theirs. It multiplies the volume's gain for that track's frames. A change
+    /// to the audible track's is heard at once, ramped as a volume change is; one to a track
+    /// already written after it refills from the audible frame.
+    case setReplayGain([Int: Double], Reply)
     /// Turns outputs on and off (`OutputSet` ids; those not named are off). A pipe joins or
     /// leaves at once; turning the ALSA device on or off while playing reopens the clock and
     /// refills from the audible frame.
@@ -88,21 +93,31 @@ public enum PlaybackCommand: Sendable {
     /// Forgets why playback last stopped or paused on its own (`error`); publishes only when
     /// there was an error.
     case clearError(Reply)
+    /// A fade over seconds after the volume (`FadeRamp`), from the next frame written.
+    case fade(FadeRamp.Request)
     case shutdown(@Sendable () -> Void)
 }
 
 /// Moves a reader to the audio thread, which owns it from then on.
 public struct ReaderBox: @unchecked Sendable {
     public let reader: AudioFileReader
-    public init(_ reader: AudioFileReader) { self.reader = reader }
+    /// The track's ReplayGain, a linear factor (1: none).
+    public let replayGain: Double
+    public init(_ reader: AudioFileReader, replayGain: Double = 1) {
+        self.reader = reader
+        self.replayGain = replayGain
+    }
 }
 
-/// A track to line up: a reader at its first frame and the token that names it.
+/// A track to line up: a reader at its first frame, the token that names it, and its
+/// ReplayGain (a linear factor; 1: none).
 public struct TrackBox: @unchecked Sendable {
     public let reader: AudioFileReader
     public let token: Int
-    public init(_ reader: AudioFileReader, token: Int) {
+    public let replayGain: Double
+    public init(_ reader: AudioFileReader, token: Int, replayGain: Double = 1) {
         self.reader = reader
         self.token = token
+        self.replayGain = replayGain
     }
 }

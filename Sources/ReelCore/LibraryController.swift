@@ -3,7 +3,7 @@
 import Dispatch
 import Logging
 import ReelAudio
-import ReelLibrary
+internal import ReelLibrary
 import ReelModel
 
 /// A folder's contents, as `library.list` and the folder stream give them.
@@ -46,7 +46,7 @@ public struct LibraryUpdate: Sendable {
 public final class LibraryController: @unchecked Sendable {
     public typealias Reply<Value> = @Sendable (Result<Value, ReelError>) -> Void
 
-    public let store: LibraryStore
+    let store: LibraryStore
     private let player: PlayerController
     private let recorder: RecorderController
     private let mediaRoots: MediaRoots
@@ -86,7 +86,8 @@ public final class LibraryController: @unchecked Sendable {
     // MARK: Reads and writes
 
     /// Runs a read of the store off the caller's thread; `reply` is called on the read queue.
-    public func read<Value: Sendable>(
+    /// Front ends call the named operations (`LibraryController+Operations`) instead.
+    func read<Value: Sendable>(
         _ work: @escaping @Sendable (LibraryStore) throws(ReelError) -> Value, reply: @escaping Reply<Value>
     ) {
         reads.async { [store] in
@@ -101,7 +102,7 @@ public final class LibraryController: @unchecked Sendable {
     /// Runs a write on the library's queue; `reply` is called there, after the write's changes
     /// have been published to `updates`, so a front end that takes them before the reply's hop
     /// pushes a change before the reply that made it.
-    public func write<Value: Sendable>(
+    func write<Value: Sendable>(
         _ work: @escaping @Sendable (LibraryStore) throws(ReelError) -> Value, reply: @escaping Reply<Value>
     ) {
         writes.async { [store] in

@@ -1,6 +1,6 @@
 // Which files clients may have reeld read: everything, or only what lies under the media roots.
 
-import ReelLibrary
+internal import ReelLibrary
 import ReelModel
 
 #if canImport(Glibc)

@@ -21,19 +21,28 @@ public struct MixerSettings: Sendable, Equatable {
     /// `Headphone` that the card has.
     public var control: String?
     public var startVolume: StartVolume
+    /// ReplayGain as the configuration says (`replaygain`, `replaygain_preamp`,
+    /// `replaygain_missing_preamp`, `replaygain_limit`): used until `mixer.setReplayGain` sets
+    /// other values, which are then saved across restarts.
+    public var replayGain: ReplayGainSettings
 
-    public init(kind: MixerKind = .software, device: String? = nil, control: String? = nil, startVolume: StartVolume = .last) {
+    public init(
+        kind: MixerKind = .software, device: String? = nil, control: String? = nil, startVolume: StartVolume = .last,
+        replayGain: ReplayGainSettings = ReplayGainSettings()
+    ) {
         self.kind = kind
         self.device = device
         self.control = control
         self.startVolume = startVolume
+        self.replayGain = replayGain
     }
 }
 
 /// The volume every front end sets and sees. Software: the player's gain stage (a perceptual
 /// cubic curve; 100 is bit-exact). Hardware: the card's control through ALSA's simple mixer,
 /// with changes made elsewhere (alsamixer, a button) pushed as they happen. None: `volume` is
-/// null and setting it is `no_mixer`.
+/// null and setting it is `no_mixer`. ReplayGain is applied in the player's gain stage
+/// whatever the kind (with a hardware mixer or none, the stage carries ReplayGain alone).
 ///
 /// Threads: any thread may call; hardware access runs on the mixer's own serial queue and the
 /// reply comes from there. Every change is published to `changes`.
@@ -47,12 +56,17 @@ public final class MixerController: @unchecked Sendable {
     private let logger: Logger
     /// The software mixer's level and mute (the hardware one reads its control).
     private let level: Locked<(volume: Int, muted: Bool)>
+    /// The ReplayGain settings; nil while they are the configuration's (not saved then).
+    private let replayGain: Locked<ReplayGainSettings?>
     public let changes: StateFeed<MixerState>
     let settings: MixerSettings
 
     /// Opens the hardware mixer if asked; one that cannot be opened is logged and the mixer is
     /// `none` (playback works without it). `saved` is the volume saved at the last shutdown.
-    init(settings: MixerSettings, playbackDevice: String, player: PlayerController, saved: (volume: Int?, muted: Bool)?, logger: Logger) {
+    init(
+        settings: MixerSettings, playbackDevice: String, player: PlayerController, saved: (volume: Int?, muted: Bool)?,
+        savedReplayGain: ReplayGainSettings? = nil, logger: Logger
+    ) {
         self.player = player
         self.logger = logger
         var effective = settings
@@ -71,6 +85,8 @@ public final class MixerController: @unchecked Sendable {
         var start = (volume: saved?.volume ?? 100, muted: saved?.muted ?? false)
         if case .level(let volume) = effective.startVolume { start.volume = volume }
         level = Locked(start)
+        replayGain = Locked(savedReplayGain)
+        player.setReplayGain(savedReplayGain ?? settings.replayGain)
         changes = StateFeed(MixerState(volume: nil, muted: false, kind: effective.kind))
         switch effective.kind {
         case .software:
@@ -165,10 +181,40 @@ public final class MixerController: @unchecked Sendable {
         }
     }
 
-    /// What to save at shutdown and after changes: the volume and mute.
-    var saved: (volume: Int?, muted: Bool) {
+    /// Changes any of the ReplayGain settings (nil leaves one as it is): `preamp` and
+    /// `missingPreamp` in dB within ±15 (`out_of_range` otherwise, and nothing changes). Works
+    /// with every mixer kind. The new gain is heard at once, ramped.
+    public func setReplayGain(
+        mode: ReplayGainMode? = nil, preamp: Double? = nil, missingPreamp: Double? = nil, limit: Bool? = nil,
+        reply: @escaping Reply
+    ) {
+        let reply = player.saves.after(reply)
+        for (name, value) in [("preamp", preamp), ("missingPreamp", missingPreamp)] {
+            if let value, !(value.isFinite && ReplayGainSettings.preampRange.contains(value)) {
+                reply(.failure(ReelError(.outOfRange, "ReplayGain \(name) \(value) dB is outside −15…15 dB")))
+                return
+            }
+        }
+        queue.async { [self] in
+            let settings = replayGain.withLock { saved -> ReplayGainSettings in
+                var settings = saved ?? self.settings.replayGain
+                settings.mode = mode ?? settings.mode
+                settings.preamp = preamp ?? settings.preamp
+                settings.missingPreamp = missingPreamp ?? settings.missingPreamp
+                settings.limit = limit ?? settings.limit
+                saved = settings
+                return settings
+            }
+            player.setReplayGain(settings)
+            reply(.success(publish()))
+        }
+    }
+
+    /// What to save at shutdown and after changes: the volume and mute, and the ReplayGain
+    /// settings once set (nil while they are the configuration's).
+    var saved: (volume: Int?, muted: Bool, replayGain: ReplayGainSettings?) {
         let state = self.state
-        return (state.volume, state.muted)
+        return (state.volume, state.muted, replayGain.current)
     }
 
     @discardableResult
@@ -179,16 +225,18 @@ public final class MixerController: @unchecked Sendable {
     }
 
     private func readState() -> MixerState {
+        let replayGain = self.replayGain.current ?? settings.replayGain
         switch settings.kind {
         case .none:
-            return MixerState(volume: nil, muted: false, kind: .none)
+            return MixerState(volume: nil, muted: false, kind: .none, replayGain: replayGain)
         case .software:
             let (volume, muted) = level.current
-            return MixerState(volume: volume, muted: muted, kind: .software)
+            return MixerState(volume: volume, muted: muted, kind: .software, replayGain: replayGain)
         case .hardware:
-            guard let hardware else { return MixerState(volume: nil, muted: false, kind: .none) }
+            guard let hardware else { return MixerState(volume: nil, muted: false, kind: .none, replayGain: replayGain) }
             let (volume, muted) = hardware.current()
-            return MixerState(volume: volume, muted: muted, kind: .hardware, control: hardware.controlName)
+            return MixerState(
+                volume: volume, muted: muted, kind: .hardware, control: hardware.controlName, replayGain: replayGain)
         }
     }
 

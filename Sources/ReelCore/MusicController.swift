@@ -3,7 +3,7 @@
 import Dispatch
 import Logging
 import ReelAudio
-import ReelLibrary
+internal import ReelLibrary
 import ReelModel
 import ReelTags
 
@@ -279,13 +279,37 @@ public final class MusicController: @unchecked Sendable {
     /// When the last scan since start ended (seconds since the epoch), nil while none has.
     public var lastScanEnded: Double? { lastScanEnd.withLock { $0 } }
 
-    /// Runs `body` on the read queue with the index (and, through `index.store`, the library
-    /// it lives in), for a front end that browses the music folders as a tree or by tag
-    /// (`MusicIndex+Browse`); `reply` comes on that queue.
+    /// Runs `body` on the read queue with the catalog's named reads (`MusicCatalog`: the music
+    /// index and the recordings tree as model values), for a front end that browses the music
+    /// folders as a tree or by tag and encodes a large listing off its event loop (MPD's
+    /// database); `reply` comes on that queue.
     public func browse<Value: Sendable>(
-        _ body: @escaping @Sendable (MusicIndex) throws(ReelError) -> Value, reply: @escaping Reply<Value>
+        _ body: @escaping @Sendable (MusicCatalog) throws(ReelError) -> Value, reply: @escaping Reply<Value>
     ) {
-        read({ [index] () throws(ReelError) in try body(index) }, reply: reply)
+        read({ [index] () throws(ReelError) in try body(MusicCatalog(index: index)) }, reply: reply)
+    }
+
+    /// What the library knows of queue entries, read in one batch: the recordings among them
+    /// (by item id) and the files of the music folders the index has (by absolute path; `files`
+    /// gives each one's music folder and path there). A recording or file the library no
+    /// longer has is left out. Never fails: a read error leaves everything out.
+    public func describe(
+        recordings ids: [String], files: [(path: String, root: String, relativePath: String)],
+        reply: @escaping @Sendable (QueueEntryRecords) -> Void
+    ) {
+        reads.async { [index] in
+            var records = QueueEntryRecords()
+            for id in ids where records.recordings[id] == nil {
+                if let item = try? index.store.item(id: id) { records.recordings[id] = item }
+            }
+            var wanted: [String: [String]] = [:]
+            for file in files { wanted[file.root, default: []].append(file.relativePath) }
+            for (root, paths) in wanted {
+                guard let tracks = try? index.tracks(root: root, relativePaths: paths) else { continue }
+                for track in tracks.values { records.tracks[track.path] = track }
+            }
+            reply(records)
+        }
     }
 
     /// Runs `body` on `reads` and replies there.
@@ -352,6 +376,12 @@ public final class MusicController: @unchecked Sendable {
     /// `albumArtist` `""` names the album of that name that has no artist (AlbumArtist nor
     /// Artist), whatever other artists have one of the same name.
     func albumTracks(album: String, albumArtist given: String?) throws(ReelError) -> [MusicTrack] {
+        try Self.albumTracks(in: index, album: album, albumArtist: given)
+    }
+
+    /// `albumTracks(album:albumArtist:)` in `index`, on the caller's thread (the player resolves
+    /// `QueueAddition.album` with it).
+    static func albumTracks(in index: MusicIndex, album: String, albumArtist given: String?) throws(ReelError) -> [MusicTrack] {
         var albumArtist = given.flatMap { $0.isEmpty ? nil : $0 }
         if given == nil {
             let named = try index.albums().filter { $0.name == album }
@@ -389,6 +419,16 @@ public final class MusicController: @unchecked Sendable {
     public func stats(reply: @escaping Reply<MusicStats>) {
         read({ [index] () throws(ReelError) in try index.stats() }, reply: reply)
     }
+}
+
+/// The recordings and music files behind queue entries (`MusicController.describe`).
+public struct QueueEntryRecords: Sendable {
+    /// By item id.
+    public var recordings: [String: Item] = [:]
+    /// By absolute path.
+    public var tracks: [String: MusicTrack] = [:]
+
+    public init() {}
 }
 
 #if canImport(Glibc)

@@ -2,7 +2,7 @@
 // next one ahead of time, and following the engine as entries become audible or end.
 
 import ReelAudio
-import ReelLibrary
+internal import ReelLibrary
 import ReelModel
 
 extension PlayerController {
@@ -47,7 +47,10 @@ extension PlayerController {
         }
         let startFrame = frameIndex(seconds: position, rate: Double(opened.reader.pcmFormat.sampleRate))
         logger.info("play", metadata: ["file": "\(opened.track.file)", "format": "\(opened.reader.format.codec)"])
-        engine.send(.load(ReaderBox(opened.reader), token: token, startFrame: startFrame, startPlaying: playing, adapt(reply)))
+        let replayGain = replayGainScale(for: opened.track.replayGain)
+        engine.send(.load(
+            ReaderBox(opened.reader, replayGain: replayGain), token: token, startFrame: startFrame, startPlaying: playing,
+            adapt(reply)))
     }
 
     /// Opens entry `id`'s file, or throws why it cannot be played (and marks it missing when
@@ -70,12 +73,14 @@ extension PlayerController {
                 source = .item(id: item.id, path: item.path, name: item.name)
             }
             let reader = try AudioFileOpener.open(path: file)
+            let replayGain = replayGainInfo(of: file, source: source)
             let length = reader.knownDuration
             shared.withLock { shared in
                 shared.queue.setDuration(
                     length?.seconds, estimated: length?.estimated ?? false, format: reader.format, missing: false, for: id)
             }
-            return OpenedEntry(id: id, track: Track(entry: id, source: source, file: file), reader: reader)
+            return OpenedEntry(
+                id: id, track: Track(entry: id, source: source, file: file, replayGain: replayGain), reader: reader)
         } catch var error {
             if case .item(_, let treePath, _) = entry.source {
                 // Name the recording, not its file inside the data directory.
@@ -225,7 +230,8 @@ extension PlayerController {
                 return nextToken
             }
             if let sent {
-                engine.send(.lineUp(after: token, next: TrackBox(opened.reader, token: sent), { _ in }))
+                let replayGain = replayGainScale(for: opened.track.replayGain)
+                engine.send(.lineUp(after: token, next: TrackBox(opened.reader, token: sent, replayGain: replayGain), { _ in }))
                 return
             }
         }

@@ -2,7 +2,7 @@
 // following the library.
 
 import ReelAudio
-import ReelLibrary
+internal import ReelLibrary
 import ReelModel
 
 /// What `queue.add` adds: a file by absolute path, or a recording, or a folder's recordings
@@ -15,6 +15,19 @@ public enum QueueAddition: Sendable, Equatable {
     /// Files of the music folders in this order (an album, a search's results), from the index:
     /// no file is opened to add them. One whose music folder is missing is refused.
     case musicTracks([MusicTrack])
+    /// One track of the music index by id (`not_found` when there is none).
+    case musicTrack(Int64)
+    /// An album's tracks in disc and track order, as `MusicController.tracks(album:albumArtist:)`
+    /// finds them.
+    case album(name: String, albumArtist: String?)
+}
+
+/// What an add of several sources did: the entries added (in queue order), how many each
+/// addition gave (0 for one skipped), and the additions skipped with why.
+public struct QueueAddOutcome: Sendable {
+    public var entries: [QueueEntry]
+    public var counts: [Int]
+    public var skipped: [(index: Int, error: ReelError)]
 }
 
 /// A window of the queue (`queue.list`).
@@ -32,17 +45,60 @@ extension PlayerController {
     /// after the current entry. A file must be absolute, inside the media roots and decodable; a
     /// folder must hold recordings. On error nothing is added.
     public func add(_ addition: QueueAddition, at position: Int?, afterCurrent: Bool, reply: @escaping AddReply) {
+        add([addition], at: position, afterCurrent: afterCurrent, reply: reply)
+    }
+
+    /// Adds several sources as one change: their entries, in order, at `position` (nil appends)
+    /// or right after the current entry — one new queue version, one published change (MPD's
+    /// `add /` of music and recordings, `findadd` hitting both, `reel add DIR`). Each addition
+    /// follows `add`'s rules; if any fails (or the list is empty) nothing is added and the
+    /// error names that addition.
+    public func add(_ additions: [QueueAddition], at position: Int?, afterCurrent: Bool, reply: @escaping AddReply) {
+        add(additions, skippable: [], at: position, afterCurrent: afterCurrent) { result in
+            reply(result.map(\.entries))
+        }
+    }
+
+    public typealias AddManyReply = @Sendable (Result<QueueAddOutcome, ReelError>) -> Void
+
+    /// `add(_:at:afterCurrent:reply:)`, where the additions at the indices in `skippable` (files
+    /// found by reading a directory) are left out when they cannot be played — a format no
+    /// decoder takes, a corrupt or unreadable file, a file gone (`QueueAddOutcome.skipped`) —
+    /// rather than failing the add. The rest is still one change; when every addition was
+    /// skipped, nothing changes (no new version) and the outcome lists them all.
+    public func add(
+        _ additions: [QueueAddition], skippable: Set<Int>, at position: Int?, afterCurrent: Bool,
+        reply: @escaping AddManyReply
+    ) {
         let reply = saves.after(reply)
+        guard !additions.isEmpty else {
+            reply(.failure(ReelError(.notFound, "nothing to add: the list of sources is empty")))
+            return
+        }
         if let position, position < 0 {
             reply(.failure(ReelError(.outOfRange, "position \(position) is outside the queue (0…\(queueLength))")))
             return
         }
         work.async { [self] in
-            let entries: [NewQueueEntry]
-            do throws(ReelError) {
-                entries = try resolve(addition)
-            } catch {
-                reply(.failure(error))
+            var entries: [NewQueueEntry] = []
+            var counts: [Int] = []
+            var skipped: [(index: Int, error: ReelError)] = []
+            for (index, addition) in additions.enumerated() {
+                do throws(ReelError) {
+                    let resolved = try resolve(addition)
+                    entries += resolved
+                    counts.append(resolved.count)
+                } catch where skippable.contains(index) && Self.skippableReasons.contains(error.reason) {
+                    skipped.append((index, error))
+                    counts.append(0)
+                } catch {
+                    reply(.failure(error))
+                    return
+                }
+            }
+            if entries.isEmpty {
+                // Every addition was skipped: nothing changes, and the reply says why.
+                reply(.success(QueueAddOutcome(entries: [], counts: counts, skipped: skipped)))
                 return
             }
             let result = shared.withLock { shared -> Result<[QueueEntry], ReelError> in
@@ -54,10 +110,14 @@ extension PlayerController {
                     return .failure(error)
                 }
             }
-            reply(result)
+            reply(result.map { QueueAddOutcome(entries: $0, counts: counts, skipped: skipped) })
             if case .success = result { reconcileChain() }
         }
     }
+
+    /// Why an addition may be skipped (`add(_:skippable:…)`): it is not audio reeld plays, or it
+    /// could not be read.
+    static let skippableReasons: Set<ErrorReason> = [.unsupportedFormat, .corruptFile, .ioError, .notFound]
 
     var queueLength: Int { shared.withLock { $0.queue.length } }
 
@@ -272,7 +332,10 @@ extension PlayerController {
             publishQueue(shared)
             return shared.queue.options
         }
-        work.async { [self] in reconcileChain() }
+        work.async { [self] in
+            reconcileChain()
+            if random != nil { applyReplayGain() }  // `auto` follows random
+        }
         return options
     }
 
@@ -319,6 +382,11 @@ extension PlayerController {
                     format: AudioFormat(codec: audio.codec, sampleRate: audio.sampleRate, channels: audio.channels),
                     tags: track.displayTags)
             }
+        case .musicTrack(let id):
+            return try resolve(.musicTracks([try MusicIndex(store: store).track(id: id)]))
+        case .album(let name, let albumArtist):
+            let tracks = try MusicController.albumTracks(in: MusicIndex(store: store), album: name, albumArtist: albumArtist)
+            return try resolve(.musicTracks(tracks))
         case .recordings(let references):
             return try references.map { reference throws(ReelError) -> NewQueueEntry in
                 let item = try store.item(reference)

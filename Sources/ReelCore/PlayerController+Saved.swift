@@ -1,7 +1,7 @@
 // The player's state as saved across restarts, and bringing it back.
 
 import Glibc
-import ReelLibrary
+internal import ReelLibrary
 import ReelModel
 
 /// What `PlayerController.saveSnapshot` took.

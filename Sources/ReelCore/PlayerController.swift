@@ -3,7 +3,7 @@
 import Dispatch
 import Logging
 import ReelAudio
-import ReelLibrary
+internal import ReelLibrary
 import ReelModel
 
 /// What `play` plays: a file by absolute path, or a recording (or a folder's recordings).
@@ -41,6 +41,8 @@ public final class PlayerController: @unchecked Sendable {
         var entry: Int
         var source: PlayerSource
         var file: String
+        /// Its ReplayGain tags (or a recording's measured gain), read when it was opened.
+        var replayGain: ReplayGainInfo = .none
     }
 
     struct Shared {
@@ -69,6 +71,10 @@ public final class PlayerController: @unchecked Sendable {
     let playTime = Locked(PlayTimeCounter())
     /// Holds the replies to commands until the state they left is saved (see `SaveBarrier`).
     let saves = SaveBarrier()
+    /// The ReplayGain settings (the mixer's; see `PlayerController+ReplayGain`).
+    let replayGainSettings = Locked(ReplayGainSettings())
+    /// When the sleep timer stops the player (`PlayerController+Sleep`), shown in the state.
+    let sleep = Locked(SleepTimerState())
 
     /// The player's state after every change of state, source or format, and every seek.
     public let changes = StateFeed(PlayerState())
@@ -76,7 +82,7 @@ public final class PlayerController: @unchecked Sendable {
     public let queueChanges = StateFeed(
         QueueSummary(version: 0, entriesVersion: 0, length: 0, current: nil, next: nil, options: QueueOptions()))
 
-    public init(device: PCMOutput, timing: PCMTiming, store: LibraryStore, mediaRoots: MediaRoots, logger: Logger) {
+    init(device: PCMOutput, timing: PCMTiming, store: LibraryStore, mediaRoots: MediaRoots, logger: Logger) {
         self.store = store
         self.mediaRoots = mediaRoots
         self.logger = logger
@@ -119,7 +125,12 @@ public final class PlayerController: @unchecked Sendable {
         typealias Shown = (entry: Int?, source: PlayerSource?, duration: Double?, format: AudioFormat?, skipError: ReelError?)
         // The engine's length, exact or estimated; a queue entry's says which it is itself.
         var estimated = snapshot.frameCountIsEstimate
+        let settings = replayGainSettings.current
+        var gain: Double?
         let shown = shared.withLock { shared -> Shown in
+            if !stopped, let track = snapshot.token.flatMap({ shared.tracks[$0] }) {
+                gain = settings.gain(for: track.replayGain, random: shared.queue.options.random)
+            }
             let track = snapshot.token.flatMap { shared.tracks[$0] }
             if stopped, let current = shared.queue.current, current != track?.entry,
                let entry = shared.queue.entry(id: current)
@@ -140,7 +151,8 @@ public final class PlayerController: @unchecked Sendable {
             state: snapshot.activity, position: position, duration: shown.duration, source: shown.source,
             entry: shown.entry, format: shown.format, timestamp: Double(now) / 1e9, underruns: snapshot.counters.xruns,
             error: snapshot.error ?? shown.skipError, durationEstimated: estimated && shown.duration != nil,
-            output: snapshot.output)
+            output: snapshot.output, gain: gain)
+            .with(sleepAt: sleep.current.at)
     }
 
     /// Publishes the player's state (after an engine change, a skipped entry, a rename).

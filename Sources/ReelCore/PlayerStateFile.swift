@@ -58,7 +58,7 @@ public final class PlayerStateFile: @unchecked Sendable {
     private var feeds: [(take: @Sendable () -> Void, remove: @Sendable () -> Void)] = []
     private let wakePending = Atomic<Bool>(false)
     /// The volume and mute to save, when a mixer is set (read on `queue`).
-    var mixerState: (@Sendable () -> (volume: Int?, muted: Bool))?
+    var mixerState: (@Sendable () -> (volume: Int?, muted: Bool, replayGain: ReplayGainSettings?))?
     /// Which outputs are on, by name (read on `queue`).
     var outputsState: (@Sendable () -> [String: Bool])?
 
@@ -292,6 +292,7 @@ public final class PlayerStateFile: @unchecked Sendable {
         let mixer = mixerState?()
         state.volume = mixer?.volume
         state.muted = mixer?.muted ?? false
+        state.replayGain = mixer?.replayGain
         state.outputs = outputsState?() ?? [:]
         return state
     }

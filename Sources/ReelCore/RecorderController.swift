@@ -3,7 +3,7 @@
 import Dispatch
 import Logging
 import ReelAudio
-import ReelLibrary
+internal import ReelLibrary
 import ReelModel
 
 #if canImport(Glibc)
@@ -117,6 +117,8 @@ public final class RecorderController: @unchecked Sendable {
     public typealias Reply<Value> = @Sendable (Result<Value, ReelError>) -> Void
 
     let engine: CaptureEngine
+    /// Each take's loudness, measured as it is recorded (its ReplayGain).
+    private let loudness = TakeLoudness()
     let store: LibraryStore
     private let defaults: RecordingDefaults
     let logger: Logger
@@ -162,7 +164,7 @@ public final class RecorderController: @unchecked Sendable {
     /// The recorder's state when a recording starts or ends, and when its item is renamed or moved.
     public let changes = StateFeed(RecorderState())
 
-    public init(
+    init(
         device: PCMInput, timing: PCMTiming, store: LibraryStore, defaults: RecordingDefaults, logger: Logger,
         capturePreroll: Double = 0, ringSeconds: Double = 10,
         wallClock: @escaping @Sendable () -> Double = { Double(time(nil)) }
@@ -512,7 +514,7 @@ public final class RecorderController: @unchecked Sendable {
         let writer: RecordingWriter
         do throws(ReelError) {
             path = try store.audioPath(for: item)
-            writer = try CaptureEngine.liveWriter(
+            writer = try loudness.makeWriter(
                 CaptureRequest(
                     path: path, codec: session.codec,
                     format: PCMFormat(sample: .s16, sampleRate: session.format.sampleRate, channels: session.format.channels)))
@@ -596,6 +598,7 @@ public final class RecorderController: @unchecked Sendable {
         // A closed take is whole on disk before its row says it is finished.
         RecordingRepair.syncFile(current.path)
         let duration = Double(frames) / Double(max(session.format.sampleRate, 1))
+        loudness.keep(recording: current.item.id, store: store, logger: logger)
         let size = RecordingRepair.fileSize(current.path)
         var item = current.item
         do throws(ReelError) {
@@ -612,15 +615,11 @@ public final class RecorderController: @unchecked Sendable {
             shared.session?.lastTake = item
             shared.last = item
         }
-        takeFinished(item)
         queue.async { [self] in
             applyRetention()
             notify()
         }
     }
-
-    /// Every finished take passes here once (the place for what follows a take: loudness, …).
-    private func takeFinished(_ item: Item) {}
 
     /// The session ended by itself (its length limit, a full disk, a failed device).
     func sessionEnded(_ ending: CaptureEnding) {

@@ -1,7 +1,7 @@
 // The recorder's series: takes named NAME plus a number, their retention, and the disk's free space.
 
 import ReelAudio
-import ReelLibrary
+internal import ReelLibrary
 import ReelModel
 
 #if canImport(Glibc)

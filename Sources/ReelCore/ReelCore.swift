@@ -2,7 +2,7 @@
 
 import Logging
 import ReelAudio
-import ReelLibrary
+internal import ReelLibrary
 import ReelModel
 import ReelTags
 
@@ -30,6 +30,7 @@ public final class ReelCore: Sendable {
     public let mixer: MixerController
     public let outputs: OutputsController
     public let music: MusicController
+    public let schedules: ScheduleController
     public let mediaRoots: MediaRoots
     private let stateFile: PlayerStateFile
     /// What was saved at the last shutdown, restored by `start`.
@@ -91,13 +92,19 @@ public final class ReelCore: Sendable {
         saved = stateFile.load()
         let savedVolume = saved.map { (volume: $0.0.volume, muted: $0.0.muted) }
         mixer = MixerController(
-            settings: mixerSettings, playbackDevice: output.name, player: player, saved: savedVolume, logger: audioLogger)
+            settings: mixerSettings, playbackDevice: output.name, player: player, saved: savedVolume,
+            savedReplayGain: saved?.0.replayGain, logger: audioLogger)
         let mixer = self.mixer
         stateFile.mixerState = { mixer.saved }
         let outputs = self.outputs
         stateFile.outputsState = { outputs.saved }
         stateFile.follow(mixer.changes)
         stateFile.follow(outputs.changes)
+        var scheduleLogger = logger
+        scheduleLogger[metadataKey: "subsystem"] = "reel.schedules"
+        schedules = ScheduleController(
+            storage: LibraryScheduleStorage(store: store), clock: WallClockTimer(), zone: SystemTimeZone(),
+            performer: ScheduleActions(player: player, mixer: mixer, recorder: recorder), logger: scheduleLogger)
     }
 
     /// Restores the saved queue and player (as `resume` says) and starts saving their state: from
@@ -109,11 +116,13 @@ public final class ReelCore: Sendable {
         }
         stateFile.start()
         music.start()
+        schedules.start()
     }
 
     /// Finishes a recording, saves the player's state, stops the player and closes the devices;
     /// last, empties the library database's write-ahead log into it.
     public func shutdown() {
+        schedules.shutdown()
         music.shutdown()
         recorder.shutdown()
         stateFile.finish()

@@ -15,6 +15,8 @@ public struct SavedPlayerState: Equatable, Sendable {
     var muted: Bool
     /// Each output's name and whether it was on.
     var outputs: [String: Bool] = [:]
+    /// The ReplayGain settings once set with `mixer.setReplayGain` (nil: the configuration's).
+    var replayGain: ReplayGainSettings?
     /// From a version 1 file: the one source it played, which becomes the queue.
     var legacySource: SavedQueue.Entry?
 
@@ -31,6 +33,7 @@ public struct SavedPlayerState: Equatable, Sendable {
             "version": 2, "current": current.map { .int(Int64($0)) } ?? .null, "position": .double(position),
             "state": .string(state.rawValue), "volume": volume.map { .int(Int64($0)) } ?? .null, "muted": .bool(muted),
             "outputs": .object(JSONObject(outputs.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.bool($0.value)) })),
+            "replayGain": replayGain.map(\.json) ?? .null,
         ]
     }
 
@@ -65,6 +68,7 @@ public struct SavedPlayerState: Equatable, Sendable {
         if let current, current < 0 { throw corrupt("has a negative current entry") }
         volume = json["volume"]?.intValue.map { min(max($0, 0), 100) }
         muted = json["muted"]?.boolValue ?? false
+        replayGain = json["replayGain"].flatMap { try? ReplayGainSettings(json: $0) }
         if let saved = json["outputs"]?.objectValue {
             for (name, value) in saved {
                 if let on = value.boolValue { outputs[name] = on }

@@ -5,7 +5,6 @@ import NIOCore
 import NIOPosix
 import ReelAudio
 import ReelCore
-import ReelLibrary
 import ReelModel
 import ServiceLifecycle
 
@@ -101,6 +100,9 @@ public final class Daemon: Sendable {
                 "http": "\(configuration.httpListen.isEmpty ? "off" : configuration.httpListen.map(\.description).joined(separator: ", "))",
             ])
         notifier.ready()
+        if let released = StartupPages.release() {
+            logger.debug("handed back the start's pages of the program", metadata: ["addressRange": "\(released / 1_048_576) MB"])
+        }
     }
 
     func stop() {

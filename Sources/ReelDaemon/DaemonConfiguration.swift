@@ -35,7 +35,8 @@ public struct DaemonConfiguration: Equatable, Sendable {
     public var musicDirectories: [String] = []
     /// Format, rate and channels of a recording when `recorder.start` does not say.
     public var recording = RecordingDefaults()
-    /// `mixer`, `mixer_device`, `mixer_control`, `volume_on_start`.
+    /// `mixer`, `mixer_device`, `mixer_control`, `volume_on_start`; `replaygain`,
+    /// `replaygain_preamp`, `replaygain_missing_preamp`, `replaygain_limit`.
     public var mixer = MixerSettings()
     /// `mpd_listen`: where the MPD protocol is spoken; empty turns it off.
     public var mpdListen: [ListenAddress] = [.tcp(host: "127.0.0.1", port: 6600)]
@@ -122,6 +123,8 @@ public struct DaemonConfiguration: Equatable, Sendable {
         ("record_format", "REEL_RECORD_FORMAT"), ("record_sample_rate", "REEL_RECORD_SAMPLE_RATE"),
         ("record_channels", "REEL_RECORD_CHANNELS"), ("capture_preroll", "REEL_CAPTURE_PREROLL"), ("mixer", "REEL_MIXER"), ("mixer_device", "REEL_MIXER_DEVICE"),
         ("mixer_control", "REEL_MIXER_CONTROL"), ("volume_on_start", "REEL_VOLUME_ON_START"),
+        ("replaygain", "REEL_REPLAYGAIN"), ("replaygain_preamp", "REEL_REPLAYGAIN_PREAMP"),
+        ("replaygain_missing_preamp", "REEL_REPLAYGAIN_MISSING_PREAMP"), ("replaygain_limit", "REEL_REPLAYGAIN_LIMIT"),
         ("mpd_listen", "REEL_MPD_LISTEN"), ("mpd_password", "REEL_MPD_PASSWORD"),
         ("mpd_recordings_dir", "REEL_MPD_RECORDINGS_DIR"), ("http_listen", "REEL_HTTP_LISTEN"),
         ("http_password", "REEL_HTTP_PASSWORD"), ("http_upload_limit", "REEL_HTTP_UPLOAD_LIMIT"),
@@ -167,6 +170,8 @@ public struct DaemonConfiguration: Equatable, Sendable {
                     addresses.append(address)
                 }
                 text = addresses.isEmpty ? "none" : addresses.joined(separator: ",")
+            case .boolean(let flag) where key == "replaygain_limit":
+                text = flag ? "yes" : "no"
             default:
                 throw ConfigurationError("\(source):\(line): \(key) must be a string or a number, not \(value.typeName)")
             }
@@ -341,6 +346,27 @@ public struct DaemonConfiguration: Equatable, Sendable {
                 mixer.startVolume = .level(level)
             } else {
                 throw ConfigurationError("\(source): \"\(value)\" is not \"last\" or a volume from 0 to 100")
+            }
+        case "replaygain":
+            guard let mode = ReplayGainMode(rawValue: value) else {
+                throw ConfigurationError("\(source): \"\(value)\" is not one of off, track, album, auto")
+            }
+            mixer.replayGain.mode = mode
+        case "replaygain_preamp", "replaygain_missing_preamp":
+            // dB as a string ("-3.5") or an integer; MPD's range.
+            guard let decibels = Double(value), decibels.isFinite, ReplayGainSettings.preampRange.contains(decibels) else {
+                throw ConfigurationError("\(source): \"\(value)\" is not a gain in dB from -15 to 15")
+            }
+            if key == "replaygain_preamp" {
+                mixer.replayGain.preamp = decibels
+            } else {
+                mixer.replayGain.missingPreamp = decibels
+            }
+        case "replaygain_limit":
+            switch value {
+            case "yes", "true": mixer.replayGain.limit = true
+            case "no", "false": mixer.replayGain.limit = false
+            default: throw ConfigurationError("\(source): \"\(value)\" is not yes or no")
             }
         case "mpd_listen":
             // Comma-separated (as in REEL_MPD_LISTEN); `none` turns the MPD protocol off.

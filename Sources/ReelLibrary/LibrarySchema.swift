@@ -4,7 +4,8 @@ import GRDB
 import ReelModel
 
 /// The schema of `library.sqlite`, one migration per version ("v1" is the first; "v2" adds the
-/// trigram index of names, `namesIndexSQL`; "v3" the music folders' index, `musicSQL`).
+/// trigram index of names, `namesIndexSQL`; "v3" the music folders' index, `musicSQL`; "v4"
+/// ReplayGain, `replayGainSQL` in `LibrarySchema+ReplayGain`).
 ///
 /// `items` holds the whole tree. `seq` is an ever-increasing row number (AUTOINCREMENT, so never
 /// reused) that orders search results and keys search cursors: a rename or a move keeps it.
@@ -12,7 +13,7 @@ import ReelModel
 /// store with every name; it orders listings and is what search matches against.
 enum LibrarySchema {
     /// The root folder's id: fixed, so every database has the same well-known root.
-    static let rootID = "00000000-0000-0000-0000-000000000000"
+    static let rootID = ItemReference.rootID
 
     static func migrator() -> DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -58,6 +59,10 @@ enum LibrarySchema {
         migrator.registerMigration("v3") { db in
             try db.execute(sql: musicSQL)
         }
+        migrator.registerMigration("v4") { db in
+            try db.execute(sql: replayGainSQL)
+        }
+        migrator.registerMigration("schedules") { db in try db.execute(sql: schedulesSQL) }
         return migrator
     }
 

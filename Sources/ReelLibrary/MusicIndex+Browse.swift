@@ -4,43 +4,6 @@ import Foundation
 import GRDB
 import ReelModel
 
-/// A tag column of the index, as browsing by tag names it.
-public enum MusicTagColumn: Sendable, Hashable {
-    case title, artist, album, genre, date
-    /// AlbumArtist, else Artist (MPD's fallback for AlbumArtist).
-    case albumArtistOrArtist
-}
-
-/// A condition on one tag that narrows a query to candidates; the caller still checks its own
-/// (richer) rule on each candidate, so a condition must only ever keep more, never fewer.
-public enum MusicTagCondition: Sendable, Hashable {
-    /// The tag's exact text (bytes) is `value`; a file without the tag never matches.
-    case equals(MusicTagColumn, String)
-    /// The tag, lowercased (`String.lowercased()`), contains `value` (already lowercased and
-    /// ASCII); a file without the tag never matches. Only `title`, `artist`, `album` and
-    /// `albumArtistOrArtist` have folded columns; for the others the condition is ignored.
-    case containsFolded(MusicTagColumn, String)
-}
-
-/// A folder of a music folder, as the index knows it: the folders that hold indexed files.
-public struct MusicSubfolder: Sendable, Equatable {
-    public var name: String
-    /// The newest modification time (seconds since the epoch) of the files under it: the index
-    /// keeps no folder times.
-    public var modified: Double
-}
-
-/// The figures MPD's `stats` prints, counted as MPD counts them.
-public struct MusicTagStats: Sendable, Equatable {
-    /// Distinct Artist tags (not AlbumArtist).
-    public var artists: Int
-    /// The distinct Album tags.
-    public var albums: [String]
-    public var songs: Int
-    /// Milliseconds: the sum of the durations the files know.
-    public var durationMilliseconds: Int64
-}
-
 /// Threads: as `MusicIndex`, any thread; each call blocks for one read (a consistent snapshot).
 /// Every listing shows files present only (not those of a missing music folder).
 extension MusicIndex {

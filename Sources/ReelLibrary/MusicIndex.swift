@@ -71,13 +71,6 @@ private struct MusicFileKey: Hashable {
     var path: String
 }
 
-/// One page of `MusicIndex.search`.
-public struct MusicSearchPage: Sendable, Equatable {
-    public var tracks: [MusicTrack]
-    /// Pass it to get the next page; nil on the last page.
-    public var nextCursor: String?
-}
-
 /// The index of the music folders' audio files, in the library database (`music_files`,
 /// `music_failures`, `music_fts`; see `LibrarySchema.musicSQL`).
 ///
@@ -551,10 +544,11 @@ public final class MusicIndex: Sendable {
 
     static let writtenColumns = """
         root, path, size, mtime_ns, codec, sample_rate, channels, duration, title, artist, album, album_artist, \
-        track, disc, date, genre, has_cover, group_artist, title_fold, artist_fold, album_fold, group_fold
+        track, disc, date, genre, has_cover, group_artist, title_fold, artist_fold, album_fold, group_fold, \
+        \(LibrarySchema.replayGainColumns)
         """
 
-    /// Files written by one upsert statement (`write`): 100 × 22 arguments, well under SQLite's
+    /// Files written by one upsert statement (`write`): 100 × 27 arguments, well under SQLite's
     /// limit of 32,766.
     static let upsertRows = 100
 
@@ -574,7 +568,9 @@ public final class MusicIndex: Sendable {
               album_artist = excluded.album_artist, track = excluded.track, disc = excluded.disc,
               date = excluded.date, genre = excluded.genre, has_cover = excluded.has_cover, missing = 0,
               group_artist = excluded.group_artist, title_fold = excluded.title_fold,
-              artist_fold = excluded.artist_fold, album_fold = excluded.album_fold, group_fold = excluded.group_fold
+              artist_fold = excluded.artist_fold, album_fold = excluded.album_fold, group_fold = excluded.group_fold,
+              \(LibrarySchema.replayGainColumns.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                .map { "\($0) = excluded.\($0)" }.joined(separator: ", "))
             RETURNING id, root, path
             """
     }
@@ -585,6 +581,8 @@ public final class MusicIndex: Sendable {
           root = ?, path = ?, size = ?, mtime_ns = ?, codec = ?, sample_rate = ?, channels = ?, duration = ?,
           title = ?, artist = ?, album = ?, album_artist = ?, track = ?, disc = ?, date = ?, genre = ?,
           has_cover = ?, group_artist = ?, title_fold = ?, artist_fold = ?, album_fold = ?, group_fold = ?,
+          \(LibrarySchema.replayGainColumns.split(separator: ",").map { "\($0.trimmingCharacters(in: .whitespaces)) = ?" }
+            .joined(separator: ", ")),
           missing = 0
         WHERE id = ?
         RETURNING id
@@ -647,7 +645,7 @@ public final class MusicIndex: Sendable {
             tags.track, tags.disc, present(tags.date), present(tags.genre), file.audio.hasEmbeddedCover, group,
             LibrarySchema.fold(title ?? stem(of: file.relativePath)), LibrarySchema.fold(artist ?? ""),
             LibrarySchema.fold(album ?? ""), LibrarySchema.fold(group ?? ""),
-        ]
+        ] + LibrarySchema.replayGainValues(file.audio.replayGain)
     }
 
     /// A tag with text, else nil (an empty tag is no tag).

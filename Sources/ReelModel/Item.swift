@@ -75,3 +75,17 @@ public enum ItemName {
         return names
     }
 }
+
+extension Item {
+    /// The extension a recording's file is shown with by name (MPD's `Recordings/A/Name.flac`):
+    /// its codec's, `ogg` for Vorbis, `wav` when the format is not known.
+    public var fileExtension: String { Self.fileExtension(codec: format?.codec) }
+
+    public static func fileExtension(codec: String?) -> String {
+        switch codec {
+        case "vorbis": "ogg"
+        case let codec?: codec
+        case nil: "wav"
+        }
+    }
+}

@@ -45,10 +45,14 @@ public struct ScannedAudio: Equatable, Sendable {
     /// Seconds; nil when the file does not say.
     public var duration: Double?
     public var hasEmbeddedCover: Bool
+    /// Its ReplayGain tags (`REPLAYGAIN_*`, Opus `R128_*`), empty when it has none.
+    public var replayGain: ReplayGainInfo
 
     public init(
-        tags: TrackTags, codec: String, sampleRate: Int, channels: Int, duration: Double?, hasEmbeddedCover: Bool
+        tags: TrackTags, codec: String, sampleRate: Int, channels: Int, duration: Double?, hasEmbeddedCover: Bool,
+        replayGain: ReplayGainInfo = .none
     ) {
+        self.replayGain = replayGain
         self.tags = tags
         self.codec = codec
         self.sampleRate = sampleRate

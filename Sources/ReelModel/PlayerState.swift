@@ -48,13 +48,21 @@ public struct PlayerState: Equatable, Sendable {
     /// sources, 32 for 24- and 32-bit and floating-point ones (ALSA converts further only where
     /// the device takes neither); nil while the device is closed (stopped).
     public var output: OutputFormat?
+    /// The ReplayGain applied to what is audible, in dB (its tags' gain with the preamp and
+    /// clipping prevention, or the missing-tags preamp); nil when ReplayGain is off or nothing is
+    /// loaded.
+    public var gain: Double?
+    /// When the sleep timer stops the player (seconds since the epoch); nil: no sleep timer.
+    public var sleepAt: Double? = nil
 
     public init(
         state: PlayerActivity = .stopped, position: Double = 0, duration: Double? = nil,
         source: PlayerSource? = nil, entry: Int? = nil, format: AudioFormat? = nil, timestamp: Double = 0,
-        underruns: Int = 0, error: ReelError? = nil, durationEstimated: Bool = false, output: OutputFormat? = nil
+        underruns: Int = 0, error: ReelError? = nil, durationEstimated: Bool = false, output: OutputFormat? = nil,
+        gain: Double? = nil
     ) {
         self.output = output
+        self.gain = gain
         self.state = state
         self.position = position
         self.duration = duration

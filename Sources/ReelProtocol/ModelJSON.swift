@@ -61,7 +61,7 @@ extension ReelError {
 
 extension PlayerState {
     /// `{"state","position","duration","durationEstimated","source","entry","format","output",
-    /// "timestamp","underruns","error"}`.
+    /// "gain","timestamp","underruns","error"}`.
     public var jsonObject: JSONObject {
         [
             "state": .string(state.rawValue),
@@ -72,9 +72,11 @@ extension PlayerState {
             "entry": entry.map { .int(Int64($0)) } ?? .null,
             "format": format?.json ?? .null,
             "output": output.map { ["sampleRate": .int(Int64($0.sampleRate)), "bits": .int(Int64($0.bits)), "channels": .int(Int64($0.channels))] } ?? .null,
+            "gain": gain.map(JSONValue.double) ?? .null,
             "timestamp": .double(timestamp),
             "underruns": .int(Int64(underruns)),
             "error": error?.json ?? .null,
+            "sleepAt": sleepAt.map { .string(CivilTime.iso8601(Int64($0.rounded()), in: SystemTimeZone())) } ?? .null,
         ]
     }
 
@@ -133,6 +135,8 @@ extension PlayerState {
         } else {
             JSONWriter.append("null", into: &out)
         }
+        JSONWriter.append(#","gain":"#, into: &out)
+        if let gain { JSONWriter.writeDouble(gain, into: &out) } else { JSONWriter.append("null", into: &out) }
         JSONWriter.append(#","timestamp":"#, into: &out)
         JSONWriter.writeDouble(timestamp, into: &out)
         JSONWriter.append(#","underruns":"#, into: &out)
@@ -144,6 +148,12 @@ extension PlayerState {
             JSONWriter.append(#","message":"#, into: &out)
             JSONWriter.writeString(error.message, into: &out)
             out.append(0x7D)
+        } else {
+            JSONWriter.append("null", into: &out)
+        }
+        JSONWriter.append(#","sleepAt":"#, into: &out)
+        if let sleepAt {
+            JSONWriter.writeString(CivilTime.iso8601(Int64(sleepAt.rounded()), in: SystemTimeZone()), into: &out)
         } else {
             JSONWriter.append("null", into: &out)
         }
@@ -159,7 +169,8 @@ extension PlayerState {
         return JSONText(bytes: out)
     }
 
-    /// `underruns`, `entry`, `error`, `durationEstimated` and `output` may be absent (0, nil, false, nil).
+    /// `underruns`, `entry`, `error`, `durationEstimated`, `output` and `gain` may be absent (0,
+    /// nil, false, nil, nil).
     public init(json: JSONValue) throws(JSONDecodingError) {
         let reader = try ObjectReader(json, as: "PlayerState")
         let rawState = try reader.string("state")
@@ -181,7 +192,14 @@ extension PlayerState {
                 let output = try ObjectReader(v, as: "PlayerState.output")
                 return OutputFormat(
                     sampleRate: try output.int("sampleRate"), bits: try output.int("bits"), channels: try output.int("channels"))
-            })
+            },
+            gain: try reader.optionalDouble("gain"))
+        if let text = try reader.optionalString("sleepAt") {
+            guard let instant = CivilTime.instant(iso8601: text) else {
+                throw JSONDecodingError("PlayerState.sleepAt must be ISO-8601 with an offset, not \"\(text)\"")
+            }
+            sleepAt = Double(instant)
+        }
     }
 }
 

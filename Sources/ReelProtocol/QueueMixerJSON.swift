@@ -105,12 +105,38 @@ extension QueueSummary {
     }
 }
 
+extension ReplayGainSettings {
+    /// `{"mode","preamp","missingPreamp","limit"}` (`MixerState.replayGain`).
+    public var json: JSONValue {
+        [
+            "mode": .string(mode.rawValue), "preamp": .double(preamp), "missingPreamp": .double(missingPreamp),
+            "limit": .bool(limit),
+        ]
+    }
+
+    /// Every member may be absent (its default).
+    public init(json: JSONValue) throws(JSONDecodingError) {
+        let reader = try ObjectReader(json, as: "ReplayGain")
+        var settings = ReplayGainSettings()
+        if let raw = try reader.optionalString("mode") {
+            guard let mode = ReplayGainMode(rawValue: raw) else {
+                throw JSONDecodingError("replayGain.mode must be off, track, album or auto, not \"\(raw)\"")
+            }
+            settings.mode = mode
+        }
+        settings.preamp = try reader.optionalDouble("preamp") ?? 0
+        settings.missingPreamp = try reader.optionalDouble("missingPreamp") ?? 0
+        settings.limit = try reader.bool("limit", default: true)
+        self = settings
+    }
+}
+
 extension MixerState {
-    /// `{"volume","muted","kind","control"}` (`mixer.state`).
+    /// `{"volume","muted","kind","control","replayGain"}` (`mixer.state`).
     public var jsonObject: JSONObject {
         [
             "volume": volume.map { .int(Int64($0)) } ?? .null, "muted": .bool(muted), "kind": .string(kind.rawValue),
-            "control": control.map(JSONValue.string) ?? .null,
+            "control": control.map(JSONValue.string) ?? .null, "replayGain": replayGain.json,
         ]
     }
 
@@ -124,6 +150,8 @@ extension MixerState {
         }
         self.init(
             volume: try reader.optionalInt("volume"), muted: try reader.bool("muted"), kind: kind,
-            control: try reader.optionalString("control"))
+            control: try reader.optionalString("control"),
+            replayGain: try reader.optional("replayGain").map { (v) throws(JSONDecodingError) in try ReplayGainSettings(json: v) }
+                ?? ReplayGainSettings())
     }
 }

@@ -27,6 +27,10 @@ import Darwin
 /// **What it reads.** Files are opened read-only (TagLib's own `FileRef(path)` opens a file
 /// read-write when it may, which a folder watcher would see as a write). The format comes from
 /// the name's extension, else from the first bytes (a FLAC file named `.mp3` is read as FLAC).
+/// ReplayGain (`replayGain`): `REPLAYGAIN_TRACK_GAIN/PEAK` and `REPLAYGAIN_ALBUM_GAIN/PEAK` from
+/// Vorbis comments, ID3v2 `TXXX` frames, APE items (also an MP3's APE tag beside its ID3v2 tag)
+/// and MP4 freeform atoms (`----:com.apple.iTunes:replaygain_*`), names in any case; where a
+/// gain is missing, Opus's `R128_TRACK_GAIN`/`R128_ALBUM_GAIN` (see `ReplayGainInfo.parseR128`).
 /// Empty values are dropped; a tag with several values (two ARTIST comments, an ID3v2.4 frame
 /// with several strings) is one string, its values joined with `"; "` in the file's order.
 /// Track and disc are the number before any `/` (`"3/12"` → 3, `"03"` → 3); a value with no
@@ -67,7 +71,11 @@ public enum TagReader {
             tags: tags, codec: info.codec.map { String(cString: $0) } ?? "unknown",
             sampleRate: Int(info.sample_rate), channels: Int(info.channels),
             duration: info.length_milliseconds > 0 ? Double(info.length_milliseconds) / 1000 : nil,
-            hasEmbeddedCover: info.has_picture != 0)
+            hasEmbeddedCover: info.has_picture != 0,
+            replayGain: ReplayGainInfo(
+                trackGain: string(info.replaygain_track_gain), trackPeak: string(info.replaygain_track_peak),
+                albumGain: string(info.replaygain_album_gain), albumPeak: string(info.replaygain_album_peak),
+                r128TrackGain: string(info.r128_track_gain), r128AlbumGain: string(info.r128_album_gain)))
     }
 
     /// The embedded front cover (or first picture): bytes and MIME type; nil when there is none.

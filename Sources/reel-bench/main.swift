@@ -15,6 +15,8 @@
 //       against the first frame's bitrate (MP3LengthBench.swift).
 //   reel-bench decode [--from N] [--seconds S] LIST: plays each file of LIST through
 //       AudioFileOpener with no device, for scripts/fuzz-decoders (DecodeCheck.swift).
+//   reel-bench gain [--volume V] [--replaygain DB] [--read-tags] FILE: a file decoded through
+//       the software gain stage with no device, for bench/replaygain (GainBench.swift).
 //
 // Flags are parsed by hand: this tool depends on ReelProtocol (ReelLibrary for build-tree,
 // ReelAudio for resample, mp3-length and decode, ReelTags for decode).
@@ -51,6 +53,7 @@ let usage = """
            reel-bench resample [--seconds N] [--rate R]
            reel-bench mp3-length FILE...
            reel-bench decode [--from N] [--seconds S] LIST
+           reel-bench gain [--volume V] [--replaygain DB] [--read-tags] FILE
     """
 
 switch CommandLine.arguments.dropFirst().first {
@@ -61,6 +64,7 @@ case "mp3-length":
     mp3LengthCommand(Array(CommandLine.arguments.dropFirst(2)))
     exit(0)
 case "decode": decodeCommand(Array(CommandLine.arguments.dropFirst(2)))
+case "gain": gainCommand(Array(CommandLine.arguments.dropFirst(2)))
 default: break
 }
 

@@ -293,9 +293,10 @@ struct AddCommand: ParsableCommand {
             mpc does, and names every other file it leaves out, with why; otherwise an ARG starting with '/' is a recording or folder of the library \
             (a folder adds its recordings, subfolders included). Every ARG is checked before \
             anything is added. Entries go at the end of the queue, or with --next right after \
-            the current entry, in the order given (the first given plays first). A file in a \
-            directory that the daemon cannot play is skipped with a warning (exit 1 at the end); \
-            any other refusal stops there, after saying what was added.
+            the current entry, in the order given (the first given plays first); each ARG (a \
+            directory too) is one change of the queue. A file in a directory that the daemon \
+            cannot play is skipped with a warning (exit 1 at the end); any other refusal stops \
+            there, after saying what was added.
             """)
 
     @OptionGroup var connection: ConnectionOptions
@@ -333,49 +334,44 @@ struct AddCommand: ParsableCommand {
         Output.line("added \(count) \(count == 1 ? "track" : "tracks") of \(album)")
     }
 
-    /// One `queue.add` request: what it adds, and the argument it came from.
-    private struct Request {
-        var argument: Int
-        var params: JSONObject
-        /// Found by reading a directory (skipped if the daemon cannot play it).
-        var scanned: Bool
-    }
-
+    /// Each argument is one `queue.add` (`sources`: a directory's files all in one): one change
+    /// of the queue per argument (one version, one `queue.changed`), all or nothing, but for the
+    /// files found in a directory that the daemon cannot play, which it skips and names
+    /// (`skippable`: the daemon decides which refusals skip a file). A
+    /// refusal stops there, after saying what the arguments before it added.
     func run() throws {
         if let album { return try addAlbum(album) }
         let client = try connection.connect()
         let suffixes = try Self.decoderSuffixes(client)
         var resolved: [AddArgument] = []
         for argument in arguments { resolved.append(try AddArgument.resolve(argument, suffixes: suffixes)) }
-        var requests: [Request] = []
+        var requests: [(argument: Int, sources: [JSONValue])] = []
         for (index, addition) in resolved.enumerated() {
             switch addition {
             case .file(let path):
-                requests.append(Request(argument: index, params: ["file": .string(path)], scanned: false))
+                requests.append((index, [["file": .string(path)]]))
             case .directory(_, let files, let skipped):
                 Self.report(skipped)
-                for file in files {
-                    requests.append(Request(argument: index, params: ["file": .string(file)], scanned: true))
-                }
+                requests.append((index, files.map { ["file": .string($0), "skippable": true] }))
             case .treePath(let path):
-                requests.append(Request(argument: index, params: ["path": .string(path)], scanned: false))
+                requests.append((index, [["path": .string(path)]]))
             }
         }
 
-        // "next: true" puts an entry right after the current one, so adding the last first
-        // leaves them in the order given. With no current entry the daemon appends instead, so
-        // they are then added in order.
-        if next, try QueueReader.summary(client).current != nil {
-            requests.reverse()
-            for index in requests.indices { requests[index].params["next"] = true }
-        }
+        // "next: true" puts an argument's entries right after the current one, in order, so
+        // adding the last argument first leaves them all in the order given. With no current
+        // entry the daemon appends instead, so they are then added in order.
+        let afterCurrent = try next && QueueReader.summary(client).current != nil
+        if afterCurrent { requests.reverse() }
 
         var added = [[QueueEntry]](repeating: [], count: resolved.count)
         var skipped = 0
         var failure: CLIError?
         for request in requests {
+            var params: JSONObject = ["sources": .array(request.sources)]
+            if afterCurrent { params["next"] = true }
             do throws(CLIError) {
-                let result = try client.call("queue.add", request.params)
+                let result = try client.call("queue.add", params)
                 guard let values = result["entries"]?.arrayValue else {
                     throw CLIError.unexpectedReply("queue.add", "\"entries\" is missing or not an array")
                 }
@@ -386,14 +382,15 @@ struct AddCommand: ParsableCommand {
                         throw CLIError.unexpectedReply("queue.add", error)
                     }
                 }
-            } catch let error where request.params["path"] != nil && error.reason == "not_found" {
-                failure = error.namingFileOrItem(request.params["path"]?.stringValue)
-                break
-            } catch let error where request.scanned && Self.skippable.contains(error.reason ?? "") {
-                Output.error("reel: skipped \(request.params["file"]?.stringValue ?? "?"): \(error.message)")
-                skipped += 1
+                for value in result["skipped"]?.arrayValue ?? [] {
+                    guard let index = value["index"]?.intValue, request.sources.indices.contains(index) else { continue }
+                    let file = request.sources[index]["file"]?.stringValue ?? "?"
+                    Output.error("reel: skipped \(file): \(value["message"]?.stringValue ?? "?")")
+                    skipped += 1
+                }
             } catch {
-                failure = error
+                let path = request.sources.first?["path"]?.stringValue
+                failure = error.namingFileOrItem(path)
                 break
             }
         }
@@ -435,10 +432,6 @@ struct AddCommand: ParsableCommand {
     }
 
     static let reportLimit = 20
-
-    /// The refusals that skip a file found in a directory rather than stop: it is not audio the
-    /// daemon plays, or it could not be read.
-    static let skippable: Set<String> = ["unsupported_format", "corrupt_file", "io_error", "not_found"]
 
     /// `added /home/me/a.flac`, `added 12 files from /home/me/Album`, `added /Talks/Keynote`,
     /// `added 2 recordings from /Meetings`.

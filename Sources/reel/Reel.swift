@@ -28,11 +28,11 @@ struct Reel: ParsableCommand {
             StopCommand.self, SeekCommand.self, StatusCommand.self, WatchCommand.self,
             AddCommand.self, QueueCommand.self, NextCommand.self, PreviousCommand.self, DeleteCommand.self,
             QueueMoveCommand.self, ClearCommand.self, RepeatCommand.self, RandomCommand.self, SingleCommand.self,
-            ConsumeCommand.self, VolumeCommand.self, MuteCommand.self, OutputsCommand.self,
+            ConsumeCommand.self, VolumeCommand.self, MuteCommand.self, ReplayGainCommand.self, OutputsCommand.self,
             RecordCommand.self, InfoCommand.self,
             ListCommand.self, TreeCommand.self, MakeFolderCommand.self, MoveCommand.self, RenameCommand.self,
             RemoveCommand.self, SearchCommand.self, ImportCommand.self, ArtistsCommand.self, AlbumsCommand.self,
-            ScanCommand.self,
+            ScanCommand.self, ScheduleCommand.self, SleepCommand.self,
         ])
 }
 

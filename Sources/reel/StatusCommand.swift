@@ -31,5 +31,6 @@ struct StatusCommand: ParsableCommand {
         }
         Output.line(Output.statusLine(state))
         if let error = state.error { Output.line("last error: \(error.message)") }
+        if let sleepAt = state.sleepAt { Output.line("sleep timer: stops at \(Output.localClock(sleepAt))") }
     }
 }

@@ -233,6 +233,27 @@ struct QueueCLITests {
         #expect(try cli.queuePaths() == [good])
     }
 
+    @Test func addOfADirectoryIsOneChangeOfTheQueue() throws {
+        let cli = try QueueCLI()
+        for name in ["a", "b", "c"] { try cli.tone("album/\(name).wav") }
+        let watcher = try cli.daemon.client()
+        let subscription = try #require(try watcher.result("subscribe", ["stream": "queue"])["subscription"])
+        let first = try watcher.nextNotification()
+        #expect(first.method == "queue.changed")
+        let before = try #require(first.params["version"]?.intValue)
+
+        try cli.ok("add", "album")
+        #expect(try cli.queue()["version"]?.intValue == before + 1, "one directory, one new version")
+        let added = try watcher.nextNotification(timeout: 20)
+        #expect(added.method == "queue.changed" && added.params["subscription"] == subscription)
+        #expect(added.params["version"]?.intValue == before + 1 && added.params["length"]?.intValue == 3, "\(added)")
+        // A marker change after it: the next push is the marker's, none of the add is left.
+        try cli.ok("repeat", "on")
+        let marker = try watcher.nextNotification(timeout: 20)
+        #expect(marker.params["version"]?.intValue == before + 2, "\(marker)")
+        #expect(try cli.queuePaths() == ["a", "b", "c"].map { cli.path("album/\($0).wav") })
+    }
+
     @Test func aDirectoryNamesEveryFileItLeavesOutAndWhy() throws {
         let cli = try QueueCLI()
         let good = try cli.tone("dir/a.wav")

@@ -89,9 +89,11 @@ def mask(lines: list[str]) -> list[str]:
 
 
 def reset(server):
-    """Empty queue, stopped, options off, volume 100: the state every transcript starts from."""
+    """Empty queue, stopped, options off, volume 100, ReplayGain off: the state every transcript
+    starts from."""
     with server.authed() as c:
-        for command in ("clear", "stop", "repeat 0", "random 0", "single 0", "consume 0", "setvol 100"):
+        for command in ("clear", "stop", "repeat 0", "random 0", "single 0", "consume 0", "setvol 100",
+                        "replay_gain_mode off"):
             c.ok(command)
         mpdtest.wait_for(lambda: (s := c.status())["state"] == "stop" and s["playlistlength"] == "0",
                          what="the reset state")

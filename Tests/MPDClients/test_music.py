@@ -267,3 +267,37 @@ def test_bad_uris_and_offsets_answer_as_mpd(music_server):
         assert c.cmd("list bogus") == ["ACK [2@0] {list} Unknown tag type: bogus"]
         assert c.cmd("count group")[-1].startswith("ACK [2@0] {count} ")
         assert c.cmd("ping") == ["OK"]
+
+
+@only_for("reel")
+def test_a_mixed_add_makes_one_queue_version_and_one_playlist_event(music_server):
+    """`add /` adds the music folder's files and the recordings; `searchadd` hits both. Each is
+    one change of the queue in Reel: one new version and one `playlist` idle event (MPD counts
+    a version per song, so this is Reel's rule alone)."""
+    c = client(music_server)
+    try:
+        for command, expected in [
+            (lambda: c.add("/"), music_server.expected_songs()),
+            # Titles of music files and recordings both hold an "n" ("Noon", "Standup", …).
+            (lambda: c.searchadd("title", "n"), None),
+        ]:
+            c.clear()
+            before = int(c.status()["playlist"])
+            # A connection made now has no event pending from before.
+            with music_server.raw() as watcher:
+                watcher.send("idle playlist\n")
+                command()
+                assert watcher.reply() == ["changed: playlist", "OK"]
+                files = [song["file"] for song in c.playlistinfo()]
+                assert any(f.startswith("Recordings/") for f in files), files
+                assert any(not f.startswith("Recordings/") for f in files), files
+                if expected is not None:
+                    assert len(files) == expected
+                assert int(c.status()["playlist"]) == before + 1, "one add, one queue version"
+                # No second `playlist` event is pending: the next idle sees only the marker.
+                watcher.send("idle playlist options\n")
+                c.repeat(0 if c.status()["repeat"] == "1" else 1)
+                assert watcher.reply() == ["changed: options", "OK"]
+    finally:
+        c.clear()
+        c.disconnect()

@@ -115,7 +115,7 @@ import Testing
         let (core, _) = try makeCore()
         defer { core.shutdown() }
         let created = Awaited<Result<Item, ReelError>>()
-        core.library.write({ store throws(ReelError) in try store.createFolder(name: "Inbox") }) { created.put($0) }
+        core.library.createFolder(parent: .root, name: "Inbox") { created.put($0) }
         let inbox = try #require(try created.get()?.get())
         let consumer = core.library.updates.addConsumer {}
         let watched = Awaited<Result<Watched<FolderListing>, ReelError>>()
@@ -123,9 +123,7 @@ import Testing
         let first = try #require(try watched.get()?.get())
         #expect(first.value.items.isEmpty)
         let renamed = Awaited<Result<Item, ReelError>>()
-        core.library.write({ store throws(ReelError) in try store.createFolder(parent: .id(inbox.id), name: "Sub") }) {
-            renamed.put($0)
-        }
+        core.library.createFolder(parent: .id(inbox.id), name: "Sub") { renamed.put($0) }
         _ = renamed.get()
         let batch = core.library.updates.take(for: consumer)
         #expect(batch.firstSequence >= first.sequence)

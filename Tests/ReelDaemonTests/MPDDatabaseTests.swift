@@ -5,6 +5,7 @@ import ReelLibrary
 import ReelModel
 import Testing
 
+@testable import ReelCore
 @testable import ReelDaemon
 
 @Suite struct MPDDatabaseTests {
@@ -32,7 +33,7 @@ import Testing
 
         func lines(_ view: MPDLibraryView, _ body: (MPDDatabase, inout MPDResponse) throws -> Void) throws -> [String] {
             var response = MPDResponse()
-            try body(MPDDatabase(view: view, index: index), &response)
+            try body(MPDDatabase(view: view, catalog: MusicCatalog(index: index)), &response)
             return response.text.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("Last-Modified") }
         }
     }
@@ -55,12 +56,12 @@ import Testing
                 "file: A.flac", "file: b.flac", "directory: alpha", "file: alpha/2.flac", "directory: Recordings",
                 "directory: Recordings/Notes", "directory: Zed", "file: Zed/1.flac",
             ])
-        let database = MPDDatabase(view: view, index: fixture.index)
+        let database = MPDDatabase(view: view, catalog: MusicCatalog(index: fixture.index))
         #expect(try database.songs(under: .root).map(\.song.uri) == ["A.flac", "b.flac", "alpha/2.flac", "Zed/1.flac"])
-        // With index conditions: the same order, only the candidates.
-        #expect(
-            try database.songs(under: .root, conditions: [.equals(.artist, "Artist of Zed")]).map(\.song.uri)
-                == ["Zed/1.flac"])
+        // With a query whose conditions narrow the index: the same order, only the candidates.
+        let query = try MPDFilter.parse(["Artist", "Artist of Zed"], foldCase: false).filter
+        #expect(query.indexConditions == [.equals(.artist, "Artist of Zed")])
+        #expect(try database.songs(under: .root, query: query).map(\.song.uri) == ["Zed/1.flac"])
         guard case .directory(.music(_, "alpha")) = try database.entry(.music(root: "/music", path: "alpha")) else {
             Issue.record("alpha is a directory")
             return

@@ -16,7 +16,12 @@ struct ModelJSONTests {
                     format: AudioFormat(codec: "mp3", sampleRate: 44100, channels: 2), timestamp: 9, durationEstimated: true),
         PlayerState(state: .playing, position: 2, duration: 60, source: .file(path: "/abs/hires.m4a"), entry: 8,
                     format: AudioFormat(codec: "alac", sampleRate: 96000, channels: 2), timestamp: 10,
-                    output: OutputFormat(sampleRate: 96000, bits: 32, channels: 2)),
+                    output: OutputFormat(sampleRate: 96000, bits: 32, channels: 2), gain: -7.25),
+        {
+            var sleeping = PlayerState(state: .playing, position: 3, source: .file(path: "/abs/night.flac"), timestamp: 11)
+            sleeping.sleepAt = 1_796_083_200  // a sleep timer: ISO-8601 on the wire, the same instant back
+            return sleeping
+        }(),
     ]
 
     @Test(arguments: states)
@@ -41,15 +46,17 @@ struct ModelJSONTests {
 
     @Test func playerStateHasTheProtocolShape() {
         #expect(PlayerState.stopped.json.jsonString
-            == #"{"state":"stopped","position":0.0,"duration":null,"durationEstimated":false,"source":null,"entry":null,"format":null,"output":null,"timestamp":0.0,"underruns":0,"error":null}"#)
+            == #"{"state":"stopped","position":0.0,"duration":null,"durationEstimated":false,"source":null,"entry":null,"format":null,"output":null,"gain":null,"timestamp":0.0,"underruns":0,"error":null,"sleepAt":null}"#)
         let item = Self.states[2].json
         #expect(item["source"] == ["item": "0b9f7f0e-1111-4c1e-9a55-2b8e4b0c1f3a", "path": "/Meetings/Standup", "name": "Standup"])
         #expect(item["format"] == ["codec": "opus", "sampleRate": 48000, "channels": 1])
         #expect(item["error"] == ["reason": "device_unavailable", "message": "the device hw:1,0 disappeared"])
         #expect(Self.states[1].json["source"] == ["path": "/abs/file.flac"])
-        #expect(item.objectValue?.keys == ["state", "position", "duration", "durationEstimated", "source", "entry", "format", "output", "timestamp", "underruns", "error"])
+        #expect(item.objectValue?.keys == ["state", "position", "duration", "durationEstimated", "source", "entry", "format", "output", "gain", "timestamp", "underruns", "error", "sleepAt"])
         #expect(Self.states[3].json["durationEstimated"] == true)
         #expect(Self.states[4].json["output"] == ["sampleRate": 96000, "bits": 32, "channels": 2])
+        #expect(Self.states[4].json["gain"] == .double(-7.25))
+        #expect(Self.states[5].json["sleepAt"]?.stringValue.flatMap(CivilTime.instant(iso8601:)) == 1_796_083_200)
     }
 
     /// A queue entry says `durationEstimated` only while its duration is an estimate.

@@ -8,6 +8,7 @@ import time
 
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import Select
 
 import pytest
 
@@ -185,6 +186,22 @@ def test_volume_and_mute(page, reel):
     assert page.text("#volume-value") == "55%"
 
 
+def test_replaygain_settings(page, reel):
+    page.open()
+    mode = page.el("#replaygain-mode")
+    wait_for(lambda: mode.get_property("value") == "off", what="ReplayGain off")
+    Select(mode).select_by_value("album")
+    wait_for(lambda: reel.reel("replaygain").startswith("replaygain: album"), what="reel replaygain to say album")
+    limit = page.el("#replaygain-limit")
+    limit.click()
+    wait_for(lambda: "limit off" in reel.reel("replaygain"), what="the limit off")
+    # A change made elsewhere shows on the page.
+    reel.reel("replaygain", "track", "--preamp=-3")
+    wait_for(lambda: mode.get_property("value") == "track", what="the mode to follow reel replaygain track")
+    wait_for(lambda: page.el("#replaygain-preamp").get_property("value") == "-3", what="the preamp to follow")
+    reel.reel("replaygain", "off", "--preamp=0", "--limit", "on")
+
+
 def test_record_two_seconds(page, reel, media):
     if reel.status()["state"] != "playing":
         reel.reel("play", "/Meetings/Standup")  # a tone for the capture to hear (PulseAudio's monitor)
@@ -217,6 +234,39 @@ def test_record_two_seconds(page, reel, media):
     item = reel.rpc("library.get", {"path": "/Notes/take"})
     assert item["format"]["codec"] == "wav" and item["duration"] >= 1.5, item
     wait_for(lambda: "Saved /Notes/take" in " ".join(page.toasts()), what="the saved message")
+
+
+def test_alarms_and_the_sleep_timer(page, reel):
+    """The Alarms view adds, turns off and deletes a schedule and shows its next run; a bad time
+    is an error naming it; the sleep timer in the now-playing card sets and cancels player.sleep."""
+    page.open("#schedules")
+    page.el("#sch-when").send_keys("Mon..Fri 07:00")
+    page.el("#sch-kind").send_keys("stop")
+    page.el("#sch-add").click()
+    wait_for(lambda: len(page.els("#schedule-list > li")) == 1, what="the new schedule")
+    [added] = reel.rpc("schedules.list")["schedules"]
+    assert added["when"] == "Mon..Fri 07:00" and added["action"] == {"stop": {}} and added["next"], added
+    assert page.text("#schedule-list .sch-next").startswith("next "), page.text("#schedule-list .sch-next")
+    page.screenshot("alarms")
+    check_layout(page, "the alarms")
+    page.el("#schedule-list .sch-enabled").click()
+    wait_for(lambda: reel.rpc("schedules.list")["schedules"][0]["enabled"] is False, what="the schedule to be off")
+    wait_for(lambda: page.text("#schedule-list .sch-next") == "off", what="the row to say off")
+    page.el("#sch-when").send_keys("Mon..Fry 07:00")
+    page.el("#sch-add").click()
+    wait_for(lambda: any("Fry" in t for t in page.toasts()), what="the error naming the bad weekday")
+    assert len(reel.rpc("schedules.list")["schedules"]) == 1
+    page.el("#schedule-list button.danger-text").click()
+    wait_for(lambda: reel.rpc("schedules.list")["schedules"] == [], what="the schedule to be deleted")
+    wait_for(lambda: page.els("#schedule-list > li") == [], what="the list to empty")
+
+    from selenium.webdriver.support.ui import Select
+    Select(page.el("#sleep")).select_by_visible_text("30 min")
+    wait_for(lambda: reel.status().get("sleepAt"), what="a sleep timer in reeld")
+    wait_for(lambda: page.text("#sleep-at").startswith("stops at"), what="the card to show when it stops")
+    Select(page.el("#sleep")).select_by_visible_text("off")
+    wait_for(lambda: reel.status().get("sleepAt") is None, what="the sleep timer to be cancelled")
+    wait_for(lambda: page.text("#sleep-at") == "", what="the card to show no timer")
 
 
 def test_recorder_idle_shows_the_last_take(page, reel):

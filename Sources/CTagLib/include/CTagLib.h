@@ -52,6 +52,16 @@ typedef struct {
     int has_picture;
     /// errno when the status is REEL_TAGS_OPEN_FAILED.
     int error_number;
+    /// ReplayGain, as tagged ("-6.48 dB", "0.988312"): REPLAYGAIN_TRACK_GAIN/PEAK and
+    /// REPLAYGAIN_ALBUM_GAIN/PEAK from Vorbis comments, ID3v2 TXXX, APE or MP4 freeform
+    /// (----:com.apple.iTunes:replaygain_*) atoms, names matched whatever their case; Opus's
+    /// R128_TRACK_GAIN and R128_ALBUM_GAIN (Q7.8 integers). NULL when absent.
+    char *replaygain_track_gain;
+    char *replaygain_track_peak;
+    char *replaygain_album_gain;
+    char *replaygain_album_peak;
+    char *r128_track_gain;
+    char *r128_album_gain;
 } ReelTagsInfo;
 
 /// Reads `path` into `info` (zeroed first). Free its strings with reel_tags_info_free, whatever

@@ -1,5 +1,7 @@
 // The software mixer on the audio thread: scales interleaved samples in place, ramping changes.
 
+import ReelModel
+
 /// Applies the software volume to PCM in place.
 ///
 /// The control side decides the level; the audio thread owns the stage and calls every method
@@ -10,12 +12,14 @@
 /// - A new target is reached by a linear ramp over `rampMilliseconds` of frames, from the gain
 ///   in effect (also mid-ramp), so a change does not click. The ramp ends exactly on the target.
 /// - 16-bit samples are scaled in `Float` with TPDF dither (the sum of two uniform values in
-///   ±0.5 LSB) before rounding, while the gain is below 1. Digital silence (a zero sample) stays
+///   ±0.5 LSB) before rounding, whenever the gain is not 1. Digital silence (a zero sample) stays
 ///   zero, and at gain 0 the buffer is zeroed.
 /// - 32-bit samples (24- or 32-bit audio, left-justified) are scaled in `Double` and rounded to
 ///   the nearest 32-bit value: the error (under 2^-32 of full scale, about −192 dBFS) is far below
 ///   what a 24-bit DAC resolves, so no dither is added.
-/// - The gain never exceeds 1, so nothing clips; results are still clamped to the sample range.
+/// - The gain is the volume's times the ReplayGain of the track being written (see
+///   `PlaybackRunner`): above 1 only when ReplayGain raises a quiet track (clipping prevention
+///   is the ReplayGain `limit` setting's job); results are always clamped to the sample range.
 public struct GainStage: Sendable {
     /// How long a change of level takes.
     public static let rampMilliseconds = 5
@@ -53,10 +57,13 @@ public struct GainStage: Sendable {
         setTarget(gain: muted ? 0 : VolumeCurve.gain(forVolume: volume))
     }
 
-    /// Moves towards a linear gain, clamped to 0…1 (for gains computed elsewhere, such as
-    /// ReplayGain combined with the volume).
+    /// The largest gain the stage applies (ReplayGain's bound, about +23.5 dB).
+    public static let maximumGain = ReplayGainSettings.maximumScale
+
+    /// Moves towards a linear gain, clamped to 0…`maximumGain` (for gains computed elsewhere,
+    /// such as ReplayGain combined with the volume).
     public mutating func setTarget(gain newTarget: Double) {
-        let clamped = newTarget.isNaN ? 0 : min(max(newTarget, 0), 1)
+        let clamped = newTarget.isNaN ? 0 : min(max(newTarget, 0), Self.maximumGain)
         if clamped == target { return }
         target = clamped
         rampPending = gain != clamped

@@ -3,7 +3,6 @@
 import NIOCore
 import NIOHTTP1
 import ReelCore
-import ReelLibrary
 import ReelModel
 
 extension HTTPConnection {
@@ -18,10 +17,7 @@ extension HTTPConnection {
     func sendAudio(id: String, request: Request) {
         guard let loop = context?.eventLoop else { return }
         let found = loop.makePromise(of: (item: Item, path: String).self)
-        services.core.library.read({ store throws(ReelError) in
-            let item = try store.item(id: id)
-            return (item, try store.audioPath(for: item))
-        }) { result in
+        services.core.library.audioFile(id: id) { result in
             found.completeWith(result.mapError { $0 as Error })
         }
         found.futureResult.flatMap { [fileIO = services.fileIO] found in

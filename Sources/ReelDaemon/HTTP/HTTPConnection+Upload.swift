@@ -2,7 +2,7 @@
 
 import NIOCore
 import NIOHTTP1
-import ReelLibrary
+import ReelCore
 import ReelModel
 import ReelProtocol
 
@@ -62,7 +62,7 @@ extension HTTPConnection {
                 respond(HTTPUploadSink.failure(error), head: request.head)
                 return
             }
-            guard let name = query["name"] ?? sink.filename.map(LibraryStore.defaultName(ofFile:)), !name.isEmpty else {
+            guard let name = query["name"] ?? sink.filename.map(LibraryController.defaultName(ofFile:)), !name.isEmpty else {
                 sink.abort()
                 respond(HTTPFailure(.invalidParams("the upload has no name: give name=NAME")), head: request.head)
                 return

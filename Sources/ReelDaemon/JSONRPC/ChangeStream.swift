@@ -6,9 +6,9 @@ import ReelModel
 import ReelProtocol
 
 /// The streams of this kind: `queue` (`queue.changed`), `mixer` (`mixer.state`), `outputs`
-/// (`outputs.changed`), `scan` (`scan.progress`).
+/// (`outputs.changed`), `scan` (`scan.progress`), `schedules` (`schedules.changed`).
 enum ChangeStreamKind: Hashable {
-    case queue, mixer, outputs, scan
+    case queue, mixer, outputs, scan, schedules
 }
 
 /// One change stream of one `RPCPushHub`. Lives on the hub's event loop.
@@ -31,6 +31,9 @@ final class ChangeStream {
         case .mixer: consume(core.mixer.changes, wake: wake, encode: Self.encode)
         case .outputs: consume(core.outputs.changes, wake: wake, encode: Self.encode)
         case .scan: consume(core.music.progress, wake: wake, encode: Self.encode)
+        case .schedules:
+            let zone = core.schedules.zone
+            consume(core.schedules.changes, wake: wake) { Self.encode($0, zone: zone) }
         }
     }
 
@@ -59,7 +62,13 @@ final class ChangeStream {
         case .mixer: Self.encode(core.mixer.state)
         case .outputs: Self.encode(core.outputs.list)
         case .scan: Self.encode(core.music.progress.latest.value)
+        case .schedules: Self.encode(core.schedules.schedules, zone: core.schedules.zone)
         }
+    }
+
+    /// `schedules.changed {schedules}`: every schedule, `next` and `last.at` in the core's zone.
+    static func encode(_ schedules: [Schedule], zone: any TimeZoneRules) -> SplicedPush {
+        SplicedPush(method: "schedules.changed", members: ["schedules": .array(schedules.map { $0.json(in: zone) })])
     }
 
     static func encode(_ state: MixerState) -> SplicedPush {

@@ -1,7 +1,6 @@
 // library.* — the tree of folders and recordings.
 
 import ReelCore
-import ReelLibrary
 import ReelModel
 import ReelProtocol
 
@@ -36,47 +35,31 @@ extension Params {
 /// roots, what may be imported) are the core's.
 enum LibraryMethods {
     static func register(into table: inout MethodTable, library: LibraryController) {
-        /// Runs a read off the event loop and answers with its JSON.
-        @Sendable func reading<Value: Sendable>(
-            _ work: @escaping @Sendable (LibraryStore) throws(ReelError) -> Value,
-            _ encode: @escaping @Sendable (Value) -> JSONValue
-        ) -> MethodOutcome {
-            .replying({ reply in library.read(work, reply: reply) }, encode)
-        }
-
-        /// Runs a write on the library's queue and answers with its JSON.
-        @Sendable func writing<Value: Sendable>(
-            _ work: @escaping @Sendable (LibraryStore) throws(ReelError) -> Value,
-            _ encode: @escaping @Sendable (Value) -> JSONValue
-        ) -> MethodOutcome {
-            .replying({ reply in library.write(work, reply: reply) }, encode)
-        }
-
         table.register("library.list") { call throws(RPCError) in
             try call.params.rejectUnknown(allowed: ["item", "path"])
             let folder = try call.params.optionalItem() ?? .root
-            return reading({ store throws(ReelError) in try store.list(folder: folder) }) { listing in
+            return .replying({ reply in library.list(folder: folder, reply: reply) }) { listing in
                 ["folder": listing.folder.json, "items": .array(listing.items.map(\.json))]
             }
         }
         table.register("library.get") { call throws(RPCError) in
             try call.params.rejectUnknown(allowed: ["item", "path"])
             let reference = try call.params.requiredItem()
-            return reading({ store throws(ReelError) in try store.item(reference) }, \.json)
+            return .replying({ reply in library.item(reference, reply: reply) }, \.json)
         }
         table.register("library.createFolder") { call throws(RPCError) in
             let params = call.params
             try params.rejectUnknown(allowed: ["parent", "parentPath", "name"])
             let parent = try params.optionalItem(id: "parent", path: "parentPath") ?? .root
             let name = try params.requiredString("name")
-            return writing({ store throws(ReelError) in try store.createFolder(parent: parent, name: name) }, \.json)
+            return .replying({ reply in library.createFolder(parent: parent, name: name, reply: reply) }, \.json)
         }
         table.register("library.rename") { call throws(RPCError) in
             let params = call.params
             try params.rejectUnknown(allowed: ["item", "path", "name"])
             let reference = try params.requiredItem()
             let name = try params.requiredString("name")
-            return writing({ store throws(ReelError) in try store.rename(reference, to: name) }, \.json)
+            return .replying({ reply in library.rename(reference, to: name, reply: reply) }, \.json)
         }
         table.register("library.move") { call throws(RPCError) in
             let params = call.params
@@ -85,12 +68,12 @@ enum LibraryMethods {
             guard let destination = try params.optionalItem(id: "to", path: "toPath") else {
                 throw RPCError.invalidParams("library.move needs \"to\" (a folder id) or \"toPath\" (a folder path)")
             }
-            return writing({ store throws(ReelError) in try store.move(reference, to: destination) }, \.json)
+            return .replying({ reply in library.move(reference, to: destination, reply: reply) }, \.json)
         }
         table.register("library.delete") { call throws(RPCError) in
             try call.params.rejectUnknown(allowed: ["item", "path"])
             let reference = try call.params.requiredItem()
-            return writing({ store throws(ReelError) in try store.delete(reference) }) { count in
+            return .replying({ reply in library.delete(reference, reply: reply) }) { count in
                 .object(["deleted": .int(Int64(count))])
             }
         }
@@ -98,13 +81,12 @@ enum LibraryMethods {
             let params = call.params
             try params.rejectUnknown(allowed: ["query", "limit", "cursor"])
             let query = try params.requiredString("query")
-            let limit = try params.optionalInt("limit") ?? LibraryStore.defaultSearchLimit
-            guard (1...LibraryStore.maximumSearchLimit).contains(limit) else {
-                throw RPCError.invalidParams("\"limit\" must be from 1 to \(LibraryStore.maximumSearchLimit), not \(limit)")
+            let limit = try params.optionalInt("limit") ?? LibraryController.defaultSearchLimit
+            guard (1...LibraryController.maximumSearchLimit).contains(limit) else {
+                throw RPCError.invalidParams("\"limit\" must be from 1 to \(LibraryController.maximumSearchLimit), not \(limit)")
             }
             let cursor = try params.optionalString("cursor")
-            return reading({ store throws(ReelError) in try store.search(query: query, limit: limit, cursor: cursor) }) {
-                page in
+            return .replying({ reply in library.search(query: query, limit: limit, cursor: cursor, reply: reply) }) { page in
                 [
                     "items": .array(page.items.map(\.json)),
                     "nextCursor": page.nextCursor.map(JSONValue.string) ?? .null,

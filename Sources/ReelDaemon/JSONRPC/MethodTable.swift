@@ -48,6 +48,8 @@ struct MethodTable: Sendable {
         LibraryMethods.register(into: &table, library: core.library)
         MusicMethods.register(into: &table, music: core.music)
         StreamMethods.register(into: &table, library: core.library)
+        ScheduleMethods.register(into: &table, schedules: core.schedules)
+        SleepMethods.register(into: &table, player: core.player)
         return table
     }
 }

@@ -1,4 +1,4 @@
-// mixer.* — the volume.
+// mixer.* — the volume and ReplayGain.
 
 import ReelCore
 import ReelModel
@@ -31,6 +31,24 @@ enum MixerMethods {
                 throw RPCError.invalidParams("mixer.setMuted needs \"muted\" (true or false)")
             }
             return .replying({ reply in mixer.setMuted(muted, reply: reply) }) { $0.json }
+        }
+        table.register("mixer.setReplayGain") { call throws(RPCError) in
+            let params = call.params
+            try params.rejectUnknown(allowed: ["mode", "preamp", "missingPreamp", "limit"])
+            let raw = try params.optionalString("mode")
+            let mode = raw.flatMap(ReplayGainMode.init(rawValue:))
+            if let raw, mode == nil {
+                throw RPCError.invalidParams("mode must be \"off\", \"track\", \"album\" or \"auto\", not \"\(raw)\"")
+            }
+            let preamp = try params.optionalDouble("preamp")
+            let missingPreamp = try params.optionalDouble("missingPreamp")
+            let limit = try params.optionalBool("limit")
+            guard mode != nil || preamp != nil || missingPreamp != nil || limit != nil else {
+                throw RPCError.invalidParams("mixer.setReplayGain needs one or more of \"mode\", \"preamp\", \"missingPreamp\", \"limit\"")
+            }
+            return .replying({ reply in
+                mixer.setReplayGain(mode: mode, preamp: preamp, missingPreamp: missingPreamp, limit: limit, reply: reply)
+            }) { $0.json }
         }
     }
 }

@@ -48,38 +48,3 @@ enum MusicMethods {
         }
     }
 }
-
-extension MusicMethods {
-    /// `queue.add` with `track` (a music track's id) or `album` (and `albumArtist`): the tracks
-    /// are looked up in the index, then added as `QueueAddition.musicTracks`.
-    static func addToQueue(_ params: Params, music: MusicController, player: PlayerController) throws(RPCError) -> MethodOutcome {
-        try params.rejectUnknown(allowed: ["track", "album", "albumArtist", "position", "next"])
-        let track = try params.optionalInt("track")
-        let album = try params.optionalString("album")
-        let albumArtist = try params.optionalString("albumArtist")
-        guard (track == nil) != (album == nil) else {
-            throw RPCError.invalidParams("give \"track\" (a music track's id) or \"album\" (its name), not both")
-        }
-        if albumArtist != nil && album == nil {
-            throw RPCError.invalidParams("\"albumArtist\" goes with \"album\"")
-        }
-        let position = try params.optionalInt("position")
-        let next = try params.optionalBool("next") ?? false
-        if next && position != nil { throw RPCError.invalidParams("give \"position\" or \"next\", not both") }
-        return .replying({ reply in
-            let add: @Sendable (Result<[MusicTrack], ReelError>) -> Void = { found in
-                switch found {
-                case .success(let tracks):
-                    player.add(.musicTracks(tracks), at: position, afterCurrent: next, reply: reply)
-                case .failure(let error):
-                    reply(.failure(error))
-                }
-            }
-            if let track {
-                music.track(id: Int64(track)) { add($0.map { [$0] }) }
-            } else if let album {
-                music.tracks(album: album, albumArtist: albumArtist, reply: add)
-            }
-        }) { entries in ["entries": .array(entries.map(\.json))] }
-    }
-}

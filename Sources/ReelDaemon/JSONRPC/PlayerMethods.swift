@@ -1,7 +1,6 @@
 // player.* — playback commands and status.
 
 import ReelCore
-import ReelLibrary
 import ReelModel
 import ReelProtocol
 
@@ -28,7 +27,7 @@ enum PlayerMethods {
             switch try params.playable() {
             case .file(let path): request = .file(path)
             case .recording(let reference): request = .recording(reference)
-            case .recordings, .musicTracks: throw RPCError.invalidParams("give one file or one recording")
+            case .recordings, .musicTracks, .musicTrack, .album: throw RPCError.invalidParams("give one file or one recording")
             }
             return .awaiting { reply in player.play(request, position: position, reply: reply) }
         }

@@ -19,17 +19,39 @@ enum QueueMethods {
         }
         table.register("queue.add") { call throws(RPCError) in
             let params = call.params
-            if params["track"] != nil || params["album"] != nil {
-                return try MusicMethods.addToQueue(params, music: music, player: player)
+            let additions: [QueueAddition]
+            if let sources = params["sources"] {
+                try params.rejectUnknown(allowed: ["sources", "position", "next"])
+                let (additions, skippable) = try params.sources(sources)
+                let position = try params.optionalInt("position")
+                let next = try params.optionalBool("next") ?? false
+                if next && position != nil {
+                    throw RPCError.invalidParams("give \"position\" or \"next\", not both")
+                }
+                return .replying({ reply in
+                    player.add(additions, skippable: skippable, at: position, afterCurrent: next, reply: reply)
+                }) { outcome in
+                    [
+                        "entries": .array(outcome.entries.map(\.json)),
+                        "counts": .array(outcome.counts.map { .int(Int64($0)) }),
+                        "skipped": .array(outcome.skipped.map { skipped -> JSONValue in
+                            [
+                                "index": .int(Int64(skipped.index)), "message": .string(skipped.error.message),
+                                "reason": .string(skipped.error.reason.rawValue),
+                            ]
+                        }),
+                    ]
+                }
+            } else {
+                try params.rejectUnknown(allowed: Params.sourceNames.union(["position", "next"]))
+                additions = [try params.source()]
             }
-            try params.rejectUnknown(allowed: ["file", "item", "path", "position", "next"])
-            let addition = try params.playable()
             let position = try params.optionalInt("position")
             let next = try params.optionalBool("next") ?? false
             if next && position != nil {
                 throw RPCError.invalidParams("give \"position\" or \"next\", not both")
             }
-            return .replying({ reply in player.add(addition, at: position, afterCurrent: next, reply: reply) }) { entries in
+            return .replying({ reply in player.add(additions, at: position, afterCurrent: next, reply: reply) }) { entries in
                 ["entries": .array(entries.map(\.json))]
             }
         }
@@ -107,6 +129,54 @@ enum QueueMethods {
 }
 
 extension Params {
+    /// The parameters that name what `queue.add` adds (one source).
+    static let sourceNames: Set<String> = ["file", "item", "path", "track", "album", "albumArtist"]
+
+    /// One source of `queue.add`: `file`, `item`/`path`, `track` (a music track's id), or
+    /// `album` (with `albumArtist`).
+    func source() throws(RPCError) -> QueueAddition {
+        guard has("track") || has("album") || has("albumArtist") else { return try playable() }
+        guard !has("file"), !has("item"), !has("path") else {
+            throw RPCError.invalidParams("give \"file\", a recording (\"item\"/\"path\"), \"track\" or \"album\": one of them")
+        }
+        let track = try optionalInt("track")
+        let album = try optionalString("album")
+        let albumArtist = try optionalString("albumArtist")
+        if albumArtist != nil && album == nil {
+            throw RPCError.invalidParams("\"albumArtist\" goes with \"album\"")
+        }
+        if let track, album == nil { return .musicTrack(Int64(track)) }
+        guard track == nil, let album else {
+            throw RPCError.invalidParams("give \"track\" (a music track's id) or \"album\" (its name), not both")
+        }
+        return .album(name: album, albumArtist: albumArtist)
+    }
+
+    /// `sources`: a non-empty array of source objects (each as `source()` reads it, and
+    /// `skippable`), added as one change; and the indices of those marked `skippable`.
+    func sources(_ value: JSONValue) throws(RPCError) -> (additions: [QueueAddition], skippable: Set<Int>) {
+        guard let array = value.arrayValue, !array.isEmpty else {
+            throw RPCError.invalidParams("\"sources\" must be a non-empty array of sources")
+        }
+        var additions: [QueueAddition] = []
+        var skippable: Set<Int> = []
+        additions.reserveCapacity(array.count)
+        for (index, element) in array.enumerated() {
+            guard let object = element.objectValue else {
+                throw RPCError.invalidParams("\"sources\"[\(index)] must be an object (\"file\", \"item\", \"path\", \"track\" or \"album\")")
+            }
+            let source = Params(object, method: method)
+            do throws(RPCError) {
+                try source.rejectUnknown(allowed: Self.sourceNames.union(["skippable"]))
+                additions.append(try source.source())
+                if try source.optionalBool("skippable") == true { skippable.insert(index) }
+            } catch {
+                throw RPCError.invalidParams("\"sources\"[\(index)]: \(error.message)")
+            }
+        }
+        return (additions, skippable)
+    }
+
     /// `file` (an absolute path) or an item (`item` id or `path` in the tree).
     func playable() throws(RPCError) -> QueueAddition {
         if let reference = try optionalItem() {

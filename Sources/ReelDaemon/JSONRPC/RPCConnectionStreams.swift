@@ -2,7 +2,6 @@
 
 import NIOCore
 import ReelCore
-import ReelLibrary
 import ReelModel
 
 /// A stream to subscribe to, resolved by `subscribe` (folders and items with their first value).

@@ -3,7 +3,6 @@
 import Logging
 import NIOCore
 import ReelCore
-import ReelLibrary
 import ReelModel
 import ReelProtocol
 
@@ -281,7 +280,7 @@ final class RPCPushHub: @unchecked Sendable {
         let bound = NIOLoopBound(self, eventLoop: loop)
         let loop = self.loop
         let pending = NIOLoopBound(subscription, eventLoop: loop)
-        core.library.read({ store throws(ReelError) in try store.list(folder: .id(id)) }) { result in
+        core.library.list(folder: .id(id)) { result in
             let state: LibraryUpdate.FolderState
             switch result {
             case .success(let listing): state = .contents(folder: listing.folder, items: listing.items)
@@ -301,7 +300,7 @@ final class RPCPushHub: @unchecked Sendable {
         let bound = NIOLoopBound(self, eventLoop: loop)
         let loop = self.loop
         let pending = NIOLoopBound(subscription, eventLoop: loop)
-        core.library.read({ store throws(ReelError) in try store.item(id: id) }) { result in
+        core.library.item(.id(id)) { result in
             let state: LibraryUpdate.ItemState
             switch result {
             case .success(let item): state = .changed(item)

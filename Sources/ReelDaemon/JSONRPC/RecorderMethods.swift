@@ -1,7 +1,6 @@
 // recorder.* — recordings into the tree.
 
 import ReelCore
-import ReelLibrary
 import ReelModel
 import ReelProtocol
 

@@ -2,7 +2,6 @@
 
 import NIOCore
 import ReelCore
-import ReelLibrary
 import ReelModel
 import ReelProtocol
 
@@ -17,7 +16,7 @@ protocol SubscriptionHost: AnyObject {
 }
 
 enum StreamMethods {
-    static let streams = ["player", "recorder", "folder", "item", "library", "queue", "mixer", "outputs", "scan"]
+    static let streams = ["player", "recorder", "folder", "item", "library", "queue", "mixer", "outputs", "scan", "schedules"]
     static let defaultInterval = 0.25
     static let minimumInterval = 0.02
 
@@ -32,7 +31,7 @@ enum StreamMethods {
             }
             let connection = call.connection
             switch stream {
-            case "player", "recorder", "library", "queue", "mixer", "outputs", "scan":
+            case "player", "recorder", "library", "queue", "mixer", "outputs", "scan", "schedules":
                 guard try params.optionalItem() == nil else {
                     throw RPCError.invalidParams("the \(stream) stream takes no \"item\" or \"path\"")
                 }
@@ -44,6 +43,7 @@ enum StreamMethods {
                 case "mixer": request = .changes(.mixer)
                 case "outputs": request = .changes(.outputs)
                 case "scan": request = .changes(.scan)
+                case "schedules": request = .changes(.schedules)
                 default: request = .library
                 }
                 return .result(subscribed(connection.subscribe(request, interval: interval)))

@@ -5,8 +5,7 @@ import ReelCore
 /// Commands about the connection and the server: `ping`, `close` and `idle` (carried out by
 /// `MPDConnection` itself; listed here for `commands` and the permission check), `password`,
 /// `commands`, `notcommands`, `tagtypes` and its subcommands, `binarylimit`, `urlhandlers`,
-/// `decoders`, `replay_gain_status`, `listplaylists` (Reel has no stored playlists:
-/// always empty).
+/// `decoders`, `listplaylists` (Reel has no stored playlists: always empty).
 enum MPDConnectionCommands {
     static func commands(_ context: MPDContext) -> [MPDCommand] {
         let noop: @Sendable (MPDRequest, @escaping MPDReply) -> Void = { _, reply in reply(.success(MPDResponse())) }
@@ -40,11 +39,6 @@ enum MPDConnectionCommands {
                 return response
             },
             .now("decoders", .read, 0, 0) { _ in decoders },
-            .now("replay_gain_status", .read, 0, 0) { _ in
-                var response = MPDResponse()
-                response.field("replay_gain_mode", "off")
-                return response
-            },
             .now("listplaylists", .read, 0, 0) { _ in MPDResponse() },
         ]
     }

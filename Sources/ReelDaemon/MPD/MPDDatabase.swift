@@ -1,18 +1,17 @@
 // MPD's database read from the music index and the recordings tree: what a URI names, a
 // directory's contents, every song under one, all in MPD's order.
 
-import ReelLibrary
+import ReelCore
 import ReelModel
 
-/// The reads behind MPD's database commands, over both kinds of storage: the music folders'
-/// index and the recordings tree (the same library database, `index.store`).
+/// MPD's database over the core's catalog (`MusicCatalog`): the music folders' index and the
+/// recordings tree, laid out as MPD's directories and URIs.
 ///
 /// Threads: made and used inside `MusicController.browse`, on the core's read queue (each call
 /// blocks for its queries), never on the event loop.
 struct MPDDatabase {
     let view: MPDLibraryView
-    let index: MusicIndex
-    var store: LibraryStore { index.store }
+    let catalog: MusicCatalog
 
     /// A directory of the database.
     enum Directory {
@@ -46,16 +45,16 @@ struct MPDDatabase {
         case .root:
             return .directory(.root)
         case .folder(let path), .treeItem(let path):
-            let item = try view.item(forTreePath: path, in: store)
+            let item = try catalog.recordingOrFolder(fileTreePath: path)
             return item.kind == .recording ? .recording(item) : .directory(.recordings(item))
         case .music(let root, let path):
-            if !path.isEmpty, let track = try index.track(root: root, relativePath: path), !track.missing {
+            if !path.isEmpty, let track = try catalog.track(root: root, relativePath: path), !track.missing {
                 return .music(track)
             }
             // A single music folder's top is the root (its URI ""); several have one each.
             if path.isEmpty, view.musicDirectory(ofRoot: root).isEmpty { return .directory(.root) }
             if !path.isEmpty {
-                guard try index.hasFolder(root: root, path) else { throw ReelError(.notFound, "No such directory") }
+                guard try catalog.hasFolder(root: root, path) else { throw ReelError(.notFound, "No such directory") }
             }
             return .directory(.music(root: root, path: path))
         case .file, .unsupported:
@@ -73,22 +72,22 @@ struct MPDDatabase {
         switch directory {
         case .root:
             if let single = view.musicFolders.first, single.directory.isEmpty {
-                songs += try index.files(root: single.root, in: "").map(song)
-                for folder in try index.subfolders(root: single.root, of: "") where folder.name != view.recordingsDirectory {
+                songs += try catalog.files(root: single.root, in: "").map(song)
+                for folder in try catalog.subfolders(root: single.root, of: "") where folder.name != view.recordingsDirectory {
                     directories.append((folder.name, isoTime(Int(folder.modified)), .music(root: single.root, path: folder.name)))
                 }
             } else {
                 for folder in view.musicFolders {
-                    let newest = try index.subfolders(root: folder.root, of: "").map(\.modified).max()
-                    let top = try index.files(root: folder.root, in: "").map(\.modified).max()
+                    let newest = try catalog.subfolders(root: folder.root, of: "").map(\.modified).max()
+                    let top = try catalog.files(root: folder.root, in: "").map(\.modified).max()
                     let modified = [newest, top].compactMap { $0 }.max()
                     directories.append((folder.directory, modified.map { isoTime(Int($0)) }, .music(root: folder.root, path: "")))
                 }
             }
-            let root = try store.item(.root)
+            let root = try catalog.rootFolder()
             directories.append((view.recordingsDirectory, root.created, .recordings(root)))
         case .recordings(let folder):
-            let items = try store.list(folder: .id(folder.id)).items
+            let items = try catalog.items(inFolder: folder.id)
             for item in items where !item.readOnly {
                 // (The music folders' branch of the tree is not part of `Recordings`.)
                 switch item.kind {
@@ -98,8 +97,8 @@ struct MPDDatabase {
                 }
             }
         case .music(let root, let path):
-            songs += try index.files(root: root, in: path).map(song)
-            for folder in try index.subfolders(root: root, of: path) {
+            songs += try catalog.files(root: root, in: path).map(song)
+            for folder in try catalog.subfolders(root: root, of: path) {
                 let child = path.isEmpty ? folder.name : path + "/" + folder.name
                 directories.append((view.musicURI(root: root, path: child), isoTime(Int(folder.modified)), .music(root: root, path: child)))
             }
@@ -120,7 +119,7 @@ struct MPDDatabase {
         if recursive, case .music(let root, let path) = directory {
             // A whole music subtree in one query, laid out in Swift.
             let tree = MPDMusicTree(base: path)
-            for track in try index.files(root: root, under: path) { tree.insert(track) }
+            for track in try catalog.files(root: root, under: path) { tree.insert(track) }
             if header {
                 response.field("directory", view.musicURI(root: root, path: path))
                 if songInfo { response.field("Last-Modified", isoTime(Int(tree.modified))) }
@@ -164,28 +163,28 @@ struct MPDDatabase {
     // MARK: Songs
 
     /// Every song under `directory`, in `listall` order (unless `sorted` is false: the caller
-    /// filters first and sorts what is left with `sortedForListing`). `conditions` narrow the
-    /// music files read (candidates the caller still filters); recordings are all read.
+    /// filters first and sorts what is left with `sortedForListing`). `query`'s conditions narrow
+/// the     /// music files read (`MusicCatalog.candidates(for:)`: the caller still filters them); recordings are all read.
     func songs(
-        under directory: Directory, conditions: [MusicTagCondition] = [], sorted: Bool = true
+        under directory: Directory, query: MusicQuery = .all, sorted: Bool = true
     ) throws(ReelError) -> [Song] {
         var found: [Song] = []
         switch directory {
         case .root:
-            if conditions.isEmpty {
+            if query.indexConditions.isEmpty {
                 for folder in view.musicFolders {
-                    found += try index.files(root: folder.root, under: "").compactMap(visibleSong)
+                    found += try catalog.files(root: folder.root, under: "").compactMap(visibleSong)
                 }
             } else {
-                found += try index.tracks(matching: conditions).compactMap { track in
+                found += try catalog.candidates(for: query).compactMap { track in
                     view.musicFolders.contains { $0.root == track.root } ? visibleSong(track) : nil
                 }
             }
-            try collectRecordings(in: try store.item(.root), into: &found)
+            try collectRecordings(in: try catalog.rootFolder(), into: &found)
         case .recordings(let folder):
             try collectRecordings(in: folder, into: &found)
         case .music(let root, let path):
-            found += try index.files(root: root, under: path).compactMap(visibleSong)
+            found += try catalog.files(root: root, under: path).compactMap(visibleSong)
         }
         return sorted ? Self.sortedForListing(found) : found
     }
@@ -217,7 +216,7 @@ struct MPDDatabase {
     private func collectRecordings(in folder: Item, into found: inout [Song]) throws(ReelError) {
         var folders = [folder]
         while let next = folders.popLast() {
-            for item in try store.list(folder: .id(next.id)).items where !item.readOnly {
+            for item in try catalog.items(inFolder: next.id) where !item.readOnly {
                 switch item.kind {
                 case .recording: found.append(Song(song: view.song(of: item), source: .recording(item)))
                 case .folder: folders.append(item)

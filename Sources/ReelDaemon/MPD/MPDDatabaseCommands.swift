@@ -3,7 +3,6 @@
 
 import ReelAudio
 import ReelCore
-import ReelLibrary
 import ReelModel
 
 /// The music folders and the recordings tree as MPD's database (see `MPDLibraryView`,
@@ -79,8 +78,8 @@ enum MPDDatabaseCommands {
             // As MPD: an absolute path names a local file, which only a local client may read.
             return reply(.failure(MPDAck(.permission, "Access denied")))
         }
-        context.core.music.browse({ index throws(ReelError) -> MPDResponse in
-            let database = MPDDatabase(view: view, index: index)
+        context.core.music.browse({ catalog throws(ReelError) -> MPDResponse in
+            let database = MPDDatabase(view: view, catalog: catalog)
             let entry = try database.entry(target)
             var response = MPDResponse()
             if let song = database.song(of: entry) {
@@ -129,15 +128,15 @@ enum MPDDatabaseCommands {
             start = target
         }
         let target = start
-        context.core.music.browse({ index throws(ReelError) -> [MPDDatabase.Song] in
-            let database = MPDDatabase(view: view, index: index)
+        context.core.music.browse({ catalog throws(ReelError) -> [MPDDatabase.Song] in
+            let database = MPDDatabase(view: view, catalog: catalog)
             let entry = try database.entry(target)
             let candidates: [MPDDatabase.Song]
             switch entry {
             case .directory(let directory):
-                let conditions: [MusicTagCondition]
-                if case .root = directory { conditions = filter.indexConditions } else { conditions = [] }
-                candidates = try database.songs(under: directory, conditions: conditions, sorted: false)
+                let query: MusicQuery
+                if case .root = directory { query = filter } else { query = .all }
+                candidates = try database.songs(under: directory, query: query, sorted: false)
             default:
                 candidates = database.song(of: entry).map { [$0] } ?? []
             }
@@ -181,8 +180,9 @@ enum MPDDatabaseCommands {
         }
     }
 
-    /// Adds songs in order, at `position` (nil appends): each run of music files as tracks of
-    /// the index, each run of recordings as recordings, one run after the other.
+    /// Adds songs in order, at `position` (nil appends), as one change of the queue (one
+    /// version, one `playlist` event): each run of music files as tracks of the index, each
+    /// run of recordings as recordings.
     static func add(
         _ songs: [MPDDatabase.Song], to player: PlayerController, at position: Int?,
         reply: @escaping @Sendable (Result<[QueueEntry], MPDAck>) -> Void
@@ -205,24 +205,9 @@ enum MPDDatabaseCommands {
             }
         }
         flush()
-        addRuns(runs[...], to: player, at: position, added: [], reply: reply)
-    }
-
-    private static func addRuns(
-        _ runs: ArraySlice<QueueAddition>, to player: PlayerController, at position: Int?, added: [QueueEntry],
-        reply: @escaping @Sendable (Result<[QueueEntry], MPDAck>) -> Void
-    ) {
-        guard let run = runs.first else { return reply(.success(added)) }
-        player.add(run, at: position, afterCurrent: false) { result in
-            switch result {
-            case .success(let entries):
-                addRuns(
-                    runs.dropFirst(), to: player, at: position.map { $0 + entries.count }, added: added + entries,
-                    reply: reply)
-            case .failure(let error):
-                reply(.failure(MPDAck(error)))
-            }
-        }
+        // Nothing matched: nothing to add, and no change (MPD answers OK).
+        guard !runs.isEmpty else { return reply(.success([])) }
+        player.add(runs, at: position, afterCurrent: false) { result in reply(result.mapError(MPDAck.init)) }
     }
 
     /// `sort TAG` (`-TAG` descending) and `window START:END` after a filter.

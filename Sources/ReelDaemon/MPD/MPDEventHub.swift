@@ -10,7 +10,7 @@ import ReelModel
 ///   change that only clears the error (MPD's `clearerror` posts nothing);
 /// - `player.queueChanges` → `playlist` when the entries changed, `options` when
 ///   repeat/random/single/consume changed, `player` when the current entry changed;
-/// - `mixer.changes` → `mixer`;
+/// - `mixer.changes` → `mixer` when the volume changed, `options` when ReplayGain did;
 /// - `outputs.changes` → `output` when an output is turned on or off (not when a pipe's reader
 ///   comes or goes, which MPD's `outputs` does not show);
 /// - `library.updates` → `database` (a folder or recording added, renamed, moved or deleted);
@@ -55,6 +55,8 @@ final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
     }
     /// The scan progress last seen.
     private var lastScan: MusicScanProgress
+    /// The mixer's state last seen.
+    private var lastMixer: MixerState
 
     init(loop: EventLoop, core: ReelCore) {
         self.loop = loop
@@ -62,6 +64,7 @@ final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
         lastQueue = core.player.queueChanges.latest.value
         lastPlayer = core.player.changes.latest.value
         lastScan = core.music.progress.latest.value
+        lastMixer = core.mixer.changes.latest.value
         messages.postToAll = { [unowned self] events in post(events) }
     }
 
@@ -82,6 +85,7 @@ final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
         lastQueue = core.player.queueChanges.latest.value
         lastPlayer = core.player.changes.latest.value
         lastOutputs = Self.enabled(core.outputs.list)
+        lastMixer = core.mixer.changes.latest.value
         sweep = loop.scheduleRepeatedTask(initialDelay: Self.sweepInterval, delay: Self.sweepInterval) { _ in
             bound.value.expireSilentConnections()
         }
@@ -157,8 +161,20 @@ final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
 
     private func mixerChanged() {
         guard let consumers else { return }
-        _ = core.mixer.changes.take(for: consumers.mixer)
-        post(.mixer)
+        let state = core.mixer.changes.take(for: consumers.mixer).value
+        post(Self.events(from: lastMixer, to: state))
+        lastMixer = state
+    }
+
+    /// What a mixer change means to an MPD client: `mixer` for the volume, `options` for
+    /// ReplayGain (MPD's `replay_gain_mode` is an option).
+    static func events(from old: MixerState, to new: MixerState) -> MPDSubsystems {
+        var events: MPDSubsystems = []
+        if new.replayGain != old.replayGain { events.insert(.options) }
+        var volume = new
+        volume.replayGain = old.replayGain
+        if volume != old { events.insert(.mixer) }
+        return events
     }
 
     private func outputsChanged() {

@@ -1,6 +1,6 @@
 // The music folders in the MPD view: their directories, their URIs, and their files as MPD songs.
 
-import ReelLibrary
+import ReelCore
 import ReelModel
 
 #if canImport(Glibc)
@@ -103,22 +103,6 @@ extension MPDLibraryView {
         }
         return nil
     }
-
-    /// The indexed music files among queue entries, by absolute path: one query per music
-    /// folder (on the index's read queue).
-    func musicTracks(of entries: [QueueEntry], in index: MusicIndex) -> [String: MusicTrack] {
-        var wanted: [String: [String]] = [:]
-        for entry in entries {
-            guard case .file(let path) = entry.source, let location = musicLocation(ofFile: path) else { continue }
-            wanted[location.root, default: []].append(location.path)
-        }
-        var found: [String: MusicTrack] = [:]
-        for (root, paths) in wanted {
-            guard let tracks = try? index.tracks(root: root, relativePaths: paths) else { continue }
-            for track in tracks.values { found[track.path] = track }
-        }
-        return found
-    }
 }
 
 extension MPDLibraryView {
@@ -128,15 +112,23 @@ extension MPDLibraryView {
         return false
     }
 
-    /// Queue entries as songs, their recordings read from the store and their music files from
-    /// the index, in one batch (on the core's read queue).
-    func songs(of entries: [QueueEntry], in index: MusicIndex) -> [MPDSong] {
-        let items = Self.items(of: entries, in: index.store)
-        let tracks = musicTracks(of: entries, in: index)
-        return entries.map { entry in
-            var track: MusicTrack?
-            if case .file(let path) = entry.source { track = tracks[path] }
-            return song(of: entry, item: entry.itemID.flatMap { items[$0] }, track: track)
+    /// Queue entries as songs, their recordings and music files described by the core in one
+    /// batch (on its read queue; `reply` comes there).
+    func songs(of entries: [QueueEntry], music: MusicController, reply: @escaping @Sendable ([MPDSong]) -> Void) {
+        var ids: [String] = []
+        var files: [(path: String, root: String, relativePath: String)] = []
+        for entry in entries {
+            if let id = entry.itemID { ids.append(id) }
+            if case .file(let path) = entry.source, let location = musicLocation(ofFile: path) {
+                files.append((path, location.root, location.path))
+            }
+        }
+        music.describe(recordings: ids, files: files) { [self] records in
+            reply(entries.map { entry in
+                var track: MusicTrack?
+                if case .file(let path) = entry.source { track = records.tracks[path] }
+                return song(of: entry, item: entry.itemID.flatMap { records.recordings[$0] }, track: track)
+            })
         }
     }
 }

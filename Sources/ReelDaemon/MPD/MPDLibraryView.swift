@@ -1,6 +1,5 @@
 // The library as MPD's database: the music folders and the recordings tree, with URIs and song fields.
 
-import ReelLibrary
 import ReelModel
 
 /// How the library looks to an MPD client. The recordings tree is the top-level directory
@@ -56,24 +55,6 @@ struct MPDLibraryView: Sendable {
         return .treeItem("/" + trimmed.dropFirst().joined(separator: "/"))
     }
 
-    /// The item a `.treeItem` path names: the folder or recording at that tree path, or the
-    /// recording whose name plus its format's extension it is.
-    func item(forTreePath path: String, in store: LibraryStore) throws(ReelError) -> Item {
-        // `Recordings` holds the recordings only: the music folders' branch of the tree is not in it.
-        guard MusicBranch.subPath(ofTreePath: path) == nil || store.musicBranch == nil else {
-            throw ReelError(.notFound, "no item at \(path)")
-        }
-        do {
-            return try store.item(path: path)
-        } catch let error where error.reason == .notFound {
-            guard let dot = path.lastIndex(of: "."), let slash = path.lastIndex(of: "/"), dot > slash else { throw error }
-            let ext = path[path.index(after: dot)...]
-            let item = try store.item(path: String(path[..<dot]))
-            guard item.kind == .recording, Self.fileExtension(item.format?.codec) == ext else { throw error }
-            return item
-        }
-    }
-
     /// `Recordings/A/B` for the folder `/A/B` (`Recordings` for the root).
     func directoryURI(ofFolder path: String) -> String {
         path == "/" ? recordingsDirectory : recordingsDirectory + path
@@ -85,13 +66,7 @@ struct MPDLibraryView: Sendable {
     }
 
     /// The extension a recording's file has in the MPD view.
-    static func fileExtension(_ codec: String?) -> String {
-        switch codec {
-        case "vorbis": "ogg"
-        case let codec?: codec
-        case nil: "wav"
-        }
-    }
+    static func fileExtension(_ codec: String?) -> String { Item.fileExtension(codec: codec) }
 
     /// A recording as an MPD song: `Title` its name, `Album` its folder's name, `Date` its day;
     /// a recording still being recorded (no duration yet) has no `Time`.
@@ -132,16 +107,6 @@ struct MPDLibraryView: Sendable {
         song.id = entry.id
         song.priority = entry.priority
         return song
-    }
-
-    /// The recordings of `entries` (by id), read in one go on the store's read queue.
-    static func items(of entries: [QueueEntry], in store: LibraryStore) -> [String: Item] {
-        var items: [String: Item] = [:]
-        for entry in entries {
-            guard case .item(let id, _, _) = entry.source, items[id] == nil else { continue }
-            if let item = try? store.item(id: id) { items[id] = item }
-        }
-        return items
     }
 }
 

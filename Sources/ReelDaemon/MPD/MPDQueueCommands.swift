@@ -1,7 +1,6 @@
 // MPD's queue commands: add, delete, move, swap, shuffle, clear, and the queue's listings.
 
 import ReelCore
-import ReelLibrary
 import ReelModel
 
 /// `add`, `addid`, `clear`, `delete`, `deleteid`, `move`, `moveid`, `swap`, `swapid`,
@@ -183,12 +182,7 @@ enum MPDQueueCommands {
         guard entries.contains(where: { $0.itemID != nil || view.isMusicFile($0) }) else {
             return reply(.success(write(entries.map { view.song(of: $0, item: nil) })))
         }
-        context.core.music.browse({ index in view.songs(of: entries, in: index) }) { result in
-            switch result {
-            case .success(let songs): reply(.success(write(songs)))
-            case .failure: reply(.success(write(entries.map { view.song(of: $0, item: nil) })))
-            }
-        }
+        view.songs(of: entries, music: context.core.music) { songs in reply(.success(write(songs))) }
     }
 
     /// `playlistfind`/`playlistsearch`'s filter: every argument is the filter's (MPD's, which
@@ -257,8 +251,8 @@ enum MPDQueueCommands {
             // songs in `listall` order, from the index.
             let target = context.view.target(of: request[0])!
             let view = context.view
-            context.core.music.browse({ index throws(ReelError) -> [MPDDatabase.Song]? in
-                let database = MPDDatabase(view: view, index: index)
+            context.core.music.browse({ catalog throws(ReelError) -> [MPDDatabase.Song]? in
+                let database = MPDDatabase(view: view, catalog: catalog)
                 let entry = try database.entry(target)
                 if let song = database.song(of: entry) { return [song] }
                 guard !songOnly, case .directory(let directory) = entry else { return nil }
@@ -279,8 +273,7 @@ enum MPDQueueCommands {
             if songOnly { return reply(.failure(MPDAck(.noExist, "No such song"))) }
             player.add(.recording(.root), at: position, afterCurrent: false, reply: finish)
         case .folder(let path), .treeItem(let path):
-            let view = context.view
-            context.core.library.read({ store throws(ReelError) in try view.item(forTreePath: path, in: store) }) { result in
+            context.core.library.recordingOrFolder(fileTreePath: path) { result in
                 switch result {
                 case .success(let item):
                     if songOnly, item.kind != .recording { return reply(.failure(MPDAck(.noExist, "No such song"))) }

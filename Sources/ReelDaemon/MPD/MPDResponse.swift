@@ -47,10 +47,18 @@ struct MPDResponse {
 
     /// `12.345`: three decimals, a dot, whatever the locale.
     static func milliseconds(_ seconds: Double) -> String {
-        let total = Int((max(seconds, 0) * 1000).rounded())
+        let total = wholeMilliseconds(seconds)
         let fraction = total % 1000
         let padded = fraction < 10 ? "00\(fraction)" : fraction < 100 ? "0\(fraction)" : "\(fraction)"
         return "\(total / 1000).\(padded)"
+    }
+
+    /// Seconds as whole milliseconds, for a length a file's header gave: negative and NaN are 0,
+    /// and a bogus header's absurd length is held at 10^15 ms (~31,700 years) rather than
+    /// trapping on a conversion to Int.
+    static func wholeMilliseconds(_ seconds: Double) -> Int {
+        guard !seconds.isNaN, seconds > 0 else { return 0 }
+        return Int(min(seconds * 1000, 1e15).rounded())
     }
 }
 

@@ -2,7 +2,6 @@
 
 import NIOCore
 import ReelCore
-import ReelLibrary
 import ReelModel
 
 enum MPDStatusCommands {
@@ -17,9 +16,9 @@ enum MPDStatusCommands {
                     return reply(.success(MPDResponse()))
                 }
                 let tags = request.client.tags
-                core.music.browse({ index in view.songs(of: [entry], in: index) }) { result in
+                view.songs(of: [entry], music: core.music) { songs in
                     var response = MPDResponse()
-                    var song = (try? result.get())?.first ?? view.song(of: entry, item: nil)
+                    var song = songs.first ?? view.song(of: entry, item: nil)
                     // MPD 0.23.12's `currentsong` prints no `Prio` (its queue listings do).
                     song.priority = 0
                     song.write(into: &response, tags: tags)
@@ -31,8 +30,8 @@ enum MPDStatusCommands {
                 let playtime = Int(core.player.secondsPlayed.rounded())
                 let hasMusic = !context.view.musicFolders.isEmpty
                 let lastScan = core.music.lastScanEnded
-                core.music.browse({ index throws(ReelError) in
-                    (try MPDStatusCommands.totals(index.store), hasMusic ? try index.tagStats() : nil)
+                core.music.browse({ catalog throws(ReelError) in
+                    (try catalog.recordingTotals(), hasMusic ? try catalog.tagStats() : nil)
                 }) { result in
                     switch result {
                     case .success(let (totals, music)):
@@ -44,7 +43,8 @@ enum MPDStatusCommands {
                         response.field("albums", totals.albums.union(music?.albums ?? []).count)
                         response.field("songs", totals.songs + (music?.songs ?? 0))
                         response.field("db_playtime", totals.playtime + Int((music?.durationMilliseconds ?? 0) / 1000))
-                        response.field("db_update", max(totals.lastUpdate, Int(lastScan ?? 0)))
+                        let lastRecording = epochSeconds(totals.lastCreated) ?? 0
+                        response.field("db_update", max(lastRecording, Int(lastScan ?? 0)))
                         reply(.success(response))
                     case .failure(let error):
                         reply(.failure(MPDAck(error)))
@@ -96,39 +96,6 @@ enum MPDStatusCommands {
             response.field("nextsongid", next)
         }
         return response
-    }
-
-    struct Totals: Sendable {
-        var songs = 0
-        /// The distinct `Album` values: the names of the folders that hold recordings.
-        var albums: Set<String> = []
-        /// Whole seconds, each recording's rounded as MPD sums them.
-        var playtime = 0
-        var lastUpdate = 0
-    }
-
-    /// Recordings, their albums, their total length and the newest one's time: one walk of the
-    /// tree on the store's read queue.
-    static func totals(_ store: LibraryStore) throws(ReelError) -> Totals {
-        var totals = Totals()
-        var folders: [ItemReference] = [.root]
-        while let folder = folders.popLast() {
-            let listing = try store.list(folder: folder)
-            for item in listing.items {
-                switch item.kind {
-                case .folder where item.readOnly, .track:
-                    break  // the music folders' branch: counted from the index
-                case .folder:
-                    folders.append(.id(item.id))
-                case .recording:
-                    totals.songs += 1
-                    totals.playtime += Int((item.duration ?? 0).rounded())
-                    totals.lastUpdate = max(totals.lastUpdate, epochSeconds(item.created) ?? 0)
-                    if !listing.folder.isRoot { totals.albums.insert(listing.folder.name) }
-                }
-            }
-        }
-        return totals
     }
 }
 

@@ -1,7 +1,6 @@
 // MPD's `list` and `count`: the database's tag values, grouped, with MPD's fallbacks.
 
 import ReelCore
-import ReelLibrary
 import ReelModel
 
 #if canImport(Glibc)
@@ -188,11 +187,11 @@ enum MPDTagCommands {
     /// `list TAG` alone: the index's distinct values and the recordings' own.
     private static func distinct(_ context: MPDContext, name: String, column: MusicTagColumn, _ reply: @escaping MPDReply) {
         let view = context.view
-        context.core.music.browse({ index throws(ReelError) -> [String] in
+        context.core.music.browse({ catalog throws(ReelError) -> [String] in
             var values = Set<String>()
-            if !view.musicFolders.isEmpty { values.formUnion(try index.distinctValues(of: column)) }
-            let database = MPDDatabase(view: view, index: index)
-            for song in try database.songs(under: .recordings(try index.store.item(.root))) {
+            if !view.musicFolders.isEmpty { values.formUnion(try catalog.distinctValues(of: column)) }
+            let database = MPDDatabase(view: view, catalog: catalog)
+            for song in try database.songs(under: .recordings(try catalog.rootFolder())) {
                 values.formUnion(Self.values(of: song.song, name))
             }
             return values.sorted(by: bytesBefore)
@@ -215,10 +214,10 @@ enum MPDTagCommands {
             if case .column(let column) = key { return column }
             return nil
         }
-        context.core.music.browse({ index throws(ReelError) -> MPDResponse in
+        context.core.music.browse({ catalog throws(ReelError) -> MPDResponse in
             let top = Level()
             if !view.musicFolders.isEmpty {
-                let rows = columns.isEmpty ? (try index.tagStats().songs > 0 ? [[]] : []) : try index.distinctValues(of: columns)
+                let rows = columns.isEmpty ? (try catalog.tagStats().songs > 0 ? [[]] : []) : try catalog.distinctValues(of: columns)
                 for row in rows {
                     // The tags Reel never reports are "" on every file.
                     var values: [String] = []
@@ -229,8 +228,8 @@ enum MPDTagCommands {
                     top.insert(values[...])
                 }
             }
-            let database = MPDDatabase(view: view, index: index)
-            for song in try database.songs(under: .recordings(try index.store.item(.root))) {
+            let database = MPDDatabase(view: view, catalog: catalog)
+            for song in try database.songs(under: .recordings(try catalog.rootFolder())) {
                 top.insert(song.song, names[...])
             }
             var response = MPDResponse()
@@ -300,6 +299,6 @@ enum MPDTagCommands {
     }
 
     private static func milliseconds(_ seconds: Double?) -> Int {
-        Int(((seconds ?? 0) * 1000).rounded())
+        MPDResponse.wholeMilliseconds(seconds ?? 0)
     }
 }

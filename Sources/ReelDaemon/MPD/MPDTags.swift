@@ -1,17 +1,11 @@
 // The tags MPD knows, the ones Reel reports, and the set a connection has enabled with `tagtypes`.
 
-/// The tags Reel reports on songs (a recording's `Title`, `Album`, `Date`; a music file's tags
-/// once music folders are indexed).
-enum MPDTag: String, CaseIterable, Sendable {
-    case artist = "Artist"
-    case album = "Album"
-    case albumArtist = "AlbumArtist"
-    case title = "Title"
-    case track = "Track"
-    case genre = "Genre"
-    case date = "Date"
-    case disc = "Disc"
+import ReelModel
 
+/// The tags Reel reports on songs, by MPD's names (the model's `SongTag`).
+typealias MPDTag = SongTag
+
+extension MPDTag {
     /// The tag named `name`, case-insensitively, as MPD parses tag names.
     init?(name: String) {
         let lowered = name.lowercased()

@@ -213,6 +213,7 @@ function onPlayer(p) {
   if (player.offset === null || offset < player.offset) player.offset = offset;
   player.state = p;
   renderPlayer();
+  renderSleep(p);
   markCurrent();
   if (!document.body.dataset.ready) {
     document.body.dataset.ready = '1';
@@ -232,6 +233,7 @@ function renderPlayer() {
   const p = player.state;
   const src = p.source;
   $('player').dataset.state = p.state;
+  renderReplayGain(p.gain);
   const where = queue.entries.findIndex((e) => e.id === p.entry);
   const entry = where >= 0 ? queue.entries[where] : null;
   $('np-title').textContent = entry ? entryTitle(entry) : src ? sourceTitle(src) : 'Nothing playing';
@@ -358,6 +360,26 @@ function onMixer(m) {
   $('mute').setAttribute('aria-label', m.muted ? 'Unmute' : 'Mute');
   setIcon($('mute'), m.muted ? 'muted' : 'vol');
   $('player').classList.toggle('muted', m.muted);
+  const rg = m.replayGain;
+  if (rg) {
+    $('replaygain-mode').value = rg.mode;
+    if (document.activeElement !== $('replaygain-preamp')) $('replaygain-preamp').value = rg.preamp;
+    $('replaygain-limit').checked = rg.limit;
+  }
+}
+
+// The ReplayGain applied to what is audible (PlayerState.gain), beside the settings.
+function renderReplayGain(gain) {
+  $('replaygain-gain').textContent = gain == null ? '' : (gain >= 0 ? '+' : '−') + Math.abs(gain).toFixed(1) + ' dB';
+}
+
+function setupReplayGain() {
+  $('replaygain-mode').addEventListener('change', () => act('mixer.setReplayGain', { mode: $('replaygain-mode').value }));
+  $('replaygain-preamp').addEventListener('change', () => {
+    const preamp = Number($('replaygain-preamp').value);
+    if (Number.isFinite(preamp) && preamp >= -15 && preamp <= 15) act('mixer.setReplayGain', { preamp });
+  });
+  $('replaygain-limit').addEventListener('change', () => act('mixer.setReplayGain', { limit: $('replaygain-limit').checked }));
 }
 
 function setupVolume() {
@@ -1004,6 +1026,62 @@ function setupRecorder() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Alarms & schedules, and the sleep timer
+
+// "Mon 07:00" style, in this browser's time zone (the daemon's `next` carries its offset).
+function whenText(iso) {
+  if (!iso) return 'never';
+  return new Date(iso).toLocaleString([], { weekday: 'short', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
+}
+
+function onSchedules(p) {
+  $('schedule-list').replaceChildren(...p.schedules.map(scheduleRow));
+  $('schedule-empty').hidden = p.schedules.length > 0;
+}
+
+function scheduleRow(s) {
+  const toggle = h('input', { type: 'checkbox', class: 'sch-enabled', 'aria-label': `${s.name} on` });
+  toggle.checked = s.enabled;
+  toggle.addEventListener('change', () => act('schedules.update', { id: s.id, enabled: toggle.checked }));
+  const next = s.enabled ? (s.next ? `next ${whenText(s.next)}` : 'never again') : 'off';
+  const last = s.last ? ` · last: ${s.last.result}, ${s.last.message}` : '';
+  return h('li', { class: 'row schedule', dataset: { id: s.id } }, toggle,
+    h('div', { class: 'row-main' }, h('div', { class: 'name' }, `${s.when} · ${s.name}`), h('div', { class: 'sub sch-next' }, next + last)),
+    h('button', { class: 'danger-text', onclick: () => act('schedules.remove', { id: s.id }) }, 'Delete'));
+}
+
+function setupSchedules() {
+  $('schedule-form').addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const kind = $('sch-kind').value;
+    const minutes = Number($('sch-minutes').value) || 60;
+    const fade = Number($('sch-fade').value) || 0;
+    const body = {};
+    if (kind === 'play') {
+      const target = $('sch-target').value.trim();
+      body[target.includes('://') ? 'url' : 'file'] = target;
+      body.stopAfter = minutes * 60;
+      if (fade > 0) body.fadeIn = fade;
+    } else if (kind === 'record') {
+      body.duration = minutes * 60;
+    } else if (fade > 0) {
+      body.fadeOut = fade;
+    }
+    const added = await act('schedules.add', { when: $('sch-when').value.trim(), action: { [kind]: body } });
+    if (added) $('sch-when').value = '';
+  });
+  $('sleep').addEventListener('change', () => {
+    const after = Number($('sleep').value);
+    act('player.sleep', after ? { after, fadeOut: 30 } : { cancel: true });
+  });
+}
+
+function renderSleep(p) {
+  $('sleep-at').textContent = p.sleepAt ? `stops at ${new Date(p.sleepAt).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })}` : '';
+  if (!p.sleepAt) $('sleep').value = '';
+}
+
+// ---------------------------------------------------------------------------------------------
 // Dialogs, tabs, start
 
 // ask(title, {text, value, ok, danger}) → the text typed (when value is given), true, or null.
@@ -1052,6 +1130,7 @@ function subscribeAll() {
   rpc.subscribe('mixer', {}, (m, p) => onMixer(p)).catch(fail);
   rpc.subscribe('recorder', { interval: RECORDER_INTERVAL }, (m, p) => onRecorder(p)).catch(fail);
   rpc.subscribe('scan', {}, (m, p) => onScan(p)).catch(fail);
+  rpc.subscribe('schedules', {}, (m, p) => onSchedules(p)).catch(fail);
   if (!$('music').hidden) {
     music.shown = false;
     showMusicTab();
@@ -1068,7 +1147,7 @@ function subscribeAll() {
 function route() {
   const hash = decodeURIComponent(location.hash.slice(1));
   const tab = hash.split(':')[0];
-  showTab(['queue', 'music', 'library', 'recorder'].includes(tab) ? tab : 'queue');
+  showTab(['queue', 'music', 'library', 'recorder', 'schedules'].includes(tab) ? tab : 'queue');
   const path = hash.startsWith('library:/') ? hash.slice(8) : null;
   if (path && lib.folder && path !== lib.folder.path && rpc.ws && rpc.ws.readyState === WebSocket.OPEN) openFolder({ path });
 }
@@ -1077,10 +1156,12 @@ function start() {
   setupTabs();
   setupPlayer();
   setupVolume();
+  setupReplayGain();
   setupQueue();
   setupLibrary();
   setupMusic();
   setupRecorder();
+  setupSchedules();
   route();
   window.addEventListener('hashchange', route);
   rpc.onopen = subscribeAll;

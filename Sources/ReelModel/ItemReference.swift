@@ -6,8 +6,11 @@ public enum ItemReference: Hashable, Sendable, CustomStringConvertible {
     case id(String)
     case path(String)
 
+    /// The root folder's id (the library's schema gives it this fixed value).
+    public static let rootID = "00000000-0000-0000-0000-000000000000"
+
     /// The root folder.
-    public static var root: ItemReference { .id(LibrarySchema.rootID) }
+    public static var root: ItemReference { .id(rootID) }
 
     public var description: String {
         switch self {

@@ -1,0 +1,40 @@
+// A take's ReplayGain: its loudness measured while it is recorded, kept with its item.
+
+import Logging
+import ReelAudio
+internal import ReelLibrary
+import ReelModel
+
+/// Gives each take's encoder a `LoudnessMeter` (through `makeWriter`, the capture engine's
+/// writer factory) and, when the take is finished, keeps its ReplayGain (−18 LUFS − its
+/// integrated loudness, and its sample peak) with the recording's item, where the player reads
+/// it. A take too short or too quiet to measure keeps none (the missing-tags preamp applies).
+///
+/// Threads: `makeWriter` runs where the capture engine starts a take, the meter is fed on its
+/// writer thread, `keep` runs where the take is finished, after the writer thread ended.
+final class TakeLoudness: @unchecked Sendable {
+    private let current = Locked<LoudnessMeter?>(nil)
+
+    /// The live encoder of `request`, feeding a new meter.
+    func makeWriter(_ request: CaptureRequest) throws(ReelError) -> RecordingWriter {
+        let writer = try CaptureEngine.liveWriter(request)
+        let meter = LoudnessMeter(format: request.format)
+        current.withLock { $0 = meter }
+        return LoudnessMeasuringWriter(writer, meter: meter)
+    }
+
+    /// Keeps the finished take's gain with recording `id` (once per take).
+    func keep(recording id: String, store: LibraryStore, logger: Logger) {
+        guard let meter = current.withLock({ meter in defer { meter = nil }; return meter }) else { return }
+        if let reason = meter.unavailable {
+            logger.warning("cannot measure the recording's loudness", metadata: ["item": "\(id)", "error": "\(reason)"])
+            return
+        }
+        guard let gain = meter.replayGain else { return }
+        do throws(ReelError) {
+            try store.setReplayGain(ofRecording: id, gain: gain.gain, peak: gain.peak)
+        } catch {
+            logger.warning("cannot keep the recording's loudness", metadata: ["item": "\(id)", "error": "\(error.message)"])
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import ReelModel
+import ReelProtocol
+import Testing
+
+/// Schedules with the real clock through reeld and PulseAudio: an alarm set a minute ahead that
+/// fades in (the null sink's monitor rises), then a sleep timer that fades out and stops, with
+/// the volume as it was for the next play. One test, to keep the minute's cost to one.
+@Suite struct ScheduleEndToEndTests {
+    static let rate = CPUQuotaPlaybackTests.rate
+
+    /// RMS of each whole second of `samples` (16-bit stereo), from frame `from`.
+    static func secondsRMS(_ samples: [Int16], from: Int, count: Int) -> [Double] {
+        (0..<count).map { second in
+            let start = (from + second * rate) * 2
+            let end = min(samples.count, start + rate * 2)
+            guard start < end else { return 0 }
+            let sum = samples[start..<end].reduce(0.0) { $0 + Double($1) * Double($1) }
+            return (sum / Double(end - start)).squareRoot()
+        }
+    }
+
+    static func localWhen(_ instant: Int64) -> String {
+        LocalDateTime(localSeconds: instant + Int64(SystemTimeZone().utcOffset(at: instant))).description
+    }
+
+    @Test(.enabled(if: CPUQuotaPlaybackTests.pulse != nil, "needs the PulseAudio null sink that scripts/test starts"))
+    func anAlarmAMinuteAheadFadesInAndASleepTimerFadesOutAndStops() throws {
+        let sink = try PrivateSink()
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("reel-alarm-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let source = scratch.appendingPathComponent("alarm.wav").path
+        try AudioAnalysis.run("sox", ["-n", "-r", "\(Self.rate)", "-c", "2", "-b", "16", source, "synth", "120", "sine", "440", "vol", "0.5"])
+        let daemon = try DaemonProcess(device: "pulse", environment: sink.environment)
+        defer { daemon.stop() }
+        let client = try daemon.client()
+        _ = try client.result("mixer.setVolume", ["volume": 80])
+        let recorded = scratch.appendingPathComponent("monitor.raw").path
+        let recording = try CPUQuotaPlaybackTests.MonitorRecording(sink: sink, into: recorded)
+        defer { recording.stop() }
+
+        let due = Int64(Date().timeIntervalSince1970) + 60
+        let added = try client.result("schedules.add", [
+            "when": .string(Self.localWhen(due)), "name": "alarm",
+            "action": ["play": ["file": .string(source), "fadeIn": 10, "stopAfter": 60]],
+        ])
+        #expect(added["next"]?.stringValue.flatMap(CivilTime.instant(iso8601:)) == due)
+        var last: JSONValue = .null
+        let deadline = Date().addingTimeInterval(180)
+        while Date() < deadline {
+            last = try client.result("schedules.list")["schedules"]?.arrayValue?.first?["last"] ?? .null
+            if last != .null { break }
+            usleep(200_000)
+        }
+        #expect(Date().timeIntervalSince1970 >= Double(due), "fired before it was due")
+        #expect(last["result"] == "ok", "\(last)")
+        // The fade-in and a little after it.
+        usleep(13_000_000)
+        // A sleep timer: 5 s, fading out over the last 3.
+        let sleep = try client.result("player.sleep", ["after": 5, "fadeOut": 3])
+        #expect(sleep["at"]?.stringValue != nil)
+        #expect(try client.result("player.status")["sleepAt"]?.stringValue == sleep["at"]?.stringValue)
+        var state: JSONValue = .null
+        let stopDeadline = Date().addingTimeInterval(30)
+        while Date() < stopDeadline {
+            state = try client.result("player.status")
+            if state["state"] == "stopped" { break }
+            usleep(100_000)
+        }
+        #expect(state["state"] == "stopped")
+        #expect(state["sleepAt"] == .null)
+        #expect(try client.result("mixer.status")["volume"] == 80, "the volume is as it was")
+        usleep(500_000)
+        recording.stop()
+
+        let samples = try Data(contentsOf: URL(fileURLWithPath: recorded)).withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+        let frames = samples.count / 2
+        guard let first = (0..<frames).first(where: { abs(Int(samples[2 * $0])) > 64 }) else {
+            Issue.record("nothing was heard")
+            return
+        }
+        let rise = Self.secondsRMS(samples, from: first, count: 12)
+        #expect(zip(rise.prefix(10), rise.prefix(10).dropFirst()).allSatisfy { $0 < $1 }, "rises every second: \(rise)")
+        #expect(rise[0] < rise[11] / 20, "starts far below full: \(rise)")
+        #expect(abs(rise[11] - rise[10]) < rise[11] * 0.05, "full level after the fade: \(rise)")
+        // The end: the last three seconds with sound fall.
+        guard let lastLoud = (0..<frames).last(where: { abs(Int(samples[2 * $0])) > 64 }) else { return }
+        let fall = Self.secondsRMS(samples, from: max(0, lastLoud - 3 * Self.rate), count: 3)
+        #expect(zip(fall, fall.dropFirst()).allSatisfy { $0 > $1 }, "falls every second: \(fall)")
+        #expect(fall[0] < rise[11], "already fading: \(fall) after \(rise[11])")
+    }
+}

@@ -1,0 +1,19 @@
+import Testing
+
+@testable import ReelDaemon
+
+struct MPDResponseTests {
+    @Test func secondsAreWrittenWithThreeDecimals() {
+        #expect(MPDResponse.milliseconds(12.3456) == "12.346")
+        #expect(MPDResponse.milliseconds(0.005) == "0.005")
+        #expect(MPDResponse.milliseconds(-3) == "0.000")
+    }
+
+    @Test func anAbsurdLengthFromABogusHeaderIsHeldNotATrap() {
+        // A container's header can claim any length: Int(Double) would trap past Int.max.
+        #expect(MPDResponse.wholeMilliseconds(1e300) == 1_000_000_000_000_000)
+        #expect(MPDResponse.wholeMilliseconds(.infinity) == 1_000_000_000_000_000)
+        #expect(MPDResponse.wholeMilliseconds(.nan) == 0)
+        #expect(MPDResponse.milliseconds(.greatestFiniteMagnitude) == "1000000000000.000")
+    }
+}
