@@ -29,6 +29,9 @@ let package = Package(
         // loaded with dlopen by the first file that needs them rather than linked: a daemon that
         // never plays such a file maps none of FFmpeg.
         .target(name: "CFFmpeg", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("m")]),
+        // libcurl (<curl/curl.h> from Debian's libcurl4-openssl-dev), loaded with dlopen by the
+        // first URL played rather than linked: a daemon that never plays a stream maps none of it.
+        .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
         // epoll and eventfd from the C library, for the control socket's event loop.
         .systemLibrary(name: "CEpoll"),
         // TagLib's C++ API behind a C header (TagLib 1.13's own C API has no album artist, disc
@@ -42,7 +45,7 @@ let package = Package(
         .target(
             name: "ReelAudio",
             dependencies: [
-                "ReelModel", "CALSA", "CSndFile", "CMPG123", "CVorbis", "CSoxr", "CFFmpeg",
+                "ReelModel", "CALSA", "CSndFile", "CMPG123", "CVorbis", "CSoxr", "CFFmpeg", "CCurl",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // Tags, stream properties and embedded pictures of the files of the music folders.
