@@ -15,6 +15,8 @@ public enum QueueAddition: Sendable, Equatable {
     /// Files of the music folders in this order (an album, a search's results), from the index:
     /// no file is opened to add them. One whose music folder is missing is refused.
     case musicTracks([MusicTrack])
+    /// An http(s) URL, queued as it is (nothing is fetched until it plays).
+    case url(String)
 }
 
 /// A window of the queue (`queue.list`).
@@ -319,6 +321,8 @@ extension PlayerController {
                     format: AudioFormat(codec: audio.codec, sampleRate: audio.sampleRate, channels: audio.channels),
                     tags: track.displayTags)
             }
+        case .url(let url):
+            return [NewQueueEntry(source: .url(try URLSource.check(url), name: nil, title: nil), duration: nil, format: nil)]
         case .recordings(let references):
             return try references.map { reference throws(ReelError) -> NewQueueEntry in
                 let item = try store.item(reference)

@@ -130,6 +130,7 @@ extension Output {
         switch source {
         case .file(let path): path.split(separator: "/").last.map(String.init) ?? path
         case .item(_, let path, _): path
+        case .url(let url, let name, _): name ?? url
         }
     }
 

@@ -22,7 +22,7 @@ enum QueueMethods {
             if params["track"] != nil || params["album"] != nil {
                 return try MusicMethods.addToQueue(params, music: music, player: player)
             }
-            try params.rejectUnknown(allowed: ["file", "item", "path", "position", "next"])
+            try params.rejectUnknown(allowed: ["file", "item", "path", "url", "position", "next"])
             let addition = try params.playable()
             let position = try params.optionalInt("position")
             let next = try params.optionalBool("next") ?? false
@@ -109,6 +109,12 @@ enum QueueMethods {
 extension Params {
     /// `file` (an absolute path) or an item (`item` id or `path` in the tree).
     func playable() throws(RPCError) -> QueueAddition {
+        if let url = try optionalString("url") {
+            guard !has("file"), !has("item"), !has("path") else {
+                throw RPCError.invalidParams("give \"url\", \"file\" or a recording (\"item\"/\"path\"), only one")
+            }
+            return .url(url)
+        }
         if let reference = try optionalItem() {
             guard !has("file") else {
                 throw RPCError.invalidParams("give \"file\" or a recording (\"item\"/\"path\"), not both")

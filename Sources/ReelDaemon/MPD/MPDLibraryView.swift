@@ -117,6 +117,11 @@ struct MPDLibraryView: Sendable {
             } else {
                 song = MPDSong(uri: fileURI(ofRecording: path, codec: entry.format?.codec))
             }
+        case .url(let url, let name, let title):
+            // As MPD prints a stream: its URL as given, the title on air, the station.
+            song = MPDSong(uri: url)
+            if let title, !title.isEmpty { song.tags.append((.title, title)) }
+            if let name, !name.isEmpty { song.tags.append((.name, name)) }
         case .file(let path):
             if let track {
                 song = self.song(of: track)

@@ -11,6 +11,8 @@ enum MPDTag: String, CaseIterable, Sendable {
     case genre = "Genre"
     case date = "Date"
     case disc = "Disc"
+    /// A stream's station (`icy-name`).
+    case name = "Name"
 
     /// The tag named `name`, case-insensitively, as MPD parses tag names.
     init?(name: String) {
