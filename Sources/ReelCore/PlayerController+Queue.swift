@@ -19,6 +19,18 @@ public enum QueueAddition: Sendable, Equatable {
     case url(String)
 }
 
+extension PlayerController {
+    /// The schemes a URL source may have (`daemon.info`'s `urlSchemes`, MPD's `urlhandlers`).
+    public static var urlSchemes: [String] { URLSource.schemes }
+
+    /// Whether `text` is a URL of a scheme the player plays (not checked further: adding it
+    /// says what is wrong with it).
+    public static func isStreamURL(_ text: String) -> Bool {
+        guard URLSource.looksLikeURL(text), let scheme = text.split(separator: ":").first else { return false }
+        return URLSource.schemes.contains(scheme.lowercased())
+    }
+}
+
 /// A window of the queue (`queue.list`).
 public struct QueueListing: Sendable, Equatable {
     public var summary: QueueSummary
