@@ -40,6 +40,9 @@ let package = Package(
 
         .target(name: "ReelModel", linkerSettings: [.linkedLibrary("m")]),
         .target(name: "ReelProtocol", dependencies: ["ReelModel"]),
+        // The formats radio stations send (ICY metadata, station playlists, HLS): pure Swift,
+        // no I/O and no dependency, so scripts/fuzz-stream-formats compiles it on its own.
+        .target(name: "ReelStreamFormats"),
         // A blocking or polled JSON-RPC connection to reeld's socket, for the CLI and the plugin.
         .target(name: "ReelClient", dependencies: ["ReelProtocol"]),
         .target(
@@ -105,6 +108,7 @@ let package = Package(
 
         .testTarget(name: "ReelModelTests", dependencies: ["ReelModel"]),
         .testTarget(name: "ReelProtocolTests", dependencies: ["ReelProtocol"]),
+        .testTarget(name: "ReelStreamFormatsTests", dependencies: ["ReelStreamFormats"]),
         .testTarget(name: "ReelSnapcastTests", dependencies: ["ReelSnapcast", "ReelClient", "ReelProtocol", "ReelModel"]),
         .testTarget(name: "ReelAudioTests", dependencies: ["ReelAudio"]),
         .testTarget(name: "ReelTagsTests", dependencies: ["ReelTags", "ReelModel"]),
