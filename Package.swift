@@ -48,7 +48,7 @@ let package = Package(
         .target(
             name: "ReelAudio",
             dependencies: [
-                "ReelModel", "CALSA", "CSndFile", "CMPG123", "CVorbis", "CSoxr", "CFFmpeg", "CCurl",
+                "ReelModel", "ReelStreamFormats", "CALSA", "CSndFile", "CMPG123", "CVorbis", "CSoxr", "CFFmpeg", "CCurl",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // Tags, stream properties and embedded pictures of the files of the music folders.

@@ -47,6 +47,8 @@ import Testing
         #expect(status["stream"]?["bitrate"] == .int(128))
         #expect(status["stream"]?["reconnects"] == .int(0))
         #expect(status["format"]?["codec"] == .string("mp3"))
+        let titled = try Self.waitFor(client) { $0["source"]?["title"] == .string("First title") }
+        #expect(titled["source"]?["title"] == .string("First title"), "\(titled)")
         #expect(try Self.mapsCurl(daemon.process.processIdentifier))
         // The queue's entry keeps the station's name.
         let listed = try client.result("queue.list")

@@ -60,6 +60,20 @@ import Testing
         #expect(status.state == .playing)
     }
 
+    @Test func icyTitlesAreTakenOutOfTheAudioAndFollowed() throws {
+        // Paced (a first burst of 64 KiB, then 128 kbit/s): a title every 4 blocks of 16,000 bytes.
+        let server = try StreamServer()
+        let (reader, stream) = try Self.open(server.url("/live.mp3"))
+        var seen: [String] = []
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline && !seen.contains("Second title") {
+            _ = try Self.readAudible(reader, frames: 4410)
+            if let title = stream.current.title, seen.last != title { seen.append(title) }
+        }
+        #expect(seen.starts(with: ["First title", "Second title"]), "\(seen)")
+        #expect(stream.current.name == "Reel Test Radio")
+    }
+
     @Test func aMissingStreamAWebPageAndTextAreUnreachable() throws {
         let server = try StreamServer()
         let missing = try #require(Self.failure(server.url("/status/404")))

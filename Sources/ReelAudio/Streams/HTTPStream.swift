@@ -3,6 +3,7 @@
 
 import CCurl
 import ReelModel
+import ReelStreamFormats
 import Synchronization
 
 #if canImport(Glibc)
@@ -63,6 +64,8 @@ public final class HTTPStream: @unchecked Sendable {
     private var received: Int64 = 0
     private var everPlayed = false
     private var rangeAsked: Int64?
+    /// The ICY de-interleaver of this connection's body, when the server sends metadata.
+    private var icy: ICYDemuxer?
 
     public init(url: String, configuration: StreamConfiguration, onChange: @escaping @Sendable () -> Void = {}) {
         self.url = url
@@ -169,7 +172,7 @@ public final class HTTPStream: @unchecked Sendable {
                 request.low_speed_time = configuration.lowSpeedSeconds
                 request.max_redirects = configuration.maxRedirects
                 request.range_start = offset ?? -1
-                request.icy_metadata = 0
+                request.icy_metadata = 1
                 request.context = Unmanaged.passUnretained(self).toOpaque()
                 request.on_header = { context, line, length in
                     let stream = Unmanaged<HTTPStream>.fromOpaque(context!).takeUnretainedValue()
@@ -226,6 +229,8 @@ public final class HTTPStream: @unchecked Sendable {
                 return false
             }
         }
+        // Each connection's body starts with audio; a server that sends metadata says how often.
+        icy = head.icyMetaInterval.flatMap { try? ICYDemuxer(metaInterval: $0) }
         let first = head
         update { status in
             if status.head == nil {
@@ -244,8 +249,22 @@ public final class HTTPStream: @unchecked Sendable {
 
     private func takeBody(_ bytes: UnsafeRawPointer, count: Int) -> Bool {
         guard refused == nil else { return false }
-        guard buffer.write(bytes, count: count) else { return false }
         received += Int64(count)
-        return true
+        guard var demuxer = icy else { return buffer.write(bytes, count: count) }
+        var written = true
+        demuxer.feed(UnsafeRawBufferPointer(start: bytes, count: count)) { piece in
+            switch piece {
+            case .audio(let audio):
+                if written, let base = audio.baseAddress { written = buffer.write(base, count: audio.count) }
+            case .metadata(let metadata):
+                // What is on air from here on ("" clears it). Told when received: the buffer
+                // ahead of the decoder is what the server sent in a burst, a few seconds.
+                if let title = metadata.streamTitle {
+                    update { $0.title = title.isEmpty ? nil : title }
+                }
+            }
+        }
+        icy = demuxer
+        return written
     }
 }
