@@ -145,6 +145,34 @@ import Testing
         #expect(throws: ReelError.self) { _ = try Self.readAudible(reader, frames: Int.max, seconds: 60) }
     }
 
+    @Test func aTricklingServerIsUnreachableNotAHang() throws {
+        let server = try StreamServer()
+        // One byte a second, below the low-speed limit (1000 bytes/s for 3 s here).
+        let error = try #require(Self.failure(server.url("/trickle/live.mp3")))
+        #expect(error.reason == .unreachable && error.message.contains(server.url("/trickle/live.mp3")), "\(error)")
+    }
+
+    @Test func httpsIsVerifiedAgainstTheSystemsCAsAndTheExtraCAFile() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reel-tls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let base = directory.path
+        try TestAudio.run(
+            "/usr/bin/python3",
+            ["-c", "import sys; sys.path.insert(0, sys.argv[1]); import stream_server; stream_server.make_test_ca(sys.argv[2])",
+             URL(fileURLWithPath: StreamServer.script).deletingLastPathComponent().path, base])
+        let server = try StreamServer(extra: ["--tls-cert", base + "/server.pem", "--tls-key", base + "/server.key"])
+        let url = "https://127.0.0.1:\(server.port)/live.mp3"
+        // Not signed by a CA the system trusts: refused, naming TLS.
+        let untrusted = try #require(Self.failure(url))
+        #expect(untrusted.reason == .unreachable && untrusted.message.contains("TLS"), "\(untrusted)")
+        // With the test CA as the extra CA file: it plays.
+        var configuration = Self.configuration
+        configuration.extraCAFile = base + "/ca.pem"
+        let (reader, _) = try URLSource.open(url: url, configuration: configuration)
+        #expect(try Self.readAudible(reader, frames: 4410).count > 0)
+    }
+
     @Test func libcurlIsLoadedOnlyByTheFirstURL() throws {
         // Loaded by now or not, reel_curl_loaded never loads it; after a URL played, it is.
         let server = try StreamServer()

@@ -81,6 +81,10 @@ public final class HTTPStream: @unchecked Sendable {
     /// Bytes received and not decoded yet. Any thread.
     public var bufferedBytes: Int { buffer.available }
 
+    /// Bytes received after which a stream counts as having played (a first connection that
+    /// fails before is `unreachable` at once).
+    static let playedBytes: Int64 = 4 << 10
+
     /// True once libcurl was loaded (by the first URL played); never loads it.
     public static var libraryLoaded: Bool { reel_curl_loaded() != 0 }
 
@@ -243,13 +247,15 @@ public final class HTTPStream: @unchecked Sendable {
                 status.state = .playing
             }
         }
-        everPlayed = true
         return true
     }
 
     private func takeBody(_ bytes: UnsafeRawPointer, count: Int) -> Bool {
         guard refused == nil else { return false }
         received += Int64(count)
+        // Some audio came (not a server that trickles or stalls from its first bytes): from now
+        // on a drop is connected again rather than an error.
+        if received >= Self.playedBytes { everPlayed = true }
         guard var demuxer = icy else { return buffer.write(bytes, count: count) }
         var written = true
         demuxer.feed(UnsafeRawBufferPointer(start: bytes, count: count)) { piece in

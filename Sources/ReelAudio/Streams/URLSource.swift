@@ -46,9 +46,9 @@ public enum URLSource {
         let url = try check(url)
         let stream = HTTPStream(url: url, configuration: configuration, onChange: onChange)
         stream.start()
-        // Connecting (and each redirect) may take the connect timeout; the first bytes may take
-        // the low-speed window after that.
-        let patience = (configuration.connectTimeout * (configuration.maxRedirects + 1) + configuration.lowSpeedSeconds) * 1000
+        // Connecting may take the connect timeout; the first bytes the low-speed window after
+        // that; and a few seconds of slack.
+        let patience = (configuration.connectTimeout + configuration.lowSpeedSeconds + 5) * 1000
         _ = stream.buffer.waitForBytes(16, milliseconds: patience)
         let status = stream.current
         guard let head = status.head else {
