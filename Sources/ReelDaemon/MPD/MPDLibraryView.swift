@@ -131,7 +131,10 @@ struct MPDLibraryView: Sendable {
                 song = MPDSong(uri: path)
             }
         }
-        if let format = entry.format { song.format = format }
+        // A stream has no `Format` or `Time` in MPD's listings.
+        let isStream: Bool
+        if case .url = entry.source { isStream = true } else { isStream = false }
+        if let format = entry.format, !isStream { song.format = format }
         if let duration = entry.duration { song.duration = duration }
         song.position = entry.position
         song.id = entry.id
