@@ -92,4 +92,21 @@ import Testing
         #expect(status["error"]?["reason"] == .string("unreachable"))
         _ = try client.result("player.stop")
     }
+
+    @Test func theCLIAddsAndPlaysAURLAndShowsTheStationAndTitle() throws {
+        let server = try StreamServer()
+        let daemon = try DaemonProcess()
+        let url = server.url("/live.mp3")
+        let added = try CLI.run(["add", url, "--socket", daemon.socketPath])
+        #expect(added.status == 0 && added.stdout.contains("added \(url)"), "\(added)")
+        let played = try CLI.run(["play", url, "--socket", daemon.socketPath])
+        #expect(played.status == 0 && played.stdout.contains(url), "\(played)")
+        let client = try daemon.client()
+        _ = try Self.waitFor(client) { $0["source"]?["title"] == .string("First title") }
+        let status = try CLI.run(["status", "--socket", daemon.socketPath])
+        #expect(status.status == 0 && status.stdout.contains("Reel Test Radio — First title"), "\(status)")
+        let refused = try CLI.run(["add", "ftp://127.0.0.1/a.mp3", "--socket", daemon.socketPath])
+        #expect(refused.status != 0 && refused.stderr.contains("only http:// and https://"), "\(refused)")
+        _ = try client.result("player.stop")
+    }
 }
