@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-/// How the programs are linked (docs/performance.md, "What reeld's own binary costs"): with the
+/// How the programs are linked (docs/performance.md, "What reeld's own program costs"): with the
 /// toolchain's lld, relative relocations packed (DT_RELR, glibc 2.36 and later: Debian 12): the
 /// dynamic loader reads ~20 KB at start instead of 2.5 MB of `.rela.dyn`; and no symbol table
 /// for the dynamic loader beyond what the shared libraries need (the static Swift runtime's
