@@ -20,7 +20,10 @@
 //     was never fsynced is empty.
 //   - What is in the backing directory at mount is durable. Mode bits are taken as they are at
 //     the cut (chmod is not modelled); times and owners are not kept.
-//   - "sync" on the control file makes everything durable (sync(2)).
+//   - "sync" on the control file makes everything durable (sync(2)); "cut-after N" cuts the
+//     power right after the Nth fsync or fsyncdir from then on (that one's effect kept): the
+//     way to visit every crash point of an operation in turn. Reading the file says "cut" once
+//     the power is gone, "running" before.
 //
 // Usage: cutfs BACKING MOUNTPOINT [FUSE options, e.g. -f]. The durable copies of files changed
 // since their last fsync live in BACKING.cutfs/ (same file system, made and emptied at mount).
@@ -82,6 +85,7 @@ static char *backing_path, *state_path;
 static struct node *root;
 static uint64_t next_id = 1;
 static int frozen;
+static long cut_countdown;  // > 0: the power goes right after this many more fsyncs
 
 #define BUCKETS 65536
 static struct node *buckets[BUCKETS];
@@ -422,6 +426,7 @@ static void remove_tree(int fd) {
 
 static int cut(void) {
     frozen = 1;
+    cut_countdown = 0;
     index_live(backing, "");
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/new", state_path);
@@ -441,6 +446,11 @@ static int cut(void) {
     if (listing) closedir(listing);
     say("power cut: the backing directory holds the durable state (%d failures)", failures);
     return failures ? -EIO : 0;
+}
+
+// A sync (of a file or a directory) done: the armed cut comes when the count runs out.
+static void counted_sync(void) {
+    if (cut_countdown > 0 && --cut_countdown == 0) cut();
 }
 
 // ---- FUSE operations.
@@ -523,6 +533,7 @@ static int op_fsyncdir(const char *path, int datasync, struct fuse_file_info *fi
     if (!dir || dir->kind != K_DIR) return -EIO;
     h->node = dir;
     set_entries_from_live(dir, h->fd);
+    counted_sync();
     return 0;
 }
 
@@ -679,19 +690,30 @@ static int op_read(const char *path, char *buffer, size_t size, off_t offset, st
 }
 
 static int control(const char *text, size_t size) {
-    char command[32] = {0};
-    memcpy(command, text, size < sizeof command - 1 ? size : sizeof command - 1);
+    char line[64] = {0}, command[64];
+    memcpy(line, text, size < sizeof line - 1 ? size : sizeof line - 1);
+    memcpy(command, line, sizeof command);
     command[strcspn(command, " \n")] = 0;
     if (!strcmp(command, "cut")) {
         if (frozen) return 0;
         return cut();
+    }
+    if (!strcmp(command, "cut-after")) {
+        // "cut-after N": the power goes right after the Nth fsync or fsyncdir from now (its
+        // effect kept), for walking every crash point of an operation in turn.
+        DEAD();
+        char *end = NULL;
+        long count = strtol(line + strlen("cut-after"), &end, 10);
+        if (count <= 0) return -EINVAL;
+        cut_countdown = count;
+        return 0;
     }
     if (!strcmp(command, "sync")) {
         DEAD();
         make_tree_durable(root, backing);
         return 0;
     }
-    say("unknown command \"%s\" (cut, sync)", command);
+    say("unknown command \"%s\" (cut, cut-after N, sync)", command);
     return -EINVAL;
 }
 
@@ -724,6 +746,7 @@ static int op_fsync(const char *path, int datasync, struct fuse_file_info *fi) {
     if (!h->node) return 0;
     DEAD();
     make_file_durable(h->node, h->fd);
+    counted_sync();
     return 0;
 }
 

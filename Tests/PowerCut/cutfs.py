@@ -74,6 +74,14 @@ class CutFS:
     def sync(self):
         self.command("sync")
 
+    def cut_after(self, syncs):
+        """Arms the cut: the power goes right after the `syncs`th fsync or fsyncdir from now."""
+        self.command(f"cut-after {syncs}")
+
+    def is_cut(self):
+        with open(self.control) as f:
+            return f.read().strip() == "cut"
+
     def unmount(self):
         """Unmounts (lazily if something still holds it) and waits for cutfs to exit."""
         if self.process is None:

@@ -263,6 +263,24 @@ class CutFSTests(unittest.TestCase):
         self.power_cut()  # the directory was not synced: the name is back, with the synced data
         self.assertEqual(read(self.p("a")), b"BB")
 
+    def test_cut_after_n_syncs_keeps_the_nth_and_nothing_after(self):
+        self.fs.cut_after(2)
+        write(self.p("a"), b"1", sync=True)   # sync 1
+        write(self.p("b"), b"2", sync=True)   # sync 2: the cut, right after
+        self.assertTrue(self.fs.is_cut())
+        with self.assertRaises(OSError):
+            write(self.p("c"), b"3", sync=True)
+        self.fs.unmount()
+        self.fs.mount()
+        self.assertFalse(self.fs.is_cut())
+        self.assertEqual(os.listdir(self.mnt), [])  # the directory was never synced
+        self.fs.cut_after(3)
+        write(self.p("a"), b"1", sync=True)
+        fsync_dir(self.mnt)
+        write(self.p("a"), b"11", sync=True)  # the third: kept
+        self.power_cut()
+        self.assertEqual(read(self.p("a")), b"11")
+
     # Whole state
 
     def test_a_clean_unmount_keeps_everything(self):
