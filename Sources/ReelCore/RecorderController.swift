@@ -373,8 +373,16 @@ public final class RecorderController: @unchecked Sendable {
             guard let path = try? store.audioPath(for: item) else { continue }
             let codec = LibraryStore.fileExtension(forCodec: item.format?.codec ?? "")
             do throws(ReelError) {
-                guard RecordingRepair.fileSize(path) > 0 else {
-                    throw ReelError(.corruptFile, "the audio file \(path) is empty or missing")
+                if RecordingRepair.fileSize(path) == 0 {
+                    // Nothing of it reached the disk (a power cut within its first second): it
+                    // stays in the tree as a take of no frames, with a file every tool reads.
+                    let pcm = PCMFormat(
+                        sample: .s16, sampleRate: item.format?.sampleRate ?? defaults.sampleRate,
+                        channels: item.format?.channels ?? defaults.channels)
+                    try RecordingRepair.writeEmptyTake(path: path, codec: item.format?.codec ?? codec, format: pcm)
+                    logger.notice(
+                        "an unfinished recording's audio never reached the disk; kept as an empty take",
+                        metadata: ["path": "\(item.path)", "file": "\(path)"])
                 }
                 let outcome = try RecordingRepair.repair(path: path, codec: codec)
                 try store.updateRecording(
