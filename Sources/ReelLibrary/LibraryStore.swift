@@ -318,6 +318,9 @@ public final class LibraryStore: Sendable {
                     metadata: ["file": "\(file)", "error": "\(error.message)"])
             }
         }
+        // The removals are durable before the answer: a power cut after it does not bring the
+        // files back (into lost+found at the next start).
+        if !files.isEmpty { AudioFiles.syncDirectory(audioDirectory) }
         logger.info("deleted", metadata: ["path": "\(path)", "items": "\(count)"])
         return count
     }

@@ -4,6 +4,7 @@ A `CutFS` is used as a context manager: the mount is always undone on the way ou
 happened inside (an exception, a failed check), and its cutfs process is stopped by its PID.
 """
 import os
+import shutil
 import subprocess
 import time
 
@@ -17,7 +18,10 @@ def build(output):
         flags = subprocess.run(["pkg-config", "--cflags", "--libs", "fuse3"], check=True,
                                capture_output=True, text=True).stdout.split()
         os.makedirs(os.path.dirname(output) or ".", exist_ok=True)
-        subprocess.run(["cc", "-O2", "-Wall", "-Wextra", "-o", output, source] + flags, check=True)
+        compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+        if not compiler:
+            raise RuntimeError("no C compiler for cutfs.c (scripts/install-deps --test installs gcc)")
+        subprocess.run([compiler, "-O2", "-Wall", "-Wextra", "-o", output, source] + flags, check=True)
     return output
 
 
