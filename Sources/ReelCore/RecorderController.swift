@@ -220,6 +220,14 @@ public final class RecorderController: @unchecked Sendable {
             shared.take = Take(item: item, codec: codec, format: format, path: path)
             shared.lastError = nil
         }
+        // A deletion of the item (its folder deleted) that committed while the take was starting
+        // found no take to stop; one committed from now on does. Look again.
+        if (try? store.item(id: item.id)) == nil {
+            engine.stop()
+            unlink(path)
+            shared.withLock { $0.take = nil }
+            throw ReelError(.notFound, "\(item.path) was deleted (its folder with it) while the recording started")
+        }
         logger.info(
             "recording", metadata: ["path": "\(item.path)", "file": "\(path)", "format": "\(codec) \(sampleRate) Hz \(channels) ch",
                                     "device": "\(deviceName)"])
