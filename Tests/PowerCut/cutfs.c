@@ -22,7 +22,9 @@
 //     the cut (chmod is not modelled); times and owners are not kept.
 //   - "sync" on the control file makes everything durable (sync(2)); "cut-after N" cuts the
 //     power right after the Nth fsync or fsyncdir from then on (that one's effect kept): the
-//     way to visit every crash point of an operation in turn. Reading the file says "cut" once
+//     way to visit every crash point of an operation in turn. "cut-after N stop" also stops
+//     (SIGSTOP) the process that made that sync, before it sees the sync's answer: a power cut
+//     stops the program with the disk, so it never answers anything from a dead disk. Reading the file says "cut" once
 //     the power is gone, "running" before.
 //
 // Usage: cutfs BACKING MOUNTPOINT [FUSE options, e.g. -f]. The durable copies of files changed
@@ -35,6 +37,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fuse.h>
+#include <signal.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -86,6 +89,7 @@ static struct node *root;
 static uint64_t next_id = 1;
 static int frozen;
 static long cut_countdown;  // > 0: the power goes right after this many more fsyncs
+static int stop_caller;     // and the process that made the last of them is stopped with it
 
 #define BUCKETS 65536
 static struct node *buckets[BUCKETS];
@@ -450,7 +454,12 @@ static int cut(void) {
 
 // A sync (of a file or a directory) done: the armed cut comes when the count runs out.
 static void counted_sync(void) {
-    if (cut_countdown > 0 && --cut_countdown == 0) cut();
+    if (cut_countdown > 0 && --cut_countdown == 0) {
+        // As a power cut stops the machine: the caller gets no further than this sync (SIGSTOP
+        // to its thread's process before the answer; its other threads stop on their way back).
+        if (stop_caller && fuse_get_context()->pid > 0) kill(fuse_get_context()->pid, SIGSTOP);
+        cut();
+    }
 }
 
 // ---- FUSE operations.
@@ -706,6 +715,7 @@ static int control(const char *text, size_t size) {
         long count = strtol(line + strlen("cut-after"), &end, 10);
         if (count <= 0) return -EINVAL;
         cut_countdown = count;
+        stop_caller = end && strstr(end, "stop") != NULL;
         return 0;
     }
     if (!strcmp(command, "sync")) {

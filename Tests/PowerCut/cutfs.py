@@ -78,9 +78,10 @@ class CutFS:
     def sync(self):
         self.command("sync")
 
-    def cut_after(self, syncs):
-        """Arms the cut: the power goes right after the `syncs`th fsync or fsyncdir from now."""
-        self.command(f"cut-after {syncs}")
+    def cut_after(self, syncs, stop_caller=False):
+        """Arms the cut: the power goes right after the `syncs`th fsync or fsyncdir from now;
+        with `stop_caller`, the process that made it is stopped (SIGSTOP) at that instant."""
+        self.command(f"cut-after {syncs}" + (" stop" if stop_caller else ""))
 
     def is_cut(self):
         with open(self.control) as f:

@@ -638,10 +638,18 @@ class Harness:
             for point in range(1, limit + 1):
                 self.cycle += 1
                 target = self.crash_setup(op)
-                self.fs.cut_after(point)
-                outcome = self.crash_op(op, target, point)
+                # reeld stops with the disk (as with a real cut, it answers nothing after it).
+                self.fs.cut_after(point, stop_caller=True)
+                result = {}
+                worker = threading.Thread(
+                    target=lambda: result.setdefault("outcome", self.crash_op(op, target, point)), daemon=True)
+                worker.start()
+                while worker.is_alive() and not self.fs.is_cut():
+                    time.sleep(0.02)
                 reached = self.fs.is_cut()
                 self.power_cut()
+                worker.join(30)
+                outcome = result.get("outcome", "unanswered")
                 in_flight = list(self.model.in_flight.values())
                 self.model.in_flight = {}
                 self.fs.unmount()

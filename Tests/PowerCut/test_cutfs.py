@@ -8,6 +8,7 @@ it, `sync`), does something, cuts, remounts and looks. Needs /dev/fuse and root 
 import os
 import shutil
 import sqlite3
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -280,6 +281,20 @@ class CutFSTests(unittest.TestCase):
         write(self.p("a"), b"11", sync=True)  # the third: kept
         self.power_cut()
         self.assertEqual(read(self.p("a")), b"11")
+
+    def test_cut_after_n_syncs_with_stop_stops_the_process_that_made_the_sync(self):
+        self.fs.cut_after(1, stop_caller=True)
+        program = (f"import os; f = open({self.p('a')!r}, 'wb'); f.write(b'x'); f.flush(); "
+                   "os.fsync(f.fileno()); print('answered', flush=True)")
+        child = subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.PIPE)
+        try:
+            _, status = os.waitpid(child.pid, os.WUNTRACED)
+            self.assertTrue(os.WIFSTOPPED(status), "the process went on past the sync that cut the power")
+        finally:
+            child.kill()
+            output = child.communicate()[0]
+        self.assertEqual(output, b"")
+        self.assertTrue(self.fs.is_cut())
 
     # Whole state
 
