@@ -132,6 +132,10 @@ public final class CaptureEngine: @unchecked Sendable {
             device.close()
             throw error
         }
+        // The file (its header) and its name are on disk before the take is answered: a power
+        // cut from now on leaves a file to repair, never a take without one.
+        writer.sync()
+        RecordingRepair.syncDirectory(of: request.path)
         let format = configuration.format
         let ring = CaptureRing(
             capacityFrames: max(Int(ringSeconds * Double(format.sampleRate)), configuration.periodFrames * 4),

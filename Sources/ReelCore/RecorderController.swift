@@ -222,6 +222,14 @@ public final class RecorderController: @unchecked Sendable {
             shared.take = Take(item: item, codec: codec, format: format, path: path)
             shared.lastError = nil
         }
+        // A deletion of the item (its folder deleted) that committed while the take was starting
+        // found no take to stop; one committed from now on does. Look again.
+        if (try? store.item(id: item.id)) == nil {
+            engine.stop()
+            unlink(path)
+            shared.withLock { $0.take = nil }
+            throw ReelError(.notFound, "\(item.path) was deleted (its folder with it) while the recording started")
+        }
         logger.info(
             "recording", metadata: ["path": "\(item.path)", "file": "\(path)", "format": "\(codec) \(sampleRate) Hz \(channels) ch",
                                     "device": "\(deviceName)"])
@@ -376,8 +384,16 @@ public final class RecorderController: @unchecked Sendable {
             guard let path = try? store.audioPath(for: item) else { continue }
             let codec = LibraryStore.fileExtension(forCodec: item.format?.codec ?? "")
             do throws(ReelError) {
-                guard RecordingRepair.fileSize(path) > 0 else {
-                    throw ReelError(.corruptFile, "the audio file \(path) is empty or missing")
+                if RecordingRepair.fileSize(path) == 0 {
+                    // Nothing of it reached the disk (a power cut within its first second): it
+                    // stays in the tree as a take of no frames, with a file every tool reads.
+                    let pcm = PCMFormat(
+                        sample: .s16, sampleRate: item.format?.sampleRate ?? defaults.sampleRate,
+                        channels: item.format?.channels ?? defaults.channels)
+                    try RecordingRepair.writeEmptyTake(path: path, codec: item.format?.codec ?? codec, format: pcm)
+                    logger.notice(
+                        "an unfinished recording's audio never reached the disk; kept as an empty take",
+                        metadata: ["path": "\(item.path)", "file": "\(path)"])
                 }
                 let outcome = try RecordingRepair.repair(path: path, codec: codec)
                 try store.updateRecording(
