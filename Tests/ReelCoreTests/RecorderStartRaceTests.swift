@@ -2,7 +2,7 @@
 import Foundation
 import Logging
 import ReelAudio
-import ReelCore
+@testable import ReelCore
 import ReelLibrary
 import ReelModel
 import Testing
