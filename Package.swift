@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-/// How the programs are linked (docs/performance.md, "What reeld's own binary costs"): with the
+/// How the programs are linked (docs/performance.md, "What reeld's own program costs"): with the
 /// toolchain's lld, relative relocations packed (DT_RELR, glibc 2.36 and later: Debian 12): the
 /// dynamic loader reads ~20 KB at start instead of 2.5 MB of `.rela.dyn`; and no symbol table
 /// for the dynamic loader beyond what the shared libraries need (the static Swift runtime's
@@ -43,6 +43,9 @@ let package = Package(
         // libebur128 (<ebur128.h> from Debian's libebur128-dev), loaded with dlopen by the first
         // take measured rather than linked: a daemon that never records does not map it.
         .target(name: "CEBUR128", linkerSettings: [.linkedLibrary("dl")]),
+        // libcurl (<curl/curl.h> from Debian's libcurl4-openssl-dev), loaded with dlopen by the
+        // first URL played rather than linked: a daemon that never plays a stream maps none of it.
+        .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
         // epoll and eventfd from the C library, for the control socket's event loop.
         .systemLibrary(name: "CEpoll"),
         // timerfd from the C library, for the schedules' timer on the wall clock.
@@ -61,7 +64,7 @@ let package = Package(
         .target(
             name: "ReelAudio",
             dependencies: [
-                "ReelModel", "CALSA", "CSndFile", "CMPG123", "CVorbis", "CSoxr", "CFFmpeg", "CEBUR128",
+                "ReelModel", "ReelStreamFormats", "CALSA", "CSndFile", "CMPG123", "CVorbis", "CSoxr", "CFFmpeg", "CEBUR128", "CCurl",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // Tags, stream properties and embedded pictures of the files of the music folders.

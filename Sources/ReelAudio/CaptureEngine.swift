@@ -341,7 +341,14 @@ private final class SingleTake: CaptureTakes, @unchecked Sendable {
         self.onEnd = onEnd
     }
 
-    func openTake(_ take: CaptureTake) throws(ReelError) -> RecordingWriter { try makeWriter(request) }
+    func openTake(_ take: CaptureTake) throws(ReelError) -> RecordingWriter {
+        let writer = try makeWriter(request)
+        // The file (its header) and its name are on disk before the take is answered: a power
+        // cut from now on leaves a file to repair, never a take without one.
+        writer.sync()
+        RecordingRepair.syncDirectory(of: request.path)
+        return writer
+    }
     func closedTake(_ take: CaptureTake, frames: Int64, keep: Bool, failure: ReelError?) {}
     func progress(_ snapshot: CaptureSnapshot) { onProgress(snapshot) }
     func ended(_ ending: CaptureEnding) { onEnd(ending) }

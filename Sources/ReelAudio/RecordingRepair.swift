@@ -82,6 +82,32 @@ public enum RecordingRepair {
         fsync(fd)
         Glibc.close(fd)
     }
+
+    /// Writes a valid take of no frames at `path` (replacing what is there), synced with its
+    /// directory entry: for an unfinished take whose file never reached the disk (a power cut
+    /// before its first sync left it empty, or before its directory was synced, missing).
+    /// `codec` is a recording codec's name or format (`flac`, `vorbis`, `ogg`, ...).
+    public static func writeEmptyTake(path: String, codec: String, format: PCMFormat) throws(ReelError) {
+        guard let recording = CodecRegistry.recordingCodec(codec)?.recording else {
+            throw ReelError(.unsupportedFormat, "cannot write an empty \(codec) take at \(path)")
+        }
+        unlink(path)
+        let writer = try recording.makeWriter(path, format, false)
+        writer.close()
+        syncFile(path)
+        syncDirectory(of: path)
+    }
+
+    /// Makes the entry of the file at `path` durable: fsyncs the directory holding it (a file's
+    /// own fsync does not promise its name survives a power cut).
+    public static func syncDirectory(of path: String) {
+        guard let slash = path.lastIndex(of: "/") else { return }
+        let directory = slash == path.startIndex ? "/" : String(path[..<slash])
+        let fd = open(directory, O_RDONLY | O_DIRECTORY)
+        guard fd >= 0 else { return }
+        fsync(fd)
+        Glibc.close(fd)
+    }
 }
 
 /// A file mapped read-only, for scanning its structure.

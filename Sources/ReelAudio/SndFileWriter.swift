@@ -54,6 +54,10 @@ public final class SndFileWriter: RecordingWriter {
                 break
             }
         }
+        // libsndfile writes a FLAC or Opus header only with the first audio (Opus: at close):
+        // written now, the file is a valid take of no frames from the start (a power cut in
+        // the first second leaves something to repair) and a take closed empty still reads.
+        sf_command(file, Int32(SFC_UPDATE_HEADER_NOW), nil, 0)
     }
 
     private static func sndfileInfo(codec: String, format: PCMFormat) throws(ReelError) -> SF_INFO {
@@ -110,8 +114,12 @@ public final class SndFileWriter: RecordingWriter {
         if let file { sf_write_sync(file) }
     }
 
+    /// Finishes the file (libsndfile writes the final header) and syncs it to disk: a finished
+    /// take is answered as finished only once all of it is durable.
     public func close() {
-        if let file { sf_close(file) }
-        file = nil
+        guard let file else { return }
+        sf_close(file)
+        self.file = nil
+        RecordingRepair.syncFile(path)
     }
 }

@@ -71,6 +71,8 @@ extension PlayerController {
                 let item = try store.item(id: itemID)
                 file = try store.audioPath(for: item)
                 source = .item(id: item.id, path: item.path, name: item.name)
+            case .url(let url, _, _):
+                return try open(entry: entry, url: url)
             }
             let reader = try AudioFileOpener.open(path: file)
             let replayGain = replayGainInfo(of: file, source: source)
@@ -94,6 +96,42 @@ extension PlayerController {
             }
             throw error
         }
+    }
+
+    /// Connects to a URL entry's server and opens its decoder (on `work`: this waits for the
+    /// server's first audio). Its length is the server's when it has one: not known here.
+    private func open(entry: QueueEntry, url: String) throws(ReelError) -> OpenedEntry {
+        do throws(ReelError) {
+            let id = entry.id
+            let opened = try URLSource.open(url: url, configuration: streamConfiguration) { [weak self] in
+                self?.streamChanged(entry: id)
+            }
+            shared.withLock { shared in
+                shared.queue.setDuration(nil, estimated: false, format: opened.reader.format, missing: false, for: id)
+            }
+            return OpenedEntry(
+                id: id, track: Track(entry: id, source: entry.source, file: url, stream: opened.stream), reader: opened.reader)
+        } catch {
+            logger.info("cannot play", metadata: ["url": "\(url)", "error": "\(error.message)"])
+            throw error
+        }
+    }
+
+    /// A URL entry's stream changed (its state, station or title; on its network thread or the
+    /// audio thread): the station and title go into the queue entry (MPD's `playlistinfo`
+    /// shows them, a saved queue keeps them), and the state is published.
+    func streamChanged(entry id: Int) {
+        shared.withLock { shared in
+            guard let stream = shared.tracks.filter({ $0.value.entry == id && $0.value.stream != nil }).max(by: { $0.key < $1.key })?.value.stream,
+                let entry = shared.queue.entry(id: id), case .url(let url, let name, let title) = entry.source
+            else { return }
+            let status = stream.current
+            let shown = PlayerSource.url(url, name: status.name ?? name, title: status.title ?? title)
+            guard shown != entry.source else { return }
+            shared.queue.updateSource(shown, for: id)
+            publishQueue(shared)
+        }
+        publishState()
     }
 
     /// Opens the first entry that plays, starting at `id` (or after it, when `including` is

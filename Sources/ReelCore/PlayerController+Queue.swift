@@ -20,6 +20,20 @@ public enum QueueAddition: Sendable, Equatable {
     /// An album's tracks in disc and track order, as `MusicController.tracks(album:albumArtist:)`
     /// finds them.
     case album(name: String, albumArtist: String?)
+    /// An http(s) URL, queued as it is (nothing is fetched until it plays).
+    case url(String)
+}
+
+extension PlayerController {
+    /// The schemes a URL source may have (`daemon.info`'s `urlSchemes`, MPD's `urlhandlers`).
+    public static var urlSchemes: [String] { URLSource.schemes }
+
+    /// Whether `text` is a URL of a scheme the player plays (not checked further: adding it
+    /// says what is wrong with it).
+    public static func isStreamURL(_ text: String) -> Bool {
+        guard URLSource.looksLikeURL(text), let scheme = text.split(separator: ":").first else { return false }
+        return URLSource.schemes.contains(scheme.lowercased())
+    }
 }
 
 /// What an add of several sources did: the entries added (in queue order), how many each
@@ -387,6 +401,8 @@ extension PlayerController {
         case .album(let name, let albumArtist):
             let tracks = try MusicController.albumTracks(in: MusicIndex(store: store), album: name, albumArtist: albumArtist)
             return try resolve(.musicTracks(tracks))
+        case .url(let url):
+            return [NewQueueEntry(source: .url(try URLSource.check(url), name: nil, title: nil), duration: nil, format: nil)]
         case .recordings(let references):
             return try references.map { reference throws(ReelError) -> NewQueueEntry in
                 let item = try store.item(reference)

@@ -46,6 +46,8 @@ extension PlayerController {
                 let exists = stat(path, &info) == 0
                 return NewQueueEntry(
                     source: entry.source, duration: entry.duration, format: entry.format, missing: !exists, tags: entry.tags)
+            case .url:
+                return NewQueueEntry(source: entry.source, duration: nil, format: entry.format, tags: entry.tags)
             case .item(let id, let path, let name):
                 guard let item = try? store.item(id: id) else {
                     self.logger.warning(

@@ -10,6 +10,8 @@ import ReelModel
 public enum PlayRequest: Sendable, Equatable {
     case file(String)
     case recording(ItemReference)
+    /// An http(s) URL (a stream or a file on a server).
+    case url(String)
 }
 
 /// Owns the playback engine and the play queue, and the rules of playing: a file must be
@@ -43,6 +45,8 @@ public final class PlayerController: @unchecked Sendable {
         var file: String
         /// Its ReplayGain tags (or a recording's measured gain), read when it was opened.
         var replayGain: ReplayGainInfo = .none
+        /// A URL source's connection (its name, title and state are the player's).
+        var stream: HTTPStream? = nil
     }
 
     struct Shared {
@@ -82,7 +86,14 @@ public final class PlayerController: @unchecked Sendable {
     public let queueChanges = StateFeed(
         QueueSummary(version: 0, entriesVersion: 0, length: 0, current: nil, next: nil, options: QueueOptions()))
 
-    init(device: PCMOutput, timing: PCMTiming, store: LibraryStore, mediaRoots: MediaRoots, logger: Logger) {
+    /// How URL sources connect (the extra CA file, the buffer).
+    let streamConfiguration: StreamConfiguration
+
+    init(
+        device: PCMOutput, timing: PCMTiming, store: LibraryStore, mediaRoots: MediaRoots, logger: Logger,
+        streamConfiguration: StreamConfiguration = StreamConfiguration()
+    ) {
+        self.streamConfiguration = streamConfiguration
         self.store = store
         self.mediaRoots = mediaRoots
         self.logger = logger
@@ -122,7 +133,10 @@ public final class PlayerController: @unchecked Sendable {
     /// entry left it (then the source is the loaded entry's while it is in the queue).
     func state(of snapshot: PlaybackSnapshot, position: Double, now: UInt64 = monotonicNanoseconds()) -> PlayerState {
         let stopped = snapshot.activity == .stopped
-        typealias Shown = (entry: Int?, source: PlayerSource?, duration: Double?, format: AudioFormat?, skipError: ReelError?)
+        typealias Shown = (
+            entry: Int?, source: PlayerSource?, duration: Double?, format: AudioFormat?, skipError: ReelError?,
+            stream: HTTPStream?
+        )
         // The engine's length, exact or estimated; a queue entry's says which it is itself.
         var estimated = snapshot.frameCountIsEstimate
         let settings = replayGainSettings.current
@@ -136,23 +150,41 @@ public final class PlayerController: @unchecked Sendable {
                let entry = shared.queue.entry(id: current)
             {
                 estimated = entry.durationEstimated
-                return (current, entry.source, entry.duration, entry.format, shared.skipError)
+                return (current, entry.source, entry.duration, entry.format, shared.skipError, nil)
             }
-            guard let track else { return (nil, nil, nil, nil, shared.skipError) }
+            guard let track else { return (nil, nil, nil, nil, shared.skipError, nil) }
+            let stream = stopped ? nil : track.stream
             guard let entry = shared.queue.entry(id: track.entry) else {
                 return stopped
-                    ? (nil, nil, nil, nil, shared.skipError)
-                    : (nil, track.source, snapshot.duration, snapshot.format, shared.skipError)
+                    ? (nil, nil, nil, nil, shared.skipError, nil)
+                    : (nil, track.source, snapshot.duration, snapshot.format, shared.skipError, stream)
             }
             let current = !stopped || shared.queue.current == track.entry
-            return (current ? track.entry : nil, entry.source, snapshot.duration, snapshot.format, shared.skipError)
+            return (current ? track.entry : nil, entry.source, snapshot.duration, snapshot.format, shared.skipError, stream)
         }
-        return PlayerState(
+        var state = PlayerState(
             state: snapshot.activity, position: position, duration: shown.duration, source: shown.source,
             entry: shown.entry, format: shown.format, timestamp: Double(now) / 1e9, underruns: snapshot.counters.xruns,
             error: snapshot.error ?? shown.skipError, durationEstimated: estimated && shown.duration != nil,
             output: snapshot.output, gain: gain)
             .with(sleepAt: sleep.current.at)
+        if let stream = shown.stream { Self.show(stream, in: &state) }
+        return state
+    }
+
+    /// A playing URL's station, title and connection in `state`: the title a client set
+    /// (`addtagid`) gives way to what the stream says is on air.
+    static func show(_ stream: HTTPStream, in state: inout PlayerState) {
+        let status = stream.current
+        if case .url(let url, let name, let title) = state.source {
+            state.source = .url(url, name: status.name ?? name, title: status.title ?? title)
+        }
+        state.live = status.head?.resourceLength == nil
+        let bytesPerSecond = status.bitrate.map { Double($0) * 125 } ?? 0
+        state.stream = StreamStatus(
+            state: status.state, bitrate: status.bitrate,
+            buffered: bytesPerSecond > 0 ? (Double(stream.bufferedBytes) / bytesPerSecond * 10).rounded() / 10 : 0,
+            reconnects: status.reconnects)
     }
 
     /// Publishes the player's state (after an engine change, a skipped entry, a rename).
@@ -174,6 +206,7 @@ public final class PlayerController: @unchecked Sendable {
         switch request {
         case .file(let path): addition = .file(path)
         case .recording(let reference): addition = .recording(reference)
+        case .url(let url): addition = .url(url)
         }
         work.async { [self] in
             let entries: [NewQueueEntry]

@@ -396,6 +396,13 @@ public final class RecorderController: @unchecked Sendable {
             listenIfConfigured()
             throw error
         }
+        // A deletion of the first take (its folder deleted) that committed while it was starting
+        // found no take to stop; one committed from now on does. Look again.
+        if let take = shared.current.take, (try? store.item(id: take.item.id)) == nil {
+            _ = endSession(keep: false)
+            unlink(take.path)
+            throw ReelError(.notFound, "\(take.item.path) was deleted (its folder with it) while the recording started")
+        }
         logger.info(
             "recording", metadata: ["path": "\(shared.current.take?.item.path ?? session.seriesName ?? "")",
                                     "format": "\(codec) \(sampleRate) Hz \(channels) ch", "device": "\(deviceName)",
@@ -518,6 +525,10 @@ public final class RecorderController: @unchecked Sendable {
                 CaptureRequest(
                     path: path, codec: session.codec,
                     format: PCMFormat(sample: .s16, sampleRate: session.format.sampleRate, channels: session.format.channels)))
+            // The file (its header) and its name are on disk before the take is listed as begun: a
+            // power cut from now on leaves a file to repair, never a take without one.
+            writer.sync()
+            RecordingRepair.syncDirectory(of: path)
         } catch {
             // Nothing was recorded: the item goes again.
             _ = try? store.delete(.id(item.id))
@@ -705,8 +716,16 @@ public final class RecorderController: @unchecked Sendable {
             guard let path = try? store.audioPath(for: item) else { continue }
             let codec = LibraryStore.fileExtension(forCodec: item.format?.codec ?? "")
             do throws(ReelError) {
-                guard RecordingRepair.fileSize(path) > 0 else {
-                    throw ReelError(.corruptFile, "the audio file \(path) is empty or missing")
+                if RecordingRepair.fileSize(path) == 0 {
+                    // Nothing of it reached the disk (a power cut within its first second): it
+                    // stays in the tree as a take of no frames, with a file every tool reads.
+                    let pcm = PCMFormat(
+                        sample: .s16, sampleRate: item.format?.sampleRate ?? defaults.sampleRate,
+                        channels: item.format?.channels ?? defaults.channels)
+                    try RecordingRepair.writeEmptyTake(path: path, codec: item.format?.codec ?? codec, format: pcm)
+                    logger.notice(
+                        "an unfinished recording's audio never reached the disk; kept as an empty take",
+                        metadata: ["path": "\(item.path)", "file": "\(path)"])
                 }
                 let outcome = try RecordingRepair.repair(path: path, codec: codec)
                 try store.updateRecording(

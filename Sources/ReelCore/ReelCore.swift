@@ -49,7 +49,8 @@ public final class ReelCore: Sendable {
         dataDirectory: String, output: PCMOutput, timing: PCMTiming, input: PCMInput, captureTiming: PCMTiming,
         recording: RecordingDefaults, mediaRoots: [String], musicDirectories: [String] = [],
         mixer mixerSettings: MixerSettings = MixerSettings(),
-        outputs outputConfiguration: [OutputConfiguration] = [], logger: Logger
+        outputs outputConfiguration: [OutputConfiguration] = [], streams: StreamConfiguration = StreamConfiguration(),
+        logger: Logger
     ) throws(ReelError) {
         self.logger = logger
         self.mediaRoots = MediaRoots(mediaRoots, musicDirectories: musicDirectories)
@@ -70,7 +71,8 @@ public final class ReelCore: Sendable {
         audioLogger[metadataKey: "subsystem"] = "reel.audio"
         outputs = OutputsController(configuration: outputConfiguration, device: output.name, logger: audioLogger)
         player = PlayerController(
-            device: outputs.makeOutputSet(device: output), timing: timing, store: store, mediaRoots: self.mediaRoots, logger: audioLogger)
+            device: outputs.makeOutputSet(device: output), timing: timing, store: store, mediaRoots: self.mediaRoots, logger: audioLogger,
+            streamConfiguration: streams)
         outputs.attach(player.engine)
         outputs.saves = player.saves
         var recorderLogger = logger

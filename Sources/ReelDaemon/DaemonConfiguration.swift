@@ -53,6 +53,9 @@ public struct DaemonConfiguration: Equatable, Sendable {
     public var httpPassword: String?
     /// `http_upload_limit`: the largest file `POST /import` takes, in bytes (default 512 MiB).
     public var httpUploadLimit: Int64 = 512 << 20
+    /// `stream_ca_file`: a PEM file of CAs that https streams may be signed by, besides the
+    /// system's (a station with its own CA; the tests' CA).
+    public var streamCAFile: String?
     /// `[[outputs]]`: the outputs in order (ids from 0). Empty: the ALSA device alone.
     public var outputs: [OutputConfiguration] = []
 
@@ -128,6 +131,7 @@ public struct DaemonConfiguration: Equatable, Sendable {
         ("mpd_listen", "REEL_MPD_LISTEN"), ("mpd_password", "REEL_MPD_PASSWORD"),
         ("mpd_recordings_dir", "REEL_MPD_RECORDINGS_DIR"), ("http_listen", "REEL_HTTP_LISTEN"),
         ("http_password", "REEL_HTTP_PASSWORD"), ("http_upload_limit", "REEL_HTTP_UPLOAD_LIMIT"),
+        ("stream_ca_file", "REEL_STREAM_CA_FILE"),
     ]
 
     /// Applies a TOML config file's text. `source` names the file in errors.
@@ -400,6 +404,11 @@ public struct DaemonConfiguration: Equatable, Sendable {
                     "\(source): \"\(value)\" is not a size; write bytes, or a number with K, M or G (e.g. 512M)")
             }
             httpUploadLimit = bytes
+        case "stream_ca_file":
+            guard value.hasPrefix("/") else {
+                throw ConfigurationError("\(source): stream_ca_file must be an absolute path, not \"\(value)\"")
+            }
+            streamCAFile = value
         case "period_ms": periodMilliseconds = try milliseconds()
         case "buffer_ms": bufferMilliseconds = try milliseconds()
         default:

@@ -22,12 +22,16 @@ enum AudioFiles {
         return ReelError(reason, "cannot \(what) \(path): \(errnoText(code))")
     }
 
-    /// `mkdir -p`.
+    /// `mkdir -p`, durably: the parent of each directory made is fsynced, so a power cut cannot
+    /// take away a directory (the data directory, `audio/`) whose files were synced into it.
     static func makeDirectory(_ path: String) throws(ReelError) {
         var built = path.hasPrefix("/") ? "" : "."
         for part in path.split(separator: "/") {
+            let parent = built.isEmpty ? "/" : built
             built += "/" + part
-            if mkdir(built, 0o755) != 0 && errno != EEXIST {
+            if mkdir(built, 0o755) == 0 {
+                syncDirectory(parent)
+            } else if errno != EEXIST {
                 throw failure("create the directory", built)
             }
         }

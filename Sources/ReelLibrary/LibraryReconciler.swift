@@ -51,7 +51,12 @@ extension LibraryStore {
         }
 
         var unseen = expectedFiles
+        // A recording's expected file by its id: an import cut short after its commit left the
+        // copy under its temporary name (`.import-<id>.part`), to be put in place.
+        var unseenByID: [String: String] = [:]
+        for file in unseen { unseenByID[String(file.prefix { $0 != "." })] = file }
         var back: [(id: String, file: String)] = []
+        var finishedImports: [String] = []
         for entry in entries {
             if !entry.isDirectory {
                 if unseen.remove(entry.name) != nil { continue }
@@ -66,6 +71,20 @@ extension LibraryStore {
                 continue
             }
             if entry.name.hasPrefix(Self.partialImportPrefix), entry.name.hasSuffix(Self.partialImportSuffix) {
+                if let id = Self.partialImportID(entry.name), let final = unseenByID[id], unseen.contains(final) {
+                    // Its row was committed (the import was answered, or about to be) but a power
+                    // cut took the rename: finish it.
+                    do {
+                        try AudioFiles.rename(path, to: "\(audioDirectory)/\(final)")
+                        unseen.remove(final)
+                        finishedImports.append(final)
+                        logger.notice(
+                            "finished an import cut short after its commit", metadata: ["file": "\(audioDirectory)/\(final)"])
+                    } catch {
+                        logger.error("cannot finish an interrupted import", metadata: ["file": "\(path)", "error": "\(error.message)"])
+                    }
+                    continue
+                }
                 do {
                     try AudioFiles.removeIfPresent(path)
                     report.partialImports.append(entry.name)
@@ -88,6 +107,11 @@ extension LibraryStore {
             }
         }
 
+        // What was moved, removed or put in place stays so after a power cut.
+        if !report.strayFiles.isEmpty { AudioFiles.syncDirectory(lostAndFoundDirectory) }
+        if !report.strayFiles.isEmpty || !report.partialImports.isEmpty || !finishedImports.isEmpty {
+            AudioFiles.syncDirectory(audioDirectory)
+        }
         let gone = unseen.map { String($0.prefix { $0 != "." }) }
         guard !gone.isEmpty || !back.isEmpty else { return report }
         let (missing, restored) = try writing("mark recordings whose file is missing") { db in

@@ -200,6 +200,9 @@ extension LibraryStore {
         let partial = "\(audioDirectory)/\(Self.partialImportPrefix)\(id)\(Self.partialImportSuffix)"
         let final = audioPath(id: id, ext: Self.fileExtension(forCodec: probed.format.codec))
         try AudioFiles.copyDurably(from: source, to: partial)
+        // The copy's name is durable before the row is committed: a power cut after the commit
+        // leaves the copy for the next start to put in place (`reconcile`).
+        AudioFiles.syncDirectory(audioDirectory)
         do {
             let item = try commitImport(
                 file: partial, id: id, folder: folder, name: name, probed: probed, action: "import \(source)")
@@ -240,6 +243,15 @@ extension LibraryStore {
     static let partialImportPrefix = ".import-"
     static let partialImportSuffix = ".part"
 
+    /// The id in a path named `.../.import-<id>.part`, nil for any other.
+    static func partialImportID(_ path: String) -> String? {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        guard name.hasPrefix(partialImportPrefix), name.hasSuffix(partialImportSuffix),
+              name.count > partialImportPrefix.count + partialImportSuffix.count
+        else { return nil }
+        return String(name.dropFirst(partialImportPrefix.count).dropLast(partialImportSuffix.count))
+    }
+
     /// A fresh path in `audio/` for a file the daemon is about to write and then give to
     /// `importOwnedFile` (an upload): same directory, so the import renames it instead of copying,
     /// and named like an import's copy, so a crash mid-upload leaves nothing after the next start
@@ -270,7 +282,10 @@ extension LibraryStore {
             try ItemName.validate(name)
             _ = try reading("import \(displayName)") { db in try self.importDestination(folder, name, db) }
             try AudioFiles.syncFile(source)
-            let id = Self.newID()
+            AudioFiles.syncDirectory(audioDirectory)
+            // The recording takes the upload's id, so a power cut after the commit leaves a copy
+            // (`.import-<id>.part`) the next start puts in place.
+            let id = Self.partialImportID(source) ?? Self.newID()
             let item = try commitImport(
                 file: source, id: id, folder: folder, name: name, probed: probed, action: "import \(displayName)")
             logger.info("imported an upload", metadata: ["file": "\(displayName)", "path": "\(item.path)", "id": "\(id)"])

@@ -72,6 +72,10 @@ public final class LibraryStore: Sendable {
         let databasePath = databasePath
         do {
             pool = try DatabasePool(path: databasePath, configuration: configuration)
+            // GRDB puts a pool's writer in WAL mode with `synchronous = NORMAL`: a commit is then
+            // durable only at the next checkpoint, and a power cut takes away changes that were
+            // already answered. FULL syncs the write-ahead log at every commit.
+            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         } catch {
             throw Self.failure(error, "open the library database", databasePath: databasePath, directory: directory)
         }
@@ -314,6 +318,9 @@ public final class LibraryStore: Sendable {
                     metadata: ["file": "\(file)", "error": "\(error.message)"])
             }
         }
+        // The removals are durable before the answer: a power cut after it does not bring the
+        // files back (into lost+found at the next start).
+        if !files.isEmpty { AudioFiles.syncDirectory(audioDirectory) }
         logger.info("deleted", metadata: ["path": "\(path)", "items": "\(count)"])
         return count
     }

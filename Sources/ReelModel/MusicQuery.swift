@@ -12,6 +12,8 @@ public enum SongTag: String, CaseIterable, Sendable {
     case genre = "Genre"
     case date = "Date"
     case disc = "Disc"
+    /// A stream's station (`icy-name`).
+    case name = "Name"
 }
 
 /// What a query sees of one song: its URI (as the front end shows it: MPD's `file:`), its

@@ -6,6 +6,10 @@ public enum PlayerSource: Equatable, Sendable {
     case file(path: String)
     /// A recording of the library tree.
     case item(id: String, path: String, name: String)
+    /// An http(s) URL, as the client gave it (also after redirects); `name` is the station's
+    /// (`icy-name`) and `title` what is on air (ICY `StreamTitle`, or a client's `addtagid`),
+    /// each once known.
+    case url(String, name: String?, title: String?)
 }
 
 extension PlayerSource {
@@ -15,7 +19,36 @@ extension PlayerSource {
         switch self {
         case .file(let path): path
         case .item(_, let path, _): path
+        case .url(let url, _, _): url
         }
+    }
+}
+
+/// A URL source's connection (`PlayerState.stream`).
+public struct StreamStatus: Equatable, Sendable {
+    public enum State: String, Equatable, Sendable {
+        /// Before the first response (DNS, connect, TLS, the headers).
+        case connecting
+        /// Connected, but the decoder is waiting for bytes.
+        case buffering
+        case playing
+        /// The connection dropped or stalled; a new one is being made.
+        case reconnecting
+    }
+
+    public var state: State
+    /// Kilobits a second, when the server or the decoder says.
+    public var bitrate: Int?
+    /// Seconds of the stream received and not yet played.
+    public var buffered: Double
+    /// Connections made again after a drop, since the source started.
+    public var reconnects: Int
+
+    public init(state: State = .connecting, bitrate: Int? = nil, buffered: Double = 0, reconnects: Int = 0) {
+        self.state = state
+        self.bitrate = bitrate
+        self.buffered = buffered
+        self.reconnects = reconnects
     }
 }
 
@@ -54,6 +87,11 @@ public struct PlayerState: Equatable, Sendable {
     public var gain: Double?
     /// When the sleep timer stops the player (seconds since the epoch); nil: no sleep timer.
     public var sleepAt: Double? = nil
+    /// A stream without a length (no `Content-Length`): no duration; `position` is the audio
+    /// played since it connected.
+    public var live: Bool = false
+    /// A URL source's connection; nil for a file.
+    public var stream: StreamStatus? = nil
 
     public init(
         state: PlayerActivity = .stopped, position: Double = 0, duration: Double? = nil,

@@ -25,6 +25,9 @@ public enum ErrorReason: String, Sendable, CaseIterable {
     case readOnly = "read_only"
     /// A seek in a source that cannot go there (a stream, beyond what is kept of it).
     case notSeekable = "not_seekable"
+    /// A URL that gave no audio: DNS, connect, TLS, an HTTP status, HTML instead of audio, or
+    /// no audio at all (the message names the URL and what failed).
+    case unreachable
 }
 
 /// An application error: what went wrong (`reason`) and what to do about it (`message`).

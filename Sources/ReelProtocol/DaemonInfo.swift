@@ -30,6 +30,8 @@ public struct DaemonInfo: Sendable, Equatable {
     public var decoders: [CodecDescription]
     /// Where the daemon listens, one entry per address of every front end.
     public var listeners: [Listener]
+    /// The URL schemes a source may have (`["http", "https"]`).
+    public var urlSchemes: [String] = []
 
     /// One listening address: `{"protocol": "json-rpc"|"mpd", "address": "127.0.0.1:6600"}`.
     public struct Listener: Sendable, Equatable {
@@ -74,6 +76,7 @@ public struct DaemonInfo: Sendable, Equatable {
                     ]
                 }),
             "listeners": .array(listeners.map { ["protocol": .string($0.protocolName), "address": .string($0.address)] }),
+            "urlSchemes": .array(urlSchemes.map(JSONValue.string)),
         ]
     }
 
@@ -118,5 +121,6 @@ public struct DaemonInfo: Sendable, Equatable {
             device: try reader.string("device"), captureDevice: try reader.string("captureDevice"),
             dataDir: try reader.string("dataDir"), uptime: try reader.double("uptime"), formats: formats,
             decoders: decoders, listeners: listeners)
+        urlSchemes = reader.optional("urlSchemes")?.arrayValue?.compactMap(\.stringValue) ?? []
     }
 }

@@ -22,17 +22,24 @@ extension AudioFormat {
 }
 
 extension PlayerSource {
-    /// `{"path"}` for a file, `{"item","path","name"}` for a recording.
+    /// `{"path"}` for a file, `{"item","path","name"}` for a recording, `{"url","name","title"}`
+    /// for a URL (`name` and `title` null until known).
     public var json: JSONValue {
         switch self {
         case .file(let path): ["path": .string(path)]
         case .item(let id, let path, let name): ["item": .string(id), "path": .string(path), "name": .string(name)]
+        case .url(let url, let name, let title):
+            ["url": .string(url), "name": name.map(JSONValue.string) ?? .null, "title": title.map(JSONValue.string) ?? .null]
         }
     }
 
-    /// A source with `item` is a recording (it then needs `name`); without, a file.
+    /// A source with `url` is a URL; with `item` a recording (it then needs `name`); else a file.
     public init(json: JSONValue) throws(JSONDecodingError) {
         let reader = try ObjectReader(json, as: "source")
+        if reader.object.contains("url") {
+            self = .url(try reader.string("url"), name: try reader.optionalString("name"), title: try reader.optionalString("title"))
+            return
+        }
         let path = try reader.string("path")
         if reader.object.contains("item") {
             self = .item(id: try reader.string("item"), path: path, name: try reader.string("name"))
@@ -76,6 +83,8 @@ extension PlayerState {
             "timestamp": .double(timestamp),
             "underruns": .int(Int64(underruns)),
             "error": error?.json ?? .null,
+            "live": .bool(live),
+            "stream": stream?.json ?? .null,
             "sleepAt": sleepAt.map { .string(CivilTime.iso8601(Int64($0.rounded()), in: SystemTimeZone())) } ?? .null,
         ]
     }
@@ -108,6 +117,8 @@ extension PlayerState {
             JSONWriter.append(#","name":"#, into: &out)
             JSONWriter.writeString(name, into: &out)
             out.append(0x7D)
+        case .url?:
+            JSONWriter.write(source!.json, into: &out)
         }
         JSONWriter.append(#","entry":"#, into: &out)
         if let entry { JSONWriter.writeInt(Int64(entry), into: &out) } else { JSONWriter.append("null", into: &out) }
@@ -151,6 +162,8 @@ extension PlayerState {
         } else {
             JSONWriter.append("null", into: &out)
         }
+        JSONWriter.append(live ? #","live":true,"stream":"# : #","live":false,"stream":"#, into: &out)
+        if let stream { JSONWriter.write(stream.json, into: &out) } else { JSONWriter.append("null", into: &out) }
         JSONWriter.append(#","sleepAt":"#, into: &out)
         if let sleepAt {
             JSONWriter.writeString(CivilTime.iso8601(Int64(sleepAt.rounded()), in: SystemTimeZone()), into: &out)
@@ -200,6 +213,29 @@ extension PlayerState {
             }
             sleepAt = Double(instant)
         }
+        live = try reader.bool("live", default: false)
+        stream = try reader.optional("stream").map { (v) throws(JSONDecodingError) in try StreamStatus(json: v) }
+    }
+}
+
+extension StreamStatus {
+    /// `{"state","bitrate","buffered","reconnects"}`.
+    public var json: JSONValue {
+        [
+            "state": .string(state.rawValue), "bitrate": bitrate.map { .int(Int64($0)) } ?? .null,
+            "buffered": .double(buffered), "reconnects": .int(Int64(reconnects)),
+        ]
+    }
+
+    public init(json: JSONValue) throws(JSONDecodingError) {
+        let reader = try ObjectReader(json, as: "stream")
+        let raw = try reader.string("state")
+        guard let state = State(rawValue: raw) else {
+            throw JSONDecodingError("stream.state \"\(raw)\" is not a known state")
+        }
+        self.init(
+            state: state, bitrate: try reader.optionalInt("bitrate"), buffered: try reader.double("buffered"),
+            reconnects: try reader.int("reconnects", default: 0))
     }
 }
 

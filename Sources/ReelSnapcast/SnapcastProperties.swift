@@ -71,6 +71,10 @@ public enum SnapcastProperties {
             object["url"] = .string(fileURL(path))
         case .item(_, let path, _):
             if let folder = folderName(of: path) { object["album"] = .string(folder) }
+        case .url(let url, let name, _):
+            // A stream: its URL, and the station as the album (the title on air is `title`).
+            object["url"] = .string(url)
+            if let name { object["album"] = .string(name) }
         }
         return object
     }
@@ -79,6 +83,7 @@ public enum SnapcastProperties {
     public static func title(of source: PlayerSource) -> String {
         switch source {
         case .item(_, _, let name): return name
+        case .url(let url, let name, let title): return title ?? name ?? url
         case .file(let path):
             let name = path.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init)
             return name ?? path

@@ -59,7 +59,16 @@ enum Output {
         switch source {
         case .file(let path): path
         case .item(_, let path, _): path
+        case .url(let url, _, _): url
         }
+    }
+
+    /// A stream's station and what is on air, `Station — Title` (either alone when the other
+    /// is not known); nil for a file, or a stream that has said neither.
+    static func onAir(_ source: PlayerSource) -> String? {
+        guard case .url(_, let name, let title) = source else { return nil }
+        let parts = [name, title].compactMap { $0 }.filter { !$0.isEmpty }
+        return parts.isEmpty ? nil : parts.joined(separator: " — ")
     }
 
     /// `(flac 44100 Hz 2 ch)`.
@@ -73,6 +82,8 @@ enum Output {
         var parts = [state.state.rawValue]
         if state.source != nil || state.duration != nil || state.position > 0 { parts.append(times(state)) }
         if let source = state.source { parts.append(sourcePath(source)) }
+        if let source = state.source, let onAir = onAir(source) { parts.append(onAir) }
+        if let stream = state.stream, stream.state != .playing { parts.append("[\(stream.state.rawValue)]") }
         if let format = state.format { parts.append(formatText(format)) }
         return parts.joined(separator: "  ")
     }

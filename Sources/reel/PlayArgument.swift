@@ -13,12 +13,25 @@ enum PlayArgument: Equatable {
     case treePath(String)
     /// An entry of the queue by its 1-based position (`player.play {entry}` once looked up).
     case queuePosition(Int)
+    /// A URL, `scheme://…` (`player.play {url}`; the daemon says which schemes it plays).
+    case url(String)
+
+    /// Whether `argument` is written as a URL: a scheme of letters, digits, `+`, `-`, `.`, then
+    /// `://`.
+    static func isURL(_ argument: String) -> Bool {
+        guard let colon = argument.firstIndex(of: ":"), colon != argument.startIndex,
+            argument[colon...].hasPrefix("://")
+        else { return false }
+        let scheme = argument[..<colon]
+        return scheme.first!.isLetter && scheme.allSatisfy { $0.isLetter || $0.isNumber || "+-.".contains($0) }
+    }
 
     /// The rule, in `reel play --help`: an argument that exists as a local file (anything but a
     /// directory) is that file, made absolute against the current directory; else a number is
     /// a position in the queue (from 1; 0 is a usage error); else one starting with `/` is a
     /// tree path; else it is an error (exit 1) naming the absolute path looked at.
     static func resolve(_ argument: String) throws(CLIError) -> PlayArgument {
+        if isURL(argument) { return .url(argument) }
         let path = absolutePath(argument)
         var info = stat()
         let isNumber = !argument.isEmpty && argument.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }

@@ -79,6 +79,7 @@ struct PlayCommand: ParsableCommand {
         switch try PlayArgument.resolve(file) {
         case .file(let path): params = ["file": .string(path)]
         case .treePath(let path): params = ["path": .string(path)]
+        case .url(let url): params = ["url": .string(url)]
         case .queuePosition(let position):
             let connected = try connection.connect()
             client = connected

@@ -130,6 +130,7 @@ extension Output {
         switch source {
         case .file(let path): path.split(separator: "/").last.map(String.init) ?? path
         case .item(_, let path, _): path
+        case .url(let url, let name, _): name ?? url
         }
     }
 
@@ -190,6 +191,8 @@ enum AddArgument: Equatable {
     case directory(String, files: [String], skipped: [SkippedFile])
     /// A recording or folder of the library.
     case treePath(String)
+    /// A URL (`queue.add {url}`).
+    case url(String)
 
     /// A file of a directory that `reel add` leaves out, and why.
     struct SkippedFile: Equatable {
@@ -202,6 +205,7 @@ enum AddArgument: Equatable {
     /// A directory's files are those whose suffix (any case) is one of `suffixes`: what the
     /// daemon's decoders take (`daemon.info`'s `decoders`).
     static func resolve(_ argument: String, suffixes: Set<String>) throws(CLIError) -> AddArgument {
+        if PlayArgument.isURL(argument) { return .url(argument) }
         let path = absolutePath(argument)
         var info = stat()
         if stat(path, &info) == 0 {
@@ -355,6 +359,8 @@ struct AddCommand: ParsableCommand {
                 requests.append((index, files.map { ["file": .string($0), "skippable": true] }))
             case .treePath(let path):
                 requests.append((index, [["path": .string(path)]]))
+            case .url(let url):
+                requests.append((index, [["url": .string(url)]]))
             }
         }
 
@@ -437,7 +443,7 @@ struct AddCommand: ParsableCommand {
     /// `added 2 recordings from /Meetings`.
     static func describe(_ addition: AddArgument, _ entries: [QueueEntry]) -> String {
         switch addition {
-        case .file(let path):
+        case .file(let path), .url(let path):
             return "added \(path)"
         case .directory(let path, _, _):
             return "added \(entries.count) \(entries.count == 1 ? "file" : "files") from \(path)"

@@ -391,6 +391,7 @@ import Testing
         switch entry.source {
         case .file(let path): path
         case .item(_, let path, _): path
+        case .url(let url, _, _): url
         }
     }
 

@@ -61,6 +61,30 @@ import Testing
         #expect(try reopened.reconcile().isClean)
     }
 
+    /// Regression (found by the power-cut test, Tests/PowerCut): an import whose row was
+    /// committed but whose rename a power cut took away was listed without its file.
+    @Test func anImportCutShortAfterItsCommitIsPutInPlace() throws {
+        var store: LibraryStore? = try LibraryStore(directory: directory.path, logger: logs.logger())
+        let source = directory.file("talk.wav")
+        TestFiles.writeWAV(to: source)
+        let item = try store!.importFile(path: source, probe: stubProbe)
+        store = nil
+        // What the disk holds after the cut: the row, and the copy under its temporary name.
+        let audio = directory.file("audio")
+        try FileManager.default.moveItem(atPath: "\(audio)/\(item.id).wav", toPath: "\(audio)/.import-\(item.id).part")
+
+        let reopened = try LibraryStore(directory: directory.path, logger: logs.logger())
+        let report = try reopened.reconcile()
+        #expect(report.missingRecordings.isEmpty)
+        #expect(report.partialImports.isEmpty)
+        #expect(TestFiles.names(in: audio) == ["\(item.id).wav"])
+        #expect(try reopened.item(id: item.id).size == item.size)
+        #expect(logs.all.contains { $0.level == .notice && $0.metadata["file"] == "\(audio)/\(item.id).wav" })
+        // The copy of an import whose row never committed still goes.
+        TestFiles.touch("\(audio)/.import-0badf00d-0000-0000-0000-000000000000.part")
+        #expect(try reopened.reconcile().partialImports == [".import-0badf00d-0000-0000-0000-000000000000.part"])
+    }
+
     @Test func aConsistentLibraryReconcilesCleanlyAndLogsNothing() throws {
         let store = try LibraryStore(directory: directory.path, logger: logs.logger())
         let recording = try store.addRecording(name: "R", format: flac)

@@ -22,7 +22,18 @@ struct ModelJSONTests {
             sleeping.sleepAt = 1_796_083_200  // a sleep timer: ISO-8601 on the wire, the same instant back
             return sleeping
         }(),
+        Self.station,
     ]
+
+    /// A URL source playing: live, with its connection's state.
+    static let station: PlayerState = {
+        var state = PlayerState(
+            state: .playing, position: 12, source: .url("http://radio.example/live.mp3", name: "Radio \"One\"", title: nil),
+            entry: 9, format: AudioFormat(codec: "mp3", sampleRate: 44100, channels: 2), timestamp: 11)
+        state.live = true
+        state.stream = StreamStatus(state: .reconnecting, bitrate: 128, buffered: 2.5, reconnects: 3)
+        return state
+    }()
 
     @Test(arguments: states)
     func playerStateRoundTrips(state: PlayerState) throws {
@@ -46,13 +57,17 @@ struct ModelJSONTests {
 
     @Test func playerStateHasTheProtocolShape() {
         #expect(PlayerState.stopped.json.jsonString
-            == #"{"state":"stopped","position":0.0,"duration":null,"durationEstimated":false,"source":null,"entry":null,"format":null,"output":null,"gain":null,"timestamp":0.0,"underruns":0,"error":null,"sleepAt":null}"#)
+            == #"{"state":"stopped","position":0.0,"duration":null,"durationEstimated":false,"source":null,"entry":null,"format":null,"output":null,"gain":null,"timestamp":0.0,"underruns":0,"error":null,"live":false,"stream":null,"sleepAt":null}"#)
         let item = Self.states[2].json
         #expect(item["source"] == ["item": "0b9f7f0e-1111-4c1e-9a55-2b8e4b0c1f3a", "path": "/Meetings/Standup", "name": "Standup"])
         #expect(item["format"] == ["codec": "opus", "sampleRate": 48000, "channels": 1])
         #expect(item["error"] == ["reason": "device_unavailable", "message": "the device hw:1,0 disappeared"])
         #expect(Self.states[1].json["source"] == ["path": "/abs/file.flac"])
-        #expect(item.objectValue?.keys == ["state", "position", "duration", "durationEstimated", "source", "entry", "format", "output", "gain", "timestamp", "underruns", "error", "sleepAt"])
+        #expect(item.objectValue?.keys == ["state", "position", "duration", "durationEstimated", "source", "entry", "format", "output", "gain", "timestamp", "underruns", "error", "live", "stream", "sleepAt"])
+        let station = Self.station.json
+        #expect(station["source"] == ["url": "http://radio.example/live.mp3", "name": "Radio \"One\"", "title": .null])
+        #expect(station["live"] == true)
+        #expect(station["stream"] == ["state": "reconnecting", "bitrate": 128, "buffered": 2.5, "reconnects": 3])
         #expect(Self.states[3].json["durationEstimated"] == true)
         #expect(Self.states[4].json["output"] == ["sampleRate": 96000, "bits": 32, "channels": 2])
         #expect(Self.states[4].json["gain"] == .double(-7.25))
@@ -128,7 +143,7 @@ struct ModelJSONTests {
                                           .init(protocolName: "mpd", address: "127.0.0.1:6600")])
         let json = info.json
         #expect(json["protocol"] == .int(2))
-        #expect(json.objectValue?.keys == ["version", "protocol", "device", "captureDevice", "dataDir", "uptime", "formats", "decoders", "listeners"])
+        #expect(json.objectValue?.keys == ["version", "protocol", "device", "captureDevice", "dataDir", "uptime", "formats", "decoders", "listeners", "urlSchemes"])
         #expect(json["decoders"]?.arrayValue?.first?["suffixes"] == ["flac"])
         #expect(try DaemonInfo(json: try JSONValue.parse(json.jsonBytes)) == info)
     }

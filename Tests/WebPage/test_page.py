@@ -659,3 +659,25 @@ def test_music_branch_in_the_library(driver, music_reel):
         wait_for(lambda: page.text("#np-title") == "Locomotion", what="its title")
     finally:
         driver.get("about:blank")
+
+
+def test_a_station_shows_its_name_and_title(page, reel, tmp_path):
+    """A stream from the project's loopback stream server: the now-playing card shows the title
+    on air and, under it, the station's name (both from the player state, as they change)."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "Streams"))
+    import stream_server
+
+    mp3 = stream_server.make_mp3(str(tmp_path / "tone.mp3"), seconds=3)
+    server = stream_server.StreamServer(Path(mp3).read_bytes(), station="Page Radio", titles=("On Air Now",)).start()
+    try:
+        reel.rpc("player.play", {"url": server.url("/live.mp3")})
+        page.open("#queue")
+        wait_for(lambda: page.text("#np-title") == "On Air Now", what="the title on air")
+        assert "Page Radio" in page.text("#np-sub")
+        check_layout(page, "a station playing")
+        reel.rpc("player.stop")
+    finally:
+        server.stop()

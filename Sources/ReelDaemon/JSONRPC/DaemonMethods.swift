@@ -10,7 +10,7 @@ struct DaemonInfoSource: Sendable {
     let startedAt: UInt64
 
     var info: DaemonInfo {
-        DaemonInfo(
+        var info = DaemonInfo(
             version: Daemon.version, protocolVersion: DaemonInfo.currentProtocolVersion,
             device: configuration.device, captureDevice: configuration.captureDevice,
             dataDir: configuration.dataDir,
@@ -19,6 +19,8 @@ struct DaemonInfoSource: Sendable {
             listeners: [DaemonInfo.Listener(protocolName: "json-rpc", address: configuration.socket)]
                 + configuration.mpdListen.map { DaemonInfo.Listener(protocolName: "mpd", address: $0.description) }
                 + configuration.httpListen.map { DaemonInfo.Listener(protocolName: "http", address: $0.description) })
+        info.urlSchemes = PlayerController.urlSchemes
+        return info
     }
 }
 

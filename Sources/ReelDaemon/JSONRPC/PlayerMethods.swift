@@ -9,15 +9,15 @@ enum PlayerMethods {
     static func register(into table: inout MethodTable, player: PlayerController) {
         table.register("player.play") { call throws(RPCError) in
             let params = call.params
-            try params.rejectUnknown(allowed: ["file", "item", "path", "entry", "position"])
+            try params.rejectUnknown(allowed: ["file", "item", "path", "url", "entry", "position"])
             let position = try params.optionalDouble("position") ?? 0
             if let entry = try params.optionalInt("entry") {
-                guard !params.has("file"), try params.optionalItem() == nil else {
+                guard !params.has("file"), !params.has("url"), try params.optionalItem() == nil else {
                     throw RPCError.invalidParams("give \"entry\", \"file\" or a recording (\"item\"/\"path\"), only one")
                 }
                 return .awaiting { reply in player.play(entry: entry, position: position, reply: reply) }
             }
-            guard params.has("file") || params.has("item") || params.has("path") else {
+            guard params.has("file") || params.has("item") || params.has("path") || params.has("url") else {
                 guard !params.has("position") else {
                     throw RPCError.invalidParams("\"position\" needs \"entry\", \"file\" or a recording to start")
                 }
@@ -27,6 +27,7 @@ enum PlayerMethods {
             switch try params.playable() {
             case .file(let path): request = .file(path)
             case .recording(let reference): request = .recording(reference)
+            case .url(let url): request = .url(url)
             case .recordings, .musicTracks, .musicTrack, .album: throw RPCError.invalidParams("give one file or one recording")
             }
             return .awaiting { reply in player.play(request, position: position, reply: reply) }

@@ -130,14 +130,14 @@ enum QueueMethods {
 
 extension Params {
     /// The parameters that name what `queue.add` adds (one source).
-    static let sourceNames: Set<String> = ["file", "item", "path", "track", "album", "albumArtist"]
+    static let sourceNames: Set<String> = ["file", "item", "path", "url", "track", "album", "albumArtist"]
 
-    /// One source of `queue.add`: `file`, `item`/`path`, `track` (a music track's id), or
-    /// `album` (with `albumArtist`).
+    /// One source of `queue.add`: `file`, `item`/`path`, `url` (http or https), `track` (a music
+    /// track's id), or `album` (with `albumArtist`).
     func source() throws(RPCError) -> QueueAddition {
         guard has("track") || has("album") || has("albumArtist") else { return try playable() }
-        guard !has("file"), !has("item"), !has("path") else {
-            throw RPCError.invalidParams("give \"file\", a recording (\"item\"/\"path\"), \"track\" or \"album\": one of them")
+        guard !has("file"), !has("item"), !has("path"), !has("url") else {
+            throw RPCError.invalidParams("give \"file\", a recording (\"item\"/\"path\"), \"url\", \"track\" or \"album\": one of them")
         }
         let track = try optionalInt("track")
         let album = try optionalString("album")
@@ -163,7 +163,7 @@ extension Params {
         additions.reserveCapacity(array.count)
         for (index, element) in array.enumerated() {
             guard let object = element.objectValue else {
-                throw RPCError.invalidParams("\"sources\"[\(index)] must be an object (\"file\", \"item\", \"path\", \"track\" or \"album\")")
+                throw RPCError.invalidParams("\"sources\"[\(index)] must be an object (\"file\", \"item\", \"path\", \"url\", \"track\" or \"album\")")
             }
             let source = Params(object, method: method)
             do throws(RPCError) {
@@ -179,6 +179,12 @@ extension Params {
 
     /// `file` (an absolute path) or an item (`item` id or `path` in the tree).
     func playable() throws(RPCError) -> QueueAddition {
+        if let url = try optionalString("url") {
+            guard !has("file"), !has("item"), !has("path") else {
+                throw RPCError.invalidParams("give \"url\", \"file\" or a recording (\"item\"/\"path\"), only one")
+            }
+            return .url(url)
+        }
         if let reference = try optionalItem() {
             guard !has("file") else {
                 throw RPCError.invalidParams("give \"file\" or a recording (\"item\"/\"path\"), not both")

@@ -36,6 +36,7 @@ enum MPDConnectionCommands {
             .now("urlhandlers", .read, 0, 0) { request in
                 var response = MPDResponse()
                 if request.client.isLocal { response.field("handler", "file://") }
+                for scheme in PlayerController.urlSchemes { response.field("handler", "\(scheme)://") }
                 return response
             },
             .now("decoders", .read, 0, 0) { _ in decoders },

@@ -92,6 +92,11 @@ struct MPDLibraryView: Sendable {
             } else {
                 song = MPDSong(uri: fileURI(ofRecording: path, codec: entry.format?.codec))
             }
+        case .url(let url, let name, let title):
+            // As MPD prints a stream: its URL as given, the title on air, the station.
+            song = MPDSong(uri: url)
+            if let title, !title.isEmpty { song.tags.append((.title, title)) }
+            if let name, !name.isEmpty { song.tags.append((.name, name)) }
         case .file(let path):
             if let track {
                 song = self.song(of: track)
@@ -101,7 +106,10 @@ struct MPDLibraryView: Sendable {
                 song = MPDSong(uri: path)
             }
         }
-        if let format = entry.format { song.format = format }
+        // A stream has no `Format` or `Time` in MPD's listings.
+        let isStream: Bool
+        if case .url = entry.source { isStream = true } else { isStream = false }
+        if let format = entry.format, !isStream { song.format = format }
         if let duration = entry.duration { song.duration = duration }
         song.position = entry.position
         song.id = entry.id

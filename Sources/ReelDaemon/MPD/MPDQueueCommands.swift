@@ -224,8 +224,8 @@ enum MPDQueueCommands {
         return to
     }
 
-    /// `add URI [POS]`: a directory (recursively, in MPD's order), a song, or — over a Unix
-    /// socket only — an absolute file inside the media roots.
+    /// `add URI [POS]`: a directory (recursively, in MPD's order), a song, an http(s) URL, or
+    /// — over a Unix socket only — an absolute file inside the media roots.
     private static func add(
         _ context: MPDContext, _ request: MPDRequest, songOnly: Bool = false,
         reply: @escaping @Sendable (Result<[QueueEntry], MPDAck>) -> Void
@@ -238,6 +238,10 @@ enum MPDQueueCommands {
             return reply(.failure(error))
         }
         let finish: PlayerController.AddReply = { result in reply(result.mapError(MPDAck.init)) }
+        if PlayerController.isStreamURL(request[0]) {
+            // A stream, queued as it is (as MPD: nothing is fetched until it plays).
+            return player.add(.url(request[0]), at: position, afterCurrent: false, reply: finish)
+        }
         switch context.view.target(of: request[0]) {
         case nil:
             reply(.failure(MPDAck(.noExist, songOnly ? "No such song" : "No such directory")))

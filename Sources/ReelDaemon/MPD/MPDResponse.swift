@@ -103,6 +103,8 @@ struct MPDAck: Error, Equatable {
         case .nameTaken: code = .exist
         case .forbidden, .readOnly: code = .permission
         case .unsupportedFormat, .corruptFile: code = .argument
+        // MPD's own answer to a stream that cannot be opened (`Failed to open …`).
+        case .unreachable: code = .system
         case .busy, .deviceBusy, .deviceUnavailable, .diskFull, .ioError, .notRecording, .noMixer: code = .system
         }
         self.init(code, error.message)

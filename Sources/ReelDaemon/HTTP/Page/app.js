@@ -66,7 +66,8 @@ function joined(parts) {
 }
 
 const basename = (path) => path.replace(/\/+$/, '').split('/').pop() || path;
-const sourceTitle = (src) => (src ? src.name || basename(src.path) : '');
+// A stream's title on air, else its station, else its URL; a recording's name; a file's name.
+const sourceTitle = (src) => (!src ? '' : src.url ? src.title || src.name || src.url : src.name || basename(src.path));
 const formatText = (f) => (f ? `${f.codec} ${f.sampleRate / 1000} kHz ${f.channels === 1 ? 'mono' : f.channels === 2 ? 'stereo' : f.channels + ' ch'}` : '');
 
 // ---------------------------------------------------------------------------------------------
@@ -236,9 +237,14 @@ function renderPlayer() {
   renderReplayGain(p.gain);
   const where = queue.entries.findIndex((e) => e.id === p.entry);
   const entry = where >= 0 ? queue.entries[where] : null;
-  $('np-title').textContent = entry ? entryTitle(entry) : src ? sourceTitle(src) : 'Nothing playing';
+  // A stream's name and title come with the player's state (they change while it plays).
+  $('np-title').textContent = src && src.url ? sourceTitle(src) : entry ? entryTitle(entry) : src ? sourceTitle(src) : 'Nothing playing';
   const sub = [];
-  if (entry && (entry.artist || entry.album)) sub.push(entrySub(entry));
+  if (src && src.url) {
+    if (src.title && src.name) sub.push(src.name);
+    const s = p.stream;
+    if (s && s.state !== 'playing') sub.push(kept(s.state + (s.reconnects ? ` (reconnected ${s.reconnects}×)` : '')));
+  } else if (entry && (entry.artist || entry.album)) sub.push(entrySub(entry));
   else if (src && src.path !== '/' + sourceTitle(src)) sub.push(src.path);
   if (p.format) sub.push(kept(formatText(p.format)));
   if (where >= 0) sub.push(kept(`${where + 1} of ${queue.length}`));
@@ -465,6 +471,7 @@ function entrySub(entry) {
   const src = entry.source;
   const tags = [entry.artist, entry.album].filter(Boolean);
   if (tags.length) return tags.join(' · ');
+  if (src.url) return src.name || src.url;
   return src.item ? src.path : src.path.replace(/\/[^/]*$/, '') || '/';
 }
 

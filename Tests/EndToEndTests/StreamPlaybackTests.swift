@@ -1,0 +1,112 @@
+// URL sources through reeld's socket: a station plays with its name, the state says live and
+// how the connection is; a URL that gives no audio is an error naming it; libcurl is mapped
+// only once a URL plays.
+
+import Foundation
+import ReelProtocol
+import Testing
+
+@Suite(.serialized) struct StreamPlaybackTests {
+    static func mapsCurl(_ pid: Int32) throws -> Bool {
+        let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/\(pid)/maps"))
+        defer { try? handle.close() }
+        let maps = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+        guard maps.contains("libsndfile") else { throw TestFailure("cannot read reeld's memory maps") }
+        return maps.contains("libcurl")
+    }
+
+    static func waitFor(_ client: RPCTestClient, _ done: (JSONValue) -> Bool) throws -> JSONValue {
+        let deadline = Date().addingTimeInterval(60)
+        var status = try client.result("player.status")
+        while !done(status) && Date() < deadline {
+            usleep(20_000)
+            status = try client.result("player.status")
+        }
+        return status
+    }
+
+    @Test func aStationPlaysWithItsNameAndTheStreamsState() throws {
+        let server = try StreamServer()
+        let daemon = try DaemonProcess()
+        let client = try daemon.client()
+        let url = server.url("/live.mp3")
+        let info = try client.result("daemon.info")
+        #expect(info["urlSchemes"] == .array([.string("http"), .string("https")]))
+        // Idle, and with a file queued: no libcurl.
+        #expect(try !Self.mapsCurl(daemon.process.processIdentifier))
+        let added = try client.result("queue.add", ["url": .string(url)])
+        #expect(added["entries"]?.arrayValue?.first?["source"] == .object(["url": .string(url), "name": .null, "title": .null]))
+        #expect(try !Self.mapsCurl(daemon.process.processIdentifier), "adding a URL fetches nothing")
+        let playing = try client.result("player.play", ["url": .string(url)])
+        #expect(playing["state"] == .string("playing"))
+        #expect(playing["source"]?["url"] == .string(url))
+        let status = try Self.waitFor(client) { $0["source"]?["name"] == .string("Reel Test Radio") }
+        #expect(status["source"]?["name"] == .string("Reel Test Radio"), "\(status)")
+        #expect(status["live"] == .bool(true))
+        #expect(status["duration"] == .null)
+        #expect(status["stream"]?["bitrate"] == .int(128))
+        #expect(status["stream"]?["reconnects"] == .int(0))
+        #expect(status["format"]?["codec"] == .string("mp3"))
+        let titled = try Self.waitFor(client) { $0["source"]?["title"] == .string("First title") }
+        #expect(titled["source"]?["title"] == .string("First title"), "\(titled)")
+        #expect(try Self.mapsCurl(daemon.process.processIdentifier))
+        // The queue's entry keeps the station's name.
+        let listed = try client.result("queue.list")
+        #expect(listed["entries"]?.arrayValue?.first?["source"]?["name"] == .string("Reel Test Radio"))
+        _ = try client.result("player.stop")
+    }
+
+    @Test func urlsThatGiveNoAudioAreErrorsNamingThem() throws {
+        let server = try StreamServer()
+        let daemon = try DaemonProcess()
+        let client = try daemon.client()
+        let missing = server.url("/status/404")
+        guard case .failure(let error) = try client.call("player.play", ["url": .string(missing)], timeout: 60) else {
+            Issue.record("a 404 played")
+            return
+        }
+        #expect(error.data?["reason"] == .string("unreachable"))
+        #expect(error.message.contains(missing) && error.message.contains("404"))
+        for url in ["file:///etc/passwd", "ftp://127.0.0.1/a.mp3"] {
+            guard case .failure(let refused) = try client.call("queue.add", ["url": .string(url)]) else {
+                Issue.record("\(url) was queued")
+                continue
+            }
+            #expect(refused.data?["reason"] == .string("unsupported_format"), "\(refused)")
+        }
+        guard case .failure = try client.call("queue.add", ["url": .string(missing), "file": .string("/a.mp3")]) else {
+            Issue.record("url and file together were taken")
+            return
+        }
+    }
+
+    @Test func theQueueMovesOnAfterAnUnreachableEntry() throws {
+        let server = try StreamServer()
+        let daemon = try DaemonProcess()
+        let client = try daemon.client()
+        _ = try client.result("queue.add", ["url": .string(server.url("/html"))])
+        _ = try client.result("queue.add", ["url": .string(server.url("/live.mp3"))])
+        _ = try client.call("player.play", [:], timeout: 60)
+        let status = try Self.waitFor(client) { $0["source"]?["url"] == .string(server.url("/live.mp3")) && $0["state"] == .string("playing") }
+        #expect(status["source"]?["url"] == .string(server.url("/live.mp3")), "\(status)")
+        #expect(status["error"]?["reason"] == .string("unreachable"))
+        _ = try client.result("player.stop")
+    }
+
+    @Test func theCLIAddsAndPlaysAURLAndShowsTheStationAndTitle() throws {
+        let server = try StreamServer()
+        let daemon = try DaemonProcess()
+        let url = server.url("/live.mp3")
+        let added = try CLI.run(["add", url, "--socket", daemon.socketPath])
+        #expect(added.status == 0 && added.stdout.contains("added \(url)"), "\(added)")
+        let played = try CLI.run(["play", url, "--socket", daemon.socketPath])
+        #expect(played.status == 0 && played.stdout.contains(url), "\(played)")
+        let client = try daemon.client()
+        _ = try Self.waitFor(client) { $0["source"]?["title"] == .string("First title") }
+        let status = try CLI.run(["status", "--socket", daemon.socketPath])
+        #expect(status.status == 0 && status.stdout.contains("Reel Test Radio — First title"), "\(status)")
+        let refused = try CLI.run(["add", "ftp://127.0.0.1/a.mp3", "--socket", daemon.socketPath])
+        #expect(refused.status != 0 && refused.stderr.contains("only http:// and https://"), "\(refused)")
+        _ = try client.result("player.stop")
+    }
+}

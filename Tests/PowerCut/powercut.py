@@ -1,0 +1,745 @@
+"""Power cuts under reeld: its data directory on cutfs, the power cut at random moments.
+
+    python3 Tests/PowerCut/powercut.py --reeld BIN --cutfs BIN --work DIR [--cuts N] [--seed S]
+        [--modes plain,library] [--formats flac,wav,ogg,opus] [--max-loss SECONDS]
+
+Needs PULSE_SERVER (a PulseAudio whose default source paces the capture: scripts/test-powercut
+and bench/powercut start a private null sink) and /dev/fuse. Every cycle mounts cutfs over
+DIR/disk, starts reeld with its data directory there and a capture device that plays a ramp
+(sample n holds n, as 16-bit: ALSA's `file` plugin reading the ramp, paced by PulseAudio),
+drives it in one of the modes, and at a random moment cuts the power: reeld is stopped
+(SIGSTOP), cutfs throws away everything not made durable, reeld is killed. Then cutfs is mounted
+again over what is left, `PRAGMA integrity_check` runs on the database as the cut left it,
+reeld starts (repairing and reconciling), and the checks run:
+
+  - every change the daemon answered is there ("a reply is a promise"): folders made, renamed,
+    moved and deleted, imports (their bytes those of the source), takes started and takes
+    finished (with every frame the reply counted; lossless takes hold exactly the ramp);
+  - the take being made at the cut is there, decodes, holds the ramp from its start, and lost
+    at most --max-loss seconds against what had been captured by the cut (an upper bound:
+    the recorder's `elapsed` just before the cut plus the time until the cut);
+  - every listed recording has its audio file, and decodes; the database is intact.
+
+A mode is a class with `run(harness)` (the driver, in a thread of its own: it sends requests
+and records each answered one in the model) and a name in MODES: new recorder modes (segments,
+triggered takes) add a class. Exit status 0 when every check passed; the last line says how
+many cuts were made and the worst loss.
+"""
+import argparse
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cutfs  # noqa: E402
+
+RATE = 48000
+ROOT = "00000000-0000-0000-0000-000000000000"
+LOSSLESS = {"flac", "wav"}
+EXTENSIONS = {"flac": "flac", "wav": "wav", "ogg": "ogg", "vorbis": "ogg", "opus": "opus", "mp3": "mp3"}
+
+
+def log(text):
+    print(f"[powercut {time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
+
+
+class Failure(Exception):
+    pass
+
+
+class RPC:
+    """JSON-RPC over reeld's socket, one request at a time. `ReplyError` for an error reply;
+    `ConnectionError` when reeld goes (the cut)."""
+
+    class ReplyError(Exception):
+        def __init__(self, method, error):
+            super().__init__(f"{method}: {error.get('message')}")
+            self.reason = (error.get("data") or {}).get("reason")
+
+    def __init__(self, path, timeout=60):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(timeout)
+        self.sock.connect(path)
+        self.buffer = b""
+        self.next_id = 1
+
+    def call(self, method, params=None):
+        request = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
+        if params is not None:
+            request["params"] = params
+        self.next_id += 1
+        try:
+            self.sock.sendall(json.dumps(request).encode() + b"\n")
+            while True:
+                while b"\n" not in self.buffer:
+                    chunk = self.sock.recv(1 << 20)
+                    if not chunk:
+                        raise ConnectionError(f"reeld closed the connection during {method}")
+                    self.buffer += chunk
+                line, self.buffer = self.buffer.split(b"\n", 1)
+                message = json.loads(line)
+                if message.get("id") != request["id"]:
+                    continue
+                if "error" in message:
+                    raise RPC.ReplyError(method, message["error"])
+                return message["result"]
+        except (OSError, socket.timeout) as error:
+            raise ConnectionError(f"{method}: {error}") from error
+
+    def close(self):
+        self.sock.close()
+
+
+class Model:
+    """What reeld promised: the items its replies created, renamed, moved or deleted, the takes
+    started and finished, the imports. Changed only by answered requests (under `lock`)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.items = {}       # id → {"kind", "parent", "name"}
+        self.deleted = set()  # ids whose deletion was answered
+        self.takes = {}       # id → {"codec", "frames" (None while recording)}
+        self.imports = {}     # id → source file
+        self.verified = {}    # id → size of the file when it was decoded and checked
+        self.in_flight = {}  # driver → (method, ids) sent but not answered: either outcome may survive
+
+    def descendants(self, item_id):
+        found = {item_id}
+        changed = True
+        while changed:
+            changed = False
+            for other, item in self.items.items():
+                if item["parent"] in found and other not in found:
+                    found.add(other)
+                    changed = True
+        return found
+
+    def folders(self):
+        return [ROOT] + [i for i, item in self.items.items() if item["kind"] == "folder"]
+
+    def add(self, item):
+        self.items[item["id"]] = {"kind": item["kind"], "parent": item["parent"], "name": item["name"]}
+        self.deleted.discard(item["id"])
+
+
+class Reeld:
+    def __init__(self, harness):
+        h = harness
+        self.socket = os.path.join(h.work, "reel.sock")
+        self.log = os.path.join(h.work, "reeld.log")
+        env = dict(os.environ, HOME=h.home, REEL_MPD_LISTEN="none", REEL_HTTP_LISTEN="none")
+        with open(self.log, "ab") as log_file:
+            log_file.write(f"---- cycle {h.cycle}\n".encode())
+            log_file.flush()
+            self.process = subprocess.Popen(
+                [h.reeld, "--config", h.config, "--socket", self.socket, "--data-dir", h.data,
+                 "--device", "null", "--capture-device", "feed", "--log-level", "info"],
+                stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT, env=env)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                self.rpc = RPC(self.socket)
+                return
+            except OSError:
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    self.kill()
+                    raise Failure(f"reeld did not start (cycle {h.cycle}); see {self.log}")
+                time.sleep(0.05)
+
+    def kill(self):
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+
+    def terminate(self):
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+# ---- Modes: each drives reeld until the connection goes (the cut).
+
+class Mode:
+    name = "?"
+
+    def run(self, harness):
+        raise NotImplementedError
+
+
+class PlainRecording(Mode):
+    """One take after another, each stopped after 0.2–4 s or cut by the power."""
+    name = "plain"
+
+    def run(self, h):
+        rpc = RPC(h.reeld_process.socket)
+        model = h.model
+        while not h.cutting.is_set():
+            codec = h.random.choice(h.formats)
+            with model.lock:
+                folder = h.random.choice(model.folders())
+            name = f"take {h.cycle} {h.random.randrange(10**6)}"
+            model.in_flight[self.name] = ("recorder.start", set())
+            try:
+                state = rpc.call("recorder.start", {"format": codec, "folder": folder, "name": name})
+            except RPC.ReplyError as error:
+                model.in_flight.pop(self.name, None)
+                if error.reason in ("not_found", "name_taken", "busy"):
+                    time.sleep(0.05)
+                    continue
+                raise
+            item = state["item"]
+            with model.lock:
+                model.add(item)
+                model.takes[item["id"]] = {"codec": codec, "frames": None}
+                model.in_flight.pop(self.name, None)
+            h.current_take = item["id"]
+            h.wait_or_cut(h.random.uniform(0.2, 4.0))
+            if h.cutting.is_set():
+                return
+            model.in_flight[self.name] = ("recorder.stop", {item["id"]})
+            try:
+                done = rpc.call("recorder.stop")
+            except RPC.ReplyError as error:
+                # The take may have been deleted by the library driver meanwhile.
+                if error.reason != "not_recording":
+                    raise
+                model.in_flight.pop(self.name, None)
+                continue
+            with model.lock:
+                if done["id"] in model.takes:
+                    model.takes[done["id"]]["frames"] = round(done["duration"] * RATE)
+                model.in_flight.pop(self.name, None)
+            h.current_take = None
+
+
+class LibraryWrites(Mode):
+    """Folders made, renamed, moved and deleted, files imported, one request at a time."""
+    name = "library"
+
+    def run(self, h):
+        rpc = RPC(h.reeld_process.socket)
+        model = h.model
+        r = h.random
+        while not h.cutting.is_set():
+            with model.lock:
+                folders = model.folders()
+                others = [i for i in model.items if i != h.current_take]
+                size = len(model.items)
+            op = r.choices(["create", "rename", "move", "delete", "import"],
+                           weights=[3, 2, 2, 1 + size // 15, 2])[0]
+            if op in ("rename", "move", "delete") and not others:
+                op = "create"
+            name = f"n{h.cycle}-{r.randrange(10**6)}"
+            try:
+                if op == "create":
+                    model.in_flight[self.name] = ("library.createFolder", set())
+                    item = rpc.call("library.createFolder", {"parent": r.choice(folders), "name": name})
+                    with model.lock:
+                        model.add(item)
+                elif op == "import":
+                    model.in_flight[self.name] = ("library.import", set())
+                    source = r.choice(h.sources)
+                    item = rpc.call("library.import", {"file": source, "folder": r.choice(folders), "name": name})
+                    with model.lock:
+                        model.add(item)
+                        model.imports[item["id"]] = source
+                elif op == "rename":
+                    target = r.choice(others)
+                    model.in_flight[self.name] = ("library.rename", {target})
+                    item = rpc.call("library.rename", {"item": target, "name": name})
+                    with model.lock:
+                        model.items[target]["name"] = item["name"]
+                elif op == "move":
+                    target, to = r.choice(others), r.choice(folders)
+                    model.in_flight[self.name] = ("library.move", {target})
+                    item = rpc.call("library.move", {"item": target, "to": to})
+                    with model.lock:
+                        model.items[target]["parent"] = item["parent"]
+                else:
+                    target = r.choice(others)
+                    with model.lock:
+                        gone = model.descendants(target)
+                    model.in_flight[self.name] = ("library.delete", gone)
+                    rpc.call("library.delete", {"item": target})
+                    with model.lock:
+                        # With what the other driver added below it meanwhile (a take started in it).
+                        gone |= model.descendants(target)
+                        for i in gone:
+                            model.items.pop(i, None)
+                            model.takes.pop(i, None)
+                            model.imports.pop(i, None)
+                            model.verified.pop(i, None)
+                        model.deleted |= gone
+            except RPC.ReplyError as error:
+                # Refused (a cycle, a name taken, an item another driver just deleted): no change.
+                if error.reason not in ("cycle", "name_taken", "not_found", "not_a_folder", "busy"):
+                    raise
+            model.in_flight.pop(self.name, None)
+
+
+class Mixed(Mode):
+    """Recording and library writes at once."""
+    name = "mixed"
+
+    def run(self, h):
+        other = threading.Thread(target=h.guarded, args=(LibraryWrites(),), daemon=True)
+        other.start()
+        h.guarded(PlainRecording())
+        other.join()
+
+
+MODES = {mode.name: mode for mode in (PlainRecording, LibraryWrites, Mixed)}
+
+
+# ---- The harness.
+
+class Harness:
+    def __init__(self, args):
+        self.reeld, self.cutfs_binary = args.reeld, args.cutfs
+        self.work = os.path.abspath(args.work)
+        self.random = random.Random(args.seed)
+        self.modes = [MODES[m]() for m in args.modes.split(",")]
+        self.formats = args.formats.split(",")
+        self.max_loss = args.max_loss
+        self.backing = os.path.join(self.work, "disk")
+        self.mnt = os.path.join(self.work, "mnt")
+        self.data = os.path.join(self.mnt, "data")
+        self.home = os.path.join(self.work, "home")
+        self.config = os.path.join(self.work, "empty.toml")
+        self.model = Model()
+        self.cycle = 0
+        self.losses = []  # (seconds, codec)
+        self.failures = []
+        self.fs = None
+        self.reeld_process = None
+        self.current_take = None
+        self.cutting = threading.Event()
+        self.driver_errors = []
+        self.stats = {"takes finished": 0, "takes cut": 0, "library changes": 0, "strays": 0}
+
+    # Setup
+
+    def prepare(self):
+        os.makedirs(self.home, exist_ok=True)
+        open(self.config, "w").close()
+        ramp = os.path.join(self.work, "ramp.raw")
+        seconds = 120
+        with open(ramp, "wb") as f:
+            pattern = b"".join(((n + 32768) % 65536 - 32768).to_bytes(2, "little", signed=True) for n in range(65536))
+            total = seconds * RATE * 2
+            while total > 0:
+                f.write(pattern[:total])
+                total -= len(pattern)
+        with open(ramp, "rb") as f:
+            self.ramp = f.read()
+        with open(os.path.join(self.home, ".asoundrc"), "w") as f:
+            f.write(f'pcm.feed {{\n type file\n slave.pcm "pulse"\n file "/dev/null"\n infile "{ramp}"\n format raw\n}}\n')
+        sources = os.path.join(self.work, "sources")
+        os.makedirs(sources, exist_ok=True)
+        self.sources = []
+        for name, args in (("tone.flac", ["synth", "1.5", "sine", "440"]), ("noise.wav", ["synth", "0.7", "whitenoise"]),
+                           ("tone.ogg", ["synth", "1", "sine", "220"])):
+            path = os.path.join(sources, name)
+            subprocess.run(["sox", "-n", "-r", "48000", "-c", "1", path] + args, check=True)
+            self.sources.append(path)
+
+    # A cycle
+
+    def wait_or_cut(self, seconds):
+        self.cutting.wait(seconds)
+
+    def guarded(self, mode):
+        try:
+            mode.run(self)
+        except ConnectionError:
+            if not self.cutting.is_set():
+                self.driver_errors.append(f"{mode.name}: reeld went away before the cut")
+        except Exception as error:  # a reply that breaks the protocol, a wrong error
+            if not self.cutting.is_set():
+                self.driver_errors.append(f"{mode.name}: {error!r}")
+
+    def run_cycle(self):
+        mode = self.random.choice(self.modes)
+        self.cutting.clear()
+        self.current_take = None
+        driver = threading.Thread(target=self.guarded, args=(mode,), daemon=True)
+        driver.start()
+        at = self.random.uniform(0.3, 6.0)
+        self.cutting.wait(at)
+        # Just before the cut: what the recorder had captured (an upper bound follows from the time).
+        status, asked = None, time.monotonic()
+        try:
+            status = self.reeld_process.rpc.call("recorder.status")
+        except (ConnectionError, RPC.ReplyError):
+            pass
+        stopped = self.power_cut()
+        driver.join(30)
+        in_flight = list(self.model.in_flight.values())
+        self.model.in_flight = {}
+        cut_take = None
+        if status and status["state"] == "recording" and status["item"]:
+            captured = status["elapsed"] + (stopped - asked)
+            cut_take = (status["item"]["id"], captured, status["format"]["codec"])
+        log(f"cycle {self.cycle}: {mode.name}, cut after {at:.2f} s"
+            + (f" while recording {cut_take[2]} ({cut_take[1]:.2f} s captured)" if cut_take else "")
+            + "".join(f", {method} unanswered" for method, _ in in_flight))
+        self.fs.unmount()
+        for error in self.driver_errors:
+            if "Stale file handle" in error:
+                # cutfs, not reeld: the kernel found a node of the mount stale (seen once in 221
+                # cuts, on creating a file in audio/; not yet understood). reeld refused cleanly.
+                self.stats["ESTALE from cutfs"] = self.stats.get("ESTALE from cutfs", 0) + 1
+                log(f"cycle {self.cycle}: cutfs answered ESTALE (not counted against reeld): {error}")
+                continue
+            self.fail(f"cycle {self.cycle}: driver: {error}")
+        self.driver_errors = []
+        return in_flight, cut_take
+
+    def power_cut(self):
+        """reeld stops at once (SIGSTOP: nothing it does after this reaches the disk), cutfs throws
+        away what is not durable, reeld is killed, cutfs unmounted. Returns when reeld stopped."""
+        os.kill(self.reeld_process.process.pid, signal.SIGSTOP)
+        stopped = time.monotonic()
+        self.cutting.set()
+        self.fs.cut()
+        self.reeld_process.kill()
+        return stopped
+
+    # Checks after the restart
+
+    def fail(self, text):
+        log("FAILED: " + text)
+        self.failures.append(text)
+
+    def check_database_as_left(self):
+        path = os.path.join(self.data, "library.sqlite")
+        if not os.path.exists(path):
+            if self.model.items:
+                self.fail(f"cycle {self.cycle}: the database is gone, with {len(self.model.items)} answered items")
+            return
+        db = sqlite3.connect(path)
+        try:
+            result = db.execute("PRAGMA integrity_check").fetchall()
+            if result != [("ok",)]:
+                self.fail(f"cycle {self.cycle}: integrity_check: {result}")
+            keys = db.execute("PRAGMA foreign_key_check").fetchall()
+            if keys:
+                self.fail(f"cycle {self.cycle}: foreign_key_check: {keys[:5]}")
+        finally:
+            db.close()
+
+    def tree(self, rpc):
+        found, folders = {}, [ROOT]
+        while folders:
+            folder = folders.pop()
+            for item in rpc.call("library.list", {"item": folder})["items"]:
+                found[item["id"]] = item
+                if item["kind"] == "folder":
+                    folders.append(item["id"])
+        return found
+
+    def audio_file(self, item):
+        codec = (item.get("format") or {}).get("codec", "")
+        return os.path.join(self.data, "audio", f"{item['id']}.{EXTENSIONS.get(codec, codec)}")
+
+    def decode(self, path):
+        """The samples (s16le, mono, 48 kHz) and the decoder's complaints: ffmpeg's, or, for a
+        file ffmpeg will not open, sox's (ffmpeg finds no stream in an Ogg Vorbis file of headers
+        only, a take of no frames, which libvorbis reads)."""
+        run = subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-i", path, "-f", "s16le", "-ac", "1", "-ar", str(RATE), "-"],
+                             capture_output=True)
+        complaints = run.stderr.decode(errors="replace").strip() + ("" if run.returncode == 0 else f" (exit {run.returncode})")
+        if run.returncode != 0:
+            sox = subprocess.run(["sox", "-V1", path, "-t", "raw", "-e", "signed", "-b", "16", "-L", "-c", "1", "-"],
+                                 capture_output=True)
+            if sox.returncode == 0 and not sox.stderr.strip():
+                return sox.stdout, ""
+            complaints += f"; sox: {sox.stderr.decode(errors='replace').strip()} (exit {sox.returncode})"
+        return run.stdout, complaints
+
+    def check_take(self, item, codec, expected_frames=None, captured=None):
+        path = self.audio_file(item)
+        samples, complaints = self.decode(path)
+        where = f"cycle {self.cycle}: take {item['path']} ({codec})"
+        if complaints and not item.get("duration") and codec in ("opus", "vorbis", "ogg"):
+            # A take of no frames: Ogg headers only, which ffmpeg refuses ("End of file").
+            self.stats["empty ogg takes"] = self.stats.get("empty ogg takes", 0) + 1
+            samples, complaints = b"", ""
+        if complaints:
+            self.fail(f"{where}: does not decode cleanly: {complaints[:300]}")
+            return
+        frames = len(samples) // 2
+        if codec in LOSSLESS and samples != self.ramp[:len(samples)]:
+            first = next(i for i in range(0, len(samples), 2) if samples[i:i + 2] != self.ramp[i:i + 2]) // 2
+            self.fail(f"{where}: frame {first} of {frames} is not the ramp's")
+        duration = item.get("duration") or 0
+        if abs(round(duration * RATE) - frames) > (0 if codec in LOSSLESS else 960):
+            self.fail(f"{where}: the tree says {duration:.4f} s, the file decodes to {frames / RATE:.4f} s")
+        if expected_frames is not None and abs(frames - expected_frames) > (0 if codec in LOSSLESS else 960):
+            self.fail(f"{where}: finished with {expected_frames} frames answered, {frames} kept")
+        if captured is not None:
+            loss = captured - frames / RATE
+            self.losses.append((loss, codec))
+            if loss > self.max_loss:
+                self.fail(f"{where}: lost {loss:.3f} s (captured {captured:.3f} s, kept {frames / RATE:.3f} s)")
+        self.model.verified[item["id"]] = os.path.getsize(path)
+
+    def check_after_restart(self, in_flight, cut_take):
+        m = self.model
+        rpc = self.reeld_process.rpc
+        tree = self.tree(rpc)
+        uncertain = set().union(*(ids for _, ids in in_flight)) if in_flight else set()
+        where = f"cycle {self.cycle}"
+        # Every answered change survived.
+        for item_id, expected in m.items.items():
+            if item_id in uncertain:
+                continue
+            actual = tree.get(item_id)
+            if actual is None:
+                self.fail(f"{where}: answered {expected['kind']} {expected['name']} ({item_id}) is gone")
+                continue
+            if (actual["parent"], actual["name"]) != (expected["parent"], expected["name"]):
+                self.fail(f"{where}: {item_id} is {actual['name']} in {actual['parent']}, "
+                          f"answered as {expected['name']} in {expected['parent']}")
+        for item_id in m.deleted - uncertain:
+            if item_id in tree:
+                self.fail(f"{where}: {tree[item_id]['path']} is back after its deletion was answered")
+        # Every listed recording has its file, and it decodes.
+        audio = os.path.join(self.data, "audio")
+        for item in tree.values():
+            if item["kind"] != "recording":
+                continue
+            path = self.audio_file(item)
+            if not os.path.exists(path) or not item.get("size"):
+                self.fail(f"{where}: {item['path']} is listed without its audio file ({os.path.basename(path)})")
+                continue
+            codec = item["format"]["codec"]
+            if item["id"] in m.imports:
+                if m.verified.get(item["id"]) is None:
+                    with open(path, "rb") as a, open(m.imports[item["id"]], "rb") as b:
+                        if a.read() != b.read():
+                            self.fail(f"{where}: import {item['path']} does not hold the source's bytes")
+                    m.verified[item["id"]] = os.path.getsize(path)
+            elif cut_take and item["id"] == cut_take[0]:
+                self.stats["takes cut"] += 1
+                self.check_take(item, cut_take[2], captured=cut_take[1])
+            elif item["id"] in m.takes and m.takes[item["id"]]["frames"] is not None:
+                if m.verified.get(item["id"]) != os.path.getsize(path):
+                    self.stats["takes finished"] += 1
+                    self.check_take(item, m.takes[item["id"]]["codec"], expected_frames=m.takes[item["id"]]["frames"])
+            elif m.verified.get(item["id"]) != os.path.getsize(path):
+                # A take whose start or stop was never answered, or an import in flight.
+                samples, complaints = self.decode(path)
+                if complaints and not item.get("duration") and codec in ("opus", "vorbis"):
+                    self.stats["empty ogg takes"] = self.stats.get("empty ogg takes", 0) + 1
+                    complaints = ""  # headers only: see check_take
+                if complaints:
+                    self.fail(f"{where}: {item['path']} does not decode cleanly: {complaints[:300]}")
+                m.verified[item["id"]] = os.path.getsize(path)
+        found = os.path.join(self.data, "lost+found")
+        self.stats["strays"] = len(os.listdir(found)) if os.path.isdir(found) else 0
+        if os.path.isdir(audio):
+            listed = {os.path.basename(self.audio_file(i)) for i in tree.values() if i["kind"] == "recording"}
+            unlisted = [n for n in os.listdir(audio) if n not in listed]
+            if unlisted:
+                self.fail(f"{where}: files in audio/ that no recording lists after the restart: {unlisted[:5]}")
+        # From now on the model is what is there (the unanswered request may have gone either way).
+        with m.lock:
+            m.items = {i: {"kind": t["kind"], "parent": t["parent"], "name": t["name"]} for i, t in tree.items()}
+            m.deleted = {i for i in m.deleted if i not in tree}
+            for i, t in tree.items():
+                if t["kind"] == "recording" and i in m.takes and m.takes[i]["frames"] is None:
+                    m.takes[i]["frames"] = round(t["duration"] * RATE)  # repaired: finished now
+            for table in (m.takes, m.imports, m.verified):
+                for i in [i for i in table if i not in tree]:
+                    del table[i]
+        self.stats["library changes"] = len(tree)
+
+    # Every crash point of one operation in turn: the power goes right after its 1st sync, then
+    # after its 2nd, and so on until it completes with syncs to spare.
+
+    CRASH_OPS = ("createFolder", "rename", "move", "delete", "import", "take")
+
+    def crash_setup(self, op):
+        """What the operation works on, made (and answered) before the cut is armed."""
+        rpc, m = self.reeld_process.rpc, self.model
+
+        def folder(name, parent=ROOT):
+            item = rpc.call("library.createFolder", {"parent": parent, "name": name})
+            m.add(item)
+            return item["id"]
+
+        if op == "rename":
+            return folder(f"s{self.cycle}")
+        if op == "move":
+            return folder(f"a{self.cycle}"), folder(f"b{self.cycle}")
+        if op == "delete":
+            holder = folder(f"d{self.cycle}")
+            item = rpc.call("library.import", {"file": self.sources[0], "folder": holder, "name": "x"})
+            m.add(item)
+            m.imports[item["id"]] = self.sources[0]
+            return holder
+        return None
+
+    def crash_op(self, op, target, point):
+        m, name = self.model, f"c{self.cycle}"
+        rpc = RPC(self.reeld_process.socket, timeout=20)
+        try:
+            if op == "createFolder":
+                m.in_flight["crash"] = ("library.createFolder", set())
+                m.add(rpc.call("library.createFolder", {"name": name}))
+            elif op == "rename":
+                m.in_flight["crash"] = ("library.rename", {target})
+                m.items[target]["name"] = rpc.call("library.rename", {"item": target, "name": name})["name"]
+            elif op == "move":
+                moved, into = target
+                m.in_flight["crash"] = ("library.move", {moved})
+                m.items[moved]["parent"] = rpc.call("library.move", {"item": moved, "to": into})["parent"]
+            elif op == "delete":
+                gone = m.descendants(target)
+                m.in_flight["crash"] = ("library.delete", gone)
+                rpc.call("library.delete", {"item": target})
+                for i in gone:
+                    for table in (m.items, m.takes, m.imports, m.verified):
+                        table.pop(i, None)
+                m.deleted |= gone
+            elif op == "import":
+                source = self.sources[point % len(self.sources)]
+                m.in_flight["crash"] = ("library.import", set())
+                item = rpc.call("library.import", {"file": source, "name": name})
+                m.add(item)
+                m.imports[item["id"]] = source
+            elif op == "take":
+                codec = self.formats[point % len(self.formats)]
+                m.in_flight["crash"] = ("recorder.start", set())
+                item = rpc.call("recorder.start", {"format": codec, "name": name})["item"]
+                m.add(item)
+                m.takes[item["id"]] = {"codec": codec, "frames": None}
+                m.in_flight["crash"] = ("recorder.stop", {item["id"]})
+                time.sleep(1.3)
+                done = rpc.call("recorder.stop")
+                m.takes[item["id"]]["frames"] = round(done["duration"] * RATE)
+            m.in_flight.pop("crash", None)
+            return "answered"
+        except RPC.ReplyError as error:
+            return f"answered with an error ({error})"  # the change may or may not be there
+        except ConnectionError as error:
+            return f"unanswered ({error})"
+        finally:
+            rpc.close()
+
+    def crash_points(self, ops, limit=40):
+        for op in ops:
+            for point in range(1, limit + 1):
+                self.cycle += 1
+                target = self.crash_setup(op)
+                # reeld stops with the disk (as with a real cut, it answers nothing after it).
+                self.fs.cut_after(point, stop_caller=True)
+                result = {}
+                worker = threading.Thread(
+                    target=lambda: result.setdefault("outcome", self.crash_op(op, target, point)), daemon=True)
+                worker.start()
+                while worker.is_alive() and not self.fs.is_cut():
+                    time.sleep(0.02)
+                reached = self.fs.is_cut()
+                self.power_cut()
+                worker.join(30)
+                outcome = result.get("outcome", "unanswered")
+                in_flight = list(self.model.in_flight.values())
+                self.model.in_flight = {}
+                self.fs.unmount()
+                log(f"cycle {self.cycle}: {op}, cut after its sync {point}: {outcome}"
+                    if reached else f"cycle {self.cycle}: {op} done with {point - 1} syncs; cut after it")
+                self.boot()
+                self.check_after_restart(in_flight, None)
+                self.stats["crash points"] = self.stats.get("crash points", 0) + 1
+                if not reached:
+                    break
+
+    # The whole run
+
+    def boot(self):
+        self.fs = cutfs.CutFS(self.cutfs_binary, self.backing, self.mnt, log=os.path.join(self.work, "cutfs.log"))
+        self.fs.mount()
+        self.check_database_as_left()
+        self.reeld_process = Reeld(self)
+
+    def run(self, cuts, crash_ops=()):
+        self.prepare()
+        try:
+            self.boot()
+            if crash_ops:
+                self.crash_points(crash_ops)
+            random_cuts = 0
+            while random_cuts < cuts and len(self.failures) <= 20:
+                random_cuts += 1
+                self.cycle += 1
+                in_flight, cut_take = self.run_cycle()
+                self.boot()
+                self.check_after_restart(in_flight, cut_take)
+            self.reeld_process.terminate()
+        finally:
+            if self.reeld_process:
+                self.reeld_process.kill()
+            if self.fs:
+                self.fs.unmount()
+        worst = max(self.losses, default=(0.0, "-"))
+        cut_losses = sorted(loss for loss, _ in self.losses)
+        median = cut_losses[len(cut_losses) // 2] if cut_losses else 0.0
+        print(f"powercut: {self.cycle} cuts ({self.stats.get('crash points', 0)} at every crash point of "
+              f"{len(crash_ops)} operations, {self.cycle - self.stats.get('crash points', 0)} at random moments), "
+              f"{len(self.losses)} during a take "
+              f"(worst loss {worst[0]:.3f} s, {worst[1]}; median {median:.3f} s), "
+              f"{self.stats['takes finished']} finished takes checked, {len(self.model.items)} items at the end, "
+              f"{self.stats['strays']} files in lost+found, {self.stats.get('ESTALE from cutfs', 0)} ESTALE from cutfs; "
+              f"{len(self.failures)} failures")
+        for codec in sorted({c for _, c in self.losses}):
+            values = sorted(loss for loss, c in self.losses if c == codec)
+            print(f"powercut: {codec}: {len(values)} cut takes, loss median {values[len(values) // 2]:.3f} s, "
+                  f"max {values[-1]:.3f} s")
+        return not self.failures
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--reeld", required=True)
+    parser.add_argument("--cutfs", required=True)
+    parser.add_argument("--work", required=True, help="an empty directory for the disk, the mount and logs")
+    parser.add_argument("--cuts", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--modes", default="plain,library,mixed", help=f"any of {', '.join(MODES)}")
+    parser.add_argument("--crash-points", default="",
+                        help=f"first cut at every sync of these operations in turn ({', '.join(Harness.CRASH_OPS)}, or all)")
+    parser.add_argument("--formats", default="flac,wav,ogg,opus")
+    parser.add_argument("--max-loss", type=float, default=1.5,
+                        help="seconds a cut take may lose: the second between syncs plus the writer's drain")
+    args = parser.parse_args()
+    if args.seed is None:
+        args.seed = random.randrange(10**9)
+    for name in args.modes.split(","):
+        if name not in MODES:
+            parser.error(f"unknown mode {name}; modes are {', '.join(MODES)}")
+    if not os.environ.get("PULSE_SERVER"):
+        parser.error("PULSE_SERVER must name the PulseAudio that paces the capture")
+    log(f"seed {args.seed} (--seed {args.seed} repeats the choices, not the timing)")
+    crash_ops = Harness.CRASH_OPS if args.crash_points == "all" else [o for o in args.crash_points.split(",") if o]
+    for op in crash_ops:
+        if op not in Harness.CRASH_OPS:
+            parser.error(f"unknown operation {op}; operations are {', '.join(Harness.CRASH_OPS)}")
+    ok = Harness(args).run(args.cuts, crash_ops)
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,400 @@
+#!/usr/bin/env python3
+"""A loopback HTTP(S) server of streams for Reel's tests: what Icecast will not do on command.
+
+Paths (GET; HEAD answers the same headers):
+  /live.mp3          an endless MP3 stream (the fixture looped), no Content-Length, paced at
+                     `pace` times its bitrate after a first burst; `icy-name` is sent, and with
+                     `Icy-MetaData: 1` ICY metadata every `metaint` bytes (`StreamTitle` from
+                     `titles`, the next one every `title_every` blocks, or `set_title`).
+  /file.mp3          the fixture as a finite file: Content-Length, Accept-Ranges: bytes, Range.
+  /norange.mp3       the fixture with Content-Length but no ranges (a Range is ignored: 200).
+  /drop/N/PATH       PATH, but the connection is closed after N bytes of body (each time).
+  /stall/N/PATH      PATH, but after N bytes nothing more is sent (the socket stays open).
+  /trickle/PATH      PATH, one byte a second.
+  /redirect/N/PATH   N redirects (302) before PATH; /redirect-to?url=U redirects to U.
+  /status/CODE       that status with a short text body (404, 500, ...).
+  /html              a web page (text/html) with status 200.
+  /text              a text/plain body of 64 KiB that is no audio.
+Control (any client): /control/drop closes every body being sent now; /control/title?t=T sets
+the title on air; /control/stats answers JSON counters (connections, ranges asked).
+
+Use it from Python (`StreamServer(...).start()`, `.port`, `.url(path)`, `.drop_all()`,
+`.set_title(t)`, `.stop()`) or as a program: `stream_server.py --port 0 [--tls-cert C
+--tls-key K] [--mp3 FILE]` prints `PORT <n>` on its first line and serves until killed.
+`make_mp3(path, seconds)` makes a fixture with ffmpeg (a sine, 128 kbit/s, no tags);
+`make_test_ca(directory)` makes a CA and a certificate for 127.0.0.1/localhost with openssl.
+Loopback only: it binds 127.0.0.1.
+"""
+
+import argparse
+import json
+import os
+import socket
+import ssl
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+def make_mp3(path, seconds=5, frequency=440, bitrate="128k", rate=44100):
+    """An MP3 of a sine, CBR, without ID3 or Xing tags (it loops cleanly)."""
+    subprocess.run(
+        ["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
+         f"sine=frequency={frequency}:duration={seconds}:sample_rate={rate}",
+         "-ac", "2", "-c:a", "libmp3lame", "-b:a", bitrate, "-id3v2_version", "0",
+         "-write_xing", "0", "-f", "mp3", path],
+        check=True)
+    return path
+
+
+def make_test_ca(directory):
+    """A test CA and a server certificate for 127.0.0.1 and localhost; returns (ca, cert, key)."""
+    ca_key, ca = os.path.join(directory, "ca.key"), os.path.join(directory, "ca.pem")
+    key, csr, cert = (os.path.join(directory, n) for n in ("server.key", "server.csr", "server.pem"))
+    ext = os.path.join(directory, "server.ext")
+    run = lambda *a: subprocess.run(a, check=True, capture_output=True)
+    run("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", ca_key, "-out", ca,
+        "-days", "2", "-subj", "/CN=Reel test CA")
+    run("openssl", "req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", csr,
+        "-subj", "/CN=127.0.0.1")
+    with open(ext, "w") as f:
+        f.write("subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n")
+    run("openssl", "x509", "-req", "-in", csr, "-CA", ca, "-CAkey", ca_key, "-CAcreateserial",
+        "-out", cert, "-days", "2", "-extfile", ext)
+    return ca, cert, key
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    @property
+    def streams(self):
+        return self.server.owner
+
+    def do_HEAD(self):
+        self.handle_request(head=True)
+
+    def do_GET(self):
+        self.handle_request(head=False)
+
+    def handle_request(self, head):
+        owner = self.streams
+        parsed = urllib.parse.urlsplit(self.path)
+        path, query = parsed.path, urllib.parse.parse_qs(parsed.query)
+        with owner.lock:
+            owner.stats["requests"] += 1
+            owner.stats["paths"].append(self.path)
+        try:
+            self.route(path, query, head, drop_after=None, stall_after=None, trickle=False)
+        except (BrokenPipeError, ConnectionResetError, ssl.SSLError, OSError):
+            pass
+
+    def route(self, path, query, head, drop_after, stall_after, trickle):
+        owner = self.streams
+        parts = path.strip("/").split("/")
+        if parts[0] == "control":
+            if parts[1:] == ["drop"]:
+                owner.drop_all()
+                return self.small(200, "text/plain", b"dropped\n")
+            if parts[1:] == ["title"]:
+                owner.set_title(query.get("t", [""])[0])
+                return self.small(200, "text/plain", b"ok\n")
+            if parts[1:] == ["stats"]:
+                with owner.lock:
+                    body = json.dumps(owner.stats).encode()
+                return self.small(200, "application/json", body)
+        if parts[0] == "drop" and len(parts) >= 3:
+            return self.route("/" + "/".join(parts[2:]), query, head, int(parts[1]), stall_after, trickle)
+        if parts[0] == "stall" and len(parts) >= 3:
+            return self.route("/" + "/".join(parts[2:]), query, head, drop_after, int(parts[1]), trickle)
+        if parts[0] == "trickle" and len(parts) >= 2:
+            return self.route("/" + "/".join(parts[1:]), query, head, drop_after, stall_after, True)
+        if parts[0] == "redirect" and len(parts) >= 3:
+            left = int(parts[1])
+            target = "/" + "/".join(parts[2:]) if left <= 1 else f"/redirect/{left - 1}/" + "/".join(parts[2:])
+            return self.redirect(target)
+        if parts[0] == "redirect-to":
+            return self.redirect(query.get("url", ["/"])[0])
+        if parts[0] == "status" and len(parts) == 2:
+            return self.small(int(parts[1]), "text/plain", b"no such stream\n")
+        if path == "/html":
+            return self.small(200, "text/html; charset=utf-8",
+                              b"<!DOCTYPE html><html><body>Not a stream</body></html>\n")
+        if path == "/text":
+            return self.small(200, "text/plain", b"x" * 65536)
+        if path == "/live.mp3":
+            return self.live(head, drop_after, stall_after, trickle)
+        if path in ("/file.mp3", "/norange.mp3"):
+            return self.finite(head, path == "/file.mp3", drop_after, stall_after, trickle)
+        return self.small(404, "text/plain", b"not found\n")
+
+    def small(self, status, content_type, body):
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def redirect(self, location):
+        self.send_response(302)
+        self.send_header("Location", location)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def finite(self, head, ranges, drop_after, stall_after, trickle):
+        data = self.streams.mp3
+        start = 0
+        header = self.headers.get("Range")
+        if ranges and header and header.startswith("bytes="):
+            first = header[6:].split("-")[0]
+            start = int(first) if first else 0
+            with self.streams.lock:
+                self.streams.stats["ranges"].append(start)
+            if start >= len(data):
+                self.send_response(416)
+                self.send_header("Content-Range", f"bytes */{len(data)}")
+                self.send_header("Content-Length", "0")
+                return self.end_headers()
+            self.send_response(206)
+            self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
+        else:
+            self.send_response(200)
+        self.send_header("Content-Type", "audio/mpeg")
+        self.send_header("Content-Length", str(len(data) - start))
+        if ranges:
+            self.send_header("Accept-Ranges", "bytes")
+        self.end_headers()
+        if head:
+            return
+        self.send_body(data, start, drop_after=drop_after, stall_after=stall_after, trickle=trickle)
+
+    def live(self, head, drop_after, stall_after, trickle):
+        owner = self.streams
+        icy = self.headers.get("Icy-MetaData") == "1" and owner.metaint > 0
+        self.send_response(200)
+        self.send_header("Content-Type", "audio/mpeg")
+        self.send_header("icy-name", owner.station)
+        self.send_header("icy-br", str(owner.bitrate_kbps))
+        if icy:
+            self.send_header("icy-metaint", str(owner.metaint))
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        if head:
+            return
+        self.send_live(icy, drop_after, stall_after, trickle)
+
+    def send_live(self, icy, drop_after, stall_after, trickle):
+        owner = self.streams
+        data = owner.mp3
+        position = 0
+        since_meta = 0
+        blocks = 0
+        sent = 0
+        started = time.monotonic()
+        burst = 64 * 1024
+        bytes_per_second = owner.bitrate_kbps * 1000 / 8
+        token = owner.register(self.connection)
+        try:
+            while not owner.stopping.is_set() and token in owner.active:
+                chunk_size = 1 if trickle else 4096
+                if drop_after is not None:
+                    chunk_size = min(chunk_size, drop_after - sent)
+                    if chunk_size <= 0:
+                        return
+                if stall_after is not None and sent >= stall_after:
+                    while not owner.stopping.is_set() and token in owner.active:
+                        time.sleep(0.05)
+                    return
+                if stall_after is not None:
+                    chunk_size = min(chunk_size, stall_after - sent)
+                if icy:
+                    chunk_size = min(chunk_size, owner.metaint - since_meta)
+                chunk = bytearray()
+                while len(chunk) < chunk_size:
+                    piece = data[position:position + chunk_size - len(chunk)]
+                    chunk += piece
+                    position = (position + len(piece)) % len(data)
+                out = bytes(chunk)
+                since_meta += len(chunk)
+                if icy and since_meta == owner.metaint:
+                    blocks += 1
+                    out += owner.metadata_block(blocks)
+                    since_meta = 0
+                self.wfile.write(out)
+                self.wfile.flush()
+                sent += len(chunk)
+                if trickle:
+                    time.sleep(1)
+                elif owner.pace > 0 and sent > burst:
+                    due = started + (sent - burst) / (bytes_per_second * owner.pace)
+                    delay = due - time.monotonic()
+                    if delay > 0:
+                        time.sleep(delay)
+        finally:
+            owner.unregister(token)
+
+    def send_body(self, data, start, drop_after, stall_after, trickle):
+        """`data` from byte `start` to its end, dropped, stalled or trickled as asked."""
+        owner = self.streams
+        finite_length = len(data) - start
+        token = owner.register(self.connection)
+        sent = 0
+        try:
+            while sent < finite_length and not owner.stopping.is_set() and token in owner.active:
+                size = 1 if trickle else 16384
+                if drop_after is not None:
+                    size = min(size, drop_after - sent)
+                    if size <= 0:
+                        self.close_connection = True
+                        return
+                if stall_after is not None:
+                    if sent >= stall_after:
+                        while not owner.stopping.is_set() and token in owner.active:
+                            time.sleep(0.05)
+                        return
+                    size = min(size, stall_after - sent)
+                piece = data[start + sent:start + sent + size]
+                if not piece:
+                    return
+                self.wfile.write(piece)
+                self.wfile.flush()
+                sent += len(piece)
+                if trickle:
+                    time.sleep(1)
+        finally:
+            owner.unregister(token)
+            if sent < finite_length:
+                self.close_connection = True
+
+
+class StreamServer:
+    """The server, on its own threads. `mp3` is the fixture's bytes (looped for /live.mp3)."""
+
+    def __init__(self, mp3, port=0, station="Reel Test Radio", titles=("First title", "Second title"),
+                 metaint=16000, title_every=4, pace=1.0, bitrate_kbps=128, tls_cert=None, tls_key=None):
+        self.mp3 = mp3
+        self.station = station
+        self.titles = list(titles)
+        self.metaint = metaint
+        self.title_every = title_every
+        self.pace = pace
+        self.bitrate_kbps = bitrate_kbps
+        self.lock = threading.Lock()
+        self.stats = {"requests": 0, "paths": [], "ranges": [], "dropped": 0}
+        self.active = {}
+        self.next_token = 0
+        self.fixed_title = None
+        self.stopping = threading.Event()
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), _Handler)
+        self.httpd.daemon_threads = True
+        self.httpd.owner = self
+        if tls_cert:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(tls_cert, tls_key)
+            self.httpd.socket = context.wrap_socket(self.httpd.socket, server_side=True)
+        self.port = self.httpd.server_address[1]
+        self.scheme = "https" if tls_cert else "http"
+        self.thread = None
+
+    def url(self, path):
+        return f"{self.scheme}://127.0.0.1:{self.port}{path}"
+
+    def start(self):
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+        return self
+
+    def stop(self):
+        self.stopping.set()
+        self.drop_all()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def register(self, connection):
+        with self.lock:
+            self.next_token += 1
+            self.active[self.next_token] = connection
+            return self.next_token
+
+    def unregister(self, token):
+        with self.lock:
+            self.active.pop(token, None)
+
+    def drop_all(self):
+        """Closes every body being sent now (the clients see the connection end)."""
+        with self.lock:
+            connections = list(self.active.items())
+            self.active.clear()
+            self.stats["dropped"] += len(connections)
+        for _, connection in connections:
+            try:
+                connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def set_title(self, title):
+        with self.lock:
+            self.fixed_title = title
+
+    def title_for(self, block):
+        with self.lock:
+            if self.fixed_title is not None:
+                return self.fixed_title
+        if not self.titles:
+            return None
+        return self.titles[((block - 1) // max(self.title_every, 1)) % len(self.titles)]
+
+    def metadata_block(self, block):
+        """The ICY block after the `block`th interval: the title each `title_every` blocks
+        (and on the first), else an empty block (length byte 0)."""
+        if (block - 1) % max(self.title_every, 1) != 0 and self.fixed_title is None:
+            return b"\x00"
+        title = self.title_for(block)
+        if title is None:
+            return b"\x00"
+        text = f"StreamTitle='{title}';".encode()
+        length = (len(text) + 15) // 16
+        return bytes([length]) + text.ljust(length * 16, b"\x00")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--mp3", help="the MP3 to serve (made with ffmpeg if absent)")
+    parser.add_argument("--seconds", type=float, default=5, help="length of a fixture made here")
+    parser.add_argument("--station", default="Reel Test Radio")
+    parser.add_argument("--title", action="append", dest="titles", help="a title on air (repeat)")
+    parser.add_argument("--metaint", type=int, default=16000)
+    parser.add_argument("--title-every", type=int, default=4, help="metadata blocks between titles")
+    parser.add_argument("--pace", type=float, default=1.0, help="live pace as a multiple of the bitrate (0: unpaced)")
+    parser.add_argument("--tls-cert")
+    parser.add_argument("--tls-key")
+    arguments = parser.parse_args()
+    path = arguments.mp3
+    if path is None or not os.path.exists(path):
+        path = make_mp3(path or f"/tmp/reel-stream-{os.getpid()}.mp3", arguments.seconds)
+    with open(path, "rb") as f:
+        mp3 = f.read()
+    server = StreamServer(
+        mp3, port=arguments.port, station=arguments.station,
+        titles=arguments.titles or ("First title", "Second title"), metaint=arguments.metaint,
+        title_every=arguments.title_every, pace=arguments.pace, tls_cert=arguments.tls_cert,
+        tls_key=arguments.tls_key)
+    print(f"PORT {server.port}", flush=True)
+    try:
+        server.httpd.serve_forever()
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()
