@@ -148,6 +148,13 @@ final class PlaybackRunner: @unchecked Sendable {
             reply(.success(state))
         case .fade(let request):
             fade.start(request)
+            // While playing, the device holds up to a buffer (2 s) written at the old level:
+            // replaced from the audible frame, the ramp starts at what is heard now (a sleep
+            // timer's fade-out then ends, audibly, when the player stops).
+            if state.activity == .playing, configuration != nil, !segments.isEmpty {
+                _ = measure()
+                if refillAndContinue(from: state.audibleFrame) == nil { publish(changed: false) }
+            }
         case .shutdown(let done):
             stop(error: nil)
             running = false

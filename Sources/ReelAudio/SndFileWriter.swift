@@ -57,7 +57,12 @@ public final class SndFileWriter: RecordingWriter {
         // libsndfile writes a FLAC or Opus header only with the first audio (Opus: at close):
         // written now, the file is a valid take of no frames from the start (a power cut in
         // the first second leaves something to repair) and a take closed empty still reads.
-        sf_command(file, Int32(SFC_UPDATE_HEADER_NOW), nil, 0)
+        // Not for Vorbis: libsndfile's Vorbis writer then writes its header pages twice and the
+        // file does not decode (live Vorbis takes go through `VorbisWriter`, which writes its
+        // headers at open itself).
+        if codec != "ogg" && codec != "vorbis" {
+            sf_command(file, Int32(SFC_UPDATE_HEADER_NOW), nil, 0)
+        }
     }
 
     private static func sndfileInfo(codec: String, format: PCMFormat) throws(ReelError) -> SF_INFO {

@@ -138,6 +138,8 @@ public final class RecorderController: @unchecked Sendable {
     /// A session as the controller follows it.
     struct Session {
         var folder: ItemReference
+        /// The folder's tree path when the session started (for messages once it is gone).
+        var folderPath = "/"
         /// The series' base name; nil for a single take.
         var seriesName: String?
         var nextNumber = 1
@@ -364,6 +366,7 @@ public final class RecorderController: @unchecked Sendable {
         var session = Session(
             folder: .id(folderItem.id), codec: codec, format: format, keep: request.keep,
             threshold: request.trigger?.level, started: Self.iso8601(wallClock()))
+        session.folderPath = folderItem.path
         if series {
             let name = request.name ?? Self.defaultName(at: time_t(wallClock()))
             try ItemName.validate(name + " 001")
@@ -512,10 +515,17 @@ public final class RecorderController: @unchecked Sendable {
             throw ReelError(.notRecording, "the recording session ended")
         }
         let item: Item
-        if let base = session.seriesName {
-            item = try addSeriesTake(base: base, session: &session)
-        } else {
-            item = try addItem(request, folder: session.folder, format: session.format)
+        do throws(ReelError) {
+            if let base = session.seriesName {
+                item = try addSeriesTake(base: base, session: &session)
+            } else {
+                item = try addItem(request, folder: session.folder, format: session.format)
+            }
+        } catch where error.reason == .notFound {
+            // The folder was deleted while the take started: say which take, not the folder's id.
+            let name = session.seriesName ?? request.name ?? "the recording"
+            let path = session.folderPath == "/" ? "/\(name)" : "\(session.folderPath)/\(name)"
+            throw ReelError(.notFound, "\(path) could not start: its folder was deleted meanwhile")
         }
         let path: String
         let writer: RecordingWriter

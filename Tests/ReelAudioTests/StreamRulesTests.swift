@@ -1,6 +1,7 @@
 // The URL source's pure parts: response headers, the reconnect rules, the byte buffer, the URL
 // check. No network.
 
+import Foundation
 import ReelModel
 import Testing
 
@@ -101,14 +102,23 @@ import Testing
         #expect(out.withUnsafeMutableBytes { buffer.read(into: $0.baseAddress!, count: 16) } == .ended(ReelError(.unreachable, "gone")))
     }
 
-    @Test func aFullBuffersWriterStopsWhenStopped() async {
+    @Test func aFullBuffersWriterStopsWhenStopped() {
         let buffer = StreamBuffer(capacity: 4)
         let bytes: [UInt8] = [1, 2, 3, 4, 5, 6]
-        // Nothing reads: the writer waits for room until the buffer is stopped.
-        let writer = Task.detached { bytes.withUnsafeBytes { buffer.write($0.baseAddress!, count: $0.count) } }
+        // Nothing reads: the writer waits for room until the buffer is stopped. It blocks, so it
+        // runs on a thread of its own (as the network source's does), never on the concurrency
+        // pool, which a blocked task can starve on a loaded two-core machine.
+        let result = Locked<Bool?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let writer = Thread {
+            result.withLock { $0 = bytes.withUnsafeBytes { buffer.write($0.baseAddress!, count: $0.count) } }
+            done.signal()
+        }
+        writer.start()
         #expect(waitUntil { buffer.available == 4 })
         buffer.stop()
-        #expect(await writer.value == false)
+        #expect(done.wait(timeout: .now() + 60) == .success)
+        #expect(result.withLock { $0 } == false)
     }
 
     @Test func onlyHTTPAndHTTPSURLsWithAHost() throws {
