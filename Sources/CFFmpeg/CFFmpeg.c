@@ -362,6 +362,16 @@ reel_ff_decoder *reel_ff_open(const char *path, reel_ff_status *status, char *me
         free(decoder);  // avformat_open_input freed the context
         return NULL;
     }
+    // A guess is not a format: FFmpeg opens anything some demuxer scores above 0 (a file that
+    // starts with '[' is "lyrics" at 5), and real files score 50 or more (its suffix, or its
+    // content). Below AVPROBE_SCORE_RETRY, FFmpeg itself warns of a misdetection.
+    if (decoder->format->probe_score < AVPROBE_SCORE_RETRY) {
+        *status = REEL_FF_UNKNOWN_FORMAT;
+        snprintf(message, size, "not a format FFmpeg knows (only a guess: %s, at %d of 100)",
+                 decoder->format->iformat != NULL ? decoder->format->iformat->name : "?", decoder->format->probe_score);
+        reel_ff_close(decoder);
+        return NULL;
+    }
     code = ff.find_stream_info(decoder->format, NULL);
     if (code < 0) {
         *status = status_of(code);

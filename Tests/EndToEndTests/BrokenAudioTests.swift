@@ -43,6 +43,9 @@ import Testing
             ("a WAV cut inside its header", write("cut.wav", Array(wavHeader(dataBytes: 100)[0..<30])), .refused("corrupt_file")),
             ("a FLAC cut after 3000 bytes", write("cut.flac", Array(goodBytes[0..<3000])), .refused("corrupt_file")),
             ("random bytes", write("random.wav", noise(20000)), .refused("unsupported_format")),
+            // FFmpeg guesses "lyrics" (at 5 of 100) for anything starting with '[': a guess, not a
+            // format (random bytes start so once in 256 runs).
+            ("random bytes after a bracket", write("bracket.wav", [UInt8(ascii: "[")] + noise(20000)), .refused("unsupported_format")),
             ("random bytes after a FLAC header", write("noise.flac", flacHeader + noise(20000)), .refused("corrupt_file")),
             ("a WAV claiming 2^32 frames holding 0.1 s",
              write("huge.wav", wavHeader(dataBytes: 0xFFFF_FFFF) + [UInt8](repeating: 0, count: 9600)), .decodes(seconds: 0.1)),
