@@ -36,4 +36,16 @@ import Testing
         other.entry = 2
         #expect(!MPDEventHub.onlyTheErrorWent(from: failed, to: other))
     }
+
+    /// MPD's `replay_gain_mode` is an `options` event only; Reel's republishes the player's state
+    /// (its `gain`), which must not become a `player` event while nothing plays.
+    @Test func aReplayGainOrTimestampAloneIsNoPlayerEventWhileNotPlaying() {
+        var gained = paused(at: 3, error: nil, timestamp: 12)
+        gained.gain = -6.5
+        #expect(MPDEventHub.nothingPlayerShowsChanged(from: paused(at: 3, error: nil), to: gained))
+        #expect(!MPDEventHub.nothingPlayerShowsChanged(from: paused(at: 3, error: nil), to: paused(at: 4, error: nil)))
+        var playing = gained
+        playing.state = .playing
+        #expect(!MPDEventHub.nothingPlayerShowsChanged(from: playing, to: playing))
+    }
 }

@@ -130,7 +130,20 @@ final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
         guard let consumers else { return }
         let state = core.player.changes.take(for: consumers.player).value
         defer { lastPlayer = state }
-        if !Self.onlyTheErrorWent(from: lastPlayer, to: state) { post(.player) }
+        if !Self.onlyTheErrorWent(from: lastPlayer, to: state), !Self.nothingPlayerShowsChanged(from: lastPlayer, to: state) {
+            post(.player)
+        }
+    }
+
+    /// Whether `new` differs from `old` only in what MPD's `player` subsystem does not show, while
+    /// not playing: the time it was taken and the ReplayGain applied (a `replay_gain_mode` change
+    /// is an `options` event only, as in MPD).
+    static func nothingPlayerShowsChanged(from old: PlayerState, to new: PlayerState) -> Bool {
+        guard new.state != .playing else { return false }
+        var same = old
+        same.timestamp = new.timestamp
+        same.gain = new.gain
+        return same == new
     }
 
     /// Whether `new` is `old` with its error cleared and nothing else changed (not playing: the
