@@ -137,7 +137,12 @@ class Reel:
         self.pid = self.daemon.pid
 
     def play(self, url):
-        self.daemon.rpc.call("player.play", {"url": url})
+        try:
+            self.daemon.rpc.call("player.play", {"url": url})
+        except RuntimeError as error:
+            # Why, as the player's state says it (for every client): its reason.
+            reason = ((self.status().get("error") or {}).get("reason")) or "?"
+            raise RuntimeError(f"{reason}: {error}") from None
 
     def status(self):
         return self.daemon.rpc.call("player.status")
@@ -340,7 +345,7 @@ def main(argv):
         if values:
             return spread(values, digits)
         why = results.get((name, codec, "why"), "not measured")
-        if name == "reel" and codec == "aac" and "unsupported" in why:
+        if name == "reel" and codec == "aac" and why.startswith("unsupported_format"):
             return "not played (unsupported_format)"
         return why
 
