@@ -216,8 +216,36 @@ def play_and_measure(daemon, url, monitor, seconds):
     return first_ms, window["cpu_ns"] / 1e6 / audio, window["rss_kb"] / 1024
 
 
+def first_audio_byte(port, mount, deadline):
+    """The monotonic time a raw listener, connecting again and again, gets its first audio
+    byte from `mount` (the server's own delay after it is back), or None."""
+    import socket
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=2) as sock:
+                sock.sendall(f"GET {mount} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".encode())
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    chunk = sock.recv(4096)
+                    if not chunk:
+                        raise OSError("closed")
+                    data += chunk
+                if not data.startswith(b"HTTP/1.0 200") and not data.startswith(b"HTTP/1.1 200"):
+                    raise OSError("not on air")
+                body = data.split(b"\r\n\r\n", 1)[1]
+                while not body:
+                    body = sock.recv(4096)
+                    if not body:
+                        raise OSError("closed")
+                return time.monotonic()
+        except OSError:
+            time.sleep(0.05)
+    return None
+
+
 def drop(daemon, ice, url, monitor):
-    """Seconds from the mount being on air again to the first sound after the silence."""
+    """Seconds from the mount being on air again to the first sound after the silence, and
+    from a raw listener's first audio byte to it."""
     daemon.play(url)
     time.sleep(4)
     recorder = start_recorder(monitor)
@@ -225,6 +253,11 @@ def drop(daemon, ice, url, monitor):
         ice.stop_source("/live.mp3")
         time.sleep(DROP_SECONDS)
         silent_from = recorder.frames()
+        import threading
+        first_byte = []
+        probe = threading.Thread(target=lambda: first_byte.append(
+            first_audio_byte(ice.port, "/live.mp3", time.monotonic() + 20)), daemon=True)
+        probe.start()
         ice.feed("/live.mp3", codec="mp3", bitrate="128k")
         ice.wait_for_mount("/live.mp3")
         t_back = time.monotonic()
@@ -239,7 +272,12 @@ def drop(daemon, ice, url, monitor):
         daemon.stop()
     if first is None:
         return "stops"
-    return max(recorder.base() + first / RATE - t_back, 0.0)
+    probe.join(timeout=20)
+    heard = recorder.base() + first / RATE
+    if first_byte and first_byte[0] is not None:
+        log(f"  a raw listener's first audio byte {first_byte[0] - t_back:+.2f} s after the mount was listed; "
+            f"sound {heard - first_byte[0]:.2f} s after that byte")
+    return max(heard - t_back, 0.0)
 
 
 def pause_buffer(binary, work):
