@@ -12,6 +12,8 @@ public enum PlayRequest: Sendable, Equatable {
     case recording(ItemReference)
     /// An http(s) URL (a stream or a file on a server).
     case url(String)
+    /// An album of the music folders, as `QueueAddition.album` (a scheduled alarm plays one).
+    case album(name: String, albumArtist: String?)
 }
 
 /// Owns the playback engine and the play queue, and the rules of playing: a file must be
@@ -207,6 +209,7 @@ public final class PlayerController: @unchecked Sendable {
         case .file(let path): addition = .file(path)
         case .recording(let reference): addition = .recording(reference)
         case .url(let url): addition = .url(url)
+        case .album(let name, let albumArtist): addition = .album(name: name, albumArtist: albumArtist)
         }
         work.async { [self] in
             let entries: [NewQueueEntry]

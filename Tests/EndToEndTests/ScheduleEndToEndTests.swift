@@ -4,8 +4,10 @@ import ReelProtocol
 import Testing
 
 /// Schedules with the real clock through reeld and PulseAudio: an alarm set a minute ahead that
-/// fades in (the null sink's monitor rises), then a sleep timer that fades out and stops, with
-/// the volume as it was for the next play. One test, to keep the minute's cost to one.
+/// plays a local stream (Tests/Streams/stream_server.py) fading in (the null sink's monitor
+/// rises), then a sleep timer that fades out and stops, with the volume as it was for the next
+/// play. One test and one daemon, to keep the minute's cost to one. (A scheduled file is the
+/// core's test: `aScheduledAlarmPlaysAFileAtItsVolumeFadingInAndAStopFadesOut`.)
 @Suite struct ScheduleEndToEndTests {
     static let rate = CPUQuotaPlaybackTests.rate
 
@@ -25,13 +27,15 @@ import Testing
     }
 
     @Test(.enabled(if: CPUQuotaPlaybackTests.pulse != nil, "needs the PulseAudio null sink that scripts/test starts"))
-    func anAlarmAMinuteAheadFadesInAndASleepTimerFadesOutAndStops() throws {
+    func anAlarmAMinuteAheadPlaysAStreamFadingInAndASleepTimerFadesOutAndStops() throws {
         let sink = try PrivateSink()
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("reel-alarm-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
-        let source = scratch.appendingPathComponent("alarm.wav").path
-        try AudioAnalysis.run("sox", ["-n", "-r", "\(Self.rate)", "-c", "2", "-b", "16", source, "synth", "120", "sine", "440", "vol", "0.5"])
+        // A 440 Hz sine looped endlessly at its bitrate's pace (30 s a loop: at most one seam in
+        // the seconds measured).
+        let server = try StreamServer(seconds: 30)
+        let url = server.url("/live.mp3")
         let daemon = try DaemonProcess(device: "pulse", environment: sink.environment)
         defer { daemon.stop() }
         let client = try daemon.client()
@@ -43,7 +47,7 @@ import Testing
         let due = Int64(Date().timeIntervalSince1970) + 60
         let added = try client.result("schedules.add", [
             "when": .string(Self.localWhen(due)), "name": "alarm",
-            "action": ["play": ["file": .string(source), "fadeIn": 10, "stopAfter": 60]],
+            "action": ["play": ["url": .string(url), "fadeIn": 10, "stopAfter": 60]],
         ])
         #expect(added["next"]?.stringValue.flatMap(CivilTime.instant(iso8601:)) == due)
         var last: JSONValue = .null
@@ -55,6 +59,7 @@ import Testing
         }
         #expect(Date().timeIntervalSince1970 >= Double(due), "fired before it was due")
         #expect(last["result"] == "ok", "\(last)")
+        #expect(try client.result("player.status")["source"]?["url"] == .string(url), "the stream plays")
         // The fade-in and a little after it.
         usleep(13_000_000)
         // A sleep timer: 5 s, fading out over the last 3.
@@ -89,5 +94,43 @@ import Testing
         let fall = Self.secondsRMS(samples, from: max(0, lastLoud - 3 * Self.rate), count: 3)
         #expect(zip(fall, fall.dropFirst()).allSatisfy { $0 > $1 }, "falls every second: \(fall)")
         #expect(fall[0] < rise[11], "already fading: \(fall) after \(rise[11])")
+    }
+
+    /// The sleep timer kept across a real restart of reeld, killed with SIGKILL right after the
+    /// answer: the new reeld shows the same `sleepAt` and stops then, not before. (A stream on the
+    /// `null` device plays at the server's pace.)
+    @Test func aSleepTimerSurvivesAKilledReeldAndStopsAtItsTime() throws {
+        let server = try StreamServer(seconds: 10)
+        let url = server.url("/live.mp3")
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("reel-sleep-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: data) }
+        let environment = ["REEL_RESUME_ON_START": "playing"]
+        let first = try DaemonProcess(environment: environment, dataDirectory: data.path)
+        let client = try first.client()
+        _ = try client.call("player.play", ["url": .string(url)], timeout: 60)
+        #expect(try Self.waitForState(client, "playing", timeout: 30))
+        let sleep = try client.result("player.sleep", ["after": 12, "fadeOut": 2])
+        let at = try #require(sleep["at"]?.stringValue)
+        kill(first.pid, SIGKILL)
+        first.process.waitUntilExit()
+
+        let second = try DaemonProcess(environment: environment, dataDirectory: data.path)
+        defer { second.stop() }
+        let again = try second.client()
+        #expect(try again.result("player.status")["sleepAt"]?.stringValue == at, "the same wall time")
+        #expect(try Self.waitForState(again, "playing", timeout: 30), "resumed: the timer is still ahead")
+        #expect(try Self.waitForState(again, "stopped", timeout: 60))
+        let due = try #require(CivilTime.instant(iso8601: at))
+        #expect(Date().timeIntervalSince1970 >= Double(due) - 1, "stopped before \(at)")
+        #expect(try again.result("player.status")["sleepAt"] == .null)
+    }
+
+    static func waitForState(_ client: RPCTestClient, _ state: String, timeout: Double) throws -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if try client.result("player.status")["state"] == .string(state) { return true }
+            usleep(100_000)
+        }
+        return false
     }
 }
