@@ -345,7 +345,7 @@ private final class SingleTake: CaptureTakes, @unchecked Sendable {
         let writer = try makeWriter(request)
         // The file (its header) and its name are on disk before the take is answered: a power
         // cut from now on leaves a file to repair, never a take without one.
-        writer.sync()
+        try writer.sync()
         RecordingRepair.syncDirectory(of: request.path)
         return writer
     }
@@ -544,8 +544,12 @@ private final class WriteLoop: @unchecked Sendable {
             if now - lastSync >= syncNanoseconds {
                 lastSync = now
                 if let session {
-                    session.writer?.sync()
-                    session.takes.progress(published.current)
+                    do throws(ReelError) {
+                        try session.writer?.sync()
+                        session.takes.progress(published.current)
+                    } catch {
+                        fail(session, error)  // the disk refused what was written (EIO)
+                    }
                 }
             }
         }
@@ -671,11 +675,14 @@ private final class WriteLoop: @unchecked Sendable {
                 session.written += count
             case .close(_, let keep):
                 guard let writer = session.writer, let take = session.take else { continue }
-                writer.close()
                 session.writer = nil
                 session.take = nil
-                session.takes.closedTake(take, frames: session.takeWritten, keep: keep, failure: failure)
+                var closing: ReelError?
+                do throws(ReelError) { try writer.close() } catch { closing = error }
+                session.takes.closedTake(take, frames: session.takeWritten, keep: keep, failure: closing ?? failure)
                 session.takeWritten = 0
+                // The disk did not take the file: the session fails with that (`recorder.stop` says so).
+                if let closing { throw closing }
             }
         }
     }
@@ -684,7 +691,7 @@ private final class WriteLoop: @unchecked Sendable {
     private func fail(_ session: WriteSession, _ error: ReelError) {
         logger.error("cannot write the recording", metadata: ["error": "\(error.message)"])
         if let writer = session.writer, let take = session.take {
-            writer.close()
+            try? writer.close()  // after a failure: the caller's error is the one that counts
             session.writer = nil
             session.take = nil
             session.takes.closedTake(take, frames: session.takeWritten, keep: true, failure: error)
