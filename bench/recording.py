@@ -277,8 +277,8 @@ def sox_silence_takes(work, results, bursts=3, burst=2.0, attack=0.5, gap=4.0):
     """sox's recipe for voice-activated takes, `silence 1 0.1 1% 1 2.0 1% : newfile : restart`,
     from the null sink's monitor while paplay plays `bursts` tone bursts of `burst` s (each rising
     from silence over `attack` s, as a voice starts softly) between `gap` s of silence. What it
-    loses at each take start: the burst's length minus its file's (sox trims the silence after a
-    take). Its CPU per second listened, as arecord's. Run before the noisy tone starts: sox needs
+    loses at each take start: how far into the onset its file begins (read from the level of the
+    file's first 10 ms: the onset rises linearly). Its CPU per second listened, as arecord's. Run before the noisy tone starts: sox needs
     the silence between bursts."""
     directory = os.path.join(work, "sox-silence")
     os.makedirs(directory, exist_ok=True)
@@ -307,22 +307,31 @@ def sox_silence_takes(work, results, bursts=3, burst=2.0, attack=0.5, gap=4.0):
         sox.send_signal(signal.SIGINT)
         _, errors = sox.communicate(timeout=20)
         files = sorted(name for name in os.listdir(directory) if name.startswith("take"))
-        lengths = []
+        lengths, starts = [], []
         for name in files:
             path = os.path.join(directory, name)
             frames = (os.path.getsize(path) - 44) // 2
             if frames > 0:
                 lengths.append(frames / 48000)
+                # Where in the burst the take begins: the onset rises linearly to 0.5 of full
+                # scale over `attack`, so the first 10 ms' peak says how far into it sox began.
+                with open(path, "rb") as f:
+                    f.seek(44)
+                    head = f.read(960)
+                peak = max((abs(int.from_bytes(head[i:i + 2], "little", signed=True)) for i in range(0, len(head) - 1, 2)),
+                           default=0)
+                starts.append(peak / 32768 / 0.5 * attack)
         if len(lengths) != bursts:
             unmeasured(results, "lost.start.sox", f"sox made {len(lengths)} takes of {bursts} bursts "
                        f"({', '.join(f'{x:.2f} s' for x in lengths)}): {errors.decode(errors='replace').strip()[:200]}")
             return
         listened = total + 2
         results.setdefault("cpu.sox.silence", []).append(cpu / listened * 1000)
-        for length in lengths:
-            results.setdefault("lost.start.sox", []).append(burst - length)
+        for start in starts:
+            results.setdefault("lost.start.sox", []).append(start)
         log(f"sox silence: {cpu * 1000:.0f} ms CPU for {listened:.0f} s listened; takes "
-            + ", ".join(f"{x:.3f} s" for x in lengths) + f" of {burst:.3f} s bursts")
+            + ", ".join(f"{x:.3f} s" for x in lengths) + f" of {burst:.3f} s bursts, beginning "
+            + ", ".join(f"{x * 1000:.0f} ms" for x in starts) + " into the onset")
     except (OSError, subprocess.SubprocessError) as error:
         unmeasured(results, "lost.start.sox", str(error))
     finally:

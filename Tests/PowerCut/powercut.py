@@ -811,12 +811,14 @@ def main():
     parser.add_argument("--work", required=True, help="an empty directory for the disk, the mount and logs")
     parser.add_argument("--cuts", type=int, default=5)
     parser.add_argument("--seed", type=int, default=None)
-    parser.add_argument("--modes", default="plain,library,mixed", help=f"any of {', '.join(MODES)}")
+    parser.add_argument("--modes", default="plain,library,mixed,segmented", help=f"any of {', '.join(MODES)}")
     parser.add_argument("--crash-points", default="",
                         help=f"first cut at every sync of these operations in turn ({', '.join(Harness.CRASH_OPS)}, or all)")
     parser.add_argument("--formats", default="flac,wav,ogg,opus")
     parser.add_argument("--max-loss", type=float, default=1.5,
-                        help="seconds a cut take may lose: the second between syncs plus the writer's drain")
+                        help="seconds a cut take may lose: the half second between syncs, the writer's drain and "
+                        "the encoder's lag, with a margin for a loaded machine (the bound counts the time from "
+                        "the last status to the cut)")
     args = parser.parse_args()
     if args.seed is None:
         args.seed = random.randrange(10**9)
