@@ -24,8 +24,8 @@ extension Mpg123StreamReader: StreamFillerReporting {
 /// leaves a gap that is *skipped* (no silence is recorded for it; the take goes on with the
 /// audio after it). Frames in another format than the session's are converted (`PipeConverter`).
 ///
-/// Title changes (ICY `StreamTitle`) are kept in `titles` with the session frame they were seen
-/// at. Every method but `connect` and the accessors is called by the capture thread only.
+/// Title changes (ICY `StreamTitle`) are kept in `titles` with the session frame they begin at
+/// (estimated from the bytes buffered ahead of the decoder, see `noteTitle`). Every method but `connect` and the accessors is called by the capture thread only.
 public final class StreamCaptureInput: PCMInput, @unchecked Sendable {
     public let url: String
     public var name: String { url }
@@ -102,7 +102,7 @@ public final class StreamCaptureInput: PCMInput, @unchecked Sendable {
 
     public func read(into buffer: UnsafeMutableRawPointer, frames: Int) -> Int {
         guard let target, !ended else { return -Int(EIO) }
-        titles.note(stream.current.title, atFrame: given)
+        noteTitle()
         let count: Int
         if let converter, var staging, let decoded {
             // Converted frames left over from the last read first.
@@ -129,6 +129,20 @@ public final class StreamCaptureInput: PCMInput, @unchecked Sendable {
         }
         given += Int64(count)
         return count
+    }
+
+    /// Notes the title on air. A title is parsed when its bytes arrive, ahead of the decoder by
+    /// what the buffer holds: it is placed that far ahead, at the stream's bitrate (the first
+    /// one, seen before any audio, at frame 0). Titles that came and went within the buffer
+    /// (a burst at connect) are not seen.
+    private func noteTitle() {
+        let status = stream.current
+        var frame = given
+        if given > 0, let kbps = status.bitrate, kbps > 0, let target {
+            let seconds = Double(stream.bufferedBytes) * 8 / (Double(kbps) * 1000)
+            frame += Int64(seconds * Double(target.sampleRate))
+        }
+        titles.note(status.title, atFrame: frame)
     }
 
     /// Decodes station audio; -EAGAIN when only filler came, -EIO when the stream ended for good.
