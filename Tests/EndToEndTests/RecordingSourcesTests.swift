@@ -115,6 +115,23 @@ import Testing
         #expect(listed["items"]?.arrayValue?.isEmpty ?? true, "\(listed)")
     }
 
+    @Test func reelRecordFromAStationOrThePlayer() throws {
+        let server = try StreamServer(seconds: 4)
+        let daemon = try DaemonProcess()
+        let socket = ["--socket", daemon.socketPath]
+        let station = try CLI.run(
+            ["record", "--from", server.url("/live.mp3"), "--name", "radio", "--duration", "2", "--format", "wav"] + socket)
+        #expect(station.status == 0, "\(station)")
+        #expect(station.stdout.contains("saved /radio (0:02, wav 44100 Hz 2 ch)"), "\(station)")
+        let player = try CLI.run(["record", "--from", "player", "--detach", "--name", "what plays", "--rate", "44100"] + socket)
+        #expect(player.status == 0, "\(player)")
+        #expect(player.stdout.hasPrefix("recording /what plays"), "\(player)")
+        #expect(try CLI.run(["record", "cancel"] + socket).status == 0)
+        let bad = try CLI.run(["record", "--from", "speakers"] + socket)
+        #expect(bad.status == 2)
+        #expect(bad.stderr.contains("--from"), "\(bad)")
+    }
+
     // MARK: Helpers
 
     static func samples(_ data: Data) -> [Int16] {
