@@ -50,6 +50,38 @@ import Testing
         #expect(recorded == expected, "the take differs from the file played")
     }
 
+    /// The same through a paced device (the PulseAudio null sink, which queues what it was given):
+    /// paused and resumed twice on the way, the take is still the file, each frame once.
+    @Test(.enabled(if: RecordingTests.pulse != nil, "needs the PulseAudio null sink that scripts/test starts"))
+    func whatPlaysThroughAPacedDeviceIsRecordedOnceAcrossPauses() throws {
+        let sink = try PrivateSink()
+        let daemon = try DaemonProcess(device: "pulse", environment: sink.environment)
+        let client = try daemon.client()
+        let wav = daemon.directory.appendingPathComponent("noise.wav").path
+        try AudioAnalysis.run("sox", [
+            "-n", "-r", "44100", "-c", "2", "-b", "16", wav, "synth", "4", "sine", "440", "whitenoise", "vol", "0.5",
+        ])
+        _ = try client.result(
+            "recorder.start", ["source": "player", "format": "flac", "sampleRate": 44100, "channels": 2, "name": "paced"])
+        _ = try client.result("player.play", ["file": .string(wav)])
+        let deadline = Date().addingTimeInterval(60)
+        for mark in [1.0, 2.0] {
+            while Date() < deadline, (try client.result("player.status")["position"]?.doubleValue ?? 0) < mark { usleep(20_000) }
+            _ = try client.result("player.pause")
+            usleep(300_000)
+            _ = try client.result("mixer.setVolume", ["volume": 50])
+            _ = try client.result("player.resume")
+        }
+        while Date() < deadline, try client.result("player.status")["state"] != .string("stopped") { usleep(50_000) }
+        while Date() < deadline, (try client.result("recorder.status")["elapsed"]?.doubleValue ?? 0) < 4 { usleep(50_000) }
+        let item = try client.result("recorder.stop")
+        #expect(item["duration"]?.doubleValue == 4)
+        let recorded = try AudioAnalysis.rawSamples(try recording.audioFile(daemon, item))
+        let expected = try AudioAnalysis.rawSamples(wav)
+        #expect(recorded.count == expected.count, "\(recorded.count / 4) frames recorded of \(expected.count / 4)")
+        #expect(recorded == expected, "the take differs from the file played")
+    }
+
     /// A station recorded for 10 s: an item of 10 s whose audio is the stream's, decoded; nothing
     /// is played meanwhile.
     @Test func aStationIsRecordedWithoutPlayingIt() throws {
