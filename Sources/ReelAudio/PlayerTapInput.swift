@@ -74,6 +74,9 @@ public final class PlayerTapInput: PCMInput, @unchecked Sendable {
         return taken
     }
 
+    /// Frames the tap put into the ring so far (all heard; read or not yet).
+    public var deliveredFrames: Int64 { sink.map { tap.counts($0).delivered } ?? 0 }
+
     /// Frames the tap could not hand over (the ring was full, or an attach was in progress).
     public var droppedFrames: Int64 { sink.map { tap.counts($0).dropped } ?? droppedLogged }
 

@@ -79,7 +79,7 @@ extension RecorderController {
             logger.info("source title while no take is open", metadata: ["title": "\(change.title ?? "")"])
             return
         }
-        let mark = TitleMark(frame: max(0, change.frame - take.startFrame), title: change.title)
+        let mark = TitleMark(frame: max(0, change.frame - take.start), title: change.title)
         titleMarks.withLock { $0[take.item.id, default: []].append(mark) }
         logger.info(
             "source title", metadata: ["path": "\(take.item.path)", "frame": "\(mark.frame)", "title": "\(change.title ?? "")"])

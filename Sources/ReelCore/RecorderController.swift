@@ -145,8 +145,8 @@ public final class RecorderController: @unchecked Sendable {
     struct Take {
         var item: Item
         var path: String
-        /// Its first frame, counted from the session's first frame.
-        var startFrame: Int64 = 0
+        /// Its first frame, counted from the session's first frame (negative: pre-roll).
+        var start: Int64 = 0
     }
     /// A session as the controller follows it.
     struct Session {
@@ -564,7 +564,7 @@ public final class RecorderController: @unchecked Sendable {
         }
         shared.withLock { shared in
             shared.session?.nextNumber = session.nextNumber
-            shared.take = Take(item: item, path: path, startFrame: take.startFrame)
+            shared.take = Take(item: item, path: path, start: take.startFrame)
         }
         logger.info("take", metadata: ["path": "\(item.path)", "file": "\(path)", "startFrame": "\(take.startFrame)"])
         queue.async { [self] in notify() }

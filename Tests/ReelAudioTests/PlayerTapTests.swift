@@ -51,7 +51,7 @@ import Testing
         harness.device.script { $0.delayFrames = 0 }
         _ = try harness.run(timeout: 10) { .resume($0) }.get()
         #expect(harness.waitUntil(timeout: 30) { $0.activity == .stopped })
-        #expect(waitUntil(seconds: 30) { engine.snapshot.writtenFrames >= Int64(tone.samples.count / 2) })
+        #expect(waitUntil(seconds: 30) { engine.snapshot.writtenFrames == input.deliveredFrames })
         engine.stop()
         #expect(input.droppedFrames == 0)
         let recorded = try decode(take)
@@ -75,23 +75,52 @@ import Testing
             $0.writeDelayMicroseconds = 20_000
         }
         let take = directory.appendingPathComponent("seek.flac").path
-        let (engine, _) = try recordPlayer(harness, to: take, format: PCMFormat(sample: .s16, sampleRate: 44100, channels: 2))
+        let (engine, input) = try recordPlayer(harness, to: take, format: PCMFormat(sample: .s16, sampleRate: 44100, channels: 2))
         _ = try harness.run(timeout: 10) { .load(ReaderBox(tone), token: 1, startFrame: 0, startPlaying: true, $0) }.get()
         #expect(harness.waitUntil(timeout: 20) { $0.position(at: monotonicNanoseconds()) > 1 })
-        let sought = try harness.run(timeout: 10) { .seek(.relative(-0.5), $0) }.get()
+        let sought = try harness.run(timeout: 10) { .seek(.relative(-0.37), $0) }.get()
         let landed = Int(sought.audibleFrame)
         harness.device.script { $0.delayFrames = 0 }
         #expect(harness.waitUntil(timeout: 30) { $0.activity == .stopped })
-        #expect(waitUntil(seconds: 30) { engine.snapshot.writtenFrames >= Int64(tone.samples.count / 2) })
+        // Everything the tap gave (more than the tone: a stretch twice) is in the take.
+        #expect(waitUntil(seconds: 30) { engine.snapshot.writtenFrames == input.deliveredFrames })
         engine.stop()
         let recorded = try decode(take)
-        // The take is the tone up to where the seek was heard, then the tone from where it landed.
+        // The take is the tone up to where the seek was heard, then the tone from where it
+        // landed to its end: each stretch sample for sample, in the order it played.
         let frames = recorded.count / 2
-        let before = frames - (tone.samples.count / 2 - landed)
-        #expect(before > landed, "\(frames) frames recorded, the seek landed at \(landed)")
-        guard before > landed, before <= tone.samples.count / 2 else { return }
-        #expect(Array(recorded.prefix(before * 2)) == Array(tone.samples.prefix(before * 2)))
-        #expect(Array(recorded.suffix(from: before * 2)) == Array(tone.samples.suffix(from: landed * 2)))
+        let toneFrames = tone.samples.count / 2
+        var heardBefore = 0
+        while heardBefore < min(frames, toneFrames), recorded[2 * heardBefore] == tone.samples[2 * heardBefore],
+              recorded[2 * heardBefore + 1] == tone.samples[2 * heardBefore + 1]
+        {
+            heardBefore += 1
+        }
+        let resumedAt = toneFrames - (frames - heardBefore)
+        #expect(resumedAt < heardBefore && resumedAt >= 0, "\(frames) frames: the tone to \(heardBefore), then from \(resumedAt)")
+        guard resumedAt >= 0, resumedAt < heardBefore else { return }
+        let rest = recorded[(heardBefore * 2)...]
+        let first = zip(rest, tone.samples[(resumedAt * 2)...]).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+        #expect(first == nil, "after the seek the take differs from the tone at sample \(first ?? 0) (from \(resumedAt))")
+        // It resumed where the player landed (0.37 s back: not a multiple of the tone's
+        // 4,410-frame period, so the join shows), within a device buffer.
+        #expect(abs(resumedAt - landed) <= 2048, "resumed at \(resumedAt), the player landed at \(landed)")
+    }
+
+    /// A recorder that does not keep up never holds the player back: what does not fit the
+    /// tap's ring is dropped and counted, and playback runs to its end.
+    @Test func aRecorderThatFallsBehindDropsFramesAndNeverStallsPlayback() throws {
+        let tone = UnseekableTone(seconds: 3)
+        let harness = Harness()
+        let input = PlayerTapInput(tap: harness.engine.tap, ringSeconds: 0.1, logger: Logger(label: "test"))
+        // Opened (attached) and never read.
+        _ = try input.open(PCMFormat(sample: .s16, sampleRate: 44100, channels: 2), timing: PCMTiming())
+        defer { input.close() }
+        _ = try harness.run(timeout: 10) { .load(ReaderBox(tone), token: 1, startFrame: 0, startPlaying: true, $0) }.get()
+        #expect(harness.waitUntil(timeout: 30) { $0.activity == .stopped })
+        #expect(harness.device.state.framesWritten == tone.samples.count / 2)
+        // The ring holds 4,410 frames; the rest were dropped.
+        #expect(input.droppedFrames == Int64(tone.samples.count / 2 - 4410), "\(input.droppedFrames) dropped")
     }
 
     /// Nothing plays, nothing is recorded: the session's clock stands still while paused.
@@ -120,10 +149,10 @@ import Testing
         let harness = Harness()
         harness.device.script { $0.writeDelayMicroseconds = 5_000 }
         let take = directory.appendingPathComponent("converted.flac").path
-        let (engine, _) = try recordPlayer(harness, to: take, format: PCMFormat(sample: .s16, sampleRate: 44100, channels: 2))
+        let (engine, input) = try recordPlayer(harness, to: take, format: PCMFormat(sample: .s16, sampleRate: 44100, channels: 2))
         _ = try harness.load(source)
         #expect(harness.waitUntil(timeout: 30) { $0.activity == .stopped })
-        #expect(waitUntil(seconds: 30) { engine.snapshot.writtenFrames >= 44100 - 2048 })
+        #expect(waitUntil(seconds: 30) { engine.snapshot.writtenFrames == input.deliveredFrames && input.deliveredFrames > 0 })
         engine.stop()
         let recorded = try decode(take)
         let frames = recorded.count / 2
