@@ -49,9 +49,9 @@ public struct RecordingRequest: Sendable {
 /// Where a recording's audio comes from.
 public enum RecordingSource: Sendable, Equatable {
     case capture
-    /// What Reel plays (not served yet).
+    /// What Reel plays, after decoding and before the volume (`PlayerTap`).
     case player
-    /// A station recorded without playing it (not served yet).
+    /// A station recorded without playing it (`StreamCaptureInput`).
     case url(String)
 }
 
@@ -116,7 +116,18 @@ public struct RecordingDefaults: Sendable, Equatable {
 public final class RecorderController: @unchecked Sendable {
     public typealias Reply<Value> = @Sendable (Result<Value, ReelError>) -> Void
 
-    let engine: CaptureEngine
+    /// The capture device's engine.
+    let captureEngine: CaptureEngine
+    /// The engine of a session recording another source (the player, a station), while one runs.
+    let sourceEngine = Locked<CaptureEngine?>(nil)
+    /// The engine of the session now: a source's, or the capture device's.
+    var engine: CaptureEngine { sourceEngine.current ?? captureEngine }
+    /// Where `source: "player"` and `{url}` come from (set by `ReelCore` once the player exists).
+    public var sources = RecordingSources()
+    /// Each take's title changes, as marks to be (see `streamTitleChanged`).
+    let titleMarks = Locked<[String: [TitleMark]]>([:])
+    let timing: PCMTiming
+    let ringSeconds: Double
     /// Each take's loudness, measured as it is recorded (its ReplayGain).
     private let loudness = TakeLoudness()
     let store: LibraryStore
@@ -134,6 +145,8 @@ public final class RecorderController: @unchecked Sendable {
     struct Take {
         var item: Item
         var path: String
+        /// Its first frame, counted from the session's first frame (negative: pre-roll).
+        var start: Int64 = 0
     }
     /// A session as the controller follows it.
     struct Session {
@@ -171,7 +184,9 @@ public final class RecorderController: @unchecked Sendable {
         capturePreroll: Double = 0, ringSeconds: Double = 10,
         wallClock: @escaping @Sendable () -> Double = { Double(time(nil)) }
     ) {
-        engine = CaptureEngine(device: device, timing: timing, ringSeconds: ringSeconds, logger: logger)
+        captureEngine = CaptureEngine(device: device, timing: timing, ringSeconds: ringSeconds, logger: logger)
+        self.timing = timing
+        self.ringSeconds = ringSeconds
         deviceName = device.name
         self.store = store
         self.defaults = defaults
@@ -287,6 +302,7 @@ public final class RecorderController: @unchecked Sendable {
     /// Stops the engine's session (the open take closed through `SessionTakes`); on the queue.
     private func endSession(keep: Bool, error: ReelError? = nil) -> Item? {
         let snapshot = engine.stop(keep: keep)
+        sourceEngine.withLock { $0 = nil }
         let last = shared.withLock { shared -> Item? in
             let last = shared.take?.item ?? shared.session?.lastTake ?? shared.last
             shared.session = nil
@@ -308,20 +324,15 @@ public final class RecorderController: @unchecked Sendable {
             let what = shared.current.take?.item.path ?? session.seriesName ?? ""
             throw ReelError(.busy, "already recording \(what); stop it first (reel record stop)")
         }
-        switch request.source {
-        case .capture: break
-        case .player:
-            throw ReelError(.unsupportedFormat, "source \"player\" (recording what Reel plays) is not available yet; record from \"capture\"")
-        case .url(let url):
-            throw ReelError(.unsupportedFormat, "source {url} (recording \(url) without playing it) is not available yet; record from \"capture\"")
-        }
         let codec = request.codec ?? defaults.codec
         guard CodecRegistry.recordingFormats.contains(codec) else {
             throw ReelError(
                 .unsupportedFormat, "cannot record \"\(codec)\"; formats are \(CodecRegistry.recordingFormats.joined(separator: ", "))")
         }
-        let sampleRate = request.sampleRate ?? defaults.sampleRate
-        let channels = request.channels ?? defaults.channels
+        // Another source than the capture device: its input, and the format it plays in.
+        let source = try sourceInput(request)
+        let sampleRate = request.sampleRate ?? source?.format?.sampleRate ?? defaults.sampleRate
+        let channels = request.channels ?? source?.format?.channels ?? defaults.channels
         guard (8000...192_000).contains(sampleRate) else {
             throw ReelError(.unsupportedFormat, "cannot record at \(sampleRate) Hz; use 8000 to 192000")
         }
@@ -347,6 +358,9 @@ public final class RecorderController: @unchecked Sendable {
             }
             if case .triggered = plan {
                 throw ReelError(.outOfRange, "preroll starts one take in the past; a trigger has its own preroll (trigger.preroll)")
+            }
+            guard source == nil || preroll == 0 else {
+                throw ReelError(.outOfRange, "preroll reaches into the capture device's past; it cannot be used with source \(source?.description ?? "")")
             }
             guard capturePreroll > 0 else {
                 throw ReelError(.outOfRange, "preroll needs the capture device held open: set capture_preroll (seconds) in the configuration")
@@ -376,7 +390,7 @@ public final class RecorderController: @unchecked Sendable {
             try ItemName.validate(name)
         }
         // A device held open for pre-roll at another format is reopened for this session.
-        if let listening = engine.listeningFormat, listening != pcm {
+        if source == nil, let listening = engine.listeningFormat, listening != pcm {
             guard prerollFrames == 0 else {
                 throw ReelError(
                     .unsupportedFormat,
@@ -389,6 +403,9 @@ public final class RecorderController: @unchecked Sendable {
             shared.lastError = nil
         }
         let takes = SessionTakes(controller: self, request: request)
+        if let source {
+            sourceEngine.withLock { $0 = makeSourceEngine(source) }
+        }
         do {
             try engine.start(CaptureSession(format: pcm, plan: plan, maxFrames: maxFrames, prerollFrames: prerollFrames), takes: takes)
         } catch {
@@ -396,6 +413,7 @@ public final class RecorderController: @unchecked Sendable {
                 shared.session = nil
                 shared.take = nil
             }
+            sourceEngine.withLock { $0 = nil }
             listenIfConfigured()
             throw error
         }
@@ -408,7 +426,7 @@ public final class RecorderController: @unchecked Sendable {
         }
         logger.info(
             "recording", metadata: ["path": "\(shared.current.take?.item.path ?? session.seriesName ?? "")",
-                                    "format": "\(codec) \(sampleRate) Hz \(channels) ch", "device": "\(deviceName)",
+                                    "format": "\(codec) \(sampleRate) Hz \(channels) ch", "device": "\(source?.description ?? deviceName)",
                                     "mode": "\(Self.describe(plan))"])
     }
 
@@ -546,7 +564,7 @@ public final class RecorderController: @unchecked Sendable {
         }
         shared.withLock { shared in
             shared.session?.nextNumber = session.nextNumber
-            shared.take = Take(item: item, path: path)
+            shared.take = Take(item: item, path: path, start: take.startFrame)
         }
         logger.info("take", metadata: ["path": "\(item.path)", "file": "\(path)", "startFrame": "\(take.startFrame)"])
         queue.async { [self] in notify() }
