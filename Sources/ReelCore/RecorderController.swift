@@ -134,6 +134,8 @@ public final class RecorderController: @unchecked Sendable {
     struct Take {
         var item: Item
         var path: String
+        /// Its first frame, counted from the session's first frame (negative: pre-roll).
+        var start: Int64 = 0
     }
     /// A session as the controller follows it.
     struct Session {
@@ -152,6 +154,10 @@ public final class RecorderController: @unchecked Sendable {
         var lastTake: Item?
         /// Bytes per second of the take being made (for `disk.secondsLeft`).
         var byteRate: Double?
+        /// Takes follow each other with no gap (segments): a mark past a take's end belongs to the next.
+        var contiguous = false
+        /// Marks past the end of the take just closed, for the next one (`RecorderController+Marks`).
+        var carriedMarks: [CarriedMark] = []
     }
     struct Shared {
         var session: Session?
@@ -163,6 +169,9 @@ public final class RecorderController: @unchecked Sendable {
         var disk: RecorderDisk?
     }
     let shared = Locked(Shared())
+    /// Held while a mark is added to the take being made, and while that take stops being the
+    /// one being made: a mark is either in the take's file or in the next take.
+    let markGate = Locked(0)
     /// The recorder's state when a recording starts or ends, and when its item is renamed or moved.
     public let changes = StateFeed(RecorderState())
 
@@ -367,6 +376,7 @@ public final class RecorderController: @unchecked Sendable {
             folder: .id(folderItem.id), codec: codec, format: format, keep: request.keep,
             threshold: request.trigger?.level, started: Self.iso8601(wallClock()))
         session.folderPath = folderItem.path
+        if case .segments = plan { session.contiguous = true }
         if series {
             let name = request.name ?? Self.defaultName(at: time_t(wallClock()))
             try ItemName.validate(name + " 001")
@@ -546,8 +556,9 @@ public final class RecorderController: @unchecked Sendable {
         }
         shared.withLock { shared in
             shared.session?.nextNumber = session.nextNumber
-            shared.take = Take(item: item, path: path)
+            shared.take = Take(item: item, path: path, start: take.startFrame)
         }
+        takeOpenedForMarks(item: item, start: take.startFrame)
         logger.info("take", metadata: ["path": "\(item.path)", "file": "\(path)", "startFrame": "\(take.startFrame)"])
         queue.async { [self] in notify() }
         return writer
@@ -589,7 +600,7 @@ public final class RecorderController: @unchecked Sendable {
     /// failure), or, not kept, the take is deleted.
     func closedTake(_ take: CaptureTake, frames: Int64, keep: Bool, failure: ReelError?) {
         guard let current = shared.current.take, let session = shared.current.session else { return }
-        shared.withLock { $0.take = nil }
+        markGate.withLock { _ in shared.withLock { $0.take = nil } }
         if !keep {
             do throws(ReelError) {
                 try store.delete(.id(current.item.id))
@@ -616,6 +627,7 @@ public final class RecorderController: @unchecked Sendable {
                     metadata: ["path": "\(current.item.path)", "error": "\(repairError.message)"])
             }
         }
+        writeMarks(of: current, frames: frames, codec: session.codec)
         // A closed take is whole on disk before its row says it is finished.
         RecordingRepair.syncFile(current.path)
         let duration = Double(frames) / Double(max(session.format.sampleRate, 1))

@@ -70,6 +70,14 @@ extension LibraryStore {
                 logger.warning("a directory in the audio directory is not Reel's; left alone", metadata: ["path": "\(path)"])
                 continue
             }
+            if entry.name.hasPrefix(Self.chaptersCopyPrefix), entry.name.hasSuffix(Self.partialImportSuffix) {
+                // A recording's copy getting its chapters, cut short before it replaced the
+                // file (which is whole): the copy goes.
+                try? AudioFiles.removeIfPresent(path)
+                report.partialImports.append(entry.name)
+                logger.warning("removed an unfinished copy writing a recording's chapters", metadata: ["file": "\(path)"])
+                continue
+            }
             if entry.name.hasPrefix(Self.partialImportPrefix), entry.name.hasSuffix(Self.partialImportSuffix) {
                 if let id = Self.partialImportID(entry.name), let final = unseenByID[id], unseen.contains(final) {
                     // Its row was committed (the import was answered, or about to be) but a power

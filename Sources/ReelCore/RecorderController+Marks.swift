@@ -1,0 +1,126 @@
+// Marks in the take being recorded: `recorder.mark`, the recorder's own marks, and chapters at close.
+
+import ReelAudio
+internal import ReelLibrary
+import ReelModel
+import ReelTags
+
+/// A mark past the end of the take just closed, waiting for the next take of a segmented
+/// session (it is still stored with the closed take until then).
+struct CarriedMark {
+    var id: Int64
+    /// Counted from the session's first frame.
+    var sessionFrame: Int64
+}
+
+extension RecorderController {
+    /// `recorder.mark {label?}`: a mark at the frame being captured now, in the take being made.
+    /// Replies once the mark is committed to the library (it survives a crash from then on)
+    /// with the mark, its frame counted from the take's first frame. `not_recording` when idle
+    /// or armed with no take open; `out_of_range` for a label too long or with control characters.
+    public func mark(label: String?, reply: @escaping Reply<Mark>) {
+        queue.async { [self] in
+            reply(Result { () throws(ReelError) -> Mark in
+                let label = try Mark.validate(label: label)
+                let snapshot = engine.snapshot
+                return try addMark(label: label, sessionFrame: snapshot.capturedFrames - snapshot.sessionStartFrame)
+            })
+        }
+    }
+
+    /// A mark at `atFrame`, counted from the session's first frame (frame 0 is the first frame
+    /// the session captured; a take's `CaptureTake.startFrame` counts the same way), in the take
+    /// being made: for marks the recorder's sources make themselves (a stream's title change
+    /// while recording what plays). A frame before the take's first goes to its first; one past
+    /// its end, when the take closes, to the next segment (segments) or the take's last frame.
+    /// Replies as `mark(label:reply:)`, on the recorder's queue; `reply` may be nil.
+    public func addMark(label: String?, atFrame: Int64, reply: Reply<Mark>? = nil) {
+        queue.async { [self] in
+            let result = Result { () throws(ReelError) -> Mark in
+                try addMark(label: try Mark.validate(label: label), sessionFrame: atFrame)
+            }
+            if case .failure(let error) = result {
+                logger.warning("cannot keep a mark", metadata: ["label": "\(label ?? "")", "error": "\(error.message)"])
+            }
+            reply?(result)
+        }
+    }
+
+    /// Stores the mark with the take being made; on the queue.
+    private func addMark(label: String?, sessionFrame: Int64) throws(ReelError) -> Mark {
+        try markGate.withLock { _ throws(ReelError) -> Mark in
+            let current = shared.current
+            guard let take = current.take else {
+                if current.session != nil {
+                    throw ReelError(.notRecording, "no take is being recorded: the recorder is armed, waiting for sound")
+                }
+                throw ReelError(.notRecording, "nothing is being recorded; a mark is made during a take (reel record)")
+            }
+            let stored = try store.addMark(recording: take.item.id, frame: max(0, sessionFrame - take.start), label: label)
+            logger.info("mark", metadata: ["path": "\(take.item.path)", "frame": "\(stored.mark.frame)", "label": "\(label ?? "")"])
+            return stored.mark
+        }
+    }
+
+    /// A take opened (writer thread): marks carried from the take before that fall in it move
+    /// here; any before its start (none in a segmented session) go to the previous take's end.
+    func takeOpenedForMarks(item: Item, start: Int64) {
+        let carried = shared.withLock { shared -> [CarriedMark] in
+            defer { shared.session?.carriedMarks = [] }
+            return shared.session?.carriedMarks ?? []
+        }
+        guard !carried.isEmpty else { return }
+        let moves = carried.filter { $0.sessionFrame >= start }.map { (id: $0.id, frame: $0.sessionFrame - start) }
+        do throws(ReelError) {
+            try store.moveMarks(moves, to: item.id)
+        } catch {
+            logger.warning("cannot move marks into the next take", metadata: ["path": "\(item.path)", "error": "\(error.message)"])
+        }
+    }
+
+    /// The take's file is closed (writer thread): marks past its end are carried to the next
+    /// segment, or set on its last frame; the rest are written into the file as chapters where
+    /// the format has them (FLAC, Ogg Vorbis, Opus; WAV has none).
+    func writeMarks(of take: Take, frames: Int64, codec: String) {
+        let stored: [StoredMark]
+        do throws(ReelError) {
+            stored = try store.marks(ofRecording: take.item.id)
+        } catch {
+            logger.warning("cannot read the take's marks", metadata: ["path": "\(take.item.path)", "error": "\(error.message)"])
+            return
+        }
+        guard !stored.isEmpty else { return }
+        let continues = shared.current.session.map { $0.contiguous } ?? false
+        var inside: [Mark] = []
+        var carried: [CarriedMark] = []
+        var clamped: [(id: Int64, frame: Int64)] = []
+        for mark in stored {
+            if mark.mark.frame < frames {
+                inside.append(mark.mark)
+            } else if continues && engine.snapshot.inSession {
+                carried.append(CarriedMark(id: mark.id, sessionFrame: take.start + mark.mark.frame))
+            } else {
+                let last = max(0, frames - 1)
+                clamped.append((id: mark.id, frame: last))
+                inside.append(Mark(frame: last, label: mark.mark.label, sampleRate: mark.mark.sampleRate))
+            }
+        }
+        if !carried.isEmpty { shared.withLock { $0.session?.carriedMarks = carried } }
+        if !clamped.isEmpty {
+            do throws(ReelError) {
+                try store.setMarkFrames(clamped)
+            } catch {
+                logger.warning("cannot move marks to the take's end", metadata: ["path": "\(take.item.path)", "error": "\(error.message)"])
+            }
+        }
+        guard !inside.isEmpty, ChapterWriter.holdsChapters(codec: codec) else { return }
+        do throws(ReelError) {
+            try ChapterWriter.write(
+                inside.sorted { $0.frame < $1.frame }, into: take.path, copyPath: store.chaptersCopyPath(forRecording: take.item.id))
+        } catch {
+            logger.warning(
+                "cannot write the take's marks into its file as chapters; they are kept in the library",
+                metadata: ["path": "\(take.item.path)", "error": "\(error.message)"])
+        }
+    }
+}
