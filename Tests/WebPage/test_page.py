@@ -688,9 +688,10 @@ def test_recorder_modes_marks_and_the_series_takes(page, reel):
     continuous records segments, listed as they land, with a Mark button while a take is made;
     the marks show on the playing recording and a click seeks to one."""
     page.open("#recorder")
-    assert not shown(page, "#rec-vox") and not shown(page, "#rec-continuous")
+    # (The fieldsets lay their fields out in the form's grid: their fields are what is shown.)
+    assert not shown(page, "#rec-level") and not shown(page, "#rec-segment")
     Select(page.el("#rec-mode")).select_by_value("vox")
-    assert shown(page, "#rec-vox") and not shown(page, "#rec-continuous")
+    assert shown(page, "#rec-level") and shown(page, "#rec-preroll") and not shown(page, "#rec-segment")
     level = page.el("#rec-level")
     level.clear()
     level.send_keys("-30")
@@ -710,7 +711,7 @@ def test_recorder_modes_marks_and_the_series_takes(page, reel):
     wait_for(lambda: not shown(page, "#meter-threshold"), what="the threshold line to go")
 
     Select(page.el("#rec-mode")).select_by_value("continuous")
-    assert shown(page, "#rec-continuous") and not shown(page, "#rec-vox")
+    assert shown(page, "#rec-segment") and shown(page, "#rec-keep") and not shown(page, "#rec-level")
     segment = page.el("#rec-segment")
     segment.clear()
     segment.send_keys("0.05")  # 3 s
@@ -719,7 +720,7 @@ def test_recorder_modes_marks_and_the_series_takes(page, reel):
     name.send_keys("log")
     page.el("#rec-format").send_keys("wav")
     page.el("#rec-start").click()
-    wait_for(lambda: reel.rpc("recorder.status")["state"] == "recording", what="reeld to record")
+    wait_for(lambda: reel.rpc("recorder.status")["state"] == "recording", what=f"reeld to record (toasts: {page.toasts()})")
     status = reel.rpc("recorder.status")
     assert status["series"] is not None and status["item"]["name"] == "log 001", status
     wait_for(lambda: page.el("#rec-mark").is_enabled(), what="the Mark button")

@@ -367,7 +367,7 @@ function setupPlayer() {
   $('np-mark').addEventListener('click', async () => {
     const mark = await act('player.mark');
     if (!mark) return;
-    toast(`Marked ${clock(mark.at)}`, 'info');
+    toast(`Marked ${clock(mark.at, true)}`, 'info');
     if (marks.id) loadMarks(marks.id);
   });
   $('prev').addEventListener('click', () => act('player.previous'));
@@ -1111,7 +1111,7 @@ function setupRecorder() {
   });
   $('rec-mark').addEventListener('click', async () => {
     const mark = await act('recorder.mark');
-    if (mark) toast(`Marked ${clock(mark.at)} in the take`, 'info');
+    if (mark) toast(`Marked ${clock(mark.at, true)} in the take`, 'info');
   });
   $('rec-stop').addEventListener('click', async () => {
     const item = await act('recorder.stop');
