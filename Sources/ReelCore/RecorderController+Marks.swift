@@ -5,6 +5,10 @@ internal import ReelLibrary
 import ReelModel
 import ReelTags
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A mark past the end of the take just closed, waiting for the next take of a segmented
 /// session (it is still stored with the closed take until then).
 struct CarriedMark {
@@ -114,13 +118,32 @@ extension RecorderController {
             }
         }
         guard !inside.isEmpty, ChapterWriter.holdsChapters(codec: codec) else { return }
+        // Rewriting the file copies it: on the recorder's queue, not the writer thread, whose
+        // ring would fill meanwhile with a long take on a slow card.
+        let chapters = inside.sorted { $0.frame < $1.frame }
+        queue.async { [self] in writeChapters(chapters, of: take) }
+    }
+
+    /// Writes the chapters into the closed take's file (through a synced copy renamed over it)
+    /// and brings its size up to date; on the queue (retention, which deletes takes, runs
+    /// there too). A take deleted meanwhile is not brought back.
+    private func writeChapters(_ chapters: [Mark], of take: Take) {
+        guard (try? store.item(id: take.item.id)) != nil else { return }
         do throws(ReelError) {
-            try ChapterWriter.write(
-                inside.sorted { $0.frame < $1.frame }, into: take.path, copyPath: store.chaptersCopyPath(forRecording: take.item.id))
+            try ChapterWriter.write(chapters, into: take.path, copyPath: store.chaptersCopyPath(forRecording: take.item.id))
         } catch {
             logger.warning(
                 "cannot write the take's marks into its file as chapters; they are kept in the library",
                 metadata: ["path": "\(take.item.path)", "error": "\(error.message)"])
+            return
+        }
+        do throws(ReelError) {
+            try store.updateRecording(id: take.item.id, size: RecordingRepair.fileSize(take.path))
+        } catch where error.reason == .notFound {
+            // Deleted while its chapters were written: the file written back goes too.
+            unlink(take.path)
+        } catch {
+            logger.warning("cannot record the take's size after its chapters", metadata: ["path": "\(take.item.path)", "error": "\(error.message)"])
         }
     }
 }

@@ -252,8 +252,10 @@ public final class RecorderController: @unchecked Sendable {
                 reply(.failure(ReelError(.notRecording, "nothing is being recorded")))
                 return
             }
-            reply(.success(endSession(keep: true)))
+            let item = endSession(keep: true)
             notify()
+            // After the take's chapters (queued when it closed): the file answered is final.
+            queue.async { [self] in reply(.success(item.map { (try? store.item(id: $0.id)) ?? $0 })) }
         }
     }
 
@@ -284,6 +286,8 @@ public final class RecorderController: @unchecked Sendable {
             }
             engine.close()
         }
+        // The last take's chapters, written on the queue after it closed.
+        queue.sync {}
     }
 
     /// Stops the session for a full disk (retention found nothing left to delete). On the queue.
