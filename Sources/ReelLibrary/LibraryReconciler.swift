@@ -8,7 +8,8 @@ public struct ReconcileReport: Equatable, Sendable {
     /// Files in `audio/` that belong to no recording, moved to `lost+found/` (their names there).
     public var strayFiles: [String] = []
     /// Copies left by interrupted imports (`audio/.import-*.part`), removed: the source file
-    /// they were copied from was never taken in.
+    /// they were copied from was never taken in; and copies of takes getting their chapters
+    /// (`audio/.chapters-*.part`), removed: the take's own file is whole.
     public var partialImports: [String] = []
     /// Recordings whose audio file is gone: kept in the tree, marked missing, size 0.
     public var missingRecordings: [Item] = []

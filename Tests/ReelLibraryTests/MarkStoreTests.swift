@@ -57,4 +57,16 @@ import Testing
         #expect(Mark(frame: 47, label: nil, sampleRate: 48000).chapterTime == "00:00:00.000")
         #expect(Mark(frame: Int64(3 * 3600 + 59) * 8000 + 7999, label: nil, sampleRate: 8000).chapterTime == "03:00:59.999")
     }
+
+    @Test func aChaptersCopyLeftByACrashIsRemovedAtTheNextStart() throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try LibraryStore(directory: directory)
+        let copy = store.chaptersCopyPath(forRecording: "01a21eae-39e9-7acc-adb3-311f8d91a59e")
+        #expect(copy.hasPrefix(store.audioDirectory + "/.chapters-"))
+        #expect(FileManager.default.createFile(atPath: copy, contents: Data("half a copy".utf8)))
+        let report = try store.reconcile()
+        #expect(!FileManager.default.fileExists(atPath: copy))
+        #expect(report.strayFiles.isEmpty, "not moved to lost+found: the recording's own file was never touched")
+        #expect(report.partialImports == [String(copy.split(separator: "/").last!)])
+    }
 }
