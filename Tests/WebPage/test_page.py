@@ -687,6 +687,7 @@ def test_recorder_modes_marks_and_the_series_takes(page, reel):
     """The recorder tab's modes: voice-activated arms with the threshold line on the meter;
     continuous records segments, listed as they land, with a Mark button while a take is made;
     the marks show on the playing recording and a click seeks to one."""
+    page.console_errors()  # the browser's log so far is the earlier tests' (it is read once)
     page.open("#recorder")
     # (The fieldsets lay their fields out in the form's grid: their fields are what is shown.)
     assert not shown(page, "#rec-level") and not shown(page, "#rec-segment")
