@@ -15,6 +15,9 @@ struct CarriedMark {
     var id: Int64
     /// Counted from the session's first frame.
     var sessionFrame: Int64
+    /// The take it was made in, and that take's length in frames.
+    var take: RecorderController.Take
+    var takeFrames: Int64
 }
 
 extension RecorderController {
@@ -102,7 +105,7 @@ extension RecorderController {
             if mark.mark.frame < frames {
                 inside.append(mark.mark)
             } else if continues && engine.snapshot.inSession {
-                carried.append(CarriedMark(id: mark.id, sessionFrame: take.start + mark.mark.frame))
+                carried.append(CarriedMark(id: mark.id, sessionFrame: take.start + mark.mark.frame, take: take, takeFrames: frames))
             } else {
                 let last = max(0, frames - 1)
                 clamped.append((id: mark.id, frame: last))
@@ -122,6 +125,23 @@ extension RecorderController {
         // ring would fill meanwhile with a long take on a slow card.
         let chapters = inside.sorted { $0.frame < $1.frame }
         queue.async { [self] in writeChapters(chapters, of: take) }
+    }
+
+    /// The session ended with marks carried past its last take's end (no segment followed): on
+    /// that take's last frame, and into its chapters. On the queue, after the engine stopped.
+    func settleCarriedMarks(codec: String) {
+        let carried = shared.withLock { shared -> [CarriedMark] in
+            defer { shared.session?.carriedMarks = [] }
+            return shared.session?.carriedMarks ?? []
+        }
+        guard let take = carried.first?.take, let frames = carried.first?.takeFrames else { return }
+        do throws(ReelError) {
+            try store.setMarkFrames(carried.map { (id: $0.id, frame: max(0, frames - 1)) })
+            guard ChapterWriter.holdsChapters(codec: codec) else { return }
+            writeChapters(try store.marks(ofRecording: take.item.id).map(\.mark), of: take)
+        } catch {
+            logger.warning("cannot keep marks at the take's end", metadata: ["path": "\(take.item.path)", "error": "\(error.message)"])
+        }
     }
 
     /// Writes the chapters into the closed take's file (through a synced copy renamed over it)

@@ -300,6 +300,7 @@ public final class RecorderController: @unchecked Sendable {
     /// Stops the engine's session (the open take closed through `SessionTakes`); on the queue.
     private func endSession(keep: Bool, error: ReelError? = nil) -> Item? {
         let snapshot = engine.stop(keep: keep)
+        if let codec = shared.current.session?.codec { settleCarriedMarks(codec: codec) }
         let last = shared.withLock { shared -> Item? in
             let last = shared.take?.item ?? shared.session?.lastTake ?? shared.last
             shared.session = nil

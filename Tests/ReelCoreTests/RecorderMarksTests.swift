@@ -188,6 +188,22 @@ final class GatedRampInput: PCMInput, @unchecked Sendable {
         #expect(try chapters(try store.audioPath(for: takes[0])).isEmpty)
     }
 
+    @Test func aMarkPastTheLastSegmentsEndIsOnItsLastFrame() throws {
+        let (recorder, store, directory) = try recorder()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var request = RecordingRequest(name: "End", codec: "flac", sampleRate: 8000, channels: 1)
+        request.segmentSeconds = 1
+        _ = try start(recorder, request)
+        #expect(capture(recorder, through: 4000))
+        let added = Awaited<Result<Mark, ReelError>>()
+        recorder.addMark(label: "Late", atFrame: 6000) { added.put($0) }
+        #expect(try #require(added.get()).get().frame == 6000)
+        let last = try #require(try stop(recorder))
+        #expect(last.name == "End 001" && last.duration == 0.5)
+        #expect(try store.itemWithMarks(.id(last.id)).marks?.map(\.frame) == [3999])
+        #expect(try chapters(try store.audioPath(for: last)).map(\.title) == ["Late"])
+    }
+
     @Test func aMarkNeedsATakeAndAPlainLabel() throws {
         let (recorder, _, directory) = try recorder()
         defer { try? FileManager.default.removeItem(atPath: directory) }
