@@ -59,5 +59,9 @@ import Testing
         }
         let cli = try CLI.run(["mark", "--socket", daemon.socketPath])
         #expect(cli.status != 0 && cli.stderr.contains("nothing is playing"), "\(cli)")
+        let seek = try CLI.run(["seek", "--mark", "0", "--socket", daemon.socketPath])
+        #expect(seek.status != 0 && seek.stderr.contains("nothing is playing"), "\(seek)")
+        let both = try CLI.run(["seek", "10", "--mark", "0", "--socket", daemon.socketPath])
+        #expect(both.status != 0 && both.stderr.contains("give a position or --mark, not both"), "\(both)")
     }
 }
