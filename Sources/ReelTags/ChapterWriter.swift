@@ -9,7 +9,7 @@ import Glibc
 
 /// Writes marks as chapters into FLAC, Ogg Vorbis and Ogg Opus files: Vorbis comments
 /// `CHAPTER001=HH:MM:SS.sss` and `CHAPTER001NAME=label` (the chapter format of
-/// https://wiki.xiph.org/Chapter_Extension, which players such as VLC, mpv and foobar2000 read),
+/// https://wiki.xiph.org/Chapter_Extension; FFmpeg, and so mpv, reads it, and VLC),
 /// replacing any chapters there. WAV has no Vorbis comment and no chapters: nothing is written.
 ///
 /// Crash-safe: the chapters go into a copy (`copyPath`, same directory), which is synced and
