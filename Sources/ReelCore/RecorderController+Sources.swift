@@ -1,5 +1,6 @@
 // Recording another source than the capture device: what the player plays, or a station by URL.
 
+import Foundation
 import Logging
 import ReelAudio
 import ReelModel
@@ -21,13 +22,6 @@ public struct RecordingSources: Sendable {
         self.playing = playing
         self.streams = streams
     }
-}
-
-/// A title change of the source, at a frame of the take it happened in.
-public struct TitleMark: Sendable, Equatable {
-    /// Frames from the take's first frame.
-    public var frame: Int64
-    public var title: String?
 }
 
 /// A session's source other than the capture device, opened for `begin`.
@@ -71,22 +65,29 @@ extension RecorderController {
     }
 
     /// **The place where a source's title change becomes a mark** of the take being made, at the
-    /// frame (from the take's start) it was seen at. On the recorder's queue. Until marks have a
-    /// core entry (`recorder.mark`'s, adding a mark at an explicit frame), the change is logged
-    /// and kept in `titleMarks` by the take's item id.
+    /// frame it was seen at (a session frame, as `recorder.mark`'s); the title is the label, cut to
+    /// what a label may hold. A title cleared (nil or empty) makes no mark. On the recorder's queue.
     func streamTitleChanged(_ change: SourceTitles.Change) {
-        guard let take = shared.current.take else {
-            logger.info("source title while no take is open", metadata: ["title": "\(change.title ?? "")"])
+        guard let title = Self.markLabel(forTitle: change.title) else { return }
+        guard shared.current.take != nil else {
+            logger.info("source title while no take is open", metadata: ["title": "\(title)"])
             return
         }
-        let mark = TitleMark(frame: max(0, change.frame - take.start), title: change.title)
-        titleMarks.withLock { $0[take.item.id, default: []].append(mark) }
-        logger.info(
-            "source title", metadata: ["path": "\(take.item.path)", "frame": "\(mark.frame)", "title": "\(change.title ?? "")"])
+        do throws(ReelError) {
+            _ = try addMark(label: title, sessionFrame: change.frame)
+        } catch {
+            logger.warning("cannot keep a title as a mark", metadata: ["title": "\(title)", "error": "\(error.message)"])
+        }
     }
 
-    /// The title changes seen during the take `itemID` (oldest first).
-    public func titleMarks(of itemID: String) -> [TitleMark] {
-        titleMarks.current[itemID] ?? []
+    /// A station's title as a mark's label: control characters become spaces and the label is
+    /// cut (at a character) to `Mark.maximumLabelBytes`; nil when nothing is left.
+    static func markLabel(forTitle title: String?) -> String? {
+        guard let title else { return nil }
+        var label = String(String.UnicodeScalarView(title.unicodeScalars.map {
+            $0.value < 0x20 || $0.value == 0x7f ? " " : $0
+        })).trimmingCharacters(in: .whitespaces)
+        while label.utf8.count > Mark.maximumLabelBytes { label.removeLast() }
+        return label.isEmpty ? nil : label
     }
 }

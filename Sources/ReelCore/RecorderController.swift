@@ -124,8 +124,6 @@ public final class RecorderController: @unchecked Sendable {
     var engine: CaptureEngine { sourceEngine.current ?? captureEngine }
     /// Where `source: "player"` and `{url}` come from (set by `ReelCore` once the player exists).
     public var sources = RecordingSources()
-    /// Each take's title changes, as marks to be (see `streamTitleChanged`).
-    let titleMarks = Locked<[String: [TitleMark]]>([:])
     let timing: PCMTiming
     let ringSeconds: Double
     /// Each take's loudness, measured as it is recorded (its ReplayGain).
@@ -165,6 +163,10 @@ public final class RecorderController: @unchecked Sendable {
         var lastTake: Item?
         /// Bytes per second of the take being made (for `disk.secondsLeft`).
         var byteRate: Double?
+        /// Takes follow each other with no gap (segments): a mark past a take's end belongs to the next.
+        var contiguous = false
+        /// Marks past the end of the take just closed, for the next one (`RecorderController+Marks`).
+        var carriedMarks: [CarriedMark] = []
     }
     struct Shared {
         var session: Session?
@@ -176,6 +178,9 @@ public final class RecorderController: @unchecked Sendable {
         var disk: RecorderDisk?
     }
     let shared = Locked(Shared())
+    /// Held while a mark is added to the take being made, and while that take stops being the
+    /// one being made: a mark is either in the take's file or in the next take.
+    let markGate = Locked(0)
     /// The recorder's state when a recording starts or ends, and when its item is renamed or moved.
     public let changes = StateFeed(RecorderState())
 
@@ -258,8 +263,10 @@ public final class RecorderController: @unchecked Sendable {
                 reply(.failure(ReelError(.notRecording, "nothing is being recorded")))
                 return
             }
-            reply(.success(endSession(keep: true)))
+            let item = endSession(keep: true)
             notify()
+            // After the take's chapters (queued when it closed): the file answered is final.
+            queue.async { [self] in reply(.success(item.map { (try? store.item(id: $0.id)) ?? $0 })) }
         }
     }
 
@@ -290,6 +297,8 @@ public final class RecorderController: @unchecked Sendable {
             }
             engine.close()
         }
+        // The last take's chapters, written on the queue after it closed.
+        queue.sync {}
     }
 
     /// Stops the session for a full disk (retention found nothing left to delete). On the queue.
@@ -303,6 +312,7 @@ public final class RecorderController: @unchecked Sendable {
     private func endSession(keep: Bool, error: ReelError? = nil) -> Item? {
         let snapshot = engine.stop(keep: keep)
         sourceEngine.withLock { $0 = nil }
+        if let codec = shared.current.session?.codec { settleCarriedMarks(codec: codec) }
         let last = shared.withLock { shared -> Item? in
             let last = shared.take?.item ?? shared.session?.lastTake ?? shared.last
             shared.session = nil
@@ -381,6 +391,7 @@ public final class RecorderController: @unchecked Sendable {
             folder: .id(folderItem.id), codec: codec, format: format, keep: request.keep,
             threshold: request.trigger?.level, started: Self.iso8601(wallClock()))
         session.folderPath = folderItem.path
+        if case .segments = plan { session.contiguous = true }
         if series {
             let name = request.name ?? Self.defaultName(at: time_t(wallClock()))
             try ItemName.validate(name + " 001")
@@ -566,6 +577,7 @@ public final class RecorderController: @unchecked Sendable {
             shared.session?.nextNumber = session.nextNumber
             shared.take = Take(item: item, path: path, start: take.startFrame)
         }
+        takeOpenedForMarks(item: item, start: take.startFrame)
         logger.info("take", metadata: ["path": "\(item.path)", "file": "\(path)", "startFrame": "\(take.startFrame)"])
         queue.async { [self] in notify() }
         return writer
@@ -607,7 +619,7 @@ public final class RecorderController: @unchecked Sendable {
     /// failure), or, not kept, the take is deleted.
     func closedTake(_ take: CaptureTake, frames: Int64, keep: Bool, failure: ReelError?) {
         guard let current = shared.current.take, let session = shared.current.session else { return }
-        shared.withLock { $0.take = nil }
+        markGate.withLock { _ in shared.withLock { $0.take = nil } }
         if !keep {
             do throws(ReelError) {
                 try store.delete(.id(current.item.id))
@@ -634,6 +646,7 @@ public final class RecorderController: @unchecked Sendable {
                     metadata: ["path": "\(current.item.path)", "error": "\(repairError.message)"])
             }
         }
+        writeMarks(of: current, frames: frames, codec: session.codec)
         // A closed take is whole on disk before its row says it is finished.
         RecordingRepair.syncFile(current.path)
         let duration = Double(frames) / Double(max(session.format.sampleRate, 1))
