@@ -10,7 +10,7 @@ import Testing
 
 @Suite struct RecorderSourceTitlesTests {
     /// `streamTitleChanged` is where a title becomes a mark: stored with the take being made, at
-    /// its frame from the take's start, the title as the label; none while no take is open, none
+    /// its frame from the take's start (the input is paced at 8000 frames a second), the title as the label; none while no take is open, none
     /// for a cleared title, and none after the take.
     @Test func aTitleChangeIsAMarkAtItsFrameInTheTakeBeingMade() throws {
         let series = RecorderSeriesTests()
@@ -27,6 +27,8 @@ import Testing
         recorder.queue.sync { recorder.streamTitleChanged(SourceTitles.Change(frame: 8_000, title: "News")) }
         recorder.queue.sync { recorder.streamTitleChanged(SourceTitles.Change(frame: 10_000, title: nil)) }
         recorder.queue.sync { recorder.streamTitleChanged(SourceTitles.Change(frame: 12_000, title: "Line\nbreak")) }
+        // The take holds both marked frames before it stops (a mark past a take's end goes on its last frame).
+        #expect(series.waitUntil { recorder.state.elapsed >= 2 })
         let stopped = Locked<Result<Item?, ReelError>?>(nil)
         recorder.stop { result in stopped.withLock { $0 = result } }
         #expect(series.waitUntil { stopped.current != nil })
