@@ -133,6 +133,46 @@ import Testing
         #expect(try again.result("player.status")["sleepAt"] == .null)
     }
 
+    /// The scheduled show: a schedule a few seconds ahead that records 10 s of a local
+    /// stream (`source: {url}`, the recorder's station reader: nothing plays) into a folder under
+    /// a strftime name: an item of 10 s ± 0.1, and the schedule's `last` says so.
+    @Test func aScheduledTenSecondRecordingOfAStream() throws {
+        let server = try StreamServer(seconds: 20)
+        let url = server.url("/live.mp3")
+        let daemon = try DaemonProcess()
+        let client = try daemon.client()
+        _ = try client.result("library.createFolder", ["name": "Shows"])
+        let due = Int64(Date().timeIntervalSince1970) + 3
+        _ = try client.result("schedules.add", [
+            "when": .string(Self.localWhen(due)), "name": "show",
+            "action": ["record": ["duration": 10, "source": ["url": .string(url)], "folderPath": "/Shows", "name": "Show %Y", "format": "flac"]],
+        ])
+        var last: JSONValue = .null
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            last = try client.result("schedules.list")["schedules"]?.arrayValue?.first?["last"] ?? .null
+            if last != .null { break }
+            usleep(200_000)
+        }
+        #expect(last["result"] == "ok", "\(last)")
+        #expect(try client.result("player.status")["state"] == "stopped", "a station is recorded without playing it")
+        var idle: JSONValue?
+        while Date() < deadline {
+            let status = try client.result("recorder.status")
+            if status["state"] == "idle", status["item"] != .null {
+                idle = status
+                break
+            }
+            usleep(200_000)
+        }
+        let item = try #require(idle?["item"], "the scheduled take did not end within a minute")
+        let year = Calendar(identifier: .gregorian).component(.year, from: Date(timeIntervalSince1970: Double(due)))
+        #expect(item["path"] == .string("/Shows/Show \(year)"))
+        let duration = try #require(item["duration"]?.doubleValue)
+        #expect(abs(duration - 10) <= 0.1, "the take is \(duration) s")
+        #expect(idle?["error"] == .null)
+    }
+
     static func waitForState(_ client: RPCTestClient, _ state: String, timeout: Double) throws -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
