@@ -194,7 +194,7 @@ extension QueuePlaybackTests {
         #expect(core.player.state.entry == listing.entries[1].id)
     }
 
-    @Test func aScheduledPlaylistAnUnknownAlbumOrAStationRecordingIsAFailureThatSaysWhy() throws {
+    @Test func aScheduledPlaylistAnUnknownAlbumOrAStationThatDoesNotAnswerIsAFailureThatSaysWhy() throws {
         let (core, _) = try makeCore()
         defer { core.shutdown() }
         core.start(resume: .no)
@@ -214,9 +214,9 @@ extension QueuePlaybackTests {
         #expect(byName["playlist"]??.message.contains("no stored playlists yet") == true, "\(String(describing: byName["playlist"]))")
         #expect(byName["album"]??.result == .failed)
         #expect(byName["album"]??.message.contains("no album \"Nothing\"") == true, "\(String(describing: byName["album"]))")
-        // Recorded as `recorder.start {source: {url}}`: the recorder's own answer.
+        // Recorded as `recorder.start {source: {url}}`: the recorder's own answer (nothing answers there).
         #expect(byName["station"]??.result == .failed)
-        #expect(byName["station"]??.reason == .unsupportedFormat, "\(String(describing: byName["station"]))")
+        #expect(byName["station"]??.reason == .unreachable, "\(String(describing: byName["station"]))")
         #expect(core.player.state.state == .stopped)
     }
 }

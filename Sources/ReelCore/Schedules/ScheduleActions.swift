@@ -15,7 +15,7 @@ import Glibc
 ///
 /// What this build cannot do yet is a failure that says so: stored playlists (played) come with
 /// their own work (the case is in place); a recording from a URL goes to the recorder as
-/// `recorder.start {source: {url}}`, which says whether it records stations. Fades are `FadeRamp`s after the volume (`PlayerController.fade`), so the
+/// `recorder.start {source: {url}}`. Fades are `FadeRamp`s after the volume (`PlayerController.fade`), so the
 /// user's volume is never changed by them.
 struct ScheduleActions: SchedulePerformer {
     let player: PlayerController
@@ -108,8 +108,7 @@ struct ScheduleActions: SchedulePerformer {
             folder: record.folderPath.map(ItemReference.path) ?? .root, name: name, codec: record.format, maxDuration: duration)
         switch record.source {
         case .capture: request.source = .capture
-        // As `recorder.start {source: {url}}`: the recorder says whether it can (it answers
-        // `unsupported_format` until it records stations).
+        // A station recorded without playing it, as `recorder.start {source: {url}}`.
         case .url(let url): request.source = .url(url)
         }
         recorder.start(request) { [self] result in
