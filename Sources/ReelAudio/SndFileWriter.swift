@@ -43,7 +43,7 @@ public final class SndFileWriter: RecordingWriter {
     public static let opusSampleRates = [8000, 12000, 16000, 24000, 48000]
 
     /// libFLAC's compression level for FLAC takes when none is configured. libsndfile's own
-    /// default is 5; 1 costs about half the CPU for files a few per cent larger
+    /// default is 5; at 1 reeld's recording CPU is ~15 % lower for files ~2 % larger
     /// (`docs/performance.md`, bench/recording).
     public static let defaultFLACLevel = 1
     private static let flacLevel = Atomic<Int>(defaultFLACLevel)
