@@ -62,6 +62,13 @@ public final class PlayerController: @unchecked Sendable {
         var linedUp: [Int: Int] = [:]
         /// Why the last entry was skipped; shown on the player stream until the next command.
         var skipError: ReelError?
+        /// Starts so far: a start's URL open that ends after a later start (or a stop) began is
+        /// dropped (see `PlayerController+Opening`).
+        var startSerial = 0
+        /// The URL being opened for a start, off `work`: the state shows it connecting.
+        var connecting: Connecting?
+        /// The URL being opened to line up after a token, off `work`.
+        var liningUp: LiningUp?
 
         mutating func newToken(for track: Track) -> Int {
             let token = nextToken
@@ -141,7 +148,14 @@ public final class PlayerController: @unchecked Sendable {
         var estimated = snapshot.frameCountIsEstimate
         let settings = replayGainSettings.current
         var gain: Double?
+        var connecting: Connecting?
         let shown = shared.withLock { shared -> Shown in
+            if let pending = shared.connecting, pending.token == nil || snapshot.token != pending.token {
+                // A URL being opened: its entry (or, for `play {url}`, the URL), connecting.
+                connecting = pending
+                let entry = pending.entry.flatMap { shared.queue.entry(id: $0) }
+                return (entry?.id, entry?.source ?? .url(pending.url, name: nil, title: nil), nil, nil, shared.skipError, nil)
+            }
             if !stopped, let track = snapshot.token.flatMap({ shared.tracks[$0] }) {
                 gain = settings.gain(for: track.replayGain, random: shared.queue.options.random)
             }
@@ -169,6 +183,14 @@ public final class PlayerController: @unchecked Sendable {
             output: snapshot.output, gain: gain)
             .with(sleepAt: sleep.current.at)
         if let stream = shown.stream { Self.show(stream, in: &state) }
+        if let connecting {
+            state.state = connecting.playing ? .playing : .paused
+            state.position = 0
+            state.output = nil
+            state.gain = nil
+            state.live = false
+            state.stream = StreamStatus(state: .connecting)
+        }
         return state
     }
 
@@ -206,7 +228,11 @@ public final class PlayerController: @unchecked Sendable {
         switch request {
         case .file(let path): addition = .file(path)
         case .recording(let reference): addition = .recording(reference)
-        case .url(let url): addition = .url(url)
+        case .url(let url):
+            // Opened off `work`; the queue becomes the URL (or the streams of the playlist it
+            // names) only once it opened: a URL that fails leaves the queue as it was.
+            work.async { [self] in playURL(url, position: position, reply: reply) }
+            return
         }
         work.async { [self] in
             let entries: [NewQueueEntry]
@@ -266,12 +292,14 @@ public final class PlayerController: @unchecked Sendable {
     public func pause(reply: @escaping Reply) {
         let reply = saves.after(reply)
         clearSkipError()
+        if setConnectingPlaying({ _ in false }) { return reply(.success(state)) }
         engine.send(.pause(adapt(reply)))
     }
 
     public func resume(reply: @escaping Reply) {
         let reply = saves.after(reply)
         clearSkipError()
+        if setConnectingPlaying({ _ in true }) { return reply(.success(state)) }
         if engine.snapshot.activity == .stopped {
             startFromQueue(reply: reply)
             return
@@ -282,6 +310,7 @@ public final class PlayerController: @unchecked Sendable {
     public func toggle(reply: @escaping Reply) {
         let reply = saves.after(reply)
         clearSkipError()
+        if setConnectingPlaying({ !$0 }) { return reply(.success(state)) }
         if engine.snapshot.activity == .stopped {
             startFromQueue(reply: reply)
             return
@@ -293,6 +322,8 @@ public final class PlayerController: @unchecked Sendable {
     public func stop(reply: @escaping Reply) {
         let reply = saves.after(reply)
         clearSkipError()
+        // A URL being opened is given up (its connection closed).
+        if supersedeStarts() { publishState() }
         engine.send(.stop(adapt(reply)))
     }
 
@@ -339,7 +370,7 @@ public final class PlayerController: @unchecked Sendable {
     private func skip(reply: @escaping Reply, _ move: @escaping @Sendable (inout PlayQueue, Int) -> Int?) {
         let reply = saves.after(reply)
         clearSkipError()
-        guard engine.snapshot.activity != .stopped else {
+        guard engine.snapshot.activity != .stopped || isConnecting else {
             reply(.failure(ReelError(.notPlaying, "nothing is playing; play an entry first")))
             return
         }
@@ -359,6 +390,7 @@ public final class PlayerController: @unchecked Sendable {
                     try? shared.queue.setCurrent(nil)
                     publishQueue(shared)
                 }
+                if supersedeStarts() { publishState() }
                 engine.send(.stop(adapt(reply)))
                 return
             }
