@@ -176,13 +176,18 @@ extension PlayerController {
     /// shows them, a saved queue keeps them), and the state is published.
     func streamChanged(entry id: Int) {
         shared.withLock { shared in
-            guard let stream = shared.tracks.filter({ $0.value.entry == id && $0.value.stream != nil }).max(by: { $0.key < $1.key })?.value.stream,
-                let entry = shared.queue.entry(id: id), case .url(let url, let name, let title) = entry.source
+            guard let token = shared.tracks.filter({ $0.value.entry == id && $0.value.stream != nil }).map(\.key).max(),
+                let stream = shared.tracks[token]?.stream,
+                let entry = shared.queue.entry(id: id), case .url(let url, _, _) = entry.source
             else { return }
             let status = stream.current
-            let shown = PlayerSource.url(url, name: status.name ?? name, title: status.title ?? title)
-            guard shown != entry.source else { return }
-            shared.queue.updateSource(shown, for: id)
+            let heard = [status.name, status.title]
+            // Only a change of what the stream says (not of its state) touches the entry; then,
+            // as MPD, the stream's name and title replace every tag a client set (`addtagid`).
+            guard heard != shared.tracks[token]?.heardTags, status.name != nil || status.title != nil else { return }
+            shared.tracks[token]?.heardTags = heard
+            shared.queue.updateSource(PlayerSource.url(url, name: status.name, title: status.title), for: id)
+            shared.queue.updateTags(nil, for: id)
             publishQueue(shared)
         }
         publishState()

@@ -28,7 +28,7 @@ public enum QueueAddition: Sendable, Equatable {
     /// playlist known only by its content type is expanded when it plays.
     case urlOrPlaylist(String)
     /// The streams of the station playlist at this URL, fetched when added (MPD's `load URL`);
-    /// an HLS playlist or a stream is queued as one entry, anything else refused.
+    /// an HLS playlist is queued as one entry; a stream or anything else is refused.
     case stationPlaylist(String)
 }
 
@@ -185,6 +185,8 @@ extension PlayerController {
     {
         let streams = try fetched.get()
         switch addition {
+        case .stationPlaylist(let url) where streams == nil:
+            throw ReelError(.notFound, "\(url) is not a playlist: it is a stream (add it as one)")
         case .stationPlaylist(let url), .urlOrPlaylist(let url):
             guard let streams else {
                 return [NewQueueEntry(source: .url(try URLSource.check(url), name: nil, title: nil), duration: nil, format: nil)]

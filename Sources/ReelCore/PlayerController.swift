@@ -47,6 +47,8 @@ public final class PlayerController: @unchecked Sendable {
         var replayGain: ReplayGainInfo = .none
         /// A URL source's connection (its name, title and state are the player's).
         var stream: HTTPStream? = nil
+        /// The station name and title the stream said last, once put into the entry.
+        var heardTags: [String?]? = nil
     }
 
     struct Shared {

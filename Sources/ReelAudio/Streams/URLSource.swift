@@ -144,8 +144,8 @@ public enum URLSource {
         throw ReelError(.unsupportedFormat, "cannot play \(url): it is an HLS stream, and HLS is not played yet")
     }
 
-    /// The streams of the station playlist at `url`, fetched whole; nil when `url` is a stream
-    /// (its server says it sends audio, or it is an HLS playlist: played as one stream). Throws
+    /// The streams of the station playlist at `url`, fetched whole (an HLS playlist is one
+    /// stream: `url` itself); nil when `url` is a stream (its server says it sends audio). Throws
     /// `unreachable` naming the URL and what failed, also when it is neither (a web page, text).
     /// Waits for the network: not on an event loop or the player's queue.
     public static func fetchStations(url: String, configuration: StreamConfiguration, cancel: URLOpenCancel)
@@ -167,7 +167,9 @@ public enum URLSource {
         }
         switch content {
         case .stations(let list): return list.entries.map { ListedStream(url: $0.location, title: $0.title) }
-        case .hls: return nil
+        case .hls:
+            // One stream, played segment by segment: the URL itself is what is listed.
+            return [ListedStream(url: url)]
         }
     }
 
