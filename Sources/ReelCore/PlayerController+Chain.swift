@@ -330,7 +330,15 @@ extension PlayerController {
             let opened: OpenedEntry
             do throws(ReelError) {
                 switch try openPlayable(from: next, including: true) {
-                case .opened(let entry): opened = entry
+                case .opened(let entry):
+                    opened = entry
+                    // A URL being opened for this line-up no longer follows: given up.
+                    let stale = shared.withLock { shared -> URLOpening? in
+                        guard shared.liningUp?.token == token else { return nil }
+                        defer { shared.liningUp = nil }
+                        return shared.liningUp?.opening
+                    }
+                    stale?.cancel()
                 case .url(let id, let url):
                     lineUpURL(after: token, entry: id, url: url, skipping: skipping)
                     return

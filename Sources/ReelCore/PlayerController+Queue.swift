@@ -114,45 +114,43 @@ extension PlayerController {
         _ additions: [QueueAddition], fetched: [Int: Result<[ListedStream]?, ReelError>], skippable: Set<Int>,
         at position: Int?, afterCurrent: Bool, reply: @escaping AddManyReply
     ) {
-        do {
-            var entries: [NewQueueEntry] = []
-            var counts: [Int] = []
-            var skipped: [(index: Int, error: ReelError)] = []
-            for (index, addition) in additions.enumerated() {
-                do throws(ReelError) {
-                    let resolved: [NewQueueEntry]
-                    if let result = fetched[index] {
-                        resolved = try Self.entries(of: addition, fetched: result)
-                    } else {
-                        resolved = try resolve(addition)
-                    }
-                    entries += resolved
-                    counts.append(resolved.count)
-                } catch where skippable.contains(index) && Self.skippableReasons.contains(error.reason) {
-                    skipped.append((index, error))
-                    counts.append(0)
-                } catch {
-                    reply(.failure(error))
-                    return
+        var entries: [NewQueueEntry] = []
+        var counts: [Int] = []
+        var skipped: [(index: Int, error: ReelError)] = []
+        for (index, addition) in additions.enumerated() {
+            do throws(ReelError) {
+                let resolved: [NewQueueEntry]
+                if let result = fetched[index] {
+                    resolved = try Self.entries(of: addition, fetched: result)
+                } else {
+                    resolved = try resolve(addition)
                 }
-            }
-            if entries.isEmpty {
-                // Every addition was skipped: nothing changes, and the reply says why.
-                reply(.success(QueueAddOutcome(entries: [], counts: counts, skipped: skipped)))
+                entries += resolved
+                counts.append(resolved.count)
+            } catch where skippable.contains(index) && Self.skippableReasons.contains(error.reason) {
+                skipped.append((index, error))
+                counts.append(0)
+            } catch {
+                reply(.failure(error))
                 return
             }
-            let result = shared.withLock { shared -> Result<[QueueEntry], ReelError> in
-                do throws(ReelError) {
-                    let added = try shared.queue.add(entries, at: position, afterCurrent: afterCurrent)
-                    publishQueue(shared)
-                    return .success(added)
-                } catch {
-                    return .failure(error)
-                }
-            }
-            reply(result.map { QueueAddOutcome(entries: $0, counts: counts, skipped: skipped) })
-            if case .success = result { reconcileChain() }
         }
+        if entries.isEmpty {
+            // Every addition was skipped: nothing changes, and the reply says why.
+            reply(.success(QueueAddOutcome(entries: [], counts: counts, skipped: skipped)))
+            return
+        }
+        let result = shared.withLock { shared -> Result<[QueueEntry], ReelError> in
+            do throws(ReelError) {
+                let added = try shared.queue.add(entries, at: position, afterCurrent: afterCurrent)
+                publishQueue(shared)
+                return .success(added)
+            } catch {
+                return .failure(error)
+            }
+        }
+        reply(result.map { QueueAddOutcome(entries: $0, counts: counts, skipped: skipped) })
+        if case .success = result { reconcileChain() }
     }
 
     /// Fetches the station playlists among `additions` (one at a time, off `work`), then calls

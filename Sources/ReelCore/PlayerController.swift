@@ -19,11 +19,15 @@ public enum PlayRequest: Sendable, Equatable {
 /// next is the queue's to say (repeat, single, random, consume, as MPD).
 ///
 /// Files of this type: this one (state, player commands), `+Queue` (queue commands),
-/// `+Chain` (starting entries, lining up the next one with the engine, following the engine).
+/// `+Chain` (starting entries, lining up the next one with the engine, following the engine),
+/// `+Opening` (URL entries opened off `work`, station playlists expanded), `+Tags` (tags a
+/// client sets on a URL entry).
 ///
 /// Threads: commands come from any front end's thread. Quick ones (queue edits, status) run
 /// there under `shared`'s lock; anything that opens a file or reads the library runs on `work`,
-/// a serial queue that also reacts to the engine. The engine calls back on the audio thread,
+/// a serial queue that also reacts to the engine; what waits on the network (connecting to a
+/// URL, fetching a station playlist) runs on a thread of its own and comes back to `work`
+/// (`+Opening`), so that nothing on `work` waits on a server. The engine calls back on the audio thread,
 /// which only publishes and hands over to `work`. Replies are called once the state they leave
 /// is saved (`SaveBarrier`), on the state file's queue (or, before it starts, the audio thread or
 /// `work`), and must hop to their own thread. Every change is published to `changes` and
@@ -219,7 +223,9 @@ public final class PlayerController: @unchecked Sendable {
     // MARK: Commands
 
     /// Plays a file (absolute, inside the media roots: else `not_found` / `forbidden`) or a
-    /// recording, or a folder's recordings, from `position` seconds: the queue becomes that.
+    /// recording, or a folder's recordings, from `position` seconds: the queue becomes that. A
+    /// URL is opened first (off `work`, see `PlayerController+Opening`): the queue becomes it (or
+    /// a station playlist's streams) once it opened, and one that fails leaves the queue alone.
     public func play(_ request: PlayRequest, position: Double = 0, reply: @escaping Reply) {
         let reply = saves.after(reply)
         guard Self.isValidStart(position) else {
