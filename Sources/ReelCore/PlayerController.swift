@@ -121,6 +121,7 @@ public final class PlayerController: @unchecked Sendable {
 
     /// Stops playback and ends the audio thread.
     public func shutdown() {
+        supersedeStarts()  // a URL being opened is given up, its threads end
         engine.shutdown()
         work.sync {}
     }
