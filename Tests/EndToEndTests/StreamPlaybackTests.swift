@@ -109,4 +109,30 @@ import Testing
         #expect(refused.status != 0 && refused.stderr.contains("only http:// and https://"), "\(refused)")
         _ = try client.result("player.stop")
     }
+    @Test func queueAddOfAStationPlaylistAddsItsStreamsAndAFailedPlayLeavesTheQueue() throws {
+        let server = try StreamServer()
+        let daemon = try DaemonProcess()
+        let client = try daemon.client()
+        let added = try client.result("queue.add", ["url": .string(server.url("/list.pls"))])
+        let sources = added["entries"]?.arrayValue?.map { $0["source"] ?? .null } ?? []
+        #expect(sources == [
+            .object(["url": .string(server.url("/live.mp3")), "name": .null, "title": .string("Live")]),
+            .object(["url": .string(server.url("/file.mp3")), "name": .null, "title": .string("File")]),
+        ], "\(added)")
+        let before = try client.result("queue.list")
+        let missing = server.url("/status/404")
+        guard case .failure(let error) = try client.call("player.play", ["url": .string(missing)], timeout: 60) else {
+            Issue.record("a 404 played")
+            return
+        }
+        #expect(error.message.contains(missing))
+        let after = try client.result("queue.list")
+        #expect(after == before, "a failed play {url} changed the queue")
+        guard case .failure(let refused) = try client.call("queue.add", ["url": .string(server.url("/missing.m3u"))]) else {
+            Issue.record("a missing playlist was added")
+            return
+        }
+        #expect(refused.message.contains("/missing.m3u"), "\(refused)")
+        #expect(try client.result("queue.list") == before)
+    }
 }

@@ -739,6 +739,28 @@ TRANSCRIPTS: dict[str, list[str]] = {
         "sendmessage c1 after",
         "readmessages",
     ],
+    # upmpdcli names what a stream plays with addtagid; a stream's tags until it plays (no
+    # network: add fetches nothing).
+    "addtagid and cleartagid": [
+        "addid http://127.0.0.1:9/station.mp3",
+        "addid Recordings/Notes/idea.flac",
+        'addtagid {id@0} Title "Set by a client"',
+        "addtagid {id@0} artist Someone",
+        "addtagid {id@0} Album Record",
+        "addtagid {id@0} Foo Bar",
+        "addtagid 99999 Title X",
+        "addtagid {id@1} Title X",
+        "cleartagid {id@1}",
+        "cleartagid {id@1} Title",
+        "cleartagid {id@0} Foo",
+        "addtagid {id@0}",
+        "playlistinfo",
+        "cleartagid {id@0} Artist",
+        "playlistid {id@0}",
+        "cleartagid {id@0}",
+        "playlistid {id@0}",
+        "cleartagid 99999",
+    ],
 }
 
 # Run against servers whose database also holds the generated collection (collection.py): MPD

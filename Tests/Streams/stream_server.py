@@ -12,6 +12,14 @@ Paths (GET; HEAD answers the same headers):
   /stall/N/PATH      PATH, but after N bytes nothing more is sent (the socket stays open).
   /trickle/PATH      PATH, one byte a second.
   /redirect/N/PATH   N redirects (302) before PATH; /redirect-to?url=U redirects to U.
+  /hold/PATH         the connection is accepted and the request read, and nothing is ever
+                     answered (until /control/drop, the server stops or the client closes):
+                     a server that holds. /control/stats' "held" counts those held now.
+  /list.m3u, /list.pls, /list.xspf
+                     station playlists listing this server's /live.mp3 then /file.mp3 (with
+                     titles "Live" and "File"; the M3U also a file:// line, skipped by readers).
+  /list-typed        the PLS under a name without a suffix, as audio/x-scpls.
+  /hls.m3u8          an HLS media playlist (#EXT-X-TARGETDURATION): a stream, not a list.
   /status/CODE       that status with a short text body (404, 500, ...).
   /html              a web page (text/html) with status 200.
   /text              a text/plain body of 64 KiB that is no audio.
@@ -29,6 +37,7 @@ Loopback only: it binds 127.0.0.1.
 import argparse
 import json
 import os
+import select
 import socket
 import ssl
 import subprocess
@@ -121,6 +130,10 @@ class _Handler(BaseHTTPRequestHandler):
             return self.redirect(target)
         if parts[0] == "redirect-to":
             return self.redirect(query.get("url", ["/"])[0])
+        if parts[0] == "hold" and len(parts) >= 2:
+            return self.hold()
+        if path in ("/list.m3u", "/list.pls", "/list.xspf", "/list-typed", "/hls.m3u8"):
+            return self.playlist(path)
         if parts[0] == "status" and len(parts) == 2:
             return self.small(int(parts[1]), "text/plain", b"no such stream\n")
         if path == "/html":
@@ -133,6 +146,44 @@ class _Handler(BaseHTTPRequestHandler):
         if path in ("/file.mp3", "/norange.mp3"):
             return self.finite(head, path == "/file.mp3", drop_after, stall_after, trickle)
         return self.small(404, "text/plain", b"not found\n")
+
+    def hold(self):
+        """Reads the request and never answers, until dropped or stopped, or the client closes
+        the connection (`stats["held"]` counts the connections held now)."""
+        owner = self.streams
+        token = owner.register(self.connection)
+        with owner.lock:
+            owner.stats["held"] = owner.stats.get("held", 0) + 1
+        try:
+            while not owner.stopping.is_set() and token in owner.active:
+                readable, _, _ = select.select([self.connection], [], [], 0.05)
+                if readable and not self.connection.recv(1, socket.MSG_PEEK):
+                    return  # the client closed it
+        finally:
+            owner.unregister(token)
+            with owner.lock:
+                owner.stats["held"] -= 1
+            self.close_connection = True
+
+    def playlist(self, path):
+        live, file = self.streams.url("/live.mp3"), self.streams.url("/file.mp3")
+        if path == "/list.m3u":
+            body = f"#EXTM3U\n#EXTINF:-1,Live\n{live}\nfile:///etc/passwd\n#EXTINF:5,File\n{file}\n"
+            kind = "audio/x-mpegurl"
+        elif path in ("/list.pls", "/list-typed"):
+            body = (f"[playlist]\nNumberOfEntries=2\nFile1={live}\nTitle1=Live\nLength1=-1\n"
+                    f"File2={file}\nTitle2=File\nVersion=2\n")
+            kind = "audio/x-scpls"
+        elif path == "/list.xspf":
+            body = ('<?xml version="1.0" encoding="UTF-8"?>\n<playlist version="1" xmlns="http://xspf.org/ns/0/">'
+                    f"<trackList><track><location>{live}</location><title>Live</title></track>"
+                    f"<track><location>{file}</location><title>File</title></track></trackList></playlist>\n")
+            kind = "application/xspf+xml"
+        else:
+            body = ("#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:6\n#EXT-X-MEDIA-SEQUENCE:1\n"
+                    "#EXTINF:6.0,\nsegment1.ts\n")
+            kind = "application/vnd.apple.mpegurl"
+        return self.small(200, kind, body.encode())
 
     def small(self, status, content_type, body):
         self.send_response(status)
@@ -289,7 +340,7 @@ class StreamServer:
         self.pace = pace
         self.bitrate_kbps = bitrate_kbps
         self.lock = threading.Lock()
-        self.stats = {"requests": 0, "paths": [], "ranges": [], "dropped": 0}
+        self.stats = {"requests": 0, "paths": [], "ranges": [], "dropped": 0, "held": 0}
         self.active = {}
         self.next_token = 0
         self.fixed_title = None

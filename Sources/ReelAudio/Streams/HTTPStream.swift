@@ -24,6 +24,9 @@ public struct StreamConfiguration: Sendable, Equatable {
     public var maxRedirects = 5
     /// Bytes of compressed stream kept between the network and the decoder.
     public var bufferBytes = 1 << 20
+    /// False for a fetch of one whole resource (a station playlist): the end of the first
+    /// body, or its failure, is the end; nothing is connected again.
+    public var reconnects = true
 
     public init(extraCAFile: String? = nil) {
         self.extraCAFile = extraCAFile
@@ -129,6 +132,10 @@ public final class HTTPStream: @unchecked Sendable {
         while !buffer.isStopped {
             let failure = transfer(from: rangeAsked)
             if buffer.isStopped { break }
+            if !configuration.reconnects {
+                if let failure = refused ?? failure { end(with: failure) } else { buffer.finish(error: nil) }
+                return
+            }
             if failure == nil && refused == nil { attempt = 0 }
             if let refused, !everPlayed || refused.reason == .unreachable && rangeAsked != nil {
                 end(with: refused)

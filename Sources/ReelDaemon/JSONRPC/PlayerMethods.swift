@@ -27,7 +27,7 @@ enum PlayerMethods {
             switch try params.playable() {
             case .file(let path): request = .file(path)
             case .recording(let reference): request = .recording(reference)
-            case .url(let url): request = .url(url)
+            case .url(let url), .urlOrPlaylist(let url), .stationPlaylist(let url): request = .url(url)
             case .recordings, .musicTracks, .musicTrack, .album: throw RPCError.invalidParams("give one file or one recording")
             }
             return .awaiting { reply in player.play(request, position: position, reply: reply) }
