@@ -39,7 +39,9 @@ public enum URLSource {
     /// Connects to `url` (on a thread of its own) and opens its decoder, waiting for the
     /// server's first audio: on the caller's thread, which must not be an event loop or the
     /// audio thread. Throws `unreachable` (naming the URL and what failed) when there is no
-    /// audio to play, `unsupported_format` for audio Reel does not decode from a stream.
+    /// audio to play, `unsupported_format` for audio Reel does not decode from a stream. MP3 goes
+    /// to libmpg123, the rest (AAC, HE-AAC, Ogg Vorbis/Opus, FLAC, MP4) to FFmpeg
+    /// (`StreamDecoderChoice`).
     public static func open(
         url: String, configuration: StreamConfiguration, onChange: @escaping @Sendable () -> Void = {}
     ) throws(ReelError) -> (reader: AudioFileReader, stream: HTTPStream) {
@@ -62,14 +64,12 @@ public enum URLSource {
             stream.stop()
             throw ReelError(.unreachable, "\(url) sent a web page, not audio")
         }
-        if head.isMPEGAudio || Self.looksLikeMP3(sniffed) {
-            let reader = try Mpg123StreamReader(stream: stream, waitingMilliseconds: patience)
-            return (reader, stream)
+        switch StreamDecoderChoice.choose(mediaType: head.mediaType, isMPEGAudioType: head.isMPEGAudio, first: sniffed) {
+        case .mpg123:
+            return (try Mpg123StreamReader(stream: stream, waitingMilliseconds: patience), stream)
+        case .ffmpeg:
+            return (try FFmpegStreamReader(stream: stream, mediaType: head.mediaType, waitingMilliseconds: patience), stream)
         }
-        stream.stop()
-        throw ReelError(
-            .unsupportedFormat,
-            "cannot play \(url): it sends \(head.mediaType ?? "audio of no stated type"), and only MP3 is played from a URL yet")
     }
 
     /// The body starts like a web page (`<!DOCTYPE`, `<html`, after spaces).
