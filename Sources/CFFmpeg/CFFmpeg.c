@@ -411,6 +411,13 @@ static int read_packet(void *opaque, uint8_t *buffer, int size) {
     return count > size ? size : count;
 }
 
+/// A stream's demuxer may open nothing else: FFmpeg's HLS, concat and playlist demuxers open
+/// the URLs and paths their input names (`file:` too), and a stream's bytes are a server's.
+static int refuse_io_open(AVFormatContext *format, AVIOContext **io, const char *url, int flags, AVDictionary **options) {
+    (void)format, (void)io, (void)url, (void)flags, (void)options;
+    return AVERROR(EPERM);
+}
+
 /// The size of a stream's I/O buffer (FFmpeg's own default).
 static const int stream_io_buffer = 32768;
 
@@ -435,6 +442,7 @@ reel_ff_decoder *reel_ff_open_stream(reel_ff_read_callback read, void *context, 
     decoder->io->seekable = 0;
     decoder->format->pb = decoder->io;
     decoder->format->flags |= AVFMT_FLAG_CUSTOM_IO;
+    decoder->format->io_open = refuse_io_open;
     if (probe_bytes > 0) {
         decoder->format->probesize = probe_bytes;
         decoder->format->format_probesize = probe_bytes > INT32_MAX ? INT32_MAX : (int)probe_bytes;

@@ -12,6 +12,12 @@ Importable from any test (put Tests/Streams on sys.path):
         hls.restart()                          # the encoder restarts: media sequence back to 0
         hls.freeze(True)                       # the playlist stops changing (a stalled packager)
         hls.jump(20)                           # 20 segments pass at once (they are never listed)
+        hls.url("ts/live")                     # the TS playlist without the .m3u8 suffix (by its type)
+        hls.url("encrypted.m3u8")              # a media playlist with EXT-X-KEY METHOD=AES-128
+
+As a program (`hls_server.py --dir D`) it prints `PORT <n>` and serves until killed; the controls
+are then GET /control/restart, /control/freeze?on=1|0, /control/jump?n=N, and /control/requests
+(the paths asked so far, one a line).
 
 How it works: ffmpeg encodes SIGNAL (440 Hz left, 660 Hz right, as icecast.py) once into a pool
 of `pool_seconds` of segments per variant (`-f hls` for TS and fMP4, `-f segment` for ADTS, all
@@ -19,7 +25,8 @@ of `pool_seconds` of segments per variant (`-f hls` for TS and fMP4, `-f segment
 one segment per segment duration of wall time, from sequence `window - 1` at start; sequence N
 plays pool segment N mod pool size, and an EXT-X-DISCONTINUITY marks each wrap (timestamps start
 over). A segment is served while it is listed and for `window` more segments after (as a CDN keeps
-it a while); later, or before it was listed, it is 404. Requests are counted in `requests` (path
+it a while); later, or before it was listed, it is 404 (except the pool's own, sequence 0 to its
+size - 1, which the VOD playlist lists: they are there from the start). Requests are counted in `requests` (path
 strings, in order) so a test can see what a client fetched. Only loopback; `stop()` ends only
 this server's thread.
 """
@@ -211,12 +218,30 @@ class HLSServer:
         body, content_type = None, None
         if path == "/master.m3u8":
             body, content_type = self.master().encode(), "application/vnd.apple.mpegurl"
+        elif path.startswith("/control/"):
+            query = dict(p.split("=", 1) for p in handler.path.partition("?")[2].split("&") if "=" in p)
+            if path == "/control/requests":
+                with self.lock:
+                    body = "\n".join(self.requests).encode() + b"\n"
+                content_type = "text/plain"
+            elif path == "/control/restart":
+                self.restart()
+            elif path == "/control/freeze":
+                self.freeze(query.get("on", "1") == "1")
+            elif path == "/control/jump":
+                self.jump(int(query.get("n", "1")))
+            if body is None:
+                body, content_type = b"ok\n", "text/plain"
+        elif path == "/encrypted.m3u8":
+            text = self.media("ts", live=True).replace(
+                "#EXT-X-DISCONTINUITY-SEQUENCE", '#EXT-X-KEY:METHOD=AES-128,URI="key.bin"\n#EXT-X-DISCONTINUITY-SEQUENCE', 1)
+            body, content_type = text.replace("seg", "ts/seg").encode(), "application/vnd.apple.mpegurl"
         else:
-            match = re.fullmatch(r"/(ts|fmp4|adts)/(live\.m3u8|vod\.m3u8|init\.mp4|seg(\d+)\.(ts|m4s|aac))", path)
+            match = re.fullmatch(r"/(ts|fmp4|adts)/(live\.m3u8|live|vod\.m3u8|init\.mp4|seg(\d+)\.(ts|m4s|aac))", path)
             if match:
                 variant, name, number = match.group(1), match.group(2), match.group(3)
-                if name in ("live.m3u8", "vod.m3u8"):
-                    body = self.media(variant, live=name == "live.m3u8").encode()
+                if name in ("live.m3u8", "live", "vod.m3u8"):
+                    body = self.media(variant, live=name != "vod.m3u8").encode()
                     content_type = "application/vnd.apple.mpegurl"
                 elif name == "init.mp4" and variant == "fmp4":
                     body, content_type = (self.dir / "fmp4" / "init.mp4").read_bytes(), "video/mp4"
@@ -224,8 +249,9 @@ class HLSServer:
                     sequence = int(number)
                     edge = self.edge()
                     pool = self.pools[variant]
-                    # Listed now, or expired less than a window ago; or any of the VOD list.
-                    if sequence <= edge and (sequence > edge - 2 * self.window or sequence < len(pool)):
+                    # Listed now, or expired less than a window ago; or any of the VOD list (all
+                    # of it exists from the start).
+                    if sequence < len(pool) or edge - 2 * self.window < sequence <= edge:
                         body = pool[sequence % len(pool)][0].read_bytes()
                         content_type = VARIANTS[variant][1]
         if body is None:
@@ -240,3 +266,26 @@ class HLSServer:
         handler.end_headers()
         if not head:
             handler.wfile.write(body)
+
+
+def main():
+    import argparse
+    import sys
+    parser = argparse.ArgumentParser(description="A live HLS server on loopback for the stream tests.")
+    parser.add_argument("--dir", required=True, help="where the segments are made")
+    parser.add_argument("--window", type=int, default=6)
+    parser.add_argument("--segment-seconds", type=int, default=2)
+    parser.add_argument("--pool-seconds", type=int, default=20)
+    arguments = parser.parse_args()
+    server = HLSServer(Path(arguments.dir), window=arguments.window, segment_seconds=arguments.segment_seconds,
+                       pool_seconds=arguments.pool_seconds).start()
+    print(f"PORT {server.port}", flush=True)
+    try:
+        server.thread.join()
+    except KeyboardInterrupt:
+        server.stop()
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

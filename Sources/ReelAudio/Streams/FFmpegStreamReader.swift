@@ -178,7 +178,7 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
                     Unmanaged<FFmpegStreamDecoding>.fromOpaque(context!).takeUnretainedValue().readBytes(buffer!, size: Int(size))
                 }, context, Self.probeBytes, Self.analyzeMicroseconds, &status, &message, message.count)
             guard let decoder else {
-                fail(first: first == nil, openError(status: status, detail: String(cString: message)))
+                fail(first: first == nil, openError(status: status, detail: text(message)))
                 return
             }
             defer { reel_ff_close(decoder) }
@@ -211,7 +211,7 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
                     continue
                 }
                 if count < 0 {
-                    pcm.finish(error: readFailure ?? ReelError(.corruptFile, "cannot decode \(stream.url): \(String(cString: decodeMessage))"))
+                    pcm.finish(error: readFailure ?? ReelError(.corruptFile, "cannot decode \(stream.url): \(text(decodeMessage))"))
                     return
                 }
                 break
@@ -223,6 +223,11 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
                 return
             }
         }
+    }
+
+    /// A C string written into `characters`.
+    private func text(_ characters: [CChar]) -> String {
+        String(decoding: characters.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Opening failed: the opener is told, or (a demuxer after a boundary) the reader at its end.

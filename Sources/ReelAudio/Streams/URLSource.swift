@@ -46,6 +46,7 @@ public enum URLSource {
         url: String, configuration: StreamConfiguration, onChange: @escaping @Sendable () -> Void = {}
     ) throws(ReelError) -> (reader: AudioFileReader, stream: HTTPStream) {
         let url = try check(url)
+        if HLSStream.isHLS(url: url) { return try openHLS(url: url, configuration: configuration, onChange: onChange) }
         let stream = HTTPStream(url: url, configuration: configuration, onChange: onChange)
         stream.start()
         // Connecting may take the connect timeout; the first bytes the low-speed window after
@@ -64,12 +65,36 @@ public enum URLSource {
             stream.stop()
             throw ReelError(.unreachable, "\(url) sent a web page, not audio")
         }
+        if HLSStream.hlsTypes.contains(head.mediaType ?? "") || head.mediaType?.hasSuffix("mpegurl") == true {
+            // A playlist: HLS when its tags say so (fetched again by the HLS thread).
+            _ = stream.buffer.waitForBytes(64 << 10, milliseconds: patience)
+            var body = [UInt8](repeating: 0, count: 64 << 10)
+            let count = body.withUnsafeMutableBytes { stream.buffer.peek(into: $0.baseAddress!, count: $0.count) }
+            if HLSStream.isHLS(mediaType: head.mediaType, body: Array(body.prefix(count))) {
+                stream.stop()
+                return try openHLS(url: url, configuration: configuration, onChange: onChange)
+            }
+        }
         switch StreamDecoderChoice.choose(mediaType: head.mediaType, isMPEGAudioType: head.isMPEGAudio, first: sniffed) {
         case .mpg123:
             return (try Mpg123StreamReader(stream: stream, waitingMilliseconds: patience), stream)
         case .ffmpeg:
             return (try FFmpegStreamReader(stream: stream, mediaType: head.mediaType, waitingMilliseconds: patience), stream)
         }
+    }
+
+    /// Plays an HLS playlist: `HLSStream` fetches the segments, FFmpeg demuxes them.
+    static func openHLS(url: String, configuration: StreamConfiguration, onChange: @escaping @Sendable () -> Void) throws(ReelError)
+        -> (reader: AudioFileReader, stream: HTTPStream)
+    {
+        let hls = HLSStream(url: url, configuration: configuration, onChange: onChange)
+        hls.start()
+        // The playlists (a master's too), then the first segment: connecting and the low-speed
+        // window for each, and some slack.
+        let patience = (configuration.connectTimeout + configuration.lowSpeedSeconds) * 2000 + 5000
+        let reader = try FFmpegStreamReader(
+            stream: hls.stream, mediaType: "HLS segments", boundaries: hls.boundaries, waitingMilliseconds: patience)
+        return (reader, hls.stream)
     }
 
     /// The body starts like a web page (`<!DOCTYPE`, `<html`, after spaces).
