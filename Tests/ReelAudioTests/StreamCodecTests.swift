@@ -43,7 +43,7 @@ import Testing
 @Suite(.serialized) struct StreamCodecTests {
     static let fixtures: [(name: String, kind: String, seconds: Double)] = [
         ("tone.aac", "aac", 20), ("tone.ogg", "vorbis", 20), ("tone.opus", "opus", 20), ("tone.flac", "flac", 20),
-        ("tone.m4a", "m4a", 4),
+        ("tone.m4a", "m4a", 4), ("he.aac", "heaac", 20),
     ]
 
     static func open(_ url: String) throws(ReelError) -> (reader: AudioFileReader, stream: HTTPStream) {
@@ -84,6 +84,24 @@ import Testing
         try Self.playsTheTone(server, "/live/tone.opus", codec: "opus", rate: 48000)
         try Self.playsTheTone(server, "/live/tone.flac", codec: "flac", rate: 44100)
         #expect(FFmpegReader.isLoaded)
+    }
+
+    @Test func heAACPlaysAtTheDecodersRateAndChannelsNotTheHeaders() throws {
+        let server = try StreamServer(fixtures: Self.fixtures)
+        // The fixture's ADTS headers say AAC-LC, 22,050 Hz (index 7), mono (configuration 1).
+        let fixture = try Data(contentsOf: server.directory.appendingPathComponent("fixture-heaac.aac"))
+        #expect(fixture[0] == 0xFF && (fixture[2] >> 2) & 0x0F == 7 && ((fixture[2] & 1) << 2 | fixture[3] >> 6) == 1)
+        // SBR doubles the rate and parametric stereo makes two channels: what is played.
+        let (reader, stream) = try Self.open(server.url("/live/he.aac"))
+        #expect(reader.format == AudioFormat(codec: "aac", sampleRate: 44100, channels: 2))
+        #expect(reader.pcmFormat == PCMFormat(sample: .s16, sampleRate: 44100, channels: 2))
+        // Its frames come (silence, as made), and the stream plays.
+        let deadline = Date().addingTimeInterval(60)
+        while (reader as? FFmpegStreamReader)?.decodedFramesWaiting ?? 0 < 2048 && Date() < deadline { usleep(10_000) }
+        #expect((reader as? FFmpegStreamReader)?.decodedFramesWaiting ?? 0 >= 2048)
+        var chunk = [Int16](repeating: 1, count: 2048 * 2)
+        #expect(try chunk.withUnsafeMutableBytes { try reader.read(into: $0.baseAddress!, frames: 2048) } == 2048)
+        #expect(stream.current.state == .playing)
     }
 
     @Test func aContentTypeThatLiesIsOverruledByTheBytes() throws {

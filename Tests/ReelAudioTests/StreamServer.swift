@@ -5,8 +5,8 @@ import ReelModel
 
 /// The project's test stream server on a free loopback port, serving an MP3 fixture made with
 /// ffmpeg (`seconds` long) and, as `/live/NAME` and `/file/NAME`, the `fixtures` asked for
-/// (NAME: what `stream_server.make_fixture` makes of a kind: `aac`, `vorbis`, `opus`, `flac`,
-/// `m4a`). Stopped when released.
+/// (NAME: what `stream_server.make_fixture` makes of a kind: `aac`, `heaac`, `vorbis`, `opus`,
+/// `flac`, `m4a`). Stopped when released.
 final class StreamServer {
     let port: Int
     let mp3Path: String
@@ -67,7 +67,7 @@ final class StreamServer {
             "/usr/bin/python3",
             ["-c", "import sys; sys.path.insert(0, sys.argv[1]); import stream_server; stream_server.make_fixture(sys.argv[2], sys.argv[3], float(sys.argv[4]))",
              streams, directory, kind, "\(seconds)"])
-        let suffix = ["aac": "aac", "vorbis": "ogg", "opus": "opus", "flac": "flac", "m4a": "m4a"][kind] ?? kind
+        let suffix = ["aac": "aac", "heaac": "aac", "vorbis": "ogg", "opus": "opus", "flac": "flac", "m4a": "m4a"][kind] ?? kind
         return directory + "/fixture-\(kind).\(suffix)"
     }
 

@@ -16,7 +16,8 @@ Paths (GET; HEAD answers the same headers):
   /html              a web page (text/html) with status 200.
   /text              a text/plain body of 64 KiB that is no audio.
   /live/NAME         an endless stream of the fixture NAME (`--fixture NAME=PATH=SECONDS`: AAC,
-                     Ogg Vorbis/Opus, FLAC, MP4 made by ffmpeg, see `make_fixture`), looped,
+                     Ogg Vorbis/Opus, FLAC, MP4 made by ffmpeg, a silent HE-AAC made by hand,
+                     see `make_fixture`), looped,
                      paced at its own bitrate after the first burst, with ICY as /live.mp3;
                      its Content-Type from its suffix (.aac audio/aac, .ogg/.opus audio/ogg,
                      .flac audio/flac, .m4a audio/mp4).
@@ -72,8 +73,37 @@ FIXTURE_CODECS = {
 }
 
 
+def make_implicit_he_aac(path, seconds):
+    """A silent HE-AAC v2 stream made by hand (Debian's ffmpeg has no HE-AAC encoder): every
+    ADTS header says AAC-LC, 22,050 Hz, mono; every frame holds a silent channel element and an
+    SBR extension (implicit signalling, no SBR header), so a decoder puts out 44,100 Hz stereo
+    (SBR doubles the rate, parametric stereo the channels), 2048 frames per ADTS frame."""
+    def bits(value, width):
+        return format(value, f"0{width}b")
+
+    def packed(text):
+        text += "0" * (-len(text) % 8)
+        return bytes(int(text[i:i + 8], 2) for i in range(0, len(text), 8))
+
+    # SCE 0: global gain 100, long window, max_sfb 0, no pulse/TNS/gain control: silence.
+    sce = bits(0, 3) + bits(0, 4) + bits(100, 8) + "0" + bits(0, 2) + "0" + bits(0, 6) + "0" + "000"
+    # FIL with one byte: extension type EXT_SBR_DATA (13), bs_header_flag 0, fill.
+    fil = bits(6, 3) + bits(1, 4) + bits(13, 4) + "0000"
+    payload = packed(sce + fil + bits(7, 3))
+    length = 7 + len(payload)
+    header = (bits(0xFFF, 12) + "0" + "00" + "1" + bits(1, 2) + bits(7, 4) + "0" + bits(1, 3) + "0000"
+              + bits(length, 13) + bits(0x7FF, 11) + bits(0, 2))
+    frames = max(1, round(seconds * 44100 / 2048))
+    with open(path, "wb") as f:
+        f.write((packed(header) + payload) * frames)
+    return path
+
+
 def make_fixture(directory, kind, seconds=5, frequency=440, rate=44100):
-    """A sine of `seconds` encoded by ffmpeg as `kind` (FIXTURE_CODECS); returns its path."""
+    """A sine of `seconds` encoded by ffmpeg as `kind` (FIXTURE_CODECS), or for `heaac` the
+    silent stream of `make_implicit_he_aac`; returns its path."""
+    if kind == "heaac":
+        return make_implicit_he_aac(os.path.join(directory, "fixture-heaac.aac"), seconds)
     suffix, codec = FIXTURE_CODECS[kind]
     path = os.path.join(directory, f"fixture-{kind}{suffix}")
     subprocess.run(
