@@ -88,6 +88,17 @@ import Testing
         #expect(abs(samples.count / 2 - 20 * 44100) < 44100 / 10, "\(samples.count / 2) frames")
     }
 
+    @Test func lostSegmentsAtTheEndOfAFiniteListEndItWithoutAnError() throws {
+        // The last two segments listed are 404: what came plays, then the end (a boundary with
+        // nothing after it is not a stream that fails to open).
+        let server = try HLSServer()
+        let (reader, _) = try Self.open(server.url("ts/vod-lost.m3u8"))
+        let samples = try StreamSourceTests.readAudible(reader, frames: Int.max, seconds: 120)
+        #expect(abs(samples.count / 2 - 20 * 44100) < 44100 / 10, "\(samples.count / 2) frames")
+        var chunk = [Int16](repeating: 0, count: 4096 * 2)
+        #expect(try chunk.withUnsafeMutableBytes { try reader.read(into: $0.baseAddress!, frames: 4096) } == 0)
+    }
+
     @Test func anEncryptedStreamIsUnsupported() throws {
         let server = try HLSServer()
         let url = server.url("encrypted.m3u8")

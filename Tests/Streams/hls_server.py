@@ -14,6 +14,7 @@ Importable from any test (put Tests/Streams on sys.path):
         hls.jump(20)                           # 20 segments pass at once (they are never listed)
         hls.url("ts/live")                     # the TS playlist without the .m3u8 suffix (by its type)
         hls.url("encrypted.m3u8")              # a media playlist with EXT-X-KEY METHOD=AES-128
+        hls.url("ts/vod-lost.m3u8")            # the VOD list and two more segments that are 404
 
 As a program (`hls_server.py --dir D`) it prints `PORT <n>` and serves until killed; the controls
 are then GET /control/restart, /control/freeze?on=1|0, /control/jump?n=N, and /control/requests
@@ -185,7 +186,7 @@ class HLSServer:
             lines += [f'#EXT-X-STREAM-INF:BANDWIDTH={bandwidth},CODECS="{codecs}"', f"{name}/live.m3u8"]
         return "\n".join(lines) + "\n"
 
-    def media(self, variant: str, live: bool) -> str:
+    def media(self, variant: str, live: bool, lost: bool = False) -> str:
         pool = self.pools[variant]
         suffix = VARIANTS[variant][0]
         if live:
@@ -205,6 +206,9 @@ class HLSServer:
                 lines.append("#EXT-X-DISCONTINUITY")
             _, duration = pool[sequence % len(pool)]
             lines += [f"#EXTINF:{duration:.6f},", f"seg{sequence}.{suffix}"]
+        if lost:
+            for sequence in range(len(pool), len(pool) + 2):
+                lines += [f"#EXTINF:{pool[0][1]:.6f},", f"seg{sequence + 1000}.{suffix}"]
         if not live:
             lines.append("#EXT-X-ENDLIST")
         return "\n".join(lines) + "\n"
@@ -237,11 +241,11 @@ class HLSServer:
                 "#EXT-X-DISCONTINUITY-SEQUENCE", '#EXT-X-KEY:METHOD=AES-128,URI="key.bin"\n#EXT-X-DISCONTINUITY-SEQUENCE', 1)
             body, content_type = text.replace("seg", "ts/seg").encode(), "application/vnd.apple.mpegurl"
         else:
-            match = re.fullmatch(r"/(ts|fmp4|adts)/(live\.m3u8|live|vod\.m3u8|init\.mp4|seg(\d+)\.(ts|m4s|aac))", path)
+            match = re.fullmatch(r"/(ts|fmp4|adts)/(live\.m3u8|live|vod\.m3u8|vod-lost\.m3u8|init\.mp4|seg(\d+)\.(ts|m4s|aac))", path)
             if match:
                 variant, name, number = match.group(1), match.group(2), match.group(3)
-                if name in ("live.m3u8", "live", "vod.m3u8"):
-                    body = self.media(variant, live=name != "vod.m3u8").encode()
+                if name in ("live.m3u8", "live", "vod.m3u8", "vod-lost.m3u8"):
+                    body = self.media(variant, live=name.startswith("live"), lost=name == "vod-lost.m3u8").encode()
                     content_type = "application/vnd.apple.mpegurl"
                 elif name == "init.mp4" and variant == "fmp4":
                     body, content_type = (self.dir / "fmp4" / "init.mp4").read_bytes(), "video/mp4"

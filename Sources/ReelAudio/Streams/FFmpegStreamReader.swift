@@ -170,6 +170,7 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
         while !pcm.isStopped {
             boundaries?.pass(upTo: consumed)
             opening = first == nil
+            let openedAt = consumed
             var status = REEL_FF_OK
             var message = [CChar](repeating: 0, count: 512)
             let context = Unmanaged.passUnretained(self).toOpaque()
@@ -178,6 +179,12 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
                     Unmanaged<FFmpegStreamDecoding>.fromOpaque(context!).takeUnretainedValue().readBytes(buffer!, size: Int(size))
                 }, context, Self.probeBytes, Self.analyzeMicroseconds, &status, &message, message.count)
             guard let decoder else {
+                if first != nil && consumed == openedAt && readFailure == nil {
+                    // A boundary at the stream's end (its last segments could not be fetched):
+                    // nothing follows it, the stream is over.
+                    pcm.finish(error: nil)
+                    return
+                }
                 fail(first: first == nil, openError(status: status, detail: text(message)))
                 return
             }
