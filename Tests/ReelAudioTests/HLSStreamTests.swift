@@ -106,6 +106,22 @@ import Testing
         #expect(error.reason == .unsupportedFormat && error.message.contains("encrypted"), "\(error)")
     }
 
+    @Test func packedAudioID3TitlesAreWhatIsOnAir() throws {
+        // The server's ADTS segments each start with an ID3 tag, TIT2 "Segment N".
+        let server = try HLSServer()
+        let (reader, stream) = try Self.open(server.url("adts/live.m3u8"))
+        try Self.playsTheTone(reader, seconds: 2, "adts with ID3")
+        let title = try #require(stream.current.title)
+        #expect(title.hasPrefix("Segment "), "\(title)")
+        // Later segments bring later titles.
+        let first = Int(title.dropFirst(8)) ?? -1
+        let deadline = Date().addingTimeInterval(60)
+        while (Int(stream.current.title?.dropFirst(8) ?? "") ?? -1) <= first && Date() < deadline {
+            try Self.playsTheTone(reader, seconds: 1, "adts with ID3")
+        }
+        #expect((Int(stream.current.title?.dropFirst(8) ?? "") ?? -1) > first, "\(String(describing: stream.current.title))")
+    }
+
     @Test func id3TitlesOfPackedAudioAreRead() {
         // ID3v2.4: TIT2 "On Air" (UTF-8), and v2.3 TXXX "title" / "Other" (Latin-1).
         let tit2: [UInt8] = Array("ID3".utf8) + [4, 0, 0, 0, 0, 0, 17] + Array("TIT2".utf8) + [0, 0, 0, 7, 0, 0, 3]
@@ -116,6 +132,8 @@ import Testing
             + [0, 0, 0, UInt8(body.count), 0, 0] + body
         #expect(id3Title(txxx) == "Other")
         #expect(id3Title([0xFF, 0xF1, 0x50]) == nil)
+        // The tag's length: what the demuxer is not given.
+        #expect(id3TagLength(tit2 + [0xFF, 0xF1]) == tit2.count && id3TagLength([0xFF, 0xF1, 0x50]) == 0)
         // A frame claiming more than the tag holds: nothing, no trap.
         #expect(id3Title(Array("ID3".utf8) + [4, 0, 0, 0, 0, 0, 12] + Array("TIT2".utf8) + [0, 0, 0x7F, 0x7F, 0, 0, 3, 65]) == nil)
     }

@@ -7,7 +7,8 @@ Importable from any test (put Tests/Streams on sys.path):
         hls.url("master.m3u8")                 # master: the three audio variants below
         hls.url("ts/live.m3u8")                # live sliding window of MPEG-TS segments (AAC-LC)
         hls.url("fmp4/live.m3u8")              # fragmented MP4 segments with EXT-X-MAP init.mp4
-        hls.url("adts/live.m3u8")              # raw ADTS AAC segments
+        hls.url("adts/live.m3u8")              # raw ADTS AAC segments, each after an ID3 tag
+                                               # whose TIT2 is "Segment N" (timed metadata)
         hls.url("ts/vod.m3u8")                 # every segment once, EXT-X-ENDLIST (finite)
         hls.restart()                          # the encoder restarts: media sequence back to 0
         hls.freeze(True)                       # the playlist stops changing (a stalled packager)
@@ -84,6 +85,17 @@ def make_pool(root: Path, variant: str, pool_seconds: int, segment_seconds: int)
     if not segments:
         raise RuntimeError(f"ffmpeg made no {variant} segments in {out}")
     return segments
+
+
+def syncsafe(value: int) -> bytes:
+    return bytes([(value >> 21) & 0x7F, (value >> 14) & 0x7F, (value >> 7) & 0x7F, value & 0x7F])
+
+
+def id3_title(title: str) -> bytes:
+    """An ID3v2.4 tag with a TIT2 frame (UTF-8): the timed metadata of a packed-audio segment."""
+    text = b"\x03" + title.encode()
+    frame = b"TIT2" + syncsafe(len(text)) + b"\x00\x00" + text
+    return b"ID3\x04\x00\x00" + syncsafe(len(frame)) + frame
 
 
 class HLSServer:
@@ -257,6 +269,9 @@ class HLSServer:
                     # of it exists from the start).
                     if sequence < len(pool) or edge - 2 * self.window < sequence <= edge:
                         body = pool[sequence % len(pool)][0].read_bytes()
+                        if variant == "adts":
+                            # Packed audio starts with its timed metadata: the title on air.
+                            body = id3_title(f"Segment {sequence}") + body
                         content_type = VARIANTS[variant][1]
         if body is None:
             handler.send_response(404)

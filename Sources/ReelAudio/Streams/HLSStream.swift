@@ -98,7 +98,10 @@ final class HLSStream: @unchecked Sendable {
                     }
                     let bytes = try fetchWhole(fetch.segment.url, range: fetch.segment.byteRange, limit: Self.maximumSegmentBytes)
                     if let title = id3Title(bytes) { stream.update { $0.title = title } }
-                    if !write(initBytes) || !write(bytes) { return }
+                    // Packed audio's leading ID3 tag (its timed metadata, read above) is not
+                    // audio: the demuxer gets the frames after it.
+                    let audio = bytes.dropFirst(id3TagLength(bytes))
+                    if !write(initBytes) || !write(Array(audio)) { return }
                     played = true
                 } catch {
                     if buffer.isStopped { return }
@@ -290,6 +293,16 @@ func id3Title(_ bytes: [UInt8]) -> String? {
         index = start + frameSize
     }
     return txxx
+}
+
+/// The length of the ID3v2 tag `bytes` start with (its header, body and footer), 0 without one.
+func id3TagLength(_ bytes: [UInt8]) -> Int {
+    guard bytes.count >= 10, bytes[0] == 0x49, bytes[1] == 0x44, bytes[2] == 0x33, bytes[3] != 0xFF, bytes[4] != 0xFF,
+        bytes[6...9].allSatisfy({ $0 < 0x80 })
+    else { return 0 }
+    let size = Int(bytes[6]) << 21 | Int(bytes[7]) << 14 | Int(bytes[8]) << 7 | Int(bytes[9])
+    let footer = bytes[5] & 0x10 != 0 ? 10 : 0
+    return min(bytes.count, 10 + size + footer)
 }
 
 /// The strings of an ID3v2 text frame (its encoding byte, then strings ended by NUL): Latin-1
