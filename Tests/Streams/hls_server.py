@@ -91,11 +91,15 @@ def syncsafe(value: int) -> bytes:
     return bytes([(value >> 21) & 0x7F, (value >> 14) & 0x7F, (value >> 7) & 0x7F, value & 0x7F])
 
 
-def id3_title(title: str) -> bytes:
-    """An ID3v2.4 tag with a TIT2 frame (UTF-8): the timed metadata of a packed-audio segment."""
+def id3_title(title: str, seconds: float) -> bytes:
+    """A packed-audio segment's ID3v2.4 tag (RFC 8216, 3.4): the PRIV timestamp of its first
+    sample (90 kHz) and a TIT2 frame (UTF-8), the title on air."""
+    owner = b"com.apple.streaming.transportStreamTimestamp\x00"
+    priv = owner + (round(seconds * 90000) & ((1 << 33) - 1)).to_bytes(8, "big")
     text = b"\x03" + title.encode()
-    frame = b"TIT2" + syncsafe(len(text)) + b"\x00\x00" + text
-    return b"ID3\x04\x00\x00" + syncsafe(len(frame)) + frame
+    frames = (b"PRIV" + syncsafe(len(priv)) + b"\x00\x00" + priv
+              + b"TIT2" + syncsafe(len(text)) + b"\x00\x00" + text)
+    return b"ID3\x04\x00\x00" + syncsafe(len(frames)) + frames
 
 
 class HLSServer:
@@ -271,7 +275,9 @@ class HLSServer:
                         body = pool[sequence % len(pool)][0].read_bytes()
                         if variant == "adts":
                             # Packed audio starts with its timed metadata: the title on air.
-                            body = id3_title(f"Segment {sequence}") + body
+                            start = sum(d for _, d in pool) * (sequence // len(pool)) + sum(
+                                d for _, d in pool[:sequence % len(pool)])
+                            body = id3_title(f"Segment {sequence}", start) + body
                         content_type = VARIANTS[variant][1]
         if body is None:
             handler.send_response(404)
