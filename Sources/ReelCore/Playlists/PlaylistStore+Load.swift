@@ -20,7 +20,7 @@ extension PlaylistStore {
         queue.async { [self] in
             let lines: [String]
             do throws(ReelError) {
-                try PlaylistFiles.check(name: name)
+                try checkExisting(name)
                 let all = try files.read(name).entries
                 guard start >= 0, start <= all.count, (end ?? all.count) >= start else {
                     throw ReelError(.outOfRange, "the range \(start):\(end.map(String.init) ?? "") is outside the playlist \(name) (0…\(all.count))")

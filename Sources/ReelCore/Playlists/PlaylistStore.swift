@@ -87,7 +87,7 @@ public final class PlaylistStore: @unchecked Sendable {
         _ name: String, start: Int = 0, count: Int? = nil, describe: Bool = true, reply: @escaping Reply<PlaylistListing>
     ) {
         run({ [self] () throws(ReelError) in
-            try PlaylistFiles.check(name: name)
+            try checkExisting(name)
             let playlist = try files.read(name)
             let lines = playlist.entries
             guard start >= 0, start <= lines.count else {
@@ -199,10 +199,11 @@ public final class PlaylistStore: @unchecked Sendable {
         }, reply: reply)
     }
 
-    /// Empties `name` (making it when there is none, as MPD's `playlistclear`).
+    /// Empties `name` (`not_found` when there is none, as MPD's `playlistclear`).
     public func clear(_ name: String, reply: @escaping Reply<PlaylistSummary>) {
         run({ [self] () throws(ReelError) in
             try PlaylistFiles.check(name: name)
+            guard files.exists(name) else { throw ReelError(.notFound, "no playlist named \(name)") }
             let playlist = StoredPlaylist()
             try write(name, playlist)
             return summary(name, playlist)
@@ -230,6 +231,15 @@ public final class PlaylistStore: @unchecked Sendable {
     }
 
     // MARK: Helpers (on the queue)
+
+    /// For a read: a name that cannot be a playlist's names none (`not_found`, as MPD answers).
+    func checkExisting(_ name: String) throws(ReelError) {
+        do {
+            try PlaylistFiles.check(name: name)
+        } catch {
+            throw ReelError(.notFound, "no playlist named \(name) (\(error.message))")
+        }
+    }
 
     func write(_ name: String, _ playlist: StoredPlaylist) throws(ReelError) {
         try files.write(name, playlist)
