@@ -60,29 +60,50 @@ public struct PlaylistPaths: Sendable, Equatable {
         case invalid(String)
     }
 
-    /// What `line` (a playlist entry) names.
+    /// What `line` (a playlist entry) names. One pass over its bytes (a 10,000-line playlist
+    /// is read on every load).
     public func location(of line: String) -> Location {
         if line.hasPrefix("file://") { return fileLocation(String(line.dropFirst("file://".count))) }
         if line.hasPrefix("/") { return fileLocation(line) }
-        if let scheme = line.firstRange(of: "://"), !line[..<scheme.lowerBound].contains("/") {
+        // A scheme (`http://…`): "://" before any "/".
+        let utf8 = line.utf8
+        if let slash = utf8.firstIndex(of: UInt8(ascii: "/")), slash > utf8.startIndex,
+            utf8[utf8.index(before: slash)] == UInt8(ascii: ":"),
+            utf8.index(after: slash) < utf8.endIndex, utf8[utf8.index(after: slash)] == UInt8(ascii: "/")
+        {
             return .url(line)
         }
-        let parts = line.split(separator: "/", omittingEmptySubsequences: false)
-        if parts.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }) {
-            return .invalid("\(line) is not a path of the music folder (an empty, . or .. part)")
+        // Its parts: none empty, `.` or `..`; the first one's end.
+        var firstEnd: String.Index?
+        var partStart = utf8.startIndex
+        var index = utf8.startIndex
+        while true {
+            let atEnd = index == utf8.endIndex
+            if atEnd || utf8[index] == UInt8(ascii: "/") {
+                let length = utf8.distance(from: partStart, to: index)
+                let dots = length <= 2 && utf8[partStart..<index].allSatisfy { $0 == UInt8(ascii: ".") }
+                if length == 0 || dots {
+                    return .invalid("\(line) is not a path of the music folder (an empty, . or .. part)")
+                }
+                if firstEnd == nil { firstEnd = index }
+                if atEnd { break }
+                partStart = utf8.index(after: index)
+            }
+            index = utf8.index(after: index)
         }
-        if parts[0] == recordingsDirectory {
-            guard parts.count > 1 else { return .invalid("\(line) is the recordings directory, not a recording") }
-            return .recording(treePath: "/" + parts.dropFirst().joined(separator: "/"))
+        let first = line[..<firstEnd!]
+        if first == recordingsDirectory {
+            guard firstEnd! < line.endIndex else { return .invalid("\(line) is the recordings directory, not a recording") }
+            return .recording(treePath: String(line[firstEnd!...]))
         }
-        guard let first = musicFolders.first else {
+        guard let folder = musicFolders.first else {
             return .invalid("\(line) names a music folder file, and no music folder is configured")
         }
-        if first.directory.isEmpty { return .music(root: first.root, path: line) }
-        guard parts.count > 1, let folder = musicFolders.first(where: { $0.directory == parts[0] }) else {
+        if folder.directory.isEmpty { return .music(root: folder.root, path: line) }
+        guard firstEnd! < line.endIndex, let named = musicFolders.first(where: { $0.directory == first }) else {
             return .invalid("\(line) is in none of the music folders")
         }
-        return .music(root: folder.root, path: parts.dropFirst().joined(separator: "/"))
+        return .music(root: named.root, path: String(line[line.index(after: firstEnd!)...]))
     }
 
     private func fileLocation(_ path: String) -> Location {
