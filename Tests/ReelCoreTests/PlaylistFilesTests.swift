@@ -83,7 +83,7 @@ import Testing
         let directory = Directory()
         try FileManager.default.createDirectory(atPath: directory.path, withIntermediateDirectories: true)
         let original: [UInt8] = Array("#EXTM3U\nA/1.flac\n".utf8) + [0x62, 0xFF, 0x0A] + Array("B/2.flac\n".utf8)
-        FileManager.default.createFile(atPath: directory.path + "/P.m3u", contents: Data(original))
+        _ = FileManager.default.createFile(atPath: directory.path + "/P.m3u", contents: Data(original))
         let read = try directory.files.read("P")
         #expect(read.entries == ["A/1.flac", "B/2.flac"])
         #expect(read.brokenLines.map(\.line) == [3])

@@ -81,7 +81,7 @@ import Testing
         let f = try Fixture()
         try FileManager.default.createDirectory(atPath: f.playlistDirectory, withIntermediateDirectories: true)
         let file = "#EXTM3U\n\(f.a)\n\(f.directory)/gone.wav\nRecordings/Nowhere/x.flac\n\(f.b)\nftp://no.example/x\n"
-        FileManager.default.createFile(atPath: f.playlistDirectory + "/Mixed.m3u", contents: Data(file.utf8))
+        _ = FileManager.default.createFile(atPath: f.playlistDirectory + "/Mixed.m3u", contents: Data(file.utf8))
         let before = f.core.player.queueChanges.latest.value.version
         let outcome = try f.value { f.playlists.load("Mixed", reply: $0) }
         #expect(outcome.entries.map(\.source) == [.file(path: f.a), .file(path: f.b)])
