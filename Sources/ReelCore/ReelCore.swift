@@ -82,6 +82,16 @@ public final class ReelCore: Sendable {
         recorderLogger[metadataKey: "subsystem"] = "reel.recorder"
         recorder = RecorderController(
             device: input, timing: captureTiming, store: store, defaults: recording, logger: recorderLogger)
+        let feed = player.changes
+        recorder.sources = RecordingSources(
+            playerTap: player.engine.tap,
+            playing: {
+                let state = feed.latest.value
+                var title: String?
+                if case .url(_, _, let onAir) = state.source { title = onAir }
+                return (state.format, title)
+            },
+            streams: streams)
         recorder.repairUnfinished()
         recorder.listenForPreroll()
         var musicLogger = logger

@@ -22,7 +22,8 @@ public final class Mpg123StreamReader: AudioFileReader {
     private let handle: OpaquePointer?
     private let input: UnsafeMutableRawPointer
     private static let inputSize = 16 << 10
-    private var starving = false
+    /// The last read gave silence because nothing had come (read by `StreamCaptureInput`).
+    private(set) var starving = false
     private var framesDecoded: Int64 = 0
 
     /// The most bytes read at open without finding an MP3 frame: then the stream is not MP3.
