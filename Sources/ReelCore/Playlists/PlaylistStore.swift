@@ -22,8 +22,9 @@ import Glibc
 public final class PlaylistStore: @unchecked Sendable {
     public typealias Reply<Value> = @Sendable (Result<Value, ReelError>) -> Void
 
-    /// One event per changed playlist: its name (both names for a rename).
-    public let changes = EventFeed<String>()
+    /// One event per change: the names of the playlists it changed (both names for a rename,
+    /// in one event, so that a reader sees a rename as one change).
+    public let changes = EventFeed<[String]>()
     public let paths: PlaylistPaths
     public var directory: String { files.directory }
 
@@ -215,8 +216,7 @@ public final class PlaylistStore: @unchecked Sendable {
             try PlaylistFiles.check(name: name)
             try PlaylistFiles.check(name: newName)
             try files.rename(name, to: newName)
-            changes.publish(name)
-            changes.publish(newName)
+            changes.publish([name, newName])
             let playlist = (try? files.read(newName)) ?? StoredPlaylist()
             return summary(newName, playlist)
         }, reply: reply)
@@ -226,7 +226,7 @@ public final class PlaylistStore: @unchecked Sendable {
         run({ [self] () throws(ReelError) in
             try PlaylistFiles.check(name: name)
             try files.remove(name)
-            changes.publish(name)
+            changes.publish([name])
         }, reply: reply)
     }
 
@@ -243,7 +243,7 @@ public final class PlaylistStore: @unchecked Sendable {
 
     func write(_ name: String, _ playlist: StoredPlaylist) throws(ReelError) {
         try files.write(name, playlist)
-        changes.publish(name)
+        changes.publish([name])
     }
 
     func summary(_ name: String, _ playlist: StoredPlaylist) -> PlaylistSummary {

@@ -42,7 +42,7 @@ final class ChangeStream {
                 let batch = feed.take(for: consumer)
                 // Events lost behind a slow loop: "any may have changed".
                 if batch.lost > 0 { return [Self.playlistChanged(nil)] }
-                return batch.events.map { Self.playlistChanged($0) }
+                return batch.events.joined().map { Self.playlistChanged($0) }
             }
             stopConsuming = { feed.removeConsumer(consumer) }
         }

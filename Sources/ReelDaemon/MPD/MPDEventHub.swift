@@ -53,7 +53,7 @@ final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
         let outputs: StateFeed<[OutputState]>.Consumer
         let library: EventFeed<LibraryUpdate>.Consumer
         let scans: StateFeed<MusicScanProgress>.Consumer
-        let playlists: EventFeed<String>.Consumer
+        let playlists: EventFeed<[String]>.Consumer
     }
     /// The scan progress last seen.
     private var lastScan: MusicScanProgress
