@@ -311,8 +311,9 @@ def test_playlists_save_open_play_add_rename_and_delete(page, reel):
 
     page.el("#pl-list .pl-rename").click()
     page.answer_dialog("Night")
-    wait_for(lambda: page.els("#pl-list > li.playlist") and
-             page.els("#pl-list > li.playlist")[0].get_attribute("data-name") == "Night", what="the renamed row")
+    # Read in one go: the row is replaced as the pushes come.
+    wait_for(lambda: page.js("const e = document.querySelector('#pl-list > li.playlist'); return e && e.dataset.name") == "Night",
+             what="the renamed row")
     page.el("#pl-list .pl-delete").click()
     page.answer_dialog()
     wait_for(lambda: reel.rpc("playlists.list")["playlists"] == [], what="the playlist deleted")
