@@ -40,7 +40,9 @@ public final class Daemon: Sendable {
             timing: configuration.timing, input: ALSAInput(name: configuration.captureDevice),
             captureTiming: configuration.captureTiming, recording: configuration.recording,
             mediaRoots: configuration.mediaRoots, musicDirectories: configuration.musicDirectories, mixer: configuration.mixer, outputs: configuration.resolvedOutputs,
-            streams: StreamConfiguration(extraCAFile: configuration.streamCAFile), logger: logger)
+            streams: StreamConfiguration(extraCAFile: configuration.streamCAFile),
+            playlistDirectory: configuration.playlistDirectory, recordingsDirectory: configuration.mpdRecordingsDirectory,
+            logger: logger)
 
         var serverLogger = logger
         serverLogger[metadataKey: "subsystem"] = "reel.server"

@@ -47,6 +47,9 @@ public struct DaemonConfiguration: Equatable, Sendable {
     public var mpdPassword: String?
     /// `mpd_recordings_dir`: the top-level MPD directory that holds the recordings tree.
     public var mpdRecordingsDirectory = "Recordings"
+    /// `playlist_dir`: where the stored playlists are (`NAME.m3u`, MPD's `playlist_directory`
+    /// format); nil: `playlists` in the data directory.
+    public var playlistDirectory: String?
     /// `http_listen`: where the web page, its WebSocket and the audio and upload routes are
     /// served (TCP `HOST:PORT` only); empty turns HTTP off.
     public var httpListen: [ListenAddress] = [.tcp(host: "127.0.0.1", port: 8480)]
@@ -132,7 +135,8 @@ public struct DaemonConfiguration: Equatable, Sendable {
         ("replaygain", "REEL_REPLAYGAIN"), ("replaygain_preamp", "REEL_REPLAYGAIN_PREAMP"),
         ("replaygain_missing_preamp", "REEL_REPLAYGAIN_MISSING_PREAMP"), ("replaygain_limit", "REEL_REPLAYGAIN_LIMIT"),
         ("mpd_listen", "REEL_MPD_LISTEN"), ("mpd_password", "REEL_MPD_PASSWORD"),
-        ("mpd_recordings_dir", "REEL_MPD_RECORDINGS_DIR"), ("http_listen", "REEL_HTTP_LISTEN"),
+        ("mpd_recordings_dir", "REEL_MPD_RECORDINGS_DIR"), ("playlist_dir", "REEL_PLAYLIST_DIR"),
+        ("http_listen", "REEL_HTTP_LISTEN"),
         ("http_password", "REEL_HTTP_PASSWORD"), ("http_upload_limit", "REEL_HTTP_UPLOAD_LIMIT"),
         ("stream_ca_file", "REEL_STREAM_CA_FILE"),
     ]
@@ -393,6 +397,11 @@ public struct DaemonConfiguration: Equatable, Sendable {
                 throw ConfigurationError("\(source): \"\(value)\" is not a directory name (no \"/\", not empty)")
             }
             mpdRecordingsDirectory = value
+        case "playlist_dir":
+            guard value.hasPrefix("/") else {
+                throw ConfigurationError("\(source): the playlist directory \"\(value)\" is not an absolute path")
+            }
+            playlistDirectory = value
         case "http_listen":
             // Comma-separated (as in REEL_HTTP_LISTEN); `none` turns HTTP off. TCP only: a
             // browser cannot reach a Unix socket.

@@ -33,6 +33,7 @@ struct Reel: ParsableCommand {
             ListCommand.self, TreeCommand.self, MakeFolderCommand.self, MoveCommand.self, RenameCommand.self,
             RemoveCommand.self, SearchCommand.self, ImportCommand.self, ArtistsCommand.self, AlbumsCommand.self,
             ScanCommand.self, ScheduleCommand.self, SleepCommand.self,
+            PlaylistsCommand.self, PlaylistCommand.self, SaveCommand.self, LoadCommand.self,
         ])
 }
 

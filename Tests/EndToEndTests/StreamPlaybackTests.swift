@@ -56,6 +56,26 @@ import Testing
         _ = try client.result("player.stop")
     }
 
+    @Test func anHLSStationPlaysLiveThroughFFmpeg() throws {
+        let server = try HLSServer()
+        let daemon = try DaemonProcess()
+        let client = try daemon.client()
+        let url = server.url("ts/live.m3u8")
+        let playing = try client.result("player.play", ["url": .string(url)])
+        #expect(playing["state"] == .string("playing"))
+        // Decoded audio came (the test daemon's device is not paced: it plays faster than the
+        // segments come, so the state goes between playing and buffering).
+        let status = try Self.waitFor(client) { $0["format"]?["codec"] == .string("aac") && ($0["position"]?.doubleValue ?? 0) > 1 }
+        #expect([.string("playing"), .string("buffering")].contains(status["stream"]?["state"]), "\(status)")
+        #expect((status["position"]?.doubleValue ?? 0) > 1, "\(status)")
+        #expect(status["source"]?["url"] == .string(url))
+        #expect(status["live"] == .bool(true))
+        #expect(status["duration"] == .null)
+        #expect(status["format"]?["codec"] == .string("aac"))
+        #expect(status["format"]?["sampleRate"] == .int(44100))
+        _ = try client.result("player.stop")
+    }
+
     @Test func urlsThatGiveNoAudioAreErrorsNamingThem() throws {
         let server = try StreamServer()
         let daemon = try DaemonProcess()

@@ -46,6 +46,22 @@ import ReelCore
         try settings.validate()
     }
 
+    @Test func playlistDirIsAnAbsolutePathFromTheFileOrTheEnvironment() throws {
+        var settings = DaemonConfiguration.defaults(environment: environment, uid: 1000)
+        #expect(settings.playlistDirectory == nil)
+        try settings.apply(toml: "playlist_dir = \"/var/lib/mpd/playlists\"", source: "a.toml")
+        #expect(settings.playlistDirectory == "/var/lib/mpd/playlists")
+        try settings.apply(environment: ["REEL_PLAYLIST_DIR": "/srv/playlists"])
+        #expect(settings.playlistDirectory == "/srv/playlists")
+        do {
+            try settings.apply(toml: "playlist_dir = \"playlists\"", source: "a.toml")
+            Issue.record("a relative playlist_dir was accepted")
+        } catch {
+            #expect(error.description.contains("\"playlists\" is not an absolute path"))
+        }
+        #expect(settings.playlistDirectory == "/srv/playlists")
+    }
+
     @Test func unknownKeyIsNamedWithTheKnownOnes() {
         var settings = DaemonConfiguration.defaults(environment: environment, uid: 1000)
         #expect(throws: ConfigurationError.self) { try settings.apply(toml: "devcie = \"hw:1\"", source: "a.toml") }

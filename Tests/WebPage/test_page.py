@@ -269,6 +269,57 @@ def test_alarms_and_the_sleep_timer(page, reel):
     wait_for(lambda: page.text("#sleep-at") == "", what="the card to show no timer")
 
 
+def test_playlists_save_open_play_add_rename_and_delete(page, reel):
+    """The Playlists view: "Save queue as" makes a stored playlist of the queue; opening it lists
+    its entries (one made missing shows as such); Play loads it and plays; Add appends it to the
+    queue; a change made by another client shows (the playlists stream); Rename and Delete."""
+    reel.reel("add", "/Meetings")
+    queued = reel.rpc("queue.list")["length"]
+    page.open("#playlists")
+    wait_for(lambda: shown(page, "#pl-empty"), what="no playlists yet")
+    check_layout(page, "the empty playlists")
+    page.el("#pl-save").click()
+    page.answer_dialog("Evening")
+    wait_for(lambda: [p["name"] for p in reel.rpc("playlists.list")["playlists"]] == ["Evening"], what="the playlist saved")
+    wait_for(lambda: len(page.els("#pl-list > li.playlist")) == 1, what="the playlist listed")
+    assert reel.rpc("playlists.list")["playlists"][0]["length"] == queued
+    check_layout(page, "the playlists")
+    page.screenshot("playlists")
+
+    # Another client adds to it: the row follows.
+    reel.rpc("playlists.add", {"name": "Evening", "url": "http://radio.example/live"})
+    wait_for(lambda: f"{queued + 1} entries" in page.text("#pl-list .playlist .sub"), what="the new length")
+
+    page.el("#pl-list .pl-open").click()
+    wait_for(lambda: len(page.els("#pl-list > li.pl-entry")) == queued + 1, what="the playlist's entries")
+    assert "Standup" in page.text("#pl-list")
+    page.screenshot("playlist-open")
+    # Remove the URL (the last entry) from the open playlist.
+    page.els("#pl-list .pl-remove")[-1].click()
+    wait_for(lambda: reel.rpc("playlists.get", {"name": "Evening"})["length"] == queued, what="the entry removed")
+    wait_for(lambda: len(page.els("#pl-list > li.pl-entry")) == queued, what="the open playlist to follow")
+    page.el("#pl-back").click()
+    wait_for(lambda: len(page.els("#pl-list > li.playlist")) == 1, what="back to the list")
+
+    # Play: the queue gets it, and it plays; Add appends it once more.
+    reel.reel("clear")
+    page.el("#pl-list .pl-play").click()
+    wait_for(lambda: reel.rpc("queue.list")["length"] == queued, what="the playlist loaded")
+    wait_for(lambda: reel.status()["state"] in ("playing", "paused"), what="it to play")
+    page.el("#pl-list .pl-add").click()
+    wait_for(lambda: reel.rpc("queue.list")["length"] == 2 * queued, what="the playlist added again")
+
+    page.el("#pl-list .pl-rename").click()
+    page.answer_dialog("Night")
+    # Read in one go: the row is replaced as the pushes come.
+    wait_for(lambda: page.js("const e = document.querySelector('#pl-list > li.playlist'); return e && e.dataset.name") == "Night",
+             what="the renamed row")
+    page.el("#pl-list .pl-delete").click()
+    page.answer_dialog()
+    wait_for(lambda: reel.rpc("playlists.list")["playlists"] == [], what="the playlist deleted")
+    wait_for(lambda: shown(page, "#pl-empty"), what="the empty list again")
+
+
 def test_recorder_idle_shows_the_last_take(page, reel):
     """Idle, the recorder shows no running clock: before any take nothing, after one its name
     and length as the last take."""

@@ -115,7 +115,10 @@ public final class HTTPStream: @unchecked Sendable {
         }
     }
 
-    private func update(_ change: (inout HTTPStreamStatus) -> Void) {
+    /// Changes the status (and tells `onChange` when the player shows something new). The
+    /// network thread's, the decoder's, and an `HLSStream`'s thread, which fills a stream that is
+    /// never started.
+    func update(_ change: (inout HTTPStreamStatus) -> Void) {
         let changed = status.withLock { status -> Bool in
             let before = status
             change(&status)

@@ -107,14 +107,28 @@ public enum URLSource {
     static func decoder(for stream: HTTPStream, head: HTTPResponseHead, sniffed: [UInt8], patience: Int) throws(ReelError)
         -> AudioFileReader
     {
-        let url = stream.url
-        if head.isMPEGAudio || Self.looksLikeMP3(sniffed) {
+        switch StreamDecoderChoice.choose(mediaType: head.mediaType, isMPEGAudioType: head.isMPEGAudio, first: sniffed) {
+        case .mpg123:
             return try Mpg123StreamReader(stream: stream, waitingMilliseconds: patience)
+        case .ffmpeg:
+            return try FFmpegStreamReader(stream: stream, mediaType: head.mediaType, waitingMilliseconds: patience)
         }
-        stream.stop()
-        throw ReelError(
-            .unsupportedFormat,
-            "cannot play \(url): it sends \(head.mediaType ?? "audio of no stated type"), and only MP3 is played from a URL yet")
+    }
+
+    /// Plays an HLS playlist: `HLSStream` fetches the segments, FFmpeg demuxes them.
+    static func openHLS(
+        url: String, configuration: StreamConfiguration, onChange: @escaping @Sendable () -> Void, cancel: URLOpenCancel
+    ) throws(ReelError) -> (reader: AudioFileReader, stream: HTTPStream) {
+        let hls = HLSStream(url: url, configuration: configuration, onChange: onChange)
+        // Stopping its stream stops the fetching thread (it ends when the buffer is stopped).
+        guard cancel.register(hls.stream) else { throw URLOpenCancel.cancelled(url) }
+        hls.start()
+        // The playlists (a master's too), then the first segment: connecting and the low-speed
+        // window for each, and some slack.
+        let patience = (configuration.connectTimeout + configuration.lowSpeedSeconds) * 2000 + 5000
+        let reader = try FFmpegStreamReader(
+            stream: hls.stream, mediaType: "HLS segments", boundaries: hls.boundaries, waitingMilliseconds: patience)
+        return (reader, hls.stream)
     }
 
     /// The streams a station playlist lists; an HLS playlist is one stream (`hls(url:…)`).
@@ -136,12 +150,12 @@ public enum URLSource {
         }
     }
 
-    /// An HLS playlist's URL, handed on as one stream. Where HLS playback plugs in: until then
-    /// it is refused by name.
+    /// An HLS playlist's URL, played as one stream (`openHLS`).
     static func hls(
         url: String, configuration: StreamConfiguration, onChange: @escaping @Sendable () -> Void, cancel: URLOpenCancel
     ) throws(ReelError) -> URLContent {
-        throw ReelError(.unsupportedFormat, "cannot play \(url): it is an HLS stream, and HLS is not played yet")
+        let (reader, stream) = try openHLS(url: url, configuration: configuration, onChange: onChange, cancel: cancel)
+        return .audio(reader: reader, stream: stream)
     }
 
     /// The streams of the station playlist at `url`, fetched whole (an HLS playlist is one

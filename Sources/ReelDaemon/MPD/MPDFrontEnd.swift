@@ -96,6 +96,7 @@ extension MPDCommandTable {
                 + MPDStreamCommands.commands(context)
                 + MPDDatabaseCommands.commands(context) + MPDTagCommands.commands(context)
                 + MPDArtCommands.commands(context) + MPDOutputCommands.commands(context)
-                + MPDMessageCommands.commands(context.hub.messages) + MPDReplayGainCommands.commands(context))
+                + MPDMessageCommands.commands(context.hub.messages) + MPDReplayGainCommands.commands(context)
+                + MPDPlaylistCommands.commands(context))
     }
 }

@@ -1179,6 +1179,99 @@ function renderSleep(p) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Stored playlists: the list, one playlist's entries; open, play, add to the queue, rename,
+// delete, save the queue as one. Follows the `playlists` stream.
+
+const playlists = { open: null };
+
+async function listPlaylists() {
+  const r = await rpc.call('playlists.list').catch(report);
+  if (!r || playlists.open) return;
+  $('pl-title').hidden = true;
+  $('pl-back').hidden = true;
+  $('pl-list').replaceChildren(...r.playlists.map(playlistRow));
+  $('pl-empty').hidden = r.playlists.length > 0;
+}
+
+function playlistRow(p) {
+  const b = (label, f, cls) => h('button', { class: cls || '', onclick: f }, label);
+  return h('li', { class: 'row playlist', dataset: { name: p.name } },
+    h('div', { class: 'row-main', onclick: () => openPlaylist(p.name) },
+      h('div', { class: 'name' }, p.name), h('div', { class: 'sub' }, `${p.length} ${p.length === 1 ? 'entry' : 'entries'}`)),
+    b('Open', () => openPlaylist(p.name), 'pl-open'),
+    b('Play', () => playPlaylist(p.name), 'pl-play'),
+    b('Add', () => loadPlaylist(p.name), 'pl-add'),
+    b('Rename', () => renamePlaylist(p.name), 'pl-rename'),
+    b('Delete', () => deletePlaylist(p.name), 'danger-text pl-delete'));
+}
+
+async function openPlaylist(name) {
+  const r = await rpc.call('playlists.get', { name }).catch(report);
+  if (!r) return;
+  playlists.open = name;
+  $('pl-title').textContent = `${name} · ${r.length} ${r.length === 1 ? 'entry' : 'entries'}`;
+  $('pl-title').hidden = false;
+  $('pl-back').hidden = false;
+  $('pl-empty').hidden = true;
+  $('pl-list').replaceChildren(...r.entries.map((e) => h('li', { class: 'row pl-entry' + (e.missing ? ' missing' : '') },
+    h('div', { class: 'row-main' },
+      h('div', { class: 'name' }, e.title || (e.source ? (e.source.url || e.source.path) : e.entry)),
+      h('div', { class: 'sub' }, e.missing ? `${e.entry} · missing` : joined([e.artist, e.album]) || e.entry)),
+    h('button', { class: 'danger-text pl-remove', onclick: () => act('playlists.remove', { name, positions: [e.position] }) }, 'Remove'))));
+}
+
+function closePlaylist() {
+  playlists.open = null;
+  listPlaylists();
+}
+
+async function loadPlaylist(name) {
+  const r = await act('playlists.load', { name });
+  if (!r) return null;
+  const skipped = r.skipped.length ? `; ${r.skipped.length} missing skipped` : '';
+  toast(`Added ${r.entries.length} from ${name}${skipped}`, 'info');
+  return r;
+}
+
+async function playPlaylist(name) {
+  const r = await loadPlaylist(name);
+  if (r && r.entries.length) act('player.play', { entry: r.entries[0].id });
+}
+
+async function renamePlaylist(name) {
+  const to = await ask('Rename playlist', { text: name, value: name, ok: 'Rename' });
+  if (to && to !== name) act('playlists.rename', { name, to });
+}
+
+async function deletePlaylist(name) {
+  if (await ask(`Delete ${name}?`, { text: 'The playlist goes; its files and recordings stay.', ok: 'Delete', danger: true })) {
+    act('playlists.delete', { name });
+  }
+}
+
+function onPlaylistChanged(p) {
+  if (playlists.open && (p.name === null || p.name === playlists.open)) {
+    const name = playlists.open;
+    rpc.call('playlists.list').then((r) => {
+      if (r.playlists.some((x) => x.name === name)) openPlaylist(name);
+      else closePlaylist();
+    }).catch(report);
+  } else {
+    listPlaylists();
+  }
+}
+
+function setupPlaylists() {
+  $('pl-save').addEventListener('click', async () => {
+    const name = await ask('Save the queue as', { text: 'A new playlist of the queue\'s entries.', value: '', ok: 'Save' });
+    if (!name) return;
+    const r = await act('playlists.save', { name });
+    if (r) toast(`Saved ${r.name} (${r.length})`, 'info');
+  });
+  $('pl-back').addEventListener('click', closePlaylist);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Dialogs, tabs, start
 
 // ask(title, {text, value, ok, danger}) → the text typed (when value is given), true, or null.
@@ -1228,6 +1321,9 @@ function subscribeAll() {
   rpc.subscribe('recorder', { interval: RECORDER_INTERVAL }, (m, p) => onRecorder(p)).catch(fail);
   rpc.subscribe('scan', {}, (m, p) => onScan(p)).catch(fail);
   rpc.subscribe('schedules', {}, (m, p) => onSchedules(p)).catch(fail);
+  rpc.subscribe('playlists', {}, (m, p) => onPlaylistChanged(p)).catch(fail);
+  if (playlists.open) openPlaylist(playlists.open);
+  else listPlaylists();
   if (!$('music').hidden) {
     music.shown = false;
     showMusicTab();
@@ -1244,7 +1340,7 @@ function subscribeAll() {
 function route() {
   const hash = decodeURIComponent(location.hash.slice(1));
   const tab = hash.split(':')[0];
-  showTab(['queue', 'music', 'library', 'recorder', 'schedules'].includes(tab) ? tab : 'queue');
+  showTab(['queue', 'music', 'library', 'recorder', 'schedules', 'playlists'].includes(tab) ? tab : 'queue');
   const path = hash.startsWith('library:/') ? hash.slice(8) : null;
   if (path && lib.folder && path !== lib.folder.path && rpc.ws && rpc.ws.readyState === WebSocket.OPEN) openFolder({ path });
 }
@@ -1259,6 +1355,7 @@ function start() {
   setupMusic();
   setupRecorder();
   setupSchedules();
+  setupPlaylists();
   route();
   window.addEventListener('hashchange', route);
   rpc.onopen = subscribeAll;
