@@ -48,9 +48,8 @@ enum MPDPlaylistCommands {
             },
             MPDCommand("load", .add, 1, 3) { request, reply throws(MPDAck) in
                 if PlayerController.isStreamURL(request[0]) {
-                    // A station playlist by URL is not a stored playlist: the stream's own
-                    // path (expanding it into the queue) answers it; until then, as before.
-                    throw MPDAck(.noExist, "No such playlist")
+                    // A station playlist by URL, not a stored playlist: expanded into the queue.
+                    return MPDStreamCommands.loadStations(context, request, reply: reply)
                 }
                 var (start, end) = (0, Int?.none)
                 if request.count >= 2 { (start, end) = try request.range(1) }

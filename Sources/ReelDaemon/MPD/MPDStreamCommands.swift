@@ -1,28 +1,15 @@
-// MPD's commands for streams: `load` of a station playlist URL, and the tags a client sets on a
-// stream (`addtagid`, `cleartagid`: upmpdcli names what a stream plays so).
+// MPD's commands for streams: `load` of a station playlist URL (`loadStations`, called by the
+// stored playlists' `load`), and the tags a client sets on a stream (`addtagid`, `cleartagid`:
+// upmpdcli names what a stream plays so).
 
 import ReelCore
 import ReelModel
 
-/// `load URL` (the streams of a station playlist, fetched and expanded by the core), and
 /// `addtagid ID TAG VALUE` / `cleartagid ID [TAG]` on URL entries, with MPD 0.23's answers.
 enum MPDStreamCommands {
     static func commands(_ context: MPDContext) -> [MPDCommand] {
         let player = context.core.player
         return [
-            MPDCommand("load", .add, 1, 3) { request, reply in
-                guard PlayerController.isStreamURL(request[0]) else {
-                    // Stored playlists are not kept yet.
-                    return reply(.failure(MPDAck(.noExist, "No such playlist")))
-                }
-                guard request.count == 1 else {
-                    return reply(.failure(MPDAck(.argument, "a range or a position is not taken with a URL: load it whole")))
-                }
-                player.add(.stationPlaylist(request[0]), at: nil, afterCurrent: false) { result in
-                    // As MPD, a URL that gives no playlist is "no such playlist"; the message says why.
-                    reply(result.map { _ in MPDResponse() }.mapError { MPDAck(.noExist, $0.message) })
-                }
-            },
             MPDCommand("addtagid", .add, 3, 3) { request, reply throws(MPDAck) in
                 let id = try request.unsigned(0)
                 let tag = try entryTag(request[1])
@@ -34,6 +21,18 @@ enum MPDStreamCommands {
                 try mpd(player.clearTag(tag, entry: id, saved: MPDQueueCommands.saved(reply)))
             },
         ]
+    }
+
+    /// `load URL`: the streams of the station playlist at `url`, fetched and expanded by the core
+    /// into the queue (one change); a range or a position is refused.
+    static func loadStations(_ context: MPDContext, _ request: MPDRequest, reply: @escaping MPDReply) {
+        guard request.count == 1 else {
+            return reply(.failure(MPDAck(.argument, "a range or a position is not taken with a URL: load it whole")))
+        }
+        context.core.player.add(.stationPlaylist(request[0]), at: nil, afterCurrent: false) { result in
+            // As MPD, a URL that gives no playlist is "no such playlist"; the message says why.
+            reply(result.map { _ in MPDResponse() }.mapError { MPDAck(.noExist, $0.message) })
+        }
     }
 
     /// A tag edit's error in MPD 0.23's words.
