@@ -12,6 +12,8 @@ public enum PlayRequest: Sendable, Equatable {
     case recording(ItemReference)
     /// An http(s) URL (a stream or a file on a server).
     case url(String)
+    /// An album of the music folders, as `QueueAddition.album` (a scheduled alarm plays one).
+    case album(name: String, albumArtist: String?)
 }
 
 /// Owns the playback engine and the play queue, and the rules of playing: a file must be
@@ -237,6 +239,7 @@ public final class PlayerController: @unchecked Sendable {
         switch request {
         case .file(let path): addition = .file(path)
         case .recording(let reference): addition = .recording(reference)
+        case .album(let name, let albumArtist): addition = .album(name: name, albumArtist: albumArtist)
         case .url(let url):
             // Opened off `work`; the queue becomes the URL (or the streams of the playlist it
             // names) only once it opened: a URL that fails leaves the queue as it was.

@@ -264,6 +264,15 @@ public final class RecorderController: @unchecked Sendable {
                 return
             }
             let item = endSession(keep: true)
+            // The disk did not take the take (a failed fsync: EIO): not answered as saved.
+            if let failure = engine.snapshot.error, failure.reason == .ioError || failure.reason == .diskFull {
+                let error = ReelError(failure.reason, "the take \(item?.path ?? "being made") may not be on the disk: \(failure.message)")
+                shared.withLock { $0.lastError = error }
+                logger.error("recording stopped, not saved whole", metadata: ["path": "\(item?.path ?? "")", "error": "\(failure.message)"])
+                notify()
+                reply(.failure(error))
+                return
+            }
             notify()
             // After the take's chapters (queued when it closed): the file answered is final.
             queue.async { [self] in reply(.success(item.map { (try? store.item(id: $0.id)) ?? $0 })) }
@@ -566,7 +575,7 @@ public final class RecorderController: @unchecked Sendable {
                     format: PCMFormat(sample: .s16, sampleRate: session.format.sampleRate, channels: session.format.channels)))
             // The file (its header) and its name are on disk before the take is listed as begun: a
             // power cut from now on leaves a file to repair, never a take without one.
-            writer.sync()
+            try writer.sync()
             RecordingRepair.syncDirectory(of: path)
         } catch {
             // Nothing was recorded: the item goes again.

@@ -34,6 +34,7 @@ public final class Daemon: Sendable {
         self.logger = logger
         Self.raiseFileLimit(logger: logger)
         notifier = SystemdNotifier(environment: environment)
+        SndFileWriter.flacCompressionLevel = configuration.recordFLACLevel
         core = try ReelCore(
             dataDirectory: configuration.dataDir, output: ALSAOutput(name: configuration.device),
             timing: configuration.timing, input: ALSAInput(name: configuration.captureDevice),

@@ -218,6 +218,19 @@ import ReelCore
         try settings.validate()
     }
 
+    @Test func theFLACCompressionLevelComesFromTheFileAndTheEnvironment() throws {
+        var settings = DaemonConfiguration.defaults(environment: environment, uid: 1000)
+        #expect(settings.recordFLACLevel == 1)
+        try settings.apply(toml: "record_flac_level = 5", source: "a.toml")
+        #expect(settings.recordFLACLevel == 5)
+        try settings.apply(environment: ["REEL_RECORD_FLAC_LEVEL": "0"])
+        #expect(settings.recordFLACLevel == 0)
+        #expect(throws: ConfigurationError("x.toml: \"9\" is not a FLAC compression level from 0 to 8")) {
+            try settings.set("record_flac_level", "9", source: "x.toml")
+        }
+        #expect(settings.recordFLACLevel == 0, "a bad value changes nothing")
+    }
+
     @Test func badRecordingSettingsAreNamed() {
         var settings = DaemonConfiguration.defaults(environment: environment, uid: 1000)
         #expect(throws: ConfigurationError.self) { try settings.set("record_format", "mp3", source: "REEL_RECORD_FORMAT") }

@@ -13,16 +13,14 @@ import Glibc
 /// an alarm replaces what plays), record as `recorder.start` (a manual recording keeps the
 /// recorder: `busy`), stop as `player.stop`.
 ///
-/// What this build cannot do yet is a failure that says so: URLs (played and recorded) and
-/// stored playlists come with their own work (they go through `PlayRequest` once it has them);
-/// albums likewise. Fades are `FadeRamp`s after the volume (`PlayerController.fade`), so the
+/// What this build cannot do yet is a failure that says so: stored playlists (played) come with
+/// their own work (the case is in place); a recording from a URL goes to the recorder as
+/// `recorder.start {source: {url}}`. Fades are `FadeRamp`s after the volume (`PlayerController.fade`), so the
 /// user's volume is never changed by them.
 struct ScheduleActions: SchedulePerformer {
     let player: PlayerController
     let mixer: MixerController
     let recorder: RecorderController
-    /// Timers of `stopAfter`.
-    let queue = DispatchQueue(label: "reel.schedules.actions")
 
     func perform(
         _ action: ScheduleAction, scheduleID: Int, remaining: Double?, reply: @escaping @Sendable (Result<String, ReelError>) -> Void
@@ -48,17 +46,18 @@ struct ScheduleActions: SchedulePerformer {
             request = .recording(.id(id))
             what = "item \(id)"
         case .url(let url):
-            reply(.failure(ReelError(.unsupportedFormat, "cannot play \(url): this reeld does not play URLs yet")))
-            return
+            request = .url(url)
+            what = url
         case .playlist(let name):
+            // Stored playlists are not in this build: once `PlayRequest` takes one (as `queue.add`
+            // does), this case is `request = .playlist(name); what = "the playlist \"\(name)\""`.
             reply(.failure(ReelError(.notFound, "cannot play the playlist \"\(name)\": this reeld has no stored playlists yet")))
             return
         case .album(let album):
-            reply(.failure(ReelError(.notFound, "cannot play the album \"\(album)\": player.play does not take albums yet")))
-            return
+            request = .album(name: album, albumArtist: nil)
+            what = "the album \"\(album)\""
         }
         let player = self.player
-        let queue = self.queue
         let start: @Sendable () -> Void = {
             // The fade starts with the first frame of what is asked for (what played before is cut).
             if let fadeIn = play.fadeIn, fadeIn > 0 { player.fade(from: 0, to: 1, seconds: fadeIn) }
@@ -71,13 +70,12 @@ struct ScheduleActions: SchedulePerformer {
                     var message = "played \(what)"
                     if let volume = play.volume { message += " at volume \(volume)" }
                     if let fadeIn = play.fadeIn, fadeIn > 0 { message += ", fading in over \(ScheduleBook.spoken(fadeIn))" }
-                    if let stopAfter = play.stopAfter, let entry = state.entry {
+                    if let stopAfter = play.stopAfter, state.entry != nil {
                         message += "; stops after \(ScheduleBook.spoken(stopAfter))"
-                        queue.asyncAfter(deadline: .now() + stopAfter) {
-                            // Only what this schedule started: a user who chose something else keeps it.
-                            guard player.state.entry == entry, player.state.state == .playing else { return }
-                            player.stop { _ in }
-                        }
+                        // Only what this schedule started (every entry of it: an album goes on to
+                        // its next track): a user who chose something else keeps it. Saved with
+                        // the player's state, so a restart keeps it.
+                        player.stopPlaying(after: stopAfter)
                     }
                     reply(.success(message))
                 }
@@ -97,10 +95,6 @@ struct ScheduleActions: SchedulePerformer {
     }
 
     private func record(_ record: ScheduleRecord, duration: Double, reply: @escaping @Sendable (Result<String, ReelError>) -> Void) {
-        if case .url(let url) = record.source {
-            reply(.failure(ReelError(.unsupportedFormat, "cannot record \(url): this reeld records only from its capture device yet")))
-            return
-        }
         let base = record.name.map { Self.fillTimeFields($0, at: time(nil)) }
         startRecording(record, base: base, number: 1, duration: duration, reply: reply)
     }
@@ -110,8 +104,13 @@ struct ScheduleActions: SchedulePerformer {
         _ record: ScheduleRecord, base: String?, number: Int, duration: Double, reply: @escaping @Sendable (Result<String, ReelError>) -> Void
     ) {
         let name = base.map { number == 1 ? $0 : "\($0) (\(number))" }
-        let request = RecordingRequest(
+        var request = RecordingRequest(
             folder: record.folderPath.map(ItemReference.path) ?? .root, name: name, codec: record.format, maxDuration: duration)
+        switch record.source {
+        case .capture: request.source = .capture
+        // A station recorded without playing it, as `recorder.start {source: {url}}`.
+        case .url(let url): request.source = .url(url)
+        }
         recorder.start(request) { [self] result in
             switch result {
             case .success(let state):
