@@ -14,6 +14,9 @@ public enum PlayRequest: Sendable, Equatable {
     case url(String)
     /// An album of the music folders, as `QueueAddition.album` (a scheduled alarm plays one).
     case album(name: String, albumArtist: String?)
+    /// Many sources in order (a stored playlist's entries): those that cannot be played now (a
+    /// file gone, a format no decoder takes) are left out, as `add(_:skippable:…)` does.
+    case sources([QueueAddition])
 }
 
 /// Owns the playback engine and the play queue, and the rules of playing: a file must be
@@ -235,11 +238,12 @@ public final class PlayerController: @unchecked Sendable {
             reply(.failure(Self.invalidStart(position)))
             return
         }
-        let addition: QueueAddition
+        let additions: [QueueAddition]
         switch request {
-        case .file(let path): addition = .file(path)
-        case .recording(let reference): addition = .recording(reference)
-        case .album(let name, let albumArtist): addition = .album(name: name, albumArtist: albumArtist)
+        case .file(let path): additions = [.file(path)]
+        case .recording(let reference): additions = [.recording(reference)]
+        case .album(let name, let albumArtist): additions = [.album(name: name, albumArtist: albumArtist)]
+        case .sources(let many): additions = many
         case .url(let url):
             // Opened off `work`; the queue becomes the URL (or the streams of the playlist it
             // names) only once it opened: a URL that fails leaves the queue as it was.
@@ -247,9 +251,18 @@ public final class PlayerController: @unchecked Sendable {
             return
         }
         work.async { [self] in
-            let entries: [NewQueueEntry]
+            var entries: [NewQueueEntry] = []
             do throws(ReelError) {
-                entries = try resolve(addition)
+                var firstSkipped: ReelError?
+                for addition in additions {
+                    do throws(ReelError) {
+                        entries += try resolve(addition)
+                    } catch where additions.count > 1 && Self.skippableReasons.contains(error.reason) {
+                        firstSkipped = firstSkipped ?? error
+                    }
+                }
+                // Every one of many left out: the first reason is the answer.
+                if entries.isEmpty, let firstSkipped { throw firstSkipped }
             } catch {
                 // The player's error says it too (the queue stays as it was), for every client.
                 shared.withLock { $0.skipError = error }

@@ -126,7 +126,7 @@ public final class ReelCore: Sendable {
         scheduleLogger[metadataKey: "subsystem"] = "reel.schedules"
         schedules = ScheduleController(
             storage: LibraryScheduleStorage(store: store), clock: WallClockTimer(), zone: SystemTimeZone(),
-            performer: ScheduleActions(player: player, mixer: mixer, recorder: recorder), logger: scheduleLogger)
+            performer: ScheduleActions(player: player, mixer: mixer, recorder: recorder, playlists: playlists), logger: scheduleLogger)
     }
 
     /// Restores the saved queue and player (as `resume` says) and starts saving their state: from

@@ -194,6 +194,35 @@ extension QueuePlaybackTests {
         #expect(core.player.state.entry == listing.entries[1].id)
     }
 
+    @Test func aScheduledPlaylistPlaysItsEntriesInOrderLeavingOutOnesThatAreGone() throws {
+        let (core, directory) = try makeCore(output: RealTimeClock())
+        defer { core.shutdown() }
+        core.start(resume: .no)
+        try writeWAV(directory + "/a.wav", frames: 8000 * 30)
+        try writeWAV(directory + "/b.wav", frames: 8000 * 30)
+        let saved = Awaited<Result<PlaylistSummary, ReelError>>()
+        core.playlists.add("Morning", lines: [directory + "/a.wav", directory + "/gone.wav", directory + "/b.wav"]) { saved.put($0) }
+        _ = try #require(saved.get()).get()
+        let added = Awaited<Result<Schedule, ReelError>>()
+        core.schedules.add(
+            when: ScheduleCoreTests.localWhen(Int64(wallNow()) + 2),
+            action: .play(SchedulePlay(target: .playlist("Morning"))), name: "playlist", enabled: true
+        ) { added.put($0) }
+        _ = try #require(added.get()).get()
+        #expect(waitUntil(timeout: 20) { core.schedules.schedules.first?.last != nil })
+        let last = try #require(core.schedules.schedules.first?.last)
+        #expect(last.result == .ok, "\(last.message)")
+        #expect(last.message == "played the playlist \"Morning\"")
+        let listing = try core.player.listQueue()
+        #expect(listing.entries.map { entryPath($0) } == [directory + "/a.wav", directory + "/b.wav"])
+        #expect(core.player.state.entry == listing.entries.first?.id)
+        #expect(core.player.state.state == .playing)
+        // The entry that is gone stays in the playlist.
+        let kept = Awaited<Result<PlaylistListing, ReelError>>()
+        core.playlists.get("Morning") { kept.put($0) }
+        #expect(try #require(kept.get()).get().entries.count == 3)
+    }
+
     @Test func aScheduledPlaylistAnUnknownAlbumOrAStationThatDoesNotAnswerIsAFailureThatSaysWhy() throws {
         let (core, _) = try makeCore()
         defer { core.shutdown() }
@@ -211,7 +240,8 @@ extension QueuePlaybackTests {
         #expect(waitUntil(timeout: 20) { core.schedules.schedules.allSatisfy { $0.last != nil } })
         let byName = Dictionary(uniqueKeysWithValues: core.schedules.schedules.map { ($0.name, $0.last) })
         #expect(byName["playlist"]??.result == .failed)
-        #expect(byName["playlist"]??.message.contains("no stored playlists yet") == true, "\(String(describing: byName["playlist"]))")
+        #expect(byName["playlist"]??.reason == .notFound, "\(String(describing: byName["playlist"]))")
+        #expect(byName["playlist"]??.message.contains("Morning") == true, "\(String(describing: byName["playlist"]))")
         #expect(byName["album"]??.result == .failed)
         #expect(byName["album"]??.message.contains("no album \"Nothing\"") == true, "\(String(describing: byName["album"]))")
         // Recorded as `recorder.start {source: {url}}`: the recorder's own answer (nothing answers there).

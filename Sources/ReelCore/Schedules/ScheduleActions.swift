@@ -13,14 +13,14 @@ import Glibc
 /// an alarm replaces what plays), record as `recorder.start` (a manual recording keeps the
 /// recorder: `busy`), stop as `player.stop`.
 ///
-/// What this build cannot do yet is a failure that says so: stored playlists (played) come with
-/// their own work (the case is in place); a recording from a URL goes to the recorder as
-/// `recorder.start {source: {url}}`. Fades are `FadeRamp`s after the volume (`PlayerController.fade`), so the
+/// A stored playlist plays as `PlaylistStore.play` (the queue becomes its entries); a recording
+/// from a URL goes to the recorder as `recorder.start {source: {url}}`. Fades are `FadeRamp`s after the volume (`PlayerController.fade`), so the
 /// user's volume is never changed by them.
 struct ScheduleActions: SchedulePerformer {
     let player: PlayerController
     let mixer: MixerController
     let recorder: RecorderController
+    let playlists: PlaylistStore
 
     func perform(
         _ action: ScheduleAction, scheduleID: Int, remaining: Double?, reply: @escaping @Sendable (Result<String, ReelError>) -> Void
@@ -36,32 +36,31 @@ struct ScheduleActions: SchedulePerformer {
     }
 
     private func play(_ play: SchedulePlay, reply: @escaping @Sendable (Result<String, ReelError>) -> Void) {
-        let request: PlayRequest
+        let player = self.player
+        let begin: @Sendable (@escaping PlayerController.Reply) -> Void
         let what: String
         switch play.target {
         case .file(let path):
-            request = .file(path)
+            begin = { player.play(.file(path), reply: $0) }
             what = path
         case .item(let id):
-            request = .recording(.id(id))
+            begin = { player.play(.recording(.id(id)), reply: $0) }
             what = "item \(id)"
         case .url(let url):
-            request = .url(url)
+            begin = { player.play(.url(url), reply: $0) }
             what = url
         case .playlist(let name):
-            // Stored playlists are not in this build: once `PlayRequest` takes one (as `queue.add`
-            // does), this case is `request = .playlist(name); what = "the playlist \"\(name)\""`.
-            reply(.failure(ReelError(.notFound, "cannot play the playlist \"\(name)\": this reeld has no stored playlists yet")))
-            return
+            let playlists = self.playlists
+            begin = { playlists.play(name, reply: $0) }
+            what = "the playlist \"\(name)\""
         case .album(let album):
-            request = .album(name: album, albumArtist: nil)
+            begin = { player.play(.album(name: album, albumArtist: nil), reply: $0) }
             what = "the album \"\(album)\""
         }
-        let player = self.player
         let start: @Sendable () -> Void = {
             // The fade starts with the first frame of what is asked for (what played before is cut).
             if let fadeIn = play.fadeIn, fadeIn > 0 { player.fade(from: 0, to: 1, seconds: fadeIn) }
-            player.play(request) { result in
+            begin { result in
                 switch result {
                 case .failure(let error):
                     if play.fadeIn != nil { player.fade(from: 1, to: 1, seconds: 0) }
