@@ -80,7 +80,7 @@ let package = Package(
         .target(
             name: "ReelCore",
             dependencies: [
-                "ReelModel", "ReelProtocol", "ReelAudio", "ReelLibrary", "ReelTags", "CTimerFD",
+                "ReelModel", "ReelProtocol", "ReelAudio", "ReelLibrary", "ReelTags", "ReelStreamFormats", "CTimerFD",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .target(

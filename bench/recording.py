@@ -85,10 +85,10 @@ class Client:
 
 
 class Reeld:
-    def __init__(self, binary, work, data, config_text=""):
-        self.socket = os.path.join(work, "reel.sock")
-        self.log_path = os.path.join(work, "reeld.log")
-        config = os.path.join(work, "empty.toml" if not config_text else "preroll.toml")
+    def __init__(self, binary, work, data, config_text="", name="reel"):
+        self.socket = os.path.join(work, f"{name}.sock")
+        self.log_path = os.path.join(work, f"{name}d.log")
+        config = os.path.join(work, f"{name}-empty.toml" if not config_text else f"{name}.toml")
         with open(config, "w") as f:
             f.write(config_text)
         self.process = subprocess.Popen(
@@ -214,9 +214,10 @@ def record_with_arecord(work, seconds, results):
     os.unlink(out)
 
 
-def record_segmented_with_reeld(reeld, seconds, segment, results):
+def record_segmented_with_reeld(reeld, seconds, segment, results, key="segmented"):
     """Continuous segmented FLAC: CPU per recorded second, and the frames lost at the boundaries
-    (the session's captured frames minus the sum of its takes' frames)."""
+    (the session's captured frames minus the sum of its takes' frames). `key` names the reeld
+    (its FLAC level) in the results."""
     try:
         watcher = Client(reeld.socket)
         watcher.call("subscribe", {"stream": "recorder", "interval": 3600})
@@ -236,13 +237,14 @@ def record_segmented_with_reeld(reeld, seconds, segment, results):
         items = [item for item in reeld.client.call("library.list", {"path": "/"})["items"]
                  if item["name"].startswith(name + " ")]
         frames = sum(round(item["duration"] * 48000) for item in items)
-        results.setdefault("cpu.reeld.segmented", []).append(cpu / seconds * 1000)
+        results.setdefault(f"cpu.reeld.{key}", []).append(cpu / seconds * 1000)
+        results.setdefault(f"size.reeld.{key}", []).append(sum(item.get("size", 0) for item in items) / seconds / 1000)
         boundaries = max(len(items) - 1, 1)
         results.setdefault("lost.boundary.reeld", []).append((round(seconds * 48000) - frames) / boundaries)
-        log(f"reeld segmented flac: {cpu * 1000:.0f} ms CPU for {seconds} s in {len(items)} takes, "
+        log(f"reeld {key} flac: {cpu * 1000:.0f} ms CPU for {seconds} s in {len(items)} takes, "
             f"{round(seconds * 48000) - frames} frames missing")
     except (OSError, RuntimeError, KeyError, TypeError) as error:
-        unmeasured(results, "cpu.reeld.segmented", str(error))
+        unmeasured(results, f"cpu.reeld.{key}", str(error))
 
 
 def record_segmented_with_arecord(work, seconds, segment, results):
@@ -269,6 +271,72 @@ def record_segmented_with_arecord(work, seconds, segment, results):
         f"{seconds * 48000 - frames} frames missing of {seconds * 48000}")
     for name in files:
         os.unlink(os.path.join(directory, name))
+
+
+def sox_silence_takes(work, results, bursts=3, burst=2.0, attack=0.5, gap=4.0):
+    """sox's recipe for voice-activated takes, `silence 1 0.1 1% 1 2.0 1% : newfile : restart`,
+    from the null sink's monitor while paplay plays `bursts` tone bursts of `burst` s (each rising
+    from silence over `attack` s, as a voice starts softly) between `gap` s of silence. What it
+    loses at each take start: how far into the onset its file begins (read from the level of the
+    file's first 10 ms: the onset rises linearly). Its CPU per second listened, as arecord's. Run before the noisy tone starts: sox needs
+    the silence between bursts."""
+    directory = os.path.join(work, "sox-silence")
+    os.makedirs(directory, exist_ok=True)
+    source = os.path.join(directory, "bursts.wav")
+    pieces = [["-n", "-r", "48000", "-c", "1", "-b", "16", os.path.join(directory, "gap.wav"), "trim", "0", str(gap)],
+              ["-n", "-r", "48000", "-c", "1", "-b", "16", os.path.join(directory, "burst.wav"), "synth", str(burst),
+               "sine", "440", "vol", "0.5", "fade", "t", str(attack), str(burst), "0"]]
+    try:
+        for arguments in pieces:
+            subprocess.run(["sox"] + arguments, check=True)
+        subprocess.run(["sox"] + [os.path.join(directory, name) for name in ["gap.wav"] + ["burst.wav", "gap.wav"] * bursts]
+                       + [source], check=True)
+        total = gap + bursts * (burst + gap)
+        sox = subprocess.Popen(["sox", "-q", "-t", "alsa", "pulse", "-r", "48000", "-c", "1", "-b", "16",
+                                os.path.join(directory, "take.wav"), "silence", "1", "0.1", "1%", "1", "2.0", "1%",
+                                ":", "newfile", ":", "restart"],
+                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        started.append(sox)
+        time.sleep(1)
+        subprocess.run(["paplay", source], check=True)
+        time.sleep(1)
+        # sox's own CPU (paplay's is not counted), in /proc ticks, before it is stopped.
+        with open(f"/proc/{sox.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        cpu = (int(fields[11]) + int(fields[12])) / CLK_TCK
+        sox.send_signal(signal.SIGINT)
+        _, errors = sox.communicate(timeout=20)
+        files = sorted(name for name in os.listdir(directory) if name.startswith("take"))
+        lengths, starts = [], []
+        for name in files:
+            path = os.path.join(directory, name)
+            frames = (os.path.getsize(path) - 44) // 2
+            if frames > 0:
+                lengths.append(frames / 48000)
+                # Where in the burst the take begins: the onset rises linearly to 0.5 of full
+                # scale over `attack`, so the first 10 ms' peak says how far into it sox began.
+                with open(path, "rb") as f:
+                    f.seek(44)
+                    head = f.read(960)
+                peak = max((abs(int.from_bytes(head[i:i + 2], "little", signed=True)) for i in range(0, len(head) - 1, 2)),
+                           default=0)
+                starts.append(peak / 32768 / 0.5 * attack)
+        if len(lengths) != bursts:
+            unmeasured(results, "lost.start.sox", f"sox made {len(lengths)} takes of {bursts} bursts "
+                       f"({', '.join(f'{x:.2f} s' for x in lengths)}): {errors.decode(errors='replace').strip()[:200]}")
+            return
+        listened = total + 2
+        results.setdefault("cpu.sox.silence", []).append(cpu / listened * 1000)
+        for start in starts:
+            results.setdefault("lost.start.sox", []).append(start)
+        log(f"sox silence: {cpu * 1000:.0f} ms CPU for {listened:.0f} s listened; takes "
+            + ", ".join(f"{x:.3f} s" for x in lengths) + f" of {burst:.3f} s bursts, beginning "
+            + ", ".join(f"{x * 1000:.0f} ms" for x in starts) + " into the onset")
+    except (OSError, subprocess.SubprocessError) as error:
+        unmeasured(results, "lost.start.sox", str(error))
+    finally:
+        for name in os.listdir(directory):
+            os.unlink(os.path.join(directory, name))
 
 
 def armed_cpu(reeld, seconds, results):
@@ -363,10 +431,15 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--trials", type=int, default=20)
     parser.add_argument("--segment", type=int, default=5)
+    parser.add_argument("--flac-levels", default="0,5",
+                        help="FLAC compression levels measured segmented beside the default (record_flac_level)")
     args = parser.parse_args()
+    levels = [int(level) for level in args.flac_levels.split(",") if level != ""]
     results = {}
     try:
-        total = args.rounds * (len(FORMATS) + 4) * (args.seconds + 3) + 2 * (args.seconds + 5) + args.trials * 12 + 60
+        for _ in range(args.rounds):
+            sox_silence_takes(args.work, results)
+        total = args.rounds * (len(FORMATS) + 4 + len(levels)) * (args.seconds + 3) + 2 * (args.seconds + 5) + args.trials * 12 + 60
         noise_source(args.work, total)
         reeld = Reeld(args.reeld, args.work, os.path.join(args.work, "data"))
         for round_number in range(args.rounds):
@@ -386,6 +459,13 @@ def main():
             armed_cpu(reeld, args.seconds, results)
         reeld.client.close()
         reeld.stop()
+        for level in levels:
+            other = Reeld(args.reeld, args.work, os.path.join(args.work, f"data-level{level}"),
+                          f"record_flac_level = {level}\n", name=f"level{level}")
+            for _ in range(args.rounds):
+                record_segmented_with_reeld(other, args.seconds, args.segment, results, key=f"segmented.level{level}")
+            other.client.close()
+            other.stop()
         listening_cpu(args.reeld, args.work, args.seconds, results)
         kill_trials(args.reeld, args.work, args.trials, results)
     finally:
@@ -430,6 +510,21 @@ def main():
         ratio = statistics.median(seg) / statistics.median(seg_arecord)
         rows.append(("CPU ratio reeld segmented FLAC / arecord segmented WAV", f"{ratio:.2f}×",
                      "target ≤ 1.0×: " + ("met" if ratio <= 1 else "MISSED")))
+    rows.append(("file size, segmented FLAC, default level (kB per recorded s)",
+                 summary(results.get("size.reeld.segmented", []), 1), ""))
+    for level in levels:
+        values = results.get(f"cpu.reeld.segmented.level{level}", [])
+        rows.append((f"reeld CPU, segmented FLAC, record_flac_level = {level} (ms per recorded s)",
+                     summary(values, reasons=results.get(f"na.cpu.reeld.segmented.level{level}", [])),
+                     f"{statistics.median(values) / statistics.median(seg_arecord):.2f}× arecord"
+                     if values and seg_arecord else ""))
+        rows.append((f"file size, segmented FLAC, record_flac_level = {level} (kB per recorded s)",
+                     summary(results.get(f"size.reeld.segmented.level{level}", []), 1), ""))
+    rows.append(("sox silence recipe CPU, wav (ms per second listened)",
+                 summary(results.get("cpu.sox.silence", []), reasons=results.get("na.lost.start.sox", [])), ""))
+    rows.append(("audio lost at each take start, sox silence recipe (s; soft 0.5 s onset)",
+                 summary(results.get("lost.start.sox", []), 3, reasons=results.get("na.lost.start.sox", [])),
+                 "reeld's trigger keeps its pre-roll before the trigger"))
     rows.append(("frames lost per file boundary, reeld", summary(results.get("lost.boundary.reeld", []), 1),
                  "target 0"))
     rows.append(("frames lost per file boundary, arecord --max-file-time",

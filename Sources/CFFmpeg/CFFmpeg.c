@@ -55,6 +55,11 @@ static struct {
     __typeof__(av_read_frame) *read_frame;
     __typeof__(av_seek_frame) *seek_frame;
     __typeof__(avformat_close_input) *close_input;
+    __typeof__(avformat_alloc_context) *format_alloc;
+    __typeof__(avio_alloc_context) *io_alloc;
+    __typeof__(avio_context_free) *io_free;
+    __typeof__(av_malloc) *malloc_;
+    __typeof__(av_freep) *freep;
 } ff;
 
 /// The most FFmpeg may allocate in one block (its default is 2 GiB). A broken MP4 whose `stco`
@@ -215,6 +220,11 @@ static void load(void) {
     FIND(avformat, read_frame, "av_read_frame");
     FIND(avformat, seek_frame, "av_seek_frame");
     FIND(avformat, close_input, "avformat_close_input");
+    FIND(avformat, format_alloc, "avformat_alloc_context");
+    FIND(avformat, io_alloc, "avio_alloc_context");
+    FIND(avformat, io_free, "avio_context_free");
+    FIND(avutil, malloc_, "av_malloc");
+    FIND(avutil, freep, "av_freep");
 #undef FIND
     // Errors come back as values with a sentence; FFmpeg's own messages would go to stderr.
     ff.log_set_level(AV_LOG_QUIET);
@@ -248,6 +258,10 @@ static const int max_bad_packets = 64;
 
 struct reel_ff_decoder {
     AVFormatContext *format;
+    /// A stream's own I/O (`reel_ff_open_stream`): freed here, not by FFmpeg; NULL for a file.
+    AVIOContext *io;
+    reel_ff_read_callback read_callback;
+    void *read_context;
     AVCodecContext *codec;
     AVPacket *packet;
     AVFrame *frame;
@@ -300,12 +314,20 @@ static reel_ff_status status_of(int code) {
     return REEL_FF_CORRUPT;
 }
 
+/// A stream's AVIOContext and its buffer (which FFmpeg may have replaced by a larger one).
+static void free_io(reel_ff_decoder *decoder) {
+    if (decoder->io == NULL) return;
+    ff.freep(&decoder->io->buffer);
+    ff.io_free(&decoder->io);
+}
+
 void reel_ff_close(reel_ff_decoder *decoder) {
     if (decoder == NULL) return;
     if (decoder->frame != NULL) ff.frame_free(&decoder->frame);
     if (decoder->packet != NULL) ff.packet_free(&decoder->packet);
     if (decoder->codec != NULL) ff.codec_free(&decoder->codec);
     if (decoder->format != NULL) ff.close_input(&decoder->format);
+    free_io(decoder);
     free(decoder);
 }
 
@@ -337,7 +359,8 @@ static int sane_format(int rate, int channels) {
     return rate >= 1000 && rate <= 1536000 && channels > 0 && channels <= 64;
 }
 
-reel_ff_decoder *reel_ff_open(const char *path, reel_ff_status *status, char *message, size_t size) {
+/// Allocates a decoder, or says why not.
+static reel_ff_decoder *new_decoder(reel_ff_status *status, char *message, size_t size) {
     const char *why = reel_ff_load();
     if (why != NULL) {
         *status = REEL_FF_NOT_LOADED;
@@ -351,17 +374,94 @@ reel_ff_decoder *reel_ff_open(const char *path, reel_ff_status *status, char *me
         return NULL;
     }
     decoder->target = -1;
+    return decoder;
+}
+
+/// What avformat_open_input's failure `code` means, into `status` and `message`.
+static void open_failed(int code, reel_ff_status *status, char *message, size_t size) {
+    *status = code == AVERROR_INVALIDDATA ? REEL_FF_UNKNOWN_FORMAT : status_of(code);
+    if (code == AVERROR_INVALIDDATA) {
+        snprintf(message, size, "not a format FFmpeg knows");
+    } else {
+        describe(code, message, size);
+    }
+}
+
+static reel_ff_decoder *finish_open(reel_ff_decoder *decoder, reel_ff_status *status, char *message, size_t size);
+
+reel_ff_decoder *reel_ff_open(const char *path, reel_ff_status *status, char *message, size_t size) {
+    reel_ff_decoder *decoder = new_decoder(status, message, size);
+    if (decoder == NULL) return NULL;
     int code = ff.open_input(&decoder->format, path, NULL, NULL);
     if (code < 0) {
-        *status = code == AVERROR_INVALIDDATA ? REEL_FF_UNKNOWN_FORMAT : status_of(code);
-        if (code == AVERROR_INVALIDDATA) {
-            snprintf(message, size, "not a format FFmpeg knows");
-        } else {
-            describe(code, message, size);
-        }
+        open_failed(code, status, message, size);
         free(decoder);  // avformat_open_input freed the context
         return NULL;
     }
+    return finish_open(decoder, status, message, size);
+}
+
+/// FFmpeg's read_packet over the caller's callback: its 0 (the end) is FFmpeg's AVERROR_EOF,
+/// anything negative an I/O error.
+static int read_packet(void *opaque, uint8_t *buffer, int size) {
+    reel_ff_decoder *decoder = opaque;
+    int count = decoder->read_callback(decoder->read_context, buffer, size);
+    if (count == 0) return AVERROR_EOF;
+    if (count < 0) return AVERROR(EIO);
+    return count > size ? size : count;
+}
+
+/// A stream's demuxer may open nothing else: FFmpeg's HLS, concat and playlist demuxers open
+/// the URLs and paths their input names (`file:` too), and a stream's bytes are a server's.
+static int refuse_io_open(AVFormatContext *format, AVIOContext **io, const char *url, int flags, AVDictionary **options) {
+    (void)format, (void)io, (void)url, (void)flags, (void)options;
+    return AVERROR(EPERM);
+}
+
+/// The size of a stream's I/O buffer (FFmpeg's own default).
+static const int stream_io_buffer = 32768;
+
+reel_ff_decoder *reel_ff_open_stream(reel_ff_read_callback read, void *context, int64_t probe_bytes,
+                                     int64_t analyze_microseconds, reel_ff_status *status, char *message, size_t size) {
+    reel_ff_decoder *decoder = new_decoder(status, message, size);
+    if (decoder == NULL) return NULL;
+    decoder->read_callback = read;
+    decoder->read_context = context;
+    unsigned char *buffer = ff.malloc_(stream_io_buffer);
+    decoder->format = ff.format_alloc();
+    if (buffer != NULL) decoder->io = ff.io_alloc(buffer, stream_io_buffer, 0, decoder, read_packet, NULL, NULL);
+    if (decoder->io == NULL || decoder->format == NULL) {
+        if (decoder->io == NULL) ff.freep(&buffer);
+        *status = REEL_FF_IO;
+        snprintf(message, size, "out of memory");
+        reel_ff_close(decoder);
+        return NULL;
+    }
+    // Not seekable: what was read is gone (a live stream), so the probe and the stream's
+    // analysis read ahead only as far as their bounds, and never go back further than avio's buffer.
+    decoder->io->seekable = 0;
+    decoder->format->pb = decoder->io;
+    decoder->format->flags |= AVFMT_FLAG_CUSTOM_IO;
+    decoder->format->io_open = refuse_io_open;
+    if (probe_bytes > 0) {
+        decoder->format->probesize = probe_bytes;
+        decoder->format->format_probesize = probe_bytes > INT32_MAX ? INT32_MAX : (int)probe_bytes;
+    }
+    if (analyze_microseconds > 0) decoder->format->max_analyze_duration = analyze_microseconds;
+    int code = ff.open_input(&decoder->format, NULL, NULL, NULL);
+    if (code < 0) {
+        open_failed(code, status, message, size);
+        decoder->format = NULL;  // avformat_open_input freed the context, not the I/O
+        reel_ff_close(decoder);
+        return NULL;
+    }
+    return finish_open(decoder, status, message, size);
+}
+
+/// Opens the best audio stream's decoder of a demuxer just opened and takes its first frame;
+/// closes the decoder on failure.
+static reel_ff_decoder *finish_open(reel_ff_decoder *decoder, reel_ff_status *status, char *message, size_t size) {
+    int code;
     // A guess is not a format: FFmpeg opens anything some demuxer scores above 0 (a file that
     // starts with '[' is "lyrics" at 5), and real files score 50 or more (its suffix, or its
     // content). Below AVPROBE_SCORE_RETRY, FFmpeg itself warns of a misdetection.
@@ -482,6 +582,7 @@ reel_ff_decoder *reel_ff_open(const char *path, reel_ff_status *status, char *me
         .frames_exact = exact,
         .codec = decoder->codec_name,
         .container = decoder->container_name,
+        .bit_rate = stream->codecpar->bit_rate > 0 ? stream->codecpar->bit_rate : decoder->codec->bit_rate,
     };
     *status = REEL_FF_OK;
     return decoder;

@@ -1,10 +1,13 @@
-// TagLib's C++ API behind CTagLib.h. Reads only: each call opens its file read-only (TagLib's
+// TagLib's C++ API behind CTagLib.h. Reads (and reel_tags_write_chapters, which writes the file
+// it is given, a copy the caller then puts in place): each reading call opens its file read-only (TagLib's
 // FileRef(path) would open it read-write when it may, which a folder watcher sees as a write
 // when the file is closed), reads, and lets everything go before it returns.
 
 #include "CTagLib.h"
 
+#include <cctype>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -379,4 +382,76 @@ extern "C" void reel_tags_picture_free(ReelTagsPicture *picture) {
     std::free(picture->bytes);
     std::free(picture->mime_type);
     std::memset(picture, 0, sizeof *picture);
+}
+
+namespace {
+
+/// Replaces the chapter fields of `comment` (CHAPTERnnn, CHAPTERnnnNAME) with the given ones.
+void setChapters(Ogg::XiphComment *comment, const char *const *times, const char *const *names, size_t count) {
+    std::vector<String> stale;
+    for (const auto &field : comment->fieldListMap()) {
+        const std::string key = field.first.upper().to8Bit(true);
+        if (key.size() >= 10 && key.compare(0, 7, "CHAPTER") == 0 && std::isdigit((unsigned char)key[7]) &&
+            std::isdigit((unsigned char)key[8]) && std::isdigit((unsigned char)key[9]))
+            stale.push_back(field.first);
+    }
+    for (const auto &key : stale) comment->removeFields(key);
+    for (size_t index = 0; index < count; index++) {
+        char key[32];
+        snprintf(key, sizeof key, "CHAPTER%03zu", index + 1);
+        comment->addField(key, String(times[index], String::UTF8), true);
+        if (names && names[index] && names[index][0]) {
+            snprintf(key, sizeof key, "CHAPTER%03zuNAME", index + 1);
+            comment->addField(key, String(names[index], String::UTF8), true);
+        }
+    }
+}
+
+}  // namespace
+
+extern "C" ReelTagsStatus reel_tags_write_chapters(
+    const char *path, const char *const *times, const char *const *names, size_t count, int *error_number) {
+    silenceTagLib();
+    if (error_number) *error_number = 0;
+    int probe = open(path, O_RDWR | O_CLOEXEC);
+    if (probe < 0) {
+        if (error_number) *error_number = errno;
+        return REEL_TAGS_OPEN_FAILED;
+    }
+    close(probe);
+    try {
+        char header[4] = {0};
+        {
+            int fd = open(path, O_RDONLY | O_CLOEXEC);
+            if (fd < 0 || read(fd, header, 4) != 4) {
+                if (fd >= 0) close(fd);
+                return REEL_TAGS_INVALID;
+            }
+            close(fd);
+        }
+        if (memcmp(header, "fLaC", 4) == 0) {
+            FLAC::File file(path, false);
+            if (!file.isValid()) return REEL_TAGS_INVALID;
+            setChapters(file.xiphComment(true), times, names, count);
+            return file.save() ? REEL_TAGS_OK : REEL_TAGS_INVALID;
+        }
+        if (memcmp(header, "OggS", 4) == 0) {
+            {
+                Ogg::Opus::File opus(path, false);
+                if (opus.isValid() && opus.tag()) {
+                    setChapters(opus.tag(), times, names, count);
+                    return opus.save() ? REEL_TAGS_OK : REEL_TAGS_INVALID;
+                }
+            }
+            Ogg::Vorbis::File vorbis(path, false);
+            if (vorbis.isValid() && vorbis.tag()) {
+                setChapters(vorbis.tag(), times, names, count);
+                return vorbis.save() ? REEL_TAGS_OK : REEL_TAGS_INVALID;
+            }
+            return REEL_TAGS_INVALID;
+        }
+        return REEL_TAGS_UNKNOWN_FORMAT;
+    } catch (...) {
+        return REEL_TAGS_FAILED;
+    }
 }

@@ -80,6 +80,6 @@ public final class LoudnessMeasuringWriter: RecordingWriter {
         meter.add(buffer, frames: frames)
     }
 
-    public func sync() { writer.sync() }
-    public func close() { writer.close() }
+    public func sync() throws(ReelError) { try writer.sync() }
+    public func close() throws(ReelError) { try writer.close() }
 }

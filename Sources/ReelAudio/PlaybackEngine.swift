@@ -30,6 +30,8 @@ public final class PlaybackEngine: @unchecked Sendable {
     private let published = Locked(PlaybackSnapshot())
     private var thread: pthread_t?
     private let runner: PlaybackRunner
+    /// What plays, for the recorder (`source: "player"`): the decoded frames as they are heard.
+    public let tap: PlayerTap
 
     /// - Parameters:
     ///   - device: the playback PCM, or an `OutputSet` of the device and pipe outputs; from now
@@ -42,9 +44,11 @@ public final class PlaybackEngine: @unchecked Sendable {
         device: PCMOutput, timing: PCMTiming = PCMTiming(), logger: Logger,
         onWantsNext: @escaping WantsNextHandler = { _ in }, onChange: @escaping ChangeHandler
     ) {
+        let tap = PlayerTap()
+        self.tap = tap
         runner = PlaybackRunner(
             device: device as? OutputSet ?? OutputSet(device: device), timing: timing, mailbox: mailbox, published: published, logger: logger,
-            onChange: onChange, onWantsNext: onWantsNext)
+            onChange: onChange, onWantsNext: onWantsNext, tap: tap)
     }
 
     public func start() {

@@ -67,6 +67,8 @@ final class PlaybackRunner: @unchecked Sendable {
     let failures: DeviceFailureLog
     let onChange: PlaybackEngine.ChangeHandler
     let onWantsNext: PlaybackEngine.WantsNextHandler
+    /// The decoded frames the device holds, for the recorder's tap (`source: "player"`).
+    let tapLine: PlayerTapLine
 
     var state = PlaybackSnapshot()
     /// The software volume times the ReplayGain of the track being decoded, applied to each
@@ -103,8 +105,9 @@ final class PlaybackRunner: @unchecked Sendable {
     init(
         device: OutputSet, timing: PCMTiming, mailbox: Mailbox<PlaybackCommand>,
         published: Locked<PlaybackSnapshot>, logger: Logger, onChange: @escaping PlaybackEngine.ChangeHandler,
-        onWantsNext: @escaping PlaybackEngine.WantsNextHandler
+        onWantsNext: @escaping PlaybackEngine.WantsNextHandler, tap: PlayerTap = PlayerTap()
     ) {
+        tapLine = PlayerTapLine(tap: tap)
         self.device = device
         self.timing = timing
         self.mailbox = mailbox
@@ -436,6 +439,7 @@ final class PlaybackRunner: @unchecked Sendable {
     /// The last audible track's token stays in the state, so the control side knows what ended;
     /// `reachedEnd` says that it played to its end.
     func stop(error: ReelError?, reachedEnd: Bool = false) {
+        tapLine.discard()
         closeDevice()
         segments = []
         upcoming = []
@@ -488,6 +492,9 @@ final class PlaybackRunner: @unchecked Sendable {
                 decoderEnded(configuration: configuration)
                 return
             } else {
+                // The recorder's tap takes the decoded signal, before the volume and fades (the
+                // filler above is not the track's: never recorded).
+                tapLine.decoded(buffer, count: count, format: configuration.format, at: deviceWritten)
                 gain.apply(to: buffer, frames: count, format: configuration.format)
                 fade.apply(to: buffer, frames: count, format: configuration.format)
                 pendingFrames = count
@@ -523,6 +530,7 @@ final class PlaybackRunner: @unchecked Sendable {
         let now = monotonicNanoseconds()
         let drained = queued <= 0 && now >= drainExpectedEnd && awaitingLineUp == nil
         if drained || now >= drainDeadline {
+            tapLine.releaseAll()
             if let next = upcoming.first {
                 reopen(for: next)
             } else {
@@ -755,6 +763,7 @@ final class PlaybackRunner: @unchecked Sendable {
 
     func dropQueued() {
         if configuration != nil { device.drop() }
+        tapLine.discard()
         pendingFrames = 0
         pendingOffset = 0
         draining = false
@@ -788,6 +797,7 @@ final class PlaybackRunner: @unchecked Sendable {
         let queued = configuration == nil ? 0 : device.delay()
         let delay = Int64(max(queued, 0))
         deviceAudible = max(deviceWritten - delay, min(deviceAudible, deviceWritten))
+        tapLine.release(upTo: deviceAudible)
         var switched = false
         while segments.count > 1 && segments[1].deviceStart <= deviceAudible && segments[0].deviceEnd != nil {
             segments.removeFirst()

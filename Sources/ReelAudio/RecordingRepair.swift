@@ -93,7 +93,7 @@ public enum RecordingRepair {
         }
         unlink(path)
         let writer = try recording.makeWriter(path, format, false)
-        writer.close()
+        try writer.close()
         syncFile(path)
         syncDirectory(of: path)
     }

@@ -2,6 +2,7 @@
 
 import CSndFile
 import ReelModel
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -11,10 +12,19 @@ import Glibc
 public protocol RecordingWriter: AnyObject {
     /// Appends interleaved frames; throws `disk_full` or `io_error`.
     func write(_ buffer: UnsafeRawPointer, frames: Int) throws(ReelError)
-    /// Pushes what was written to the disk (survives a power cut).
-    func sync()
-    /// Finishes the file (final headers) and closes it.
-    func close()
+    /// Pushes what was written to the disk (survives a power cut); throws `io_error` naming the
+    /// file when the disk says it did not take it (EIO: it may be failing).
+    func sync() throws(ReelError)
+    /// Finishes the file (final headers), syncs it and closes it; throws as `sync` (the file is
+    /// closed all the same).
+    func close() throws(ReelError)
+}
+
+/// A failed fsync of `path` (the error of `errno`), as writers throw it.
+func syncFailure(_ path: String, _ code: Int32) -> ReelError {
+    ReelError(
+        code == ENOSPC || code == EDQUOT ? .diskFull : .ioError,
+        "cannot sync \(path) to the disk: \(String(cString: strerror(code))); what was recorded may not be on it")
 }
 
 /// A libsndfile encoder writing interleaved frames. Not thread-safe; one owner at a time.
@@ -22,9 +32,28 @@ public final class SndFileWriter: RecordingWriter {
     public let path: String
     public let pcmFormat: PCMFormat
     private var file: OpaquePointer?
+    /// The file's descriptor, ours (libsndfile writes through it and does not close it): its
+    /// fsync reports a write-back error (EIO) once, to this descriptor; libsndfile's own
+    /// `sf_write_sync` would swallow it.
+    private var descriptor: Int32 = -1
+    /// `fsync`, or a failing one in tests.
+    private let syncDescriptor: @Sendable (Int32) -> Int32
 
     /// Sample rates Opus encodes at.
     public static let opusSampleRates = [8000, 12000, 16000, 24000, 48000]
+
+    /// libFLAC's compression level for FLAC takes when none is configured. libsndfile's own
+    /// default is 5; at 1 reeld's recording CPU is ~15 % lower for files ~2 % larger
+    /// (`docs/performance.md`, bench/recording).
+    public static let defaultFLACLevel = 1
+    private static let flacLevel = Atomic<Int>(defaultFLACLevel)
+
+    /// libFLAC's compression level (0–8; the config's `record_flac_level`) for the FLAC files
+    /// opened from now on. Any thread; set once at start.
+    public static var flacCompressionLevel: Int {
+        get { flacLevel.load(ordering: .relaxed) }
+        set { flacLevel.store(min(max(newValue, 0), 8), ordering: .relaxed) }
+    }
 
     /// Checks that `codec` can be written at `format` before anything is created.
     public static func check(codec: String, format: PCMFormat) throws(ReelError) {
@@ -34,15 +63,34 @@ public final class SndFileWriter: RecordingWriter {
     /// - Parameter live: the file is being recorded and must stay readable if the process dies:
     ///   a WAV header is kept up to date after every write, Opus pages are closed every 250 ms.
     ///   (libsndfile's Vorbis writer ignores the page latency: live Vorbis goes to `VorbisWriter`.)
-    public init(path: String, codec: String, format: PCMFormat, live: Bool = false) throws(ReelError) {
+    /// - Parameter fsync: syncs a descriptor (`Glibc.fsync`; a failing one in tests).
+    public init(
+        path: String, codec: String, format: PCMFormat, live: Bool = false,
+        fsync syncDescriptor: @escaping @Sendable (Int32) -> Int32 = { Glibc.fsync($0) }
+    ) throws(ReelError) {
         self.path = path
         self.pcmFormat = format
+        self.syncDescriptor = syncDescriptor
         var info = try Self.sndfileInfo(codec: codec, format: format)
-        guard let file = sf_open(path, Int32(SFM_WRITE), &info) else {
-            let detail = String(cString: sf_strerror(nil))
-            throw ReelError(errno == ENOSPC ? .diskFull : .ioError, "cannot create \(path): \(detail)")
+        let descriptor = Glibc.open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            let code = errno
+            throw ReelError(code == ENOSPC || code == EDQUOT ? .diskFull : .ioError, "cannot create \(path): \(String(cString: strerror(code)))")
         }
+        guard let file = sf_open_fd(descriptor, Int32(SFM_WRITE), &info, Int32(SF_FALSE)) else {
+            let detail = String(cString: sf_strerror(nil))
+            Glibc.close(descriptor)
+            unlink(path)
+            throw ReelError(.ioError, "cannot create \(path): \(detail)")
+        }
+        self.descriptor = descriptor
         self.file = file
+        if codec == "flac" {
+            // Before the header is written (below): libsndfile sets up libFLAC's encoder then.
+            // libsndfile takes 0…1 for libFLAC's 0…8.
+            var level = Double(Self.flacCompressionLevel) / 8
+            sf_command(file, Int32(SFC_SET_COMPRESSION_LEVEL), &level, Int32(MemoryLayout<Double>.size))
+        }
         if live {
             switch codec {
             case "wav":
@@ -94,7 +142,7 @@ public final class SndFileWriter: RecordingWriter {
         return info
     }
 
-    deinit { close() }
+    deinit { try? close() }
 
     public func write(_ buffer: UnsafeRawPointer, frames: Int) throws(ReelError) {
         guard let file else { throw ReelError(.ioError, "\(path) is closed") }
@@ -115,16 +163,24 @@ public final class SndFileWriter: RecordingWriter {
         }
     }
 
-    public func sync() {
-        if let file { sf_write_sync(file) }
+    /// libsndfile keeps nothing of WAV, FLAC or Opus in memory between writes that a sync could
+    /// push (its `sf_write_sync` is only an fsync, whose error it drops): the descriptor's fsync.
+    public func sync() throws(ReelError) {
+        guard file != nil else { return }
+        guard syncDescriptor(descriptor) == 0 else { throw syncFailure(path, errno) }
     }
 
     /// Finishes the file (libsndfile writes the final header) and syncs it to disk: a finished
-    /// take is answered as finished only once all of it is durable.
-    public func close() {
+    /// take is answered as finished only once all of it is durable; when the disk refuses it,
+    /// this throws (the file is closed all the same).
+    public func close() throws(ReelError) {
         guard let file else { return }
         sf_close(file)
         self.file = nil
-        RecordingRepair.syncFile(path)
+        let synced = syncDescriptor(descriptor) == 0
+        let code = errno
+        Glibc.close(descriptor)
+        descriptor = -1
+        if !synced { throw syncFailure(path, code) }
     }
 }

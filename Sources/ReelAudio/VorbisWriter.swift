@@ -64,7 +64,7 @@ public final class VorbisWriter: RecordingWriter {
         }
     }
 
-    deinit { close() }
+    deinit { try? close() }
 
     public func write(_ buffer: UnsafeRawPointer, frames: Int) throws(ReelError) {
         guard open else { throw ReelError(.ioError, "\(path) is closed") }
@@ -88,18 +88,26 @@ public final class VorbisWriter: RecordingWriter {
         }
     }
 
-    public func sync() {
-        if open { fsync(fd) }
+    public func sync() throws(ReelError) {
+        guard open else { return }
+        guard fsync(fd) == 0 else { throw syncFailure(path, errno) }
     }
 
-    /// Ends the stream (the last page carries end-of-stream) and closes the file.
-    public func close() {
+    /// Ends the stream (the last page carries end-of-stream), syncs and closes the file; throws
+    /// the first failure (a write, the sync) after closing it all the same.
+    public func close() throws(ReelError) {
         guard open else { return }
         vorbis_analysis_wrote(&dsp, 0)
-        try? drainEncoder()
-        try? flushPages()
-        fsync(fd)
+        var failure: ReelError?
+        do throws(ReelError) {
+            try drainEncoder()
+            try flushPages()
+        } catch {
+            failure = error
+        }
+        if fsync(fd) != 0, failure == nil { failure = syncFailure(path, errno) }
         release()
+        if let failure { throw failure }
     }
 
     private func release() {

@@ -24,9 +24,9 @@ extension LibraryController {
         read({ store throws(ReelError) in try store.list(folder: folder) }, reply: reply)
     }
 
-    /// One item by id or tree path (`not_found`).
+    /// One item by id or tree path (`not_found`); a recording with its marks.
     public func item(_ reference: ItemReference, reply: @escaping Reply<Item>) {
-        read({ store throws(ReelError) in try store.item(reference) }, reply: reply)
+        read({ store throws(ReelError) in try store.itemWithMarks(reference) }, reply: reply)
     }
 
     /// Folders and recordings (and, with music folders, tracks) whose name holds `query`, a page

@@ -18,40 +18,112 @@ extension PlayerController {
 
     /// Loads entry `id` (on `work`). With `skipping`, an entry that cannot be opened is skipped
     /// with an error on the player stream and the next one in play order is tried, until every
-    /// entry has failed; without, its error is the reply.
+    /// entry has failed; without, its error is the reply. A URL entry is opened off `work`
+    /// (`PlayerController+Opening`): the reply comes once it is connecting, and this start
+    /// goes on when it opened.
     func start(entry id: Int, position: Double, playing: Bool, skipping: Bool, reply: @escaping Reply) {
-        let opened: OpenedEntry
-        do throws(ReelError) {
-            opened = try skipping ? openPlayable(from: id, including: true) : open(entry: id)
-        } catch {
-            // The state says why too: a client that did not ask (a page, an MPD client) shows it.
-            shared.withLock { $0.skipError = error }
-            reply(.failure(error))
+        let serial = beginStart()
+        let limit = shared.withLock { $0.queue.length }
+        let request = StartRequest(
+            serial: serial, position: position, playing: playing, skipping: skipping, reply: ReplyOnce(reply),
+            replyWhenConnecting: true, limit: max(limit, 1))
+        attemptStart(request, from: id)
+    }
+
+    /// On `work`: opens `id` (and, skipping, the entries after it that fail) for `request`.
+    func attemptStart(_ request: StartRequest, from id: Int) {
+        var request = request
+        var candidate: Int? = id
+        var lastError = ReelError(.notFound, "nothing follows in the queue")
+        while let current = candidate, request.attempts < request.limit {
+            guard shared.withLock({ $0.startSerial }) == request.serial else {
+                // A later start or a stop came meanwhile.
+                request.reply(.failure(ReelError(.notPlaying, "another command replaced this play")))
+                return
+            }
+            request.attempts += 1
+            let url = shared.withLock { shared -> String? in
+                guard case .url(let url, _, _) = shared.queue.entry(id: current)?.source else { return nil }
+                return url
+            }
+            if let url {
+                connect(entry: current, url: url, request: request)
+                return
+            }
+            do throws(ReelError) {
+                loadOpened(try open(entry: current), request: request)
+                return
+            } catch {
+                guard request.skipping else {
+                    startFailed(request, error)
+                    return
+                }
+                lastError = error
+                shared.withLock { $0.skipError = error }
+                publishState()
+                candidate = shared.withLock { $0.queue.successor(of: current, .automatic) }
+            }
+        }
+        startFailed(request, lastError)
+    }
+
+    /// A start found nothing to play: the state and the reply say why.
+    func startFailed(_ request: StartRequest, _ error: ReelError) {
+        // The state says why too: a client that did not ask (a page, an MPD client) shows it.
+        shared.withLock { $0.skipError = error }
+        request.reply(.failure(error))
+        publishState()
+    }
+
+    /// Hands an opened entry to the engine for `request` (on `work`).
+    func loadOpened(_ opened: OpenedEntry, request: StartRequest) {
+        let position = request.position
+        if let duration = opened.reader.duration, position > duration {
+            shared.withLock { shared in
+                if shared.connecting?.serial == request.serial { shared.connecting = nil }
+            }
+            request.reply(.failure(ReelError(
+                .outOfRange,
+                "cannot start \(opened.track.source.displayName) at \(formatSeconds(position)): it is \(formatSeconds(duration)) long")))
             publishState()
             return
         }
-        if let duration = opened.reader.duration, position > duration {
-            reply(.failure(ReelError(
-                .outOfRange,
-                "cannot start \(opened.track.source.displayName) at \(formatSeconds(position)): it is \(formatSeconds(duration)) long")))
-            return
-        }
-        let token = shared.withLock { shared -> Int in
+        let token = shared.withLock { shared -> Int? in
+            guard shared.startSerial == request.serial else { return nil }
             let token = shared.newToken(for: opened.track)
             shared.audibleToken = token
             // A play asked for that starts clears an earlier failure (as MPD's play does); one
             // that skipped entries to get here keeps the last skip's error on show.
-            if !skipping { shared.skipError = nil }
+            if !request.skipping { shared.skipError = nil }
             try? shared.queue.setCurrent(opened.id)
+            // Shown as connecting until the engine has it.
+            if shared.connecting?.serial == request.serial { shared.connecting?.token = token }
             publishQueue(shared)
             return token
         }
+        guard let token else {
+            opened.track.stream?.stop()
+            request.reply(.failure(ReelError(.notPlaying, "another command replaced this play")))
+            return
+        }
+        let playing = shared.withLock { $0.connecting?.serial == request.serial ? $0.connecting!.playing : request.playing }
         let startFrame = frameIndex(seconds: position, rate: Double(opened.reader.pcmFormat.sampleRate))
         logger.info("play", metadata: ["file": "\(opened.track.file)", "format": "\(opened.reader.format.codec)"])
         let replayGain = replayGainScale(for: opened.track.replayGain)
+        let reply = adapt(request.reply.callAsFunction)
         engine.send(.load(
             ReaderBox(opened.reader, replayGain: replayGain), token: token, startFrame: startFrame, startPlaying: playing,
-            adapt(reply)))
+            { [self] result in
+                // On the audio thread: the engine has the entry (or refused it); it is no longer
+                // shown as connecting.
+                let cleared = shared.withLock { shared -> Bool in
+                    guard shared.connecting?.token == token else { return false }
+                    shared.connecting = nil
+                    return true
+                }
+                if cleared, case .failure = result { publishState() }
+                reply(result)
+            }))
     }
 
     /// Opens entry `id`'s file, or throws why it cannot be played (and marks it missing when
@@ -73,7 +145,8 @@ extension PlayerController {
                 file = try store.audioPath(for: item)
                 source = .item(id: item.id, path: item.path, name: item.name)
             case .url(let url, _, _):
-                return try open(entry: entry, url: url)
+                // Never here: URL entries are opened off `work` (`connect`).
+                throw ReelError(.unsupportedFormat, "\(url) is opened by connecting to it, not as a file")
             }
             let reader = try AudioFileOpener.open(path: file)
             let replayGain = replayGainInfo(of: file, source: source)
@@ -99,31 +172,6 @@ extension PlayerController {
         }
     }
 
-    /// Connects to a URL entry's server and opens its decoder (on `work`: this waits for the
-    /// server's first audio). Its length is the server's when it has one: not known here.
-    private func open(entry: QueueEntry, url: String) throws(ReelError) -> OpenedEntry {
-        do throws(ReelError) {
-            let id = entry.id
-            let opened = try URLSource.open(url: url, configuration: streamConfiguration) { [weak self] in
-                guard let self else { return }
-                work.async { self.streamChanged(entry: id) }
-            }
-            // A finite file has a length (exact from its Xing/Info tag, else estimated); a live
-            // stream none.
-            let length = opened.reader.knownDuration
-            shared.withLock { shared in
-                shared.queue.setDuration(
-                    length?.seconds, estimated: length?.estimated ?? false, format: opened.reader.format, missing: false,
-                    for: id)
-            }
-            return OpenedEntry(
-                id: id, track: Track(entry: id, source: entry.source, file: url, stream: opened.stream), reader: opened.reader)
-        } catch {
-            logger.info("cannot play", metadata: ["url": "\(url)", "error": "\(error.message)"])
-            throw error
-        }
-    }
-
     /// A URL entry's stream changed (its state, station, or a title decoded; on its network
     /// thread or the audio thread), or a title's time came (on `work`): the station and the
     /// title heard now go into the queue entry (MPD's `playlistinfo` shows them, a saved queue
@@ -137,17 +185,21 @@ extension PlayerController {
             guard let (token, track) = shared.tracks.filter({ $0.value.entry == id && $0.value.stream != nil })
                 .max(by: { $0.key < $1.key }),
                 let stream = track.stream,
-                let entry = shared.queue.entry(id: id), case .url(let url, let name, let title) = entry.source
+                let entry = shared.queue.entry(id: id), case .url(let url, _, _) = entry.source
             else { return }
             let frame = snapshot.token == token ? Int64(position * rate) : 0
-            let heard = stream.title(atFrame: frame)
-            if let next = heard.next, snapshot.token == token, snapshot.activity == .playing {
+            let heardTitle = stream.title(atFrame: frame)
+            if let next = heardTitle.next, snapshot.token == token, snapshot.activity == .playing {
                 due = Double(next - frame) / rate
             }
             let status = stream.current
-            let shown = PlayerSource.url(url, name: status.name ?? name, title: heard.title ?? title)
-            guard shown != entry.source else { return }
-            shared.queue.updateSource(shown, for: id)
+            let heard = [status.name, heardTitle.title]
+            // Only a change of what the stream says (not of its state) touches the entry; then,
+            // as MPD, the stream's name and title replace every tag a client set (`addtagid`).
+            guard heard != track.heardTags, status.name != nil || heardTitle.title != nil else { return }
+            shared.tracks[token]?.heardTags = heard
+            shared.queue.updateSource(PlayerSource.url(url, name: status.name, title: heardTitle.title), for: id)
+            shared.queue.updateTags(nil, for: id)
             publishQueue(shared)
         }
         let now = state
@@ -161,19 +213,30 @@ extension PlayerController {
         }
     }
 
+    /// What `openPlayable` found: an entry opened, or a URL entry to open off `work`.
+    enum Playable {
+        case opened(OpenedEntry)
+        case url(id: Int, url: String)
+    }
+
     /// Opens the first entry that plays, starting at `id` (or after it, when `including` is
     /// false) and following the play order; each one that fails is skipped with its error on
-    /// the player stream. Throws the last error when every entry failed, `not_found` when
-    /// there is nothing to try.
-    func openPlayable(from id: Int, including: Bool) throws(ReelError) -> OpenedEntry {
+    /// the player stream. Stops at a URL entry (opened off `work`, by the caller). Throws the
+    /// last error when every entry failed, `not_found` when there is nothing to try.
+    func openPlayable(from id: Int, including: Bool) throws(ReelError) -> Playable {
         let limit = shared.withLock { $0.queue.length }
         var candidate: Int? = including ? id : shared.withLock { $0.queue.successor(of: id, .automatic) }
         var lastError = ReelError(.notFound, "nothing follows in the queue")
         var attempts = 0
         while let current = candidate, attempts < limit {
             attempts += 1
+            let url = shared.withLock { shared -> String? in
+                guard case .url(let url, _, _) = shared.queue.entry(id: current)?.source else { return nil }
+                return url
+            }
+            if let url { return .url(id: current, url: url) }
             do throws(ReelError) {
-                return try open(entry: current)
+                return .opened(try open(entry: current))
             } catch {
                 lastError = error
                 shared.withLock { $0.skipError = error }
@@ -279,14 +342,22 @@ extension PlayerController {
     // MARK: Lining up
 
     /// On `work`: opens the entry that follows `token`'s and lines it up in the engine, unless
-    /// it is already lined up. Entries that fail are skipped (with an error on the stream).
-    func lineUp(after token: Int) {
+    /// it is already lined up. Entries that fail are skipped (with an error on the stream), as
+    /// are those in `skipping` (URL entries that failed to open for this line-up). A URL entry
+    /// is opened off `work` (`lineUpURL`), and lined up when it opened.
+    func lineUp(after token: Int, skipping: Set<Int> = []) {
         guard let after = shared.withLock({ $0.tracks[token]?.entry }) else { return }
         for _ in 0..<3 {
             let wanted = shared.withLock { shared -> Int?? in
                 guard shared.queue.position(of: after) != nil else { return .none }
-                let next = shared.queue.successor(of: after, .automatic)
+                var next = shared.queue.successor(of: after, .automatic)
+                var walked = 0
+                while let failed = next, skipping.contains(failed), walked < shared.queue.length {
+                    next = shared.queue.successor(of: failed, .automatic)
+                    walked += 1
+                }
                 if let next, shared.linedUp[token] == next { return .none }
+                if let next, shared.liningUp?.token == token, shared.liningUp?.entry == next { return .none }
                 return .some(next)
             }
             guard case .some(let next) = wanted else { return }
@@ -297,28 +368,46 @@ extension PlayerController {
             }
             let opened: OpenedEntry
             do throws(ReelError) {
-                opened = try openPlayable(from: next, including: true)
+                switch try openPlayable(from: next, including: true) {
+                case .opened(let entry):
+                    opened = entry
+                    // A URL being opened for this line-up no longer follows: given up.
+                    let stale = shared.withLock { shared -> URLOpening? in
+                        guard shared.liningUp?.token == token else { return nil }
+                        defer { shared.liningUp = nil }
+                        return shared.liningUp?.opening
+                    }
+                    stale?.cancel()
+                case .url(let id, let url):
+                    lineUpURL(after: token, entry: id, url: url, skipping: skipping)
+                    return
+                }
             } catch {
                 // Every entry failed: nothing follows; playback stops after this one.
                 engine.send(.lineUp(after: token, next: nil, { _ in }))
                 return
             }
-            // The queue may have changed while the file opened: line up only what still follows.
-            let sent = shared.withLock { shared -> Int? in
-                guard shared.queue.position(of: after) != nil,
-                      let still = shared.queue.successor(of: after, .automatic),
-                      still == next || still == opened.id
-                else { return nil }
-                let nextToken = shared.newToken(for: opened.track)
-                shared.linedUp[token] = opened.id
-                return nextToken
-            }
-            if let sent {
-                let replayGain = replayGainScale(for: opened.track.replayGain)
-                engine.send(.lineUp(after: token, next: TrackBox(opened.reader, token: sent, replayGain: replayGain), { _ in }))
-                return
-            }
+            if send(opened, after: token, wanted: next) { return }
         }
+    }
+
+    /// Lines `opened` up after `token` if the entry after `token`'s is still `wanted` (or
+    /// `opened` itself); false when the queue changed meanwhile. On `work`.
+    func send(_ opened: OpenedEntry, after token: Int, wanted next: Int) -> Bool {
+        // The queue may have changed while the file opened: line up only what still follows.
+        let sent = shared.withLock { shared -> Int? in
+            guard let after = shared.tracks[token]?.entry, shared.queue.position(of: after) != nil,
+                  let still = shared.queue.successor(of: after, .automatic),
+                  still == next || still == opened.id
+            else { return nil }
+            let nextToken = shared.newToken(for: opened.track)
+            shared.linedUp[token] = opened.id
+            return nextToken
+        }
+        guard let sent else { return false }
+        let replayGain = replayGainScale(for: opened.track.replayGain)
+        engine.send(.lineUp(after: token, next: TrackBox(opened.reader, token: sent, replayGain: replayGain), { _ in }))
+        return true
     }
 
     /// On `work`, after a queue edit: where the engine's chain no longer follows the queue

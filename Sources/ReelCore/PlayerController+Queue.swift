@@ -20,8 +20,16 @@ public enum QueueAddition: Sendable, Equatable {
     /// An album's tracks in disc and track order, as `MusicController.tracks(album:albumArtist:)`
     /// finds them.
     case album(name: String, albumArtist: String?)
-    /// An http(s) URL, queued as it is (nothing is fetched until it plays).
+    /// An http(s) URL, queued as it is (nothing is fetched until it plays; MPD's `add URL`). One
+    /// that turns out to be a station playlist when it plays is replaced by its streams then.
     case url(String)
+    /// An http(s) URL; when its name says it is a station playlist (`.m3u`, `.m3u8`, `.pls`,
+    /// `.xspf`), the streams it lists, fetched when added (JSON-RPC `queue.add {url}`). A
+    /// playlist known only by its content type is expanded when it plays.
+    case urlOrPlaylist(String)
+    /// The streams of the station playlist at this URL, fetched when added (MPD's `load URL`);
+    /// an HLS playlist is queued as one entry; a stream or anything else is refused.
+    case stationPlaylist(String)
 }
 
 extension PlayerController {
@@ -93,40 +101,103 @@ extension PlayerController {
             reply(.failure(ReelError(.outOfRange, "position \(position) is outside the queue (0…\(queueLength))")))
             return
         }
-        work.async { [self] in
-            var entries: [NewQueueEntry] = []
-            var counts: [Int] = []
-            var skipped: [(index: Int, error: ReelError)] = []
-            for (index, addition) in additions.enumerated() {
-                do throws(ReelError) {
-                    let resolved = try resolve(addition)
-                    entries += resolved
-                    counts.append(resolved.count)
-                } catch where skippable.contains(index) && Self.skippableReasons.contains(error.reason) {
-                    skipped.append((index, error))
-                    counts.append(0)
-                } catch {
-                    reply(.failure(error))
-                    return
-                }
+        // Station playlists are fetched first, off `work` (they wait for the network).
+        fetchPlaylists(of: additions) { [self] fetched in
+            work.async { [self] in
+                add(additions, fetched: fetched, skippable: skippable, at: position, afterCurrent: afterCurrent, reply: reply)
             }
-            if entries.isEmpty {
-                // Every addition was skipped: nothing changes, and the reply says why.
-                reply(.success(QueueAddOutcome(entries: [], counts: counts, skipped: skipped)))
+        }
+    }
+
+    /// The rest of `add(_:skippable:at:afterCurrent:reply:)` on `work`, the playlists fetched.
+    private func add(
+        _ additions: [QueueAddition], fetched: [Int: Result<[ListedStream]?, ReelError>], skippable: Set<Int>,
+        at position: Int?, afterCurrent: Bool, reply: @escaping AddManyReply
+    ) {
+        var entries: [NewQueueEntry] = []
+        var counts: [Int] = []
+        var skipped: [(index: Int, error: ReelError)] = []
+        for (index, addition) in additions.enumerated() {
+            do throws(ReelError) {
+                let resolved: [NewQueueEntry]
+                if let result = fetched[index] {
+                    resolved = try Self.entries(of: addition, fetched: result)
+                } else {
+                    resolved = try resolve(addition)
+                }
+                entries += resolved
+                counts.append(resolved.count)
+            } catch where skippable.contains(index) && Self.skippableReasons.contains(error.reason) {
+                skipped.append((index, error))
+                counts.append(0)
+            } catch {
+                reply(.failure(error))
                 return
             }
-            let result = shared.withLock { shared -> Result<[QueueEntry], ReelError> in
-                do throws(ReelError) {
-                    let added = try shared.queue.add(entries, at: position, afterCurrent: afterCurrent)
-                    publishQueue(shared)
-                    return .success(added)
-                } catch {
-                    return .failure(error)
-                }
-            }
-            reply(result.map { QueueAddOutcome(entries: $0, counts: counts, skipped: skipped) })
-            if case .success = result { reconcileChain() }
         }
+        if entries.isEmpty {
+            // Every addition was skipped: nothing changes, and the reply says why.
+            reply(.success(QueueAddOutcome(entries: [], counts: counts, skipped: skipped)))
+            return
+        }
+        let result = shared.withLock { shared -> Result<[QueueEntry], ReelError> in
+            do throws(ReelError) {
+                let added = try shared.queue.add(entries, at: position, afterCurrent: afterCurrent)
+                publishQueue(shared)
+                return .success(added)
+            } catch {
+                return .failure(error)
+            }
+        }
+        reply(result.map { QueueAddOutcome(entries: $0, counts: counts, skipped: skipped) })
+        if case .success = result { reconcileChain() }
+    }
+
+    /// Fetches the station playlists among `additions` (one at a time, off `work`), then calls
+    /// `done` with each one's outcome by its index; at once when there are none.
+    private func fetchPlaylists(
+        of additions: [QueueAddition], done: @escaping @Sendable ([Int: Result<[ListedStream]?, ReelError>]) -> Void
+    ) {
+        let urls: [(index: Int, url: String)] = additions.enumerated().compactMap { index, addition in
+            switch addition {
+            case .stationPlaylist(let url): (index, url)
+            case .urlOrPlaylist(let url) where PlayerController.namesStationPlaylist(url): (index, url)
+            default: nil
+            }
+        }
+        let configuration = streamConfiguration
+        @Sendable func fetch(_ left: ArraySlice<(index: Int, url: String)>, _ results: [Int: Result<[ListedStream]?, ReelError>]) {
+            guard let next = left.first else { return done(results) }
+            _ = URLOpening.fetchStations(url: next.url, configuration: configuration) { result in
+                var results = results
+                results[next.index] = result
+                fetch(left.dropFirst(), results)
+            }
+        }
+        fetch(urls[...], [:])
+    }
+
+    /// The entries of a fetched addition: the playlist's streams, or the URL as it is.
+    static func entries(of addition: QueueAddition, fetched: Result<[ListedStream]?, ReelError>) throws(ReelError)
+        -> [NewQueueEntry]
+    {
+        let streams = try fetched.get()
+        switch addition {
+        case .stationPlaylist(let url) where streams == nil:
+            throw ReelError(.notFound, "\(url) is not a playlist: it is a stream (add it as one)")
+        case .stationPlaylist(let url), .urlOrPlaylist(let url):
+            guard let streams else {
+                return [NewQueueEntry(source: .url(try URLSource.check(url), name: nil, title: nil), duration: nil, format: nil)]
+            }
+            return entries(of: streams)
+        default:
+            return []
+        }
+    }
+
+    /// Whether `url`'s name says it is a station playlist (`.m3u`, `.m3u8`, `.pls`, `.xspf`).
+    public static func namesStationPlaylist(_ url: String) -> Bool {
+        URLSource.namesPlaylist(url)
     }
 
     /// Why an addition may be skipped (`add(_:skippable:…)`): it is not audio reeld plays, or it
@@ -186,10 +257,15 @@ extension PlayerController {
     private func removeEntries(ids: [Int], whenFollowed followed: (@Sendable (QueueSummary) -> Void)?) throws(ReelError)
         -> QueueSummary
     {
-        let snapshot = engine.snapshot
+        var snapshot = engine.snapshot
+        // A URL entry being opened counts as the one playing (or paused).
+        if let connecting = shared.withLock({ $0.connecting }), connecting.token == nil {
+            snapshot.activity = connecting.playing ? .playing : .paused
+        }
         let stopped = snapshot.activity == .stopped
         let outcome = try shared.withLock { shared throws(ReelError) -> (QueueSummary, restart: Int??, currentGone: Bool) in
-            let playing = snapshot.token.flatMap { shared.tracks[$0]?.entry }
+            let playing = shared.connecting.flatMap { $0.token == nil ? $0.entry : nil }
+                ?? snapshot.token.flatMap { shared.tracks[$0]?.entry }
             let removal = try shared.queue.remove(ids: ids, playing: !stopped)
             var restart: Int?? = nil
             if !stopped, let playing, shared.queue.position(of: playing) == nil {
@@ -210,6 +286,7 @@ extension PlayerController {
         case .some(let successor?) where snapshot.activity == .playing:
             work.async { [self] in start(entry: successor, position: 0, playing: true, skipping: true) { _ in followed?(summary) } }
         case .some:
+            if supersedeStarts() { publishState() }
             engine.send(.stop({ _ in followed?(summary) }))
         case .none:
             work.async { [self] in reconcileChain() }
@@ -320,6 +397,7 @@ extension PlayerController {
             publishQueue(shared)
             return shared.queue.summary
         }
+        if supersedeStarts() { publishState() }
         if engine.snapshot.activity != .stopped {
             engine.send(.stop({ _ in stopped?(summary) }))
         } else {
@@ -401,7 +479,8 @@ extension PlayerController {
         case .album(let name, let albumArtist):
             let tracks = try MusicController.albumTracks(in: MusicIndex(store: store), album: name, albumArtist: albumArtist)
             return try resolve(.musicTracks(tracks))
-        case .url(let url):
+        case .url(let url), .urlOrPlaylist(let url), .stationPlaylist(let url):
+            // (A playlist by its name was fetched before: `fetchPlaylists`.)
             return [NewQueueEntry(source: .url(try URLSource.check(url), name: nil, title: nil), duration: nil, format: nil)]
         case .recordings(let references):
             return try references.map { reference throws(ReelError) -> NewQueueEntry in

@@ -23,11 +23,17 @@ extension PlayerController {
     /// O(queue length) over integers (with `full`, over the entries).
     func saveSnapshot(layout: inout SavedLayout, full: Bool) -> SaveSnapshot {
         let player = state
+        let timers = sleep.current
         return shared.withLock { shared in
             let queue = shared.queue
             let current = queue.current.flatMap { queue.position(of: $0) }
+            var saved = SavedPlayerState(current: current, position: current == nil ? 0 : player.position, state: player.state)
+            saved.sleep = timers.at.map { SavedSleep(at: $0, fadeOut: timers.fadeOut) }
+            saved.stop = timers.stop.map { stop in
+                SavedStop(at: stop.at, positions: stop.entries.compactMap { queue.position(of: $0) }.sorted())
+            }
             return SaveSnapshot(
-                player: SavedPlayerState(current: current, position: current == nil ? 0 : player.position, state: player.state),
+                player: saved,
                 edit: queue.edit(since: &layout), length: queue.length, options: queue.options,
                 contentVersion: queue.contentVersion, entries: full ? queue.allEntries.map(SavedQueue.Entry.init(saving:)) : nil)
         }
@@ -37,8 +43,10 @@ extension PlayerController {
     /// or playing; a player saved stopped (or not loaded) stays stopped at its current entry,
     /// which `state` shows.
     /// Entries whose file or recording is gone stay, marked missing (skipped when reached); a
-    /// recording's path and name are read again from the library.
-    func restore(_ state: SavedPlayerState, queue saved: SavedQueue, load: Bool, playing: Bool) {
+    /// recording's path and name are read again from the library. The sleep timer and a
+    /// scheduled play's `stopAfter` are armed again; one that fell due while reeld was down
+    /// leaves the player stopped (`PlayerStopTimers`).
+    func restore(_ state: SavedPlayerState, queue saved: SavedQueue, load: Bool, playing: Bool, now: Double = wallClockNow()) {
         let entries = saved.entries.map { entry -> NewQueueEntry in
             switch entry.source {
             case .file(let path):
@@ -62,12 +70,17 @@ extension PlayerController {
             }
         }
         let current = state.current.flatMap { $0 < entries.count ? $0 : nil }
-        let entry = shared.withLock { shared -> Int? in
+        let (entry, ids) = shared.withLock { shared -> (Int?, [Int]) in
             shared.queue = PlayQueue(restoring: entries, current: current, options: saved.options)
             publishQueue(shared)
-            return shared.queue.current
+            return (shared.queue.current, shared.queue.allEntries.map(\.id))
         }
-        guard let entry, load, state.state != .stopped else {
+        let timers = PlayerStopTimers.restored(sleep: state.sleep, stop: state.stop, current: current, now: now)
+        rearmTimers(timers, saved: state) { ids.indices.contains($0) ? ids[$0] : nil }
+        if timers.stopped {
+            logger.info("a sleep timer or an alarm's stopAfter fell due while reeld was down: the player stays stopped")
+        }
+        guard let entry, load, state.state != .stopped, !timers.stopped else {
             publishState()  // stopped at the current entry, not loaded: the player shows it
             return
         }

@@ -12,6 +12,11 @@ public enum PlayRequest: Sendable, Equatable {
     case recording(ItemReference)
     /// An http(s) URL (a stream or a file on a server).
     case url(String)
+    /// An album of the music folders, as `QueueAddition.album` (a scheduled alarm plays one).
+    case album(name: String, albumArtist: String?)
+    /// Many sources in order (a stored playlist's entries): those that cannot be played now (a
+    /// file gone, a format no decoder takes) are left out, as `add(_:skippable:…)` does.
+    case sources([QueueAddition])
 }
 
 /// Owns the playback engine and the play queue, and the rules of playing: a file must be
@@ -19,11 +24,15 @@ public enum PlayRequest: Sendable, Equatable {
 /// next is the queue's to say (repeat, single, random, consume, as MPD).
 ///
 /// Files of this type: this one (state, player commands), `+Queue` (queue commands),
-/// `+Chain` (starting entries, lining up the next one with the engine, following the engine).
+/// `+Chain` (starting entries, lining up the next one with the engine, following the engine),
+/// `+Opening` (URL entries opened off `work`, station playlists expanded), `+Tags` (tags a
+/// client sets on a URL entry).
 ///
 /// Threads: commands come from any front end's thread. Quick ones (queue edits, status) run
 /// there under `shared`'s lock; anything that opens a file or reads the library runs on `work`,
-/// a serial queue that also reacts to the engine. The engine calls back on the audio thread,
+/// a serial queue that also reacts to the engine; what waits on the network (connecting to a
+/// URL, fetching a station playlist) runs on a thread of its own and comes back to `work`
+/// (`+Opening`), so that nothing on `work` waits on a server. The engine calls back on the audio thread,
 /// which only publishes and hands over to `work`. Replies are called once the state they leave
 /// is saved (`SaveBarrier`), on the state file's queue (or, before it starts, the audio thread or
 /// `work`), and must hop to their own thread. Every change is published to `changes` and
@@ -47,6 +56,8 @@ public final class PlayerController: @unchecked Sendable {
         var replayGain: ReplayGainInfo = .none
         /// A URL source's connection (its name, title and state are the player's).
         var stream: HTTPStream? = nil
+        /// The station name and title the stream said last, once put into the entry.
+        var heardTags: [String?]? = nil
     }
 
     struct Shared {
@@ -62,6 +73,13 @@ public final class PlayerController: @unchecked Sendable {
         var linedUp: [Int: Int] = [:]
         /// Why the last entry was skipped; shown on the player stream until the next command.
         var skipError: ReelError?
+        /// Starts so far: a start's URL open that ends after a later start (or a stop) began is
+        /// dropped (see `PlayerController+Opening`).
+        var startSerial = 0
+        /// The URL being opened for a start, off `work`: the state shows it connecting.
+        var connecting: Connecting?
+        /// The URL being opened to line up after a token, off `work`.
+        var liningUp: LiningUp?
 
         mutating func newToken(for track: Track) -> Int {
             let token = nextToken
@@ -108,6 +126,7 @@ public final class PlayerController: @unchecked Sendable {
 
     /// Stops playback and ends the audio thread.
     public func shutdown() {
+        supersedeStarts()  // a URL being opened is given up, its threads end
         engine.shutdown()
         work.sync {}
     }
@@ -141,7 +160,14 @@ public final class PlayerController: @unchecked Sendable {
         var estimated = snapshot.frameCountIsEstimate
         let settings = replayGainSettings.current
         var gain: Double?
+        var connecting: Connecting?
         let shown = shared.withLock { shared -> Shown in
+            if let pending = shared.connecting, pending.token == nil || snapshot.token != pending.token {
+                // A URL being opened: its entry (or, for `play {url}`, the URL), connecting.
+                connecting = pending
+                let entry = pending.entry.flatMap { shared.queue.entry(id: $0) }
+                return (entry?.id, entry?.source ?? .url(pending.url, name: nil, title: nil), nil, nil, shared.skipError, nil)
+            }
             if !stopped, let track = snapshot.token.flatMap({ shared.tracks[$0] }) {
                 gain = settings.gain(for: track.replayGain, random: shared.queue.options.random)
             }
@@ -171,6 +197,14 @@ public final class PlayerController: @unchecked Sendable {
         if let stream = shown.stream {
             Self.show(stream, in: &state, heardAt: Int64(position * Double(snapshot.sampleRate)))
         }
+        if let connecting {
+            state.state = connecting.playing ? .playing : .paused
+            state.position = 0
+            state.output = nil
+            state.gain = nil
+            state.live = false
+            state.stream = StreamStatus(state: .connecting)
+        }
         return state
     }
 
@@ -197,23 +231,40 @@ public final class PlayerController: @unchecked Sendable {
     // MARK: Commands
 
     /// Plays a file (absolute, inside the media roots: else `not_found` / `forbidden`) or a
-    /// recording, or a folder's recordings, from `position` seconds: the queue becomes that.
+    /// recording, or a folder's recordings, from `position` seconds: the queue becomes that. A
+    /// URL is opened first (off `work`, see `PlayerController+Opening`): the queue becomes it (or
+    /// a station playlist's streams) once it opened, and one that fails leaves the queue alone.
     public func play(_ request: PlayRequest, position: Double = 0, reply: @escaping Reply) {
         let reply = saves.after(reply)
         guard Self.isValidStart(position) else {
             reply(.failure(Self.invalidStart(position)))
             return
         }
-        let addition: QueueAddition
+        let additions: [QueueAddition]
         switch request {
-        case .file(let path): addition = .file(path)
-        case .recording(let reference): addition = .recording(reference)
-        case .url(let url): addition = .url(url)
+        case .file(let path): additions = [.file(path)]
+        case .recording(let reference): additions = [.recording(reference)]
+        case .album(let name, let albumArtist): additions = [.album(name: name, albumArtist: albumArtist)]
+        case .sources(let many): additions = many
+        case .url(let url):
+            // Opened off `work`; the queue becomes the URL (or the streams of the playlist it
+            // names) only once it opened: a URL that fails leaves the queue as it was.
+            work.async { [self] in playURL(url, position: position, reply: reply) }
+            return
         }
         work.async { [self] in
-            let entries: [NewQueueEntry]
+            var entries: [NewQueueEntry] = []
             do throws(ReelError) {
-                entries = try resolve(addition)
+                var firstSkipped: ReelError?
+                for addition in additions {
+                    do throws(ReelError) {
+                        entries += try resolve(addition)
+                    } catch where additions.count > 1 && Self.skippableReasons.contains(error.reason) {
+                        firstSkipped = firstSkipped ?? error
+                    }
+                }
+                // Every one of many left out: the first reason is the answer.
+                if entries.isEmpty, let firstSkipped { throw firstSkipped }
             } catch {
                 // The player's error says it too (the queue stays as it was), for every client.
                 shared.withLock { $0.skipError = error }
@@ -268,12 +319,14 @@ public final class PlayerController: @unchecked Sendable {
     public func pause(reply: @escaping Reply) {
         let reply = saves.after(reply)
         clearSkipError()
+        if setConnectingPlaying({ _ in false }) { return reply(.success(state)) }
         engine.send(.pause(adapt(reply)))
     }
 
     public func resume(reply: @escaping Reply) {
         let reply = saves.after(reply)
         clearSkipError()
+        if setConnectingPlaying({ _ in true }) { return reply(.success(state)) }
         if engine.snapshot.activity == .stopped {
             startFromQueue(reply: reply)
             return
@@ -284,6 +337,7 @@ public final class PlayerController: @unchecked Sendable {
     public func toggle(reply: @escaping Reply) {
         let reply = saves.after(reply)
         clearSkipError()
+        if setConnectingPlaying({ !$0 }) { return reply(.success(state)) }
         if engine.snapshot.activity == .stopped {
             startFromQueue(reply: reply)
             return
@@ -295,6 +349,8 @@ public final class PlayerController: @unchecked Sendable {
     public func stop(reply: @escaping Reply) {
         let reply = saves.after(reply)
         clearSkipError()
+        // A URL being opened is given up (its connection closed).
+        if supersedeStarts() { publishState() }
         engine.send(.stop(adapt(reply)))
     }
 
@@ -341,7 +397,7 @@ public final class PlayerController: @unchecked Sendable {
     private func skip(reply: @escaping Reply, _ move: @escaping @Sendable (inout PlayQueue, Int) -> Int?) {
         let reply = saves.after(reply)
         clearSkipError()
-        guard engine.snapshot.activity != .stopped else {
+        guard engine.snapshot.activity != .stopped || isConnecting else {
             reply(.failure(ReelError(.notPlaying, "nothing is playing; play an entry first")))
             return
         }
@@ -361,6 +417,7 @@ public final class PlayerController: @unchecked Sendable {
                     try? shared.queue.setCurrent(nil)
                     publishQueue(shared)
                 }
+                if supersedeStarts() { publishState() }
                 engine.send(.stop(adapt(reply)))
                 return
             }

@@ -49,9 +49,9 @@ public struct RecordingRequest: Sendable {
 /// Where a recording's audio comes from.
 public enum RecordingSource: Sendable, Equatable {
     case capture
-    /// What Reel plays (not served yet).
+    /// What Reel plays, after decoding and before the volume (`PlayerTap`).
     case player
-    /// A station recorded without playing it (not served yet).
+    /// A station recorded without playing it (`StreamCaptureInput`).
     case url(String)
 }
 
@@ -116,7 +116,16 @@ public struct RecordingDefaults: Sendable, Equatable {
 public final class RecorderController: @unchecked Sendable {
     public typealias Reply<Value> = @Sendable (Result<Value, ReelError>) -> Void
 
-    let engine: CaptureEngine
+    /// The capture device's engine.
+    let captureEngine: CaptureEngine
+    /// The engine of a session recording another source (the player, a station), while one runs.
+    let sourceEngine = Locked<CaptureEngine?>(nil)
+    /// The engine of the session now: a source's, or the capture device's.
+    var engine: CaptureEngine { sourceEngine.current ?? captureEngine }
+    /// Where `source: "player"` and `{url}` come from (set by `ReelCore` once the player exists).
+    public var sources = RecordingSources()
+    let timing: PCMTiming
+    let ringSeconds: Double
     /// Each take's loudness, measured as it is recorded (its ReplayGain).
     private let loudness = TakeLoudness()
     let store: LibraryStore
@@ -134,6 +143,8 @@ public final class RecorderController: @unchecked Sendable {
     struct Take {
         var item: Item
         var path: String
+        /// Its first frame, counted from the session's first frame (negative: pre-roll).
+        var start: Int64 = 0
     }
     /// A session as the controller follows it.
     struct Session {
@@ -152,6 +163,10 @@ public final class RecorderController: @unchecked Sendable {
         var lastTake: Item?
         /// Bytes per second of the take being made (for `disk.secondsLeft`).
         var byteRate: Double?
+        /// Takes follow each other with no gap (segments): a mark past a take's end belongs to the next.
+        var contiguous = false
+        /// Marks past the end of the take just closed, for the next one (`RecorderController+Marks`).
+        var carriedMarks: [CarriedMark] = []
     }
     struct Shared {
         var session: Session?
@@ -163,6 +178,9 @@ public final class RecorderController: @unchecked Sendable {
         var disk: RecorderDisk?
     }
     let shared = Locked(Shared())
+    /// Held while a mark is added to the take being made, and while that take stops being the
+    /// one being made: a mark is either in the take's file or in the next take.
+    let markGate = Locked(0)
     /// The recorder's state when a recording starts or ends, and when its item is renamed or moved.
     public let changes = StateFeed(RecorderState())
 
@@ -171,7 +189,9 @@ public final class RecorderController: @unchecked Sendable {
         capturePreroll: Double = 0, ringSeconds: Double = 10,
         wallClock: @escaping @Sendable () -> Double = { Double(time(nil)) }
     ) {
-        engine = CaptureEngine(device: device, timing: timing, ringSeconds: ringSeconds, logger: logger)
+        captureEngine = CaptureEngine(device: device, timing: timing, ringSeconds: ringSeconds, logger: logger)
+        self.timing = timing
+        self.ringSeconds = ringSeconds
         deviceName = device.name
         self.store = store
         self.defaults = defaults
@@ -243,8 +263,19 @@ public final class RecorderController: @unchecked Sendable {
                 reply(.failure(ReelError(.notRecording, "nothing is being recorded")))
                 return
             }
-            reply(.success(endSession(keep: true)))
+            let item = endSession(keep: true)
+            // The disk did not take the take (a failed fsync: EIO): not answered as saved.
+            if let failure = engine.snapshot.error, failure.reason == .ioError || failure.reason == .diskFull {
+                let error = ReelError(failure.reason, "the take \(item?.path ?? "being made") may not be on the disk: \(failure.message)")
+                shared.withLock { $0.lastError = error }
+                logger.error("recording stopped, not saved whole", metadata: ["path": "\(item?.path ?? "")", "error": "\(failure.message)"])
+                notify()
+                reply(.failure(error))
+                return
+            }
             notify()
+            // After the take's chapters (queued when it closed): the file answered is final.
+            queue.async { [self] in reply(.success(item.map { (try? store.item(id: $0.id)) ?? $0 })) }
         }
     }
 
@@ -275,6 +306,8 @@ public final class RecorderController: @unchecked Sendable {
             }
             engine.close()
         }
+        // The last take's chapters, written on the queue after it closed.
+        queue.sync {}
     }
 
     /// Stops the session for a full disk (retention found nothing left to delete). On the queue.
@@ -287,6 +320,8 @@ public final class RecorderController: @unchecked Sendable {
     /// Stops the engine's session (the open take closed through `SessionTakes`); on the queue.
     private func endSession(keep: Bool, error: ReelError? = nil) -> Item? {
         let snapshot = engine.stop(keep: keep)
+        sourceEngine.withLock { $0 = nil }
+        if let codec = shared.current.session?.codec { settleCarriedMarks(codec: codec) }
         let last = shared.withLock { shared -> Item? in
             let last = shared.take?.item ?? shared.session?.lastTake ?? shared.last
             shared.session = nil
@@ -308,20 +343,15 @@ public final class RecorderController: @unchecked Sendable {
             let what = shared.current.take?.item.path ?? session.seriesName ?? ""
             throw ReelError(.busy, "already recording \(what); stop it first (reel record stop)")
         }
-        switch request.source {
-        case .capture: break
-        case .player:
-            throw ReelError(.unsupportedFormat, "source \"player\" (recording what Reel plays) is not available yet; record from \"capture\"")
-        case .url(let url):
-            throw ReelError(.unsupportedFormat, "source {url} (recording \(url) without playing it) is not available yet; record from \"capture\"")
-        }
         let codec = request.codec ?? defaults.codec
         guard CodecRegistry.recordingFormats.contains(codec) else {
             throw ReelError(
                 .unsupportedFormat, "cannot record \"\(codec)\"; formats are \(CodecRegistry.recordingFormats.joined(separator: ", "))")
         }
-        let sampleRate = request.sampleRate ?? defaults.sampleRate
-        let channels = request.channels ?? defaults.channels
+        // Another source than the capture device: its input, and the format it plays in.
+        let source = try sourceInput(request)
+        let sampleRate = request.sampleRate ?? source?.format?.sampleRate ?? defaults.sampleRate
+        let channels = request.channels ?? source?.format?.channels ?? defaults.channels
         guard (8000...192_000).contains(sampleRate) else {
             throw ReelError(.unsupportedFormat, "cannot record at \(sampleRate) Hz; use 8000 to 192000")
         }
@@ -348,6 +378,9 @@ public final class RecorderController: @unchecked Sendable {
             if case .triggered = plan {
                 throw ReelError(.outOfRange, "preroll starts one take in the past; a trigger has its own preroll (trigger.preroll)")
             }
+            guard source == nil || preroll == 0 else {
+                throw ReelError(.outOfRange, "preroll reaches into the capture device's past; it cannot be used with source \(source?.description ?? "")")
+            }
             guard capturePreroll > 0 else {
                 throw ReelError(.outOfRange, "preroll needs the capture device held open: set capture_preroll (seconds) in the configuration")
             }
@@ -367,6 +400,7 @@ public final class RecorderController: @unchecked Sendable {
             folder: .id(folderItem.id), codec: codec, format: format, keep: request.keep,
             threshold: request.trigger?.level, started: Self.iso8601(wallClock()))
         session.folderPath = folderItem.path
+        if case .segments = plan { session.contiguous = true }
         if series {
             let name = request.name ?? Self.defaultName(at: time_t(wallClock()))
             try ItemName.validate(name + " 001")
@@ -376,7 +410,7 @@ public final class RecorderController: @unchecked Sendable {
             try ItemName.validate(name)
         }
         // A device held open for pre-roll at another format is reopened for this session.
-        if let listening = engine.listeningFormat, listening != pcm {
+        if source == nil, let listening = engine.listeningFormat, listening != pcm {
             guard prerollFrames == 0 else {
                 throw ReelError(
                     .unsupportedFormat,
@@ -389,6 +423,9 @@ public final class RecorderController: @unchecked Sendable {
             shared.lastError = nil
         }
         let takes = SessionTakes(controller: self, request: request)
+        if let source {
+            sourceEngine.withLock { $0 = makeSourceEngine(source) }
+        }
         do {
             try engine.start(CaptureSession(format: pcm, plan: plan, maxFrames: maxFrames, prerollFrames: prerollFrames), takes: takes)
         } catch {
@@ -396,6 +433,7 @@ public final class RecorderController: @unchecked Sendable {
                 shared.session = nil
                 shared.take = nil
             }
+            sourceEngine.withLock { $0 = nil }
             listenIfConfigured()
             throw error
         }
@@ -408,7 +446,7 @@ public final class RecorderController: @unchecked Sendable {
         }
         logger.info(
             "recording", metadata: ["path": "\(shared.current.take?.item.path ?? session.seriesName ?? "")",
-                                    "format": "\(codec) \(sampleRate) Hz \(channels) ch", "device": "\(deviceName)",
+                                    "format": "\(codec) \(sampleRate) Hz \(channels) ch", "device": "\(source?.description ?? deviceName)",
                                     "mode": "\(Self.describe(plan))"])
     }
 
@@ -537,7 +575,7 @@ public final class RecorderController: @unchecked Sendable {
                     format: PCMFormat(sample: .s16, sampleRate: session.format.sampleRate, channels: session.format.channels)))
             // The file (its header) and its name are on disk before the take is listed as begun: a
             // power cut from now on leaves a file to repair, never a take without one.
-            writer.sync()
+            try writer.sync()
             RecordingRepair.syncDirectory(of: path)
         } catch {
             // Nothing was recorded: the item goes again.
@@ -546,8 +584,9 @@ public final class RecorderController: @unchecked Sendable {
         }
         shared.withLock { shared in
             shared.session?.nextNumber = session.nextNumber
-            shared.take = Take(item: item, path: path)
+            shared.take = Take(item: item, path: path, start: take.startFrame)
         }
+        takeOpenedForMarks(item: item, start: take.startFrame)
         logger.info("take", metadata: ["path": "\(item.path)", "file": "\(path)", "startFrame": "\(take.startFrame)"])
         queue.async { [self] in notify() }
         return writer
@@ -589,7 +628,7 @@ public final class RecorderController: @unchecked Sendable {
     /// failure), or, not kept, the take is deleted.
     func closedTake(_ take: CaptureTake, frames: Int64, keep: Bool, failure: ReelError?) {
         guard let current = shared.current.take, let session = shared.current.session else { return }
-        shared.withLock { $0.take = nil }
+        markGate.withLock { _ in shared.withLock { $0.take = nil } }
         if !keep {
             do throws(ReelError) {
                 try store.delete(.id(current.item.id))
@@ -616,6 +655,7 @@ public final class RecorderController: @unchecked Sendable {
                     metadata: ["path": "\(current.item.path)", "error": "\(repairError.message)"])
             }
         }
+        writeMarks(of: current, frames: frames, codec: session.codec)
         // A closed take is whole on disk before its row says it is finished.
         RecordingRepair.syncFile(current.path)
         let duration = Double(frames) / Double(max(session.format.sampleRate, 1))

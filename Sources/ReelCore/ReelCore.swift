@@ -31,6 +31,8 @@ public final class ReelCore: Sendable {
     public let outputs: OutputsController
     public let music: MusicController
     public let schedules: ScheduleController
+    /// The stored playlists (`playlist_dir`).
+    public let playlists: PlaylistStore
     public let mediaRoots: MediaRoots
     private let stateFile: PlayerStateFile
     /// What was saved at the last shutdown, restored by `start`.
@@ -50,6 +52,7 @@ public final class ReelCore: Sendable {
         recording: RecordingDefaults, mediaRoots: [String], musicDirectories: [String] = [],
         mixer mixerSettings: MixerSettings = MixerSettings(),
         outputs outputConfiguration: [OutputConfiguration] = [], streams: StreamConfiguration = StreamConfiguration(),
+        playlistDirectory: String? = nil, recordingsDirectory: String = "Recordings",
         logger: Logger
     ) throws(ReelError) {
         self.logger = logger
@@ -79,6 +82,16 @@ public final class ReelCore: Sendable {
         recorderLogger[metadataKey: "subsystem"] = "reel.recorder"
         recorder = RecorderController(
             device: input, timing: captureTiming, store: store, defaults: recording, logger: recorderLogger)
+        let feed = player.changes
+        recorder.sources = RecordingSources(
+            playerTap: player.engine.tap,
+            playing: {
+                let state = feed.latest.value
+                var title: String?
+                if case .url(_, _, let onAir) = state.source { title = onAir }
+                return (state.format, title)
+            },
+            streams: streams)
         recorder.repairUnfinished()
         recorder.listenForPreroll()
         var musicLogger = logger
@@ -102,11 +115,18 @@ public final class ReelCore: Sendable {
         stateFile.outputsState = { outputs.saved }
         stateFile.follow(mixer.changes)
         stateFile.follow(outputs.changes)
+        var playlistLogger = logger
+        playlistLogger[metadataKey: "subsystem"] = "reel.playlists"
+        playlists = PlaylistStore(
+            directory: playlistDirectory ?? dataDirectory + "/playlists",
+            paths: PlaylistPaths(recordingsDirectory: recordingsDirectory, musicRoots: music.roots),
+            store: store, player: player, logger: playlistLogger)
+        playlists.follow(library.updates)
         var scheduleLogger = logger
         scheduleLogger[metadataKey: "subsystem"] = "reel.schedules"
         schedules = ScheduleController(
             storage: LibraryScheduleStorage(store: store), clock: WallClockTimer(), zone: SystemTimeZone(),
-            performer: ScheduleActions(player: player, mixer: mixer, recorder: recorder), logger: scheduleLogger)
+            performer: ScheduleActions(player: player, mixer: mixer, recorder: recorder, playlists: playlists), logger: scheduleLogger)
     }
 
     /// Restores the saved queue and player (as `resume` says) and starts saving their state: from

@@ -19,6 +19,10 @@ public struct SavedPlayerState: Equatable, Sendable {
     var replayGain: ReplayGainSettings?
     /// From a version 1 file: the one source it played, which becomes the queue.
     var legacySource: SavedQueue.Entry?
+    /// The sleep timer (`player.sleep`), when one is set.
+    var sleep: SavedSleep?
+    /// A scheduled play's `stopAfter`, when one is set.
+    var stop: SavedStop?
 
     init(current: Int?, position: Double, state: PlayerActivity, volume: Int? = nil, muted: Bool = false) {
         self.current = current
@@ -29,12 +33,16 @@ public struct SavedPlayerState: Equatable, Sendable {
     }
 
     var json: JSONValue {
-        [
+        var object: JSONObject = [
             "version": 2, "current": current.map { .int(Int64($0)) } ?? .null, "position": .double(position),
             "state": .string(state.rawValue), "volume": volume.map { .int(Int64($0)) } ?? .null, "muted": .bool(muted),
             "outputs": .object(JSONObject(outputs.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.bool($0.value)) })),
             "replayGain": replayGain.map(\.json) ?? .null,
         ]
+        // Only when set: every journal record carries the player's state.
+        if let sleep { object["sleep"] = ["at": .double(sleep.at), "fadeOut": .double(sleep.fadeOut)] }
+        if let stop { object["stopAfter"] = ["at": .double(stop.at), "entries": .array(stop.positions.map { .int(Int64($0)) })] }
+        return .object(object)
     }
 
     /// Throws a message naming what is wrong.
@@ -69,12 +77,35 @@ public struct SavedPlayerState: Equatable, Sendable {
         volume = json["volume"]?.intValue.map { min(max($0, 0), 100) }
         muted = json["muted"]?.boolValue ?? false
         replayGain = json["replayGain"].flatMap { try? ReplayGainSettings(json: $0) }
+        // Timers not understood are dropped (a timer is not worth refusing the whole state for).
+        if let at = json["sleep"]?["at"]?.doubleValue, at.isFinite,
+            let fadeOut = json["sleep"]?["fadeOut"]?.doubleValue, fadeOut.isFinite, fadeOut >= 0
+        {
+            sleep = SavedSleep(at: at, fadeOut: fadeOut)
+        }
+        if let at = json["stopAfter"]?["at"]?.doubleValue, at.isFinite, let entries = json["stopAfter"]?["entries"]?.arrayValue {
+            stop = SavedStop(at: at, positions: entries.compactMap { $0.intValue.flatMap { $0 >= 0 ? $0 : nil } })
+        }
         if let saved = json["outputs"]?.objectValue {
             for (name, value) in saved {
                 if let on = value.boolValue { outputs[name] = on }
             }
         }
     }
+}
+
+/// A saved sleep timer: when the player stops (wall clock, seconds since the epoch) and the
+/// fade-out before.
+struct SavedSleep: Equatable, Sendable {
+    var at: Double
+    var fadeOut: Double
+}
+
+/// A saved `stopAfter` of a scheduled play: when (wall clock), and the queue positions of the
+/// entries it stops (queue ids do not survive a restart; positions do).
+struct SavedStop: Equatable, Sendable {
+    var at: Double
+    var positions: [Int]
 }
 
 /// The saved queue (`queue.json`): its entries and options. Written only when the queue changes.

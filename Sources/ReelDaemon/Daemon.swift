@@ -34,12 +34,14 @@ public final class Daemon: Sendable {
         self.logger = logger
         Self.raiseFileLimit(logger: logger)
         notifier = SystemdNotifier(environment: environment)
+        SndFileWriter.flacCompressionLevel = configuration.recordFLACLevel
         core = try ReelCore(
             dataDirectory: configuration.dataDir, output: ALSAOutput(name: configuration.device),
             timing: configuration.timing, input: ALSAInput(name: configuration.captureDevice),
             captureTiming: configuration.captureTiming, recording: configuration.recording,
             mediaRoots: configuration.mediaRoots, musicDirectories: configuration.musicDirectories, mixer: configuration.mixer, outputs: configuration.resolvedOutputs,
             streams: StreamConfiguration(extraCAFile: configuration.streamCAFile, bufferSeconds: configuration.streamBufferSeconds),
+            playlistDirectory: configuration.playlistDirectory, recordingsDirectory: configuration.mpdRecordingsDirectory,
             logger: logger)
 
         var serverLogger = logger

@@ -35,6 +35,8 @@ public struct DaemonConfiguration: Equatable, Sendable {
     public var musicDirectories: [String] = []
     /// Format, rate and channels of a recording when `recorder.start` does not say.
     public var recording = RecordingDefaults()
+    /// `record_flac_level`: libFLAC's compression level for FLAC takes (0–8).
+    public var recordFLACLevel = SndFileWriter.defaultFLACLevel
     /// `mixer`, `mixer_device`, `mixer_control`, `volume_on_start`; `replaygain`,
     /// `replaygain_preamp`, `replaygain_missing_preamp`, `replaygain_limit`.
     public var mixer = MixerSettings()
@@ -45,6 +47,9 @@ public struct DaemonConfiguration: Equatable, Sendable {
     public var mpdPassword: String?
     /// `mpd_recordings_dir`: the top-level MPD directory that holds the recordings tree.
     public var mpdRecordingsDirectory = "Recordings"
+    /// `playlist_dir`: where the stored playlists are (`NAME.m3u`, MPD's `playlist_directory`
+    /// format); nil: `playlists` in the data directory.
+    public var playlistDirectory: String?
     /// `http_listen`: where the web page, its WebSocket and the audio and upload routes are
     /// served (TCP `HOST:PORT` only); empty turns HTTP off.
     public var httpListen: [ListenAddress] = [.tcp(host: "127.0.0.1", port: 8480)]
@@ -127,12 +132,14 @@ public struct DaemonConfiguration: Equatable, Sendable {
         ("period_ms", "REEL_PERIOD_MS"), ("buffer_ms", "REEL_BUFFER_MS"),
         ("resume_on_start", "REEL_RESUME_ON_START"), ("media_roots", "REEL_MEDIA_ROOTS"), ("music_dirs", "REEL_MUSIC_DIRS"),
         ("record_format", "REEL_RECORD_FORMAT"), ("record_sample_rate", "REEL_RECORD_SAMPLE_RATE"),
-        ("record_channels", "REEL_RECORD_CHANNELS"), ("capture_preroll", "REEL_CAPTURE_PREROLL"), ("mixer", "REEL_MIXER"), ("mixer_device", "REEL_MIXER_DEVICE"),
+        ("record_channels", "REEL_RECORD_CHANNELS"), ("capture_preroll", "REEL_CAPTURE_PREROLL"),
+        ("record_flac_level", "REEL_RECORD_FLAC_LEVEL"), ("mixer", "REEL_MIXER"), ("mixer_device", "REEL_MIXER_DEVICE"),
         ("mixer_control", "REEL_MIXER_CONTROL"), ("volume_on_start", "REEL_VOLUME_ON_START"),
         ("replaygain", "REEL_REPLAYGAIN"), ("replaygain_preamp", "REEL_REPLAYGAIN_PREAMP"),
         ("replaygain_missing_preamp", "REEL_REPLAYGAIN_MISSING_PREAMP"), ("replaygain_limit", "REEL_REPLAYGAIN_LIMIT"),
         ("mpd_listen", "REEL_MPD_LISTEN"), ("mpd_password", "REEL_MPD_PASSWORD"),
-        ("mpd_recordings_dir", "REEL_MPD_RECORDINGS_DIR"), ("http_listen", "REEL_HTTP_LISTEN"),
+        ("mpd_recordings_dir", "REEL_MPD_RECORDINGS_DIR"), ("playlist_dir", "REEL_PLAYLIST_DIR"),
+        ("http_listen", "REEL_HTTP_LISTEN"),
         ("http_password", "REEL_HTTP_PASSWORD"), ("http_upload_limit", "REEL_HTTP_UPLOAD_LIMIT"),
         ("stream_ca_file", "REEL_STREAM_CA_FILE"), ("stream_buffer_seconds", "REEL_STREAM_BUFFER_SECONDS"),
     ]
@@ -335,6 +342,11 @@ public struct DaemonConfiguration: Equatable, Sendable {
                 throw ConfigurationError("\(source): \"\(value)\" is not a number of seconds from 0 to 600")
             }
             recording.capturePreroll = seconds
+        case "record_flac_level":
+            guard let level = Int(value), (0...8).contains(level) else {
+                throw ConfigurationError("\(source): \"\(value)\" is not a FLAC compression level from 0 to 8")
+            }
+            recordFLACLevel = level
         case "mixer":
             guard let kind = MixerKind(rawValue: value) else {
                 throw ConfigurationError("\(source): \"\(value)\" is not one of software, hardware, none")
@@ -388,6 +400,11 @@ public struct DaemonConfiguration: Equatable, Sendable {
                 throw ConfigurationError("\(source): \"\(value)\" is not a directory name (no \"/\", not empty)")
             }
             mpdRecordingsDirectory = value
+        case "playlist_dir":
+            guard value.hasPrefix("/") else {
+                throw ConfigurationError("\(source): the playlist directory \"\(value)\" is not an absolute path")
+            }
+            playlistDirectory = value
         case "http_listen":
             // Comma-separated (as in REEL_HTTP_LISTEN); `none` turns HTTP off. TCP only: a
             // browser cannot reach a Unix socket.

@@ -8,7 +8,8 @@ public struct ReconcileReport: Equatable, Sendable {
     /// Files in `audio/` that belong to no recording, moved to `lost+found/` (their names there).
     public var strayFiles: [String] = []
     /// Copies left by interrupted imports (`audio/.import-*.part`), removed: the source file
-    /// they were copied from was never taken in.
+    /// they were copied from was never taken in; and copies of takes getting their chapters
+    /// (`audio/.chapters-*.part`), removed: the take's own file is whole.
     public var partialImports: [String] = []
     /// Recordings whose audio file is gone: kept in the tree, marked missing, size 0.
     public var missingRecordings: [Item] = []
@@ -68,6 +69,14 @@ extension LibraryStore {
             let path = "\(audioDirectory)/\(entry.name)"
             if entry.isDirectory {
                 logger.warning("a directory in the audio directory is not Reel's; left alone", metadata: ["path": "\(path)"])
+                continue
+            }
+            if entry.name.hasPrefix(Self.chaptersCopyPrefix), entry.name.hasSuffix(Self.partialImportSuffix) {
+                // A recording's copy getting its chapters, cut short before it replaced the
+                // file (which is whole): the copy goes.
+                try? AudioFiles.removeIfPresent(path)
+                report.partialImports.append(entry.name)
+                logger.warning("removed an unfinished copy writing a recording's chapters", metadata: ["file": "\(path)"])
                 continue
             }
             if entry.name.hasPrefix(Self.partialImportPrefix), entry.name.hasSuffix(Self.partialImportSuffix) {

@@ -63,6 +63,7 @@ enum LibrarySchema {
             try db.execute(sql: replayGainSQL)
         }
         migrator.registerMigration("schedules") { db in try db.execute(sql: schedulesSQL) }
+        migrator.registerMigration("marks") { db in try db.execute(sql: marksSQL) }
         return migrator
     }
 

@@ -28,11 +28,14 @@ public struct Item: Equatable, Sendable {
     /// Tracks only: the audio file's absolute path, and its tags.
     public var file: String?
     public var tags: DisplayTags?
+    /// Recordings only, when read one at a time (`library.get`): its marks, by frame; nil in
+    /// listings (not read there).
+    public var marks: [Mark]?
 
     public init(
         id: String, kind: ItemKind, name: String, parent: String?, path: String, created: String,
         duration: Double? = nil, format: AudioFormat? = nil, size: Int64? = nil, readOnly: Bool = false,
-        file: String? = nil, tags: DisplayTags? = nil
+        file: String? = nil, tags: DisplayTags? = nil, marks: [Mark]? = nil
     ) {
         self.id = id
         self.kind = kind
@@ -46,6 +49,7 @@ public struct Item: Equatable, Sendable {
         self.readOnly = readOnly
         self.file = file
         self.tags = tags
+        self.marks = marks
     }
 
     public var isRoot: Bool { parent == nil }

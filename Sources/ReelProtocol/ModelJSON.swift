@@ -256,6 +256,7 @@ extension Item {
         if readOnly { object["readOnly"] = .bool(true) }
         if let file { object["file"] = .string(file) }
         if let tags { tags.add(to: &object) }
+        if let marks { object["marks"] = .array(marks.map(\.json)) }
         return object
     }
 
@@ -285,7 +286,28 @@ extension Item {
             parent: try reader.optionalString("parent"), path: try reader.string("path"),
             created: try reader.string("created"), duration: try reader.optionalDouble("duration"),
             format: format, size: size, readOnly: reader.object["readOnly"]?.boolValue ?? false,
-            file: try reader.optionalString("file"), tags: DisplayTags(jsonObject: reader.object))
+            file: try reader.optionalString("file"), tags: DisplayTags(jsonObject: reader.object),
+            marks: try Self.marks(reader, sampleRate: format?.sampleRate ?? 0))
+    }
+
+    private static func marks(_ reader: ObjectReader, sampleRate: Int) throws(JSONDecodingError) -> [Mark]? {
+        guard let value = reader.optional("marks"), !value.isNull else { return nil }
+        guard case .array(let values) = value else { throw JSONDecodingError("item.marks must be an array") }
+        var marks: [Mark] = []
+        for value in values {
+            let mark = try ObjectReader(value, as: "mark")
+            let at = try mark.double("at")
+            let frame = try mark.optionalInt("frame").map(Int64.init) ?? frameIndex(seconds: at, rate: Double(sampleRate))
+            marks.append(Mark(frame: frame, label: try mark.optionalString("label"), sampleRate: sampleRate))
+        }
+        return marks
+    }
+}
+
+extension Mark {
+    /// `{"at": seconds, "frame": frames from the start, "label": text|null}`.
+    public var json: JSONValue {
+        .object(["at": .double(seconds), "frame": .int(frame), "label": label.map(JSONValue.string) ?? .null])
     }
 }
 

@@ -13,13 +13,15 @@ import Darwin
 struct RecordCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "record",
-        abstract: "Record from the capture device into the tree.",
+        abstract: "Record from the capture device, what Reel plays, or a station into the tree.",
         discussion: """
             `reel record [FOLDER]` starts a recording in FOLDER (a tree path, default /; created \
             with its parents if it does not exist yet) and follows \
             it: on a terminal, the elapsed time and a level meter until Enter or Ctrl-C, which \
             stop it and keep it. When stdin is not a terminal, a line on stdin or SIGINT/SIGTERM \
-            stops it. With --detach it only starts. `reel record stop` and `reel record cancel` \
+            stops it. With --detach it only starts. `--from player` records what Reel plays \
+            (decoded, before the volume; nothing while paused); `--from URL` records a station \
+            without playing it. `reel record stop` and `reel record cancel` \
             end the recording in progress (cancel deletes it). A folder named like a \
             subcommand is written with its slash: `reel record /stop`.
             """,
@@ -36,6 +38,11 @@ struct RecordStartCommand: ParsableCommand {
 
     @Argument(help: ArgumentHelp("The tree path of the folder to record into.", valueName: "folder"))
     var folder: String = "/"
+
+    @Option(help: ArgumentHelp(
+        "What to record: capture (the capture device, the default), player (what Reel plays) or an http(s) URL (a station, not played).",
+        valueName: "source"))
+    var from: String?
 
     @Option(help: ArgumentHelp("The recording's name (default: Recording YYYY-MM-DD HH.MM.SS).", valueName: "name"))
     var name: String?
@@ -103,6 +110,9 @@ struct RecordStartCommand: ParsableCommand {
         if vox == nil && (hold != nil || minLength != nil) {
             throw ValidationError("--hold and --min-length go with --vox")
         }
+        if let from, RecordArguments.source(from) == nil {
+            throw ValidationError("--from must be capture, player or an http(s) URL, not \"\(from)\"")
+        }
         if let duration, !(duration > 0 && duration.isFinite) {
             throw ValidationError("--duration must be a positive number of seconds, not \(duration)")
         }
@@ -111,6 +121,7 @@ struct RecordStartCommand: ParsableCommand {
     func run() throws {
         var params: JSONObject = ["folderPath": .string(folder)]
         if let name { params["name"] = .string(name) }
+        if let from, let source = RecordArguments.source(from) { params["source"] = source }
         if let format { params["format"] = .string(format) }
         if let duration { params["maxDuration"] = .double(duration) }
         if let rate { params["sampleRate"] = .int(Int64(rate)) }
@@ -365,6 +376,17 @@ final class TerminalRecordDisplay: RecordDisplay {
 
 /// The record command's value syntaxes. Pure.
 enum RecordArguments {
+    /// `--from`: `capture`, `player`, or a URL (`scheme://…`; the daemon checks the scheme) →
+    /// `recorder.start`'s `source`; nil for anything else.
+    static func source(_ text: String) -> JSONValue? {
+        switch text {
+        case "capture", "player": return .string(text)
+        default:
+            guard let colon = text.firstIndex(of: ":"), colon != text.startIndex, text[colon...].hasPrefix("://") else { return nil }
+            return .object(["url": .string(text)])
+        }
+    }
+
     /// `90`, `90s`, `1.5s`, `15m`, `1h` → seconds; nil when not a positive duration.
     static func seconds(_ text: String) -> Double? {
         let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86400]

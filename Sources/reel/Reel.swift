@@ -29,10 +29,11 @@ struct Reel: ParsableCommand {
             AddCommand.self, QueueCommand.self, NextCommand.self, PreviousCommand.self, DeleteCommand.self,
             QueueMoveCommand.self, ClearCommand.self, RepeatCommand.self, RandomCommand.self, SingleCommand.self,
             ConsumeCommand.self, VolumeCommand.self, MuteCommand.self, ReplayGainCommand.self, OutputsCommand.self,
-            RecordCommand.self, InfoCommand.self,
+            RecordCommand.self, MarkCommand.self, InfoCommand.self,
             ListCommand.self, TreeCommand.self, MakeFolderCommand.self, MoveCommand.self, RenameCommand.self,
             RemoveCommand.self, SearchCommand.self, ImportCommand.self, ArtistsCommand.self, AlbumsCommand.self,
             ScanCommand.self, ScheduleCommand.self, SleepCommand.self,
+            PlaylistsCommand.self, PlaylistCommand.self, SaveCommand.self, LoadCommand.self,
         ])
 }
 

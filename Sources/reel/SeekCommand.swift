@@ -8,11 +8,12 @@ struct SeekCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "seek",
         abstract: "Jump to a position in the playing track.",
-        usage: "reel seek [--socket <path>] <position>",
+        usage: "reel seek [--socket <path>] <position> | --mark <n>",
         discussion: """
             POSITION is seconds (90, 12.5), m:ss (1:30) or h:mm:ss (1:02:03) from the start, \
             or an offset from where playback is now: +10, -5, +1:00. A negative offset needs \
-            no `--`: `reel seek -5` works.
+            no `--`: `reel seek -5` works. --mark N goes to the playing recording's mark N \
+            (0 for the first, in the order library.get lists them).
             """)
 
     @OptionGroup var connection: ConnectionOptions
@@ -24,7 +25,13 @@ struct SeekCommand: ParsableCommand {
         help: ArgumentHelp("Where to go: 90, 1:30, 1:02:03, +10 or -5.", valueName: "position"))
     var position: [String] = []
 
+    @Option(help: "Go to the playing recording's mark N (0 for the first).") var mark: Int?
+
     func validate() throws {
+        if mark != nil {
+            guard position.filter({ $0 != "--" }).isEmpty else { throw ValidationError("give a position or --mark, not both") }
+            return
+        }
         _ = try target()
     }
 
@@ -42,6 +49,11 @@ struct SeekCommand: ParsableCommand {
     }
 
     func run() throws {
+        if let mark {
+            let state = try playerCall(try connection.connect(), "player.seek", ["mark": .int(Int64(mark))])
+            Output.line(Output.summary(state))
+            return
+        }
         let params: JSONObject
         switch try target() {
         case .absolute(let seconds): params = ["position": .double(seconds)]

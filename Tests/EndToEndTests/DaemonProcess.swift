@@ -23,10 +23,11 @@ final class DaemonProcess: @unchecked Sendable {
     }
 
     /// Starts reeld with `--device device` and extra arguments; waits until its socket answers.
+    /// `dataDirectory` (else one of its own) lets a second reeld start on a first one's data.
     /// `wrapper` runs it under another command (`["/usr/bin/prlimit", "--nofile=64:64"]`).
     init(
         device: String = "null", arguments: [String] = [], environment: [String: String] = [:],
-        socketPath: String? = nil, wrapper: [String] = []
+        socketPath: String? = nil, wrapper: [String] = [], dataDirectory: String? = nil
     ) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("reel-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -34,7 +35,7 @@ final class DaemonProcess: @unchecked Sendable {
         logURL = directory.appendingPathComponent("reeld.log")
         FileManager.default.createFile(atPath: logURL.path, contents: nil)
         let reeldArguments =
-            ["--socket", self.socketPath, "--data-dir", directory.appendingPathComponent("data").path, "--device", device,
+            ["--socket", self.socketPath, "--data-dir", dataDirectory ?? directory.appendingPathComponent("data").path, "--device", device,
              "--log-level", "debug"] + arguments
         if let launcher = wrapper.first {
             process.executableURL = URL(fileURLWithPath: launcher)

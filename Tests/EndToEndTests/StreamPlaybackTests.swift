@@ -56,6 +56,26 @@ import Testing
         _ = try client.result("player.stop")
     }
 
+    @Test func anHLSStationPlaysLiveThroughFFmpeg() throws {
+        let server = try HLSServer()
+        let daemon = try DaemonProcess()
+        let client = try daemon.client()
+        let url = server.url("ts/live.m3u8")
+        let playing = try client.result("player.play", ["url": .string(url)])
+        #expect(playing["state"] == .string("playing"))
+        // Decoded audio came (the test daemon's device is not paced: it plays faster than the
+        // segments come, so the state goes between playing and buffering).
+        let status = try Self.waitFor(client) { $0["format"]?["codec"] == .string("aac") && ($0["position"]?.doubleValue ?? 0) > 1 }
+        #expect([.string("playing"), .string("buffering")].contains(status["stream"]?["state"]), "\(status)")
+        #expect((status["position"]?.doubleValue ?? 0) > 1, "\(status)")
+        #expect(status["source"]?["url"] == .string(url))
+        #expect(status["live"] == .bool(true))
+        #expect(status["duration"] == .null)
+        #expect(status["format"]?["codec"] == .string("aac"))
+        #expect(status["format"]?["sampleRate"] == .int(44100))
+        _ = try client.result("player.stop")
+    }
+
     @Test func urlsThatGiveNoAudioAreErrorsNamingThem() throws {
         let server = try StreamServer()
         let daemon = try DaemonProcess()
@@ -108,5 +128,31 @@ import Testing
         let refused = try CLI.run(["add", "ftp://127.0.0.1/a.mp3", "--socket", daemon.socketPath])
         #expect(refused.status != 0 && refused.stderr.contains("only http:// and https://"), "\(refused)")
         _ = try client.result("player.stop")
+    }
+    @Test func queueAddOfAStationPlaylistAddsItsStreamsAndAFailedPlayLeavesTheQueue() throws {
+        let server = try StreamServer()
+        let daemon = try DaemonProcess()
+        let client = try daemon.client()
+        let added = try client.result("queue.add", ["url": .string(server.url("/list.pls"))])
+        let sources = added["entries"]?.arrayValue?.map { $0["source"] ?? .null } ?? []
+        #expect(sources == [
+            .object(["url": .string(server.url("/live.mp3")), "name": .null, "title": .string("Live")]),
+            .object(["url": .string(server.url("/file.mp3")), "name": .null, "title": .string("File")]),
+        ], "\(added)")
+        let before = try client.result("queue.list")
+        let missing = server.url("/status/404")
+        guard case .failure(let error) = try client.call("player.play", ["url": .string(missing)], timeout: 60) else {
+            Issue.record("a 404 played")
+            return
+        }
+        #expect(error.message.contains(missing))
+        let after = try client.result("queue.list")
+        #expect(after == before, "a failed play {url} changed the queue")
+        guard case .failure(let refused) = try client.call("queue.add", ["url": .string(server.url("/missing.m3u"))]) else {
+            Issue.record("a missing playlist was added")
+            return
+        }
+        #expect(refused.message.contains("/missing.m3u"), "\(refused)")
+        #expect(try client.result("queue.list") == before)
     }
 }

@@ -17,13 +17,14 @@ final class StreamServer: @unchecked Sendable {
             .appendingPathComponent("Streams/stream_server.py").path
     }
 
-    init(seconds: Double = 3, extra: [String] = []) throws {
+    /// `source`: ffmpeg's lavfi source of the fixture (`%SECONDS%` replaced), a tone by default.
+    init(seconds: Double = 3, extra: [String] = [], source: String = "sine=frequency=440:duration=%SECONDS%:sample_rate=44100") throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("reel-streams-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         mp3Path = directory.appendingPathComponent("fixture.mp3").path
         try StreamServer.run(
             "/usr/bin/ffmpeg",
-            ["-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=440:duration=\(seconds):sample_rate=44100", "-ac", "2",
+            ["-v", "error", "-y", "-f", "lavfi", "-i", source.replacingOccurrences(of: "%SECONDS%", with: "\(seconds)"), "-ac", "2",
              "-c:a", "libmp3lame", "-b:a", "128k", "-id3v2_version", "0", "-write_xing", "0", "-f", "mp3", mp3Path])
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")

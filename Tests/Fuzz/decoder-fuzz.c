@@ -11,7 +11,9 @@
 //       Each run takes a seed file, mutates it (byte flips, truncation, chunk duplication and
 //       deletion, MP4 box sizes and fields, WavPack block and ADTS frame headers, huge sizes,
 //       splices), writes it to OUT/work/, and in a forked child opens it, reads it to its end
-//       (bounded), seeks a few times, reads after each seek, and closes it. A child that crashes,
+//       (bounded), seeks a few times, reads after each seek, and closes it; then opens it again
+//       as a stream (reel_ff_open_stream, its bytes in pieces of random sizes) and reads it to
+//       its end. A child that crashes,
 //       reports (ASan, UBSan, LeakSanitizer), breaks the API's contract, runs past the CPU or
 //       wall-time bound or past the RSS bound is a failure: its input and log are kept in
 //       OUT/failures/. Prints one summary line; exits 1 if any run failed.
@@ -135,6 +137,66 @@ static int64_t read_all(reel_ff_decoder *decoder, reel_ff_info info, void *buffe
     }
     (void)info;
     return total;
+}
+
+/// A file's bytes handed out as a stream's are: in pieces of random sizes (1 to 8192 bytes).
+typedef struct {
+    uint8_t *data;
+    size_t size;
+    size_t at;
+} stream_source;
+
+static int stream_read(void *context, uint8_t *buffer, int size) {
+    stream_source *source = context;
+    if (size <= 0) fail_contract("the stream's read was asked for %d bytes", size);
+    size_t left = source->size - source->at;
+    if (left == 0) return 0;
+    size_t piece = 1 + (size_t)below(8192);
+    if (piece > (size_t)size) piece = (size_t)size;
+    if (piece > left) piece = left;
+    memcpy(buffer, source->data + source->at, piece);
+    source->at += piece;
+    return (int)piece;
+}
+
+/// The same file through `reel_ff_open_stream` (not seekable, bounded probe), read to its end:
+/// what a URL that sends it does.
+static void exercise_stream(const char *path) {
+    FILE *file = fopen(path, "rb");
+    if (file == NULL) return;
+    stream_source source = {0};
+    size_t capacity = 1 << 16;
+    source.data = malloc(capacity);
+    size_t got;
+    while (source.data != NULL && (got = fread(source.data + source.size, 1, capacity - source.size, file)) > 0) {
+        source.size += got;
+        if (source.size == capacity) {
+            capacity *= 2;
+            uint8_t *larger = realloc(source.data, capacity);
+            if (larger == NULL) free(source.data);
+            source.data = larger;
+        }
+    }
+    fclose(file);
+    if (source.data == NULL) return;
+    char message[512];
+    memset(message, 0x55, sizeof message);
+    reel_ff_status status = (reel_ff_status)-1;
+    reel_ff_decoder *decoder = reel_ff_open_stream(stream_read, &source, 256 << 10, 3000000, &status, message, sizeof message);
+    if (decoder == NULL) {
+        if (status < REEL_FF_UNSUPPORTED || status > REEL_FF_UNKNOWN_FORMAT) fail_contract("reel_ff_open_stream failed with status %d", status);
+        check_message(message, sizeof message, "reel_ff_open_stream");
+    } else {
+        reel_ff_info info = reel_ff_get_info(decoder);
+        size_t frame_bytes = (size_t)info.channels * (size_t)(info.bits / 8);
+        uint8_t *buffer = malloc(4096 * frame_bytes);
+        if (buffer == NULL) fail_contract("out of memory");
+        int error = 0, runaway = 0;
+        read_all(decoder, info, buffer, 4096, -1, &error, &runaway);
+        free(buffer);
+        reel_ff_close(decoder);
+    }
+    free(source.data);
 }
 
 /// Open, read to the end, seek and read after each seek, close: what playing does, and more.
@@ -656,6 +718,7 @@ static void child(const char *path, const char *log, uint64_t run_seed) {
     pthread_detach(thread);
     rng_state = run_seed ^ 0xD1B54A32D192ED03ULL;
     outcome result = exercise(path);
+    exercise_stream(path);
     // Tell the parent what happened through the exit code's low bits: 0..63 are outcomes.
     int code = result.opened ? (result.read_error ? 1 : 0) | (result.runaway ? 2 : 0) : 8 + (int)result.status;
     exit(code);
@@ -827,6 +890,7 @@ static int replay(int count, char **paths) {
         printf("%s: ", paths[i]);
         fflush(stdout);
         outcome result = exercise(paths[i]);
+        exercise_stream(paths[i]);
         if (result.opened) {
             printf("opened, %lld frames read%s%s\n", (long long)result.frames_read, result.read_error ? ", a read failed" : "",
                    result.runaway ? ", runaway" : "");

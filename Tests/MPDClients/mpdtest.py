@@ -462,12 +462,16 @@ class ReelServer(Server):
         args = [str(self.reeld), "--socket", str(self.socket), "--data-dir", str(self.dir / "data"),
                 "--device", device, "--mpd-listen", f"{self.host}:{self.port}",
                 "--mpd-listen", str(self.unix), "--http-listen", "none"]
+        # The stored playlists where MPD's are (MPDServer: playlist_directory).
+        (self.dir / "playlists").mkdir(exist_ok=True)
+        args_env_playlists = str(self.dir / "playlists")
         if self.password:
             args += ["--mpd-password", self.password]
         env = dict(os.environ, REEL_CONFIG="/dev/null")
         for key in list(env):
-            if key.startswith("REEL_MPD_") or key in ("REEL_SOCKET", "REEL_MUSIC_DIRS"):
+            if key.startswith("REEL_MPD_") or key in ("REEL_SOCKET", "REEL_MUSIC_DIRS", "REEL_PLAYLIST_DIR"):
                 del env[key]
+        env["REEL_PLAYLIST_DIR"] = args_env_playlists
         if self.music is not None:
             # A list: several music folders (reeld only).
             folders = self.music if isinstance(self.music, list) else [self.music]

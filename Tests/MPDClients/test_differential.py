@@ -17,7 +17,7 @@ import pytest
 
 import mpdtest
 from mpdtest import Raw, today
-from transcripts import MUSIC_TRANSCRIPTS, TRANSCRIPTS
+from transcripts import MUSIC_TRANSCRIPTS, SEED_PLAYLIST, TRANSCRIPTS
 
 READ_TIMEOUT = mpdtest.DEADLINE / 2
 
@@ -97,6 +97,11 @@ def reset(server):
             c.ok(command)
         mpdtest.wait_for(lambda: (s := c.status())["state"] == "stop" and s["playlistlength"] == "0",
                          what="the reset state")
+        # The stored playlists: only seed.m3u (transcripts.SEED_PLAYLIST).
+        for line in c.ok("listplaylists"):
+            if line.startswith("playlist: "):
+                c.ok(f'rm "{line.split(": ", 1)[1]}"')
+    (server.dir / "playlists" / "seed.m3u").write_bytes(SEED_PLAYLIST)
 
 
 def substitute(line: str, other: Raw) -> str:

@@ -161,3 +161,44 @@ def test_media_library_browses_the_music_folder_by_artist_and_album(make_server,
         assert rows_with(screen, "01 - Dawn") and rows_with(screen, "03 - Dusk")
     finally:
         session.close()
+
+
+def test_playlist_editor_saves_opens_and_edits_a_playlist(server, ncmpcpp):
+    """ncmpcpp's playlist editor on the stored playlists: `S` on the playlist screen saves the
+    queue (save), key 5 opens the editor (listplaylists, listplaylistinfo), Delete on an entry
+    edits the playlist (playlistdelete), and another client's change shows (idle
+    stored_playlist)."""
+    tmux = ncmpcpp
+    tmux.wait(lambda s: rows_with(s, "Playlist (3 items") and titles_in_order(s, TITLES), "the playlist screen")
+    tmux.keys("S")
+    tmux.wait(lambda s: rows_with(s, "Save playlist as"), "the save prompt")
+    tmux.keys("Evening", "Enter")
+    with server.authed() as c:
+        wait_for(lambda: c.cmd("listplaylist Evening") == [f"file: {u}" for u in LISTALL_ORDER[:3]] + ["OK"],
+                 what="the queue saved as Evening")
+
+    # The playlist editor lists the playlists, and the selected one's entries.
+    tmux.keys("5")
+    screen = tmux.wait(lambda s: rows_with(s, "Evening") and titles_in_order(s, TITLES), "the playlist editor")
+
+    # To the entries column, then Delete removes the selected (first) entry from the file.
+    tmux.keys("Right")
+    tmux.keys("DC")
+    with server.authed() as c:
+        wait_for(lambda: c.cmd("listplaylist Evening") == [f"file: {u}" for u in LISTALL_ORDER[1:3]] + ["OK"],
+                 what="the first entry deleted by ncmpcpp")
+    tmux.wait(lambda s: not rows_with(s, TITLES[0]) and titles_in_order(s, TITLES[1:]), "the editor after the delete")
+
+    # Another client adds to it: the editor follows (idle stored_playlist).
+    with server.authed() as c:
+        c.ok("playlistadd Evening Recordings/Notes/idea.flac")
+    tmux.wait(lambda s: titles_in_order(s, TITLES[1:] + ["idea"]), "the entry another client added")
+
+    # Opening it: back to the playlists column, Enter adds it to the queue.
+    with server.authed() as c:
+        c.ok("clear")
+    tmux.keys("Left", "Enter")
+    with server.authed() as c:
+        wait_for(lambda: [l.split(":", 1)[1] for l in c.ok("playlist")] ==
+                 [f"file: {u}" for u in LISTALL_ORDER[1:3]] + ["file: Recordings/Notes/idea.flac"],
+                 what="the playlist loaded into the queue by ncmpcpp")

@@ -116,6 +116,37 @@ def test_sync_client_like_home_assistant(server):
         client.disconnect()
 
 
+def test_home_assistant_source_list_loads_and_plays_a_playlist(server):
+    """Home Assistant's source list: `listplaylists` names the stored playlists, picking one
+    `clear`s, `load`s it and `play`s (its `async_select_source`). The playlist is saved from the
+    queue over the same protocol, so it is in the server's playlist directory as MPD keeps it."""
+    client = sync_client(server)
+    try:
+        assert client.listplaylists() == []
+        client.add("Recordings/Notes")
+        client.add("Recordings/Meetings/Standup.flac")
+        client.save("Evening")
+        client.clear()
+        playlists = client.listplaylists()
+        assert [p["playlist"] for p in playlists] == ["Evening"]
+        assert "last-modified" in playlists[0]
+        assert [s["file"] for s in client.listplaylistinfo("Evening")] == [
+            "Recordings/Notes/idea.flac", "Recordings/Notes/Memo.wav", "Recordings/Meetings/Standup.flac"]
+        # async_select_source: clear, load, play.
+        client.clear()
+        client.load("Evening")
+        client.play()
+        wait_for(lambda: client.status()["state"] == "play", what="play after load")
+        assert client.currentsong()["file"] == "Recordings/Notes/idea.flac"
+        assert int(client.status()["playlistlength"]) == 3
+        client.stop()
+        with pytest.raises(mpd.CommandError) as error:
+            client.load("Nothing")
+        assert str(error.value) == "[50@0] {load} No such playlist"
+    finally:
+        client.disconnect()
+
+
 def test_sync_idle(server):
     """The sync client's blocking idle() (python-mpd2 3 has no noidle on it: raw tests cover that)."""
     idler = sync_client(server)

@@ -739,6 +739,28 @@ TRANSCRIPTS: dict[str, list[str]] = {
         "sendmessage c1 after",
         "readmessages",
     ],
+    # upmpdcli names what a stream plays with addtagid; a stream's tags until it plays (no
+    # network: add fetches nothing).
+    "addtagid and cleartagid": [
+        "addid http://127.0.0.1:9/station.mp3",
+        "addid Recordings/Notes/idea.flac",
+        'addtagid {id@0} Title "Set by a client"',
+        "addtagid {id@0} artist Someone",
+        "addtagid {id@0} Album Record",
+        "addtagid {id@0} Foo Bar",
+        "addtagid 99999 Title X",
+        "addtagid {id@1} Title X",
+        "cleartagid {id@1}",
+        "cleartagid {id@1} Title",
+        "cleartagid {id@0} Foo",
+        "addtagid {id@0}",
+        "playlistinfo",
+        "cleartagid {id@0} Artist",
+        "playlistid {id@0}",
+        "cleartagid {id@0}",
+        "playlistid {id@0}",
+        "cleartagid 99999",
+    ],
 }
 
 # Run against servers whose database also holds the generated collection (collection.py): MPD
@@ -871,3 +893,97 @@ MUSIC_TRANSCRIPTS: dict[str, list[str]] = {
         "albumart x",
     ],
 }
+
+# Stored playlists, on servers whose playlist directories start each transcript holding only
+# `seed.m3u` (test_differential.reset): a music file, a recording, a URL, a comment and a file
+# that is not there. (A line that is not UTF-8 MPD lists as an entry with U+FFFD in it; Reel
+# keeps it in the file as it was and reports it, never as an entry: MPD-REPLIES.md.)
+SEED_PLAYLIST = (b"#EXTM3U\n"
+                 b"Alpha Band/First Light/01 Dawn.flac\n"
+                 b"Recordings/Meetings/Standup.flac\n"
+                 b"http://radio.example/stream\n"
+                 b"Gone/missing.flac\n"
+                 b"Various/Compilation/02 Other.opus\n")
+
+MUSIC_TRANSCRIPTS.update({
+    "playlists: list, listplaylist, listplaylistinfo": [
+        "listplaylists",
+        "listplaylist seed",
+        "listplaylistinfo seed",
+        "listplaylist nothing",
+        "listplaylistinfo nothing",
+        'listplaylist ""',
+        "listplaylist a/b",
+    ],
+    "playlists: save, load, rm": [
+        'add "Alpha Band/First Light"',
+        "add Recordings/Meetings/Standup.flac",
+        "save mine",
+        "save mine",
+        "listplaylist mine",
+        "listplaylistinfo mine",
+        "clear",
+        "load mine",
+        "playlist",
+        "load mine 1:3",
+        "playlist",
+        "load mine 0:1 1",
+        "playlist",
+        "load nothing",
+        "clear",
+        "load seed",
+        "playlist",
+        "rm mine",
+        "rm mine",
+        "listplaylists",
+        "save a/b",
+        'save ""',
+    ],
+    "playlists: edits": [
+        'playlistadd new "Alpha Band/First Light/02 Noon.flac"',
+        "playlistadd new Recordings/Notes",
+        "playlistadd new http://radio.example/other",
+        "listplaylist new",
+        'playlistadd new "Alpha Band/First Light/01 Dawn.flac" 1',
+        "listplaylist new",
+        "playlistadd new nothing/here",
+        "playlistmove new 0 3",
+        "listplaylist new",
+        "playlistmove new 0 9",
+        "playlistdelete new 1",
+        "listplaylist new",
+        "playlistdelete new 9",
+        "playlistdelete nothing 0",
+        "rename new renamed",
+        "rename nothing other",
+        "rename renamed seed",
+        "rename renamed a/b",
+        "listplaylist renamed",
+        "playlistclear renamed",
+        "listplaylist renamed",
+        "playlistclear fresh",
+        "listplaylist fresh",
+        'searchaddpl found album "First Light"',
+        "listplaylist found",
+        'searchaddpl found2 album "No Such Album"',
+        "listplaylist found2",
+        "listplaylist seed",
+    ],
+    "playlists: stored_playlist idle events": [
+        "> idle stored_playlist playlist",
+        "@ save idled",
+        "<",
+        "> idle stored_playlist",
+        "@ playlistadd idled Recordings/Notes/idea.flac",
+        "<",
+        "> idle stored_playlist",
+        "@ rename idled idled2",
+        "<",
+        "> idle stored_playlist",
+        "@ rm idled2",
+        "<",
+        "> idle stored_playlist playlist",
+        "@ load seed",
+        "<",
+    ],
+})

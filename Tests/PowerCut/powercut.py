@@ -1,7 +1,7 @@
 """Power cuts under reeld: its data directory on cutfs, the power cut at random moments.
 
     python3 Tests/PowerCut/powercut.py --reeld BIN --cutfs BIN --work DIR [--cuts N] [--seed S]
-        [--modes plain,library] [--formats flac,wav,ogg,opus] [--max-loss SECONDS]
+        [--modes plain,library,mixed,segmented] [--formats flac,wav,ogg,opus] [--max-loss SECONDS]
 
 Needs PULSE_SERVER (a PulseAudio whose default source paces the capture: scripts/test-powercut
 and bench/powercut start a private null sink) and /dev/fuse. Every cycle mounts cutfs over
@@ -21,8 +21,10 @@ reeld starts (repairing and reconciling), and the checks run:
   - every listed recording has its audio file, and decodes; the database is intact.
 
 A mode is a class with `run(harness)` (the driver, in a thread of its own: it sends requests
-and records each answered one in the model) and a name in MODES: new recorder modes (segments,
-triggered takes) add a class. Exit status 0 when every check passed; the last line says how
+and records each answered one in the model) and a name in MODES: `plain` (takes), `library`
+(library writes), `mixed` (both at once), `segmented` (sessions of 1 s segments, whose takes
+must join into the ramp). A triggered mode would add a class (the ramp is always loud: it needs a
+capture input with silences). Exit status 0 when every check passed; the last line says how
 many cuts were made and the worst loss.
 """
 import argparse
@@ -288,6 +290,49 @@ class LibraryWrites(Mode):
             model.in_flight.pop(self.name, None)
 
 
+class SegmentedRecording(Mode):
+    """One segmented session after another (`segmentSeconds: 1`: a new take every second of
+    captured frames, `NAME 001`, `NAME 002`, ...), each stopped after 0.5-5 s or cut by the
+    power. The segments are not answered one by one: each listed one must decode, the ones of
+    the session cut must join into the ramp from its start (lossless) and together lose at
+    most --max-loss against what the session had captured."""
+    name = "segmented"
+
+    def run(self, h):
+        rpc = RPC(h.reeld_process.socket)
+        model = h.model
+        while not h.cutting.is_set():
+            codec = h.random.choice(h.formats)
+            with model.lock:
+                folder = h.random.choice(model.folders())
+            name = f"seg {h.cycle} {h.random.randrange(10**6)}"
+            model.in_flight[self.name] = ("recorder.start", set())
+            try:
+                state = rpc.call("recorder.start", {"format": codec, "folder": folder, "name": name, "segmentSeconds": 1})
+            except RPC.ReplyError as error:
+                model.in_flight.pop(self.name, None)
+                if error.reason in ("not_found", "name_taken", "busy"):
+                    time.sleep(0.05)
+                    continue
+                raise
+            item = state["item"]
+            with model.lock:
+                model.add(item)
+                model.in_flight.pop(self.name, None)
+            h.current_series = (item["parent"], name, codec)
+            h.wait_or_cut(h.random.uniform(0.5, 5.0))
+            if h.cutting.is_set():
+                return
+            model.in_flight[self.name] = ("recorder.stop", set())
+            try:
+                rpc.call("recorder.stop")
+            except RPC.ReplyError as error:
+                if error.reason != "not_recording":
+                    raise
+            model.in_flight.pop(self.name, None)
+            h.current_series = None
+
+
 class Mixed(Mode):
     """Recording and library writes at once."""
     name = "mixed"
@@ -299,7 +344,7 @@ class Mixed(Mode):
         other.join()
 
 
-MODES = {mode.name: mode for mode in (PlainRecording, LibraryWrites, Mixed)}
+MODES = {mode.name: mode for mode in (PlainRecording, LibraryWrites, Mixed, SegmentedRecording)}
 
 
 # ---- The harness.
@@ -324,6 +369,8 @@ class Harness:
         self.fs = None
         self.reeld_process = None
         self.current_take = None
+        # A segmented session being recorded: (folder id, its name, codec).
+        self.current_series = None
         self.cutting = threading.Event()
         self.driver_errors = []
         self.stats = {"takes finished": 0, "takes cut": 0, "library changes": 0, "strays": 0}
@@ -373,6 +420,7 @@ class Harness:
         mode = self.random.choice(self.modes)
         self.cutting.clear()
         self.current_take = None
+        self.current_series = None
         driver = threading.Thread(target=self.guarded, args=(mode,), daemon=True)
         driver.start()
         at = self.random.uniform(0.3, 6.0)
@@ -388,9 +436,14 @@ class Harness:
         in_flight = list(self.model.in_flight.values())
         self.model.in_flight = {}
         cut_take = None
+        series = self.current_series
         if status and status["state"] == "recording" and status["item"]:
+            # `elapsed` is the session's: for a segmented one, of all its takes together.
             captured = status["elapsed"] + (stopped - asked)
-            cut_take = (status["item"]["id"], captured, status["format"]["codec"])
+            if status.get("series") and series:
+                cut_take = (("series",) + series, captured, series[2])
+            else:
+                cut_take = (status["item"]["id"], captured, status["format"]["codec"])
         log(f"cycle {self.cycle}: {mode.name}, cut after {at:.2f} s"
             + (f" while recording {cut_take[2]} ({cut_take[1]:.2f} s captured)" if cut_take else "")
             + "".join(f", {method} unanswered" for method, _ in in_flight))
@@ -495,6 +548,35 @@ class Harness:
                 self.fail(f"{where}: lost {loss:.3f} s (captured {captured:.3f} s, kept {frames / RATE:.3f} s)")
         self.model.verified[item["id"]] = os.path.getsize(path)
 
+    def check_series(self, takes, codec, captured):
+        """The takes of a segmented session cut by the power, in order: each decodes, lossless
+        ones join into the ramp exactly (no gap, no overlap), and all together lost at most
+        --max-loss against what the session had captured."""
+        where = f"cycle {self.cycle}: segmented session ({codec}, {len(takes)} takes)"
+        self.stats["takes cut"] += 1
+        self.stats["segmented sessions cut"] = self.stats.get("segmented sessions cut", 0) + 1
+        joined, frames = b"", 0
+        for item in takes:
+            path = self.audio_file(item)
+            if not os.path.exists(path):
+                continue  # reported by the listing check
+            samples, complaints = self.decode(path)
+            if complaints and not item.get("duration") and codec in ("opus", "vorbis", "ogg"):
+                self.stats["empty ogg takes"] = self.stats.get("empty ogg takes", 0) + 1
+                samples, complaints = b"", ""
+            if complaints:
+                self.fail(f"{where}: {item['path']} does not decode cleanly: {complaints[:300]}")
+                return
+            joined += samples
+            frames += len(samples) // 2
+        if codec in LOSSLESS and joined != self.ramp[:len(joined)]:
+            first = next(i for i in range(0, len(joined), 2) if joined[i:i + 2] != self.ramp[i:i + 2]) // 2
+            self.fail(f"{where}: frame {first} of the joined {frames} is not the ramp's")
+        loss = captured - frames / RATE
+        self.losses.append((loss, codec + " segmented"))
+        if loss > self.max_loss:
+            self.fail(f"{where}: lost {loss:.3f} s (captured {captured:.3f} s, kept {frames / RATE:.3f} s)")
+
     def check_after_restart(self, in_flight, cut_take):
         m = self.model
         rpc = self.reeld_process.rpc
@@ -515,6 +597,15 @@ class Harness:
         for item_id in m.deleted - uncertain:
             if item_id in tree:
                 self.fail(f"{where}: {tree[item_id]['path']} is back after its deletion was answered")
+        # A segmented session cut: its takes join into the ramp and lose at most --max-loss.
+        series_ids = set()
+        if cut_take and isinstance(cut_take[0], tuple):
+            _, folder, name, codec = cut_take[0]
+            takes = sorted((i for i in tree.values() if i["kind"] == "recording" and i["parent"] == folder
+                            and i["name"].startswith(name + " ") and i["name"][len(name) + 1:].isdigit()),
+                           key=lambda i: int(i["name"][len(name) + 1:]))
+            series_ids = {i["id"] for i in takes}
+            self.check_series(takes, codec, cut_take[1])
         # Every listed recording has its file, and it decodes.
         audio = os.path.join(self.data, "audio")
         for item in tree.values():
@@ -531,6 +622,8 @@ class Harness:
                         if a.read() != b.read():
                             self.fail(f"{where}: import {item['path']} does not hold the source's bytes")
                     m.verified[item["id"]] = os.path.getsize(path)
+            elif item["id"] in series_ids:
+                m.verified[item["id"]] = os.path.getsize(path)
             elif cut_take and item["id"] == cut_take[0]:
                 self.stats["takes cut"] += 1
                 self.check_take(item, cut_take[2], captured=cut_take[1])
@@ -718,12 +811,14 @@ def main():
     parser.add_argument("--work", required=True, help="an empty directory for the disk, the mount and logs")
     parser.add_argument("--cuts", type=int, default=5)
     parser.add_argument("--seed", type=int, default=None)
-    parser.add_argument("--modes", default="plain,library,mixed", help=f"any of {', '.join(MODES)}")
+    parser.add_argument("--modes", default="plain,library,mixed,segmented", help=f"any of {', '.join(MODES)}")
     parser.add_argument("--crash-points", default="",
                         help=f"first cut at every sync of these operations in turn ({', '.join(Harness.CRASH_OPS)}, or all)")
     parser.add_argument("--formats", default="flac,wav,ogg,opus")
     parser.add_argument("--max-loss", type=float, default=1.5,
-                        help="seconds a cut take may lose: the second between syncs plus the writer's drain")
+                        help="seconds a cut take may lose: the half second between syncs, the writer's drain and "
+                        "the encoder's lag, with a margin for a loaded machine (the bound counts the time from "
+                        "the last status to the cut)")
     args = parser.parse_args()
     if args.seed is None:
         args.seed = random.randrange(10**9)

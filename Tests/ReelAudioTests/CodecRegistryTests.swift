@@ -42,7 +42,7 @@ import Testing
             defer { buffer.deallocate() }
             samples.withUnsafeBytes { buffer.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
             try writer.write(buffer, frames: samples.count)
-            writer.close()
+            try writer.close()
             // What the writer made plays as the registry's codec, and its repair leaves it playing.
             #expect(try AudioFileOpener.open(path: path).format.codec == codec.name)
             let repaired = try RecordingRepair.repair(path: path, codec: format)

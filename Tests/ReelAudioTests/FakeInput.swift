@@ -89,6 +89,9 @@ final class MemoryWriter: RecordingWriter, @unchecked Sendable {
         var failAfterFrames: Int?
         var failure = ReelError(.diskFull, "the disk holding the recording is full")
         var channels = 1
+        /// Syncs (and the sync of a close) fail with this, from the `failSyncsAfter`th sync on.
+        var syncFailure: ReelError?
+        var failSyncsAfter = 0
     }
 
     var state: State { lock.current }
@@ -107,6 +110,19 @@ final class MemoryWriter: RecordingWriter, @unchecked Sendable {
         if delay > 0 { usleep(delay) }
     }
 
-    func sync() { lock.withLock { $0.syncs += 1 } }
-    func close() { lock.withLock { $0.closed = true } }
+    func sync() throws(ReelError) {
+        let failure = lock.withLock { state -> ReelError? in
+            state.syncs += 1
+            return state.syncs > state.failSyncsAfter ? state.syncFailure : nil
+        }
+        if let failure { throw failure }
+    }
+
+    func close() throws(ReelError) {
+        let failure = lock.withLock { state -> ReelError? in
+            state.closed = true
+            return state.syncFailure
+        }
+        if let failure { throw failure }
+    }
 }

@@ -76,7 +76,7 @@ import Testing
             path: path, codec: codec, format: PCMFormat(sample: .s16, sampleRate: rate, channels: 2))
         let frames = Array(samples)
         try frames.withUnsafeBytes { raw in try writer.write(raw.baseAddress!, frames: frames.count / 2) }
-        writer.close()
+        try writer.close()
         return path
     }
 
@@ -232,7 +232,7 @@ import Testing
         let writer = try SndFileWriter(path: path, codec: "wav", format: PCMFormat(sample: .s16, sampleRate: 44100, channels: 2))
         let frames = Array(samples)
         try frames.withUnsafeBytes { raw in try writer.write(raw.baseAddress!, frames: frames.count / 2) }
-        writer.close()
+        try writer.close()
         return path
     }
 

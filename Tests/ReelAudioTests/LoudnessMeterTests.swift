@@ -64,8 +64,8 @@ import Testing
         defer { buffer.deallocate() }
         samples.withUnsafeBytes { buffer.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
         try writer.write(buffer, frames: samples.count / 2)
-        writer.sync()
-        writer.close()
+        try writer.sync()
+        try writer.close()
         #expect(inner.state.samples == samples)
         #expect(inner.state.closed)
         #expect(abs((meter.loudness ?? 0) - -20) < 0.1)

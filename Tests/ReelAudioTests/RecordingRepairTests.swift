@@ -35,9 +35,9 @@ import Testing
                 frame += frames
             }
         }
-        writer.sync()
+        try writer.sync()
         try FileManager.default.copyItem(atPath: live, toPath: copy)
-        writer.close()
+        try writer.close()
         try FileManager.default.removeItem(atPath: live)
         return (copy, samples)
     }
@@ -137,10 +137,10 @@ import Testing
         let path = directory.appendingPathComponent("new.\(codec)").path
         let writer = try CaptureEngine.liveWriter(
             CaptureRequest(path: path, codec: codec, format: PCMFormat(sample: .s16, sampleRate: 48000, channels: 1)))
-        writer.sync()
+        try writer.sync()
         let copy = directory.appendingPathComponent("cut-\(UUID().uuidString).\(codec)").path
         try FileManager.default.copyItem(atPath: path, toPath: copy)
-        writer.close()
+        try writer.close()
         #expect(RecordingRepair.fileSize(copy) > 0, "\(codec): nothing written before the first audio")
         // An Ogg stream of headers only (Vorbis, Opus) is whole but has no audio page to count:
         // libsndfile and ffmpeg refuse to open it, so only the lossless ones repair to 0 frames.

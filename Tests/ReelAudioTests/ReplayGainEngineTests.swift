@@ -18,7 +18,7 @@ import Testing
         let writer = try SndFileWriter(path: path, codec: "wav", format: PCMFormat(sample: .s16, sampleRate: 44100, channels: 2))
         let samples = [Int16](repeating: level, count: frames * 2)
         try samples.withUnsafeBytes { raw in try writer.write(raw.baseAddress!, frames: frames) }
-        writer.close()
+        try writer.close()
         return path
     }
 

@@ -40,7 +40,8 @@ import Testing
     }
 
     @Test func aLiveStreamKeepsBeingReceivedWhileNobodyReadsAndTheOldestBytesGo() {
-        let buffer = StreamBuffer(capacity: 10, overwrites: true)
+        // A reader is idle at once here (`idleReaderSeconds: 0`): as when paused.
+        let buffer = StreamBuffer(capacity: 10, overwrites: true, idleReaderSeconds: 0)
         #expect(Self.write(buffer, Array(0..<6)))
         #expect(Self.read(buffer, 2) == [0, 1])
         // Paused: 4 then 6 more bytes come; the writer never waits.
@@ -65,6 +66,27 @@ import Testing
         }
         got += Self.read(buffer, 100)
         #expect(got == (0..<200).map { UInt8($0) })
+        #expect(!buffer.takeOverrun())
+    }
+
+    /// A server that sends faster than the stream plays (or without end) while the reader reads
+    /// is held back: the writer waits, nothing is dropped (and nothing burns the CPU).
+    @Test func aLiveStreamsWriterWaitsWhileTheReaderReads() {
+        let buffer = StreamBuffer(capacity: 4, overwrites: true, idleReaderSeconds: 600)
+        #expect(Self.read(buffer, 1) == [])
+        let written = Locked<Bool?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let writer = Thread {
+            let ok = Self.write(buffer, [1, 2, 3, 4, 5, 6])
+            written.withLock { $0 = ok }
+            done.signal()
+        }
+        writer.start()
+        #expect(waitUntil { buffer.available == 4 })
+        #expect(written.withLock { $0 } == nil, "waiting for the reader")
+        #expect(Self.read(buffer, 3) == [1, 2, 3])
+        #expect(done.wait(timeout: .now() + 60) == .success)
+        #expect(Self.read(buffer, 10) == [4, 5, 6])
         #expect(!buffer.takeOverrun())
     }
 
@@ -155,8 +177,18 @@ import Testing
 }
 
 @Suite struct StreamTitleMarkTests {
+    /// A decoder that does not place titles (FFmpeg's): the last title received is on air.
+    @Test func withoutADecoderPlacingThemTheLastTitleReceivedIsOnAir() {
+        let stream = HTTPStream(url: "http://127.0.0.1:1/live.aac", configuration: StreamConfiguration())
+        #expect(stream.title(atFrame: 0).title == nil)
+        stream.noteTitleReceived("A", at: 16_000)
+        #expect(stream.title(atFrame: 0).title == "A" && stream.title(atFrame: 0).next == nil)
+        #expect(stream.current.title == "A")
+    }
+
     @Test func aTitleIsHeardFromTheFrameOfTheAudioItNamesNotWhenItArrives() {
         let stream = HTTPStream(url: "http://127.0.0.1:1/live.mp3", configuration: StreamConfiguration())
+        stream.placeTitlesByDecoding()  // as libmpg123's reader does when it opens
         // Received with the bytes: "A" names the audio from byte 16,000 on, "B" from 48,000.
         stream.noteTitleReceived("A", at: 16_000)
         stream.noteTitleReceived("B", at: 48_000)

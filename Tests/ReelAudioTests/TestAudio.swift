@@ -61,7 +61,7 @@ enum TestAudio {
         try samples.withUnsafeBytes { raw in
             try writer.write(raw.baseAddress!, frames: samples.count / channels)
         }
-        writer.close()
+        try writer.close()
         return samples
     }
 
@@ -76,7 +76,7 @@ enum TestAudio {
         try samples.withUnsafeBytes { raw in
             try writer.write(raw.baseAddress!, frames: samples.count / channels)
         }
-        writer.close()
+        try writer.close()
         defer { try? FileManager.default.removeItem(atPath: wav) }
         try run("/usr/bin/lame", ["--quiet"] + lameArguments + [wav, path])
     }

@@ -144,10 +144,13 @@ final class RampInput: PCMInput, @unchecked Sendable {
         #expect(try store.inProgressRecordings().isEmpty)
     }
 
+    /// A recorder without a player cannot record what plays; a station that does not answer is
+    /// `unreachable`, naming it. Nothing is created either way.
     @Test(arguments: [
-        (RecordingSource.player, "player"), (RecordingSource.url("http://example.org/x"), "http://example.org/x"),
+        (RecordingSource.player, "player", ErrorReason.unsupportedFormat),
+        (RecordingSource.url("http://127.0.0.1:1/x"), "http://127.0.0.1:1/x", ErrorReason.unreachable),
     ])
-    func sourcesNotServedYetAreAClearError(source: RecordingSource, named: String) throws {
+    func sourcesThatCannotBeRecordedAreAClearError(source: RecordingSource, named: String, reason: ErrorReason) throws {
         let (recorder, store, directory) = try recorder()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var request = RecordingRequest(name: "X")
@@ -156,9 +159,10 @@ final class RampInput: PCMInput, @unchecked Sendable {
             Issue.record("source \(named) was accepted")
             return
         }
-        #expect(error.reason == .unsupportedFormat)
-        #expect(error.message.contains(named))
+        #expect(error.reason == reason)
+        #expect(error.message.contains(named), "\(error.message)")
         #expect(try names(store).isEmpty, "nothing was created")
+        #expect(!recorder.isRecording)
     }
 
     @Test func badSeriesParametersChangeNothing() throws {

@@ -113,7 +113,13 @@ import Testing
         let id = try #require(try added.get(timeout: 60)?.get().first).id
         let played = Awaited<Result<PlayerState, ReelError>>()
         core.player.play(entry: id) { played.put($0) }
-        let state = try #require(played.get(timeout: 60)).get()
+        _ = try #require(played.get(timeout: 60)).get()
+        // `play` answers while the URL connects (as MPD's); the duration comes with the server's answer.
+        let connected = Date().addingTimeInterval(60)
+        while Date() < connected, core.player.state.stream?.state == .connecting || core.player.state.stream == nil {
+            usleep(10_000)
+        }
+        let state = core.player.state
         #expect(state.live == false && state.duration != nil, "a podcast has a duration: \(state)")
         if let seek {
             let sought = Awaited<Result<PlayerState, ReelError>>()

@@ -46,6 +46,22 @@ import ReelCore
         try settings.validate()
     }
 
+    @Test func playlistDirIsAnAbsolutePathFromTheFileOrTheEnvironment() throws {
+        var settings = DaemonConfiguration.defaults(environment: environment, uid: 1000)
+        #expect(settings.playlistDirectory == nil)
+        try settings.apply(toml: "playlist_dir = \"/var/lib/mpd/playlists\"", source: "a.toml")
+        #expect(settings.playlistDirectory == "/var/lib/mpd/playlists")
+        try settings.apply(environment: ["REEL_PLAYLIST_DIR": "/srv/playlists"])
+        #expect(settings.playlistDirectory == "/srv/playlists")
+        do {
+            try settings.apply(toml: "playlist_dir = \"playlists\"", source: "a.toml")
+            Issue.record("a relative playlist_dir was accepted")
+        } catch {
+            #expect(error.description.contains("\"playlists\" is not an absolute path"))
+        }
+        #expect(settings.playlistDirectory == "/srv/playlists")
+    }
+
     @Test func unknownKeyIsNamedWithTheKnownOnes() {
         var settings = DaemonConfiguration.defaults(environment: environment, uid: 1000)
         #expect(throws: ConfigurationError.self) { try settings.apply(toml: "devcie = \"hw:1\"", source: "a.toml") }
@@ -200,6 +216,19 @@ import ReelCore
         try settings.apply(environment: ["REEL_RECORD_FORMAT": "opus", "REEL_RECORD_SAMPLE_RATE": "16000"])
         #expect(settings.recording == RecordingDefaults(codec: "opus", sampleRate: 16000, channels: 2))
         try settings.validate()
+    }
+
+    @Test func theFLACCompressionLevelComesFromTheFileAndTheEnvironment() throws {
+        var settings = DaemonConfiguration.defaults(environment: environment, uid: 1000)
+        #expect(settings.recordFLACLevel == 1)
+        try settings.apply(toml: "record_flac_level = 5", source: "a.toml")
+        #expect(settings.recordFLACLevel == 5)
+        try settings.apply(environment: ["REEL_RECORD_FLAC_LEVEL": "0"])
+        #expect(settings.recordFLACLevel == 0)
+        #expect(throws: ConfigurationError("x.toml: \"9\" is not a FLAC compression level from 0 to 8")) {
+            try settings.set("record_flac_level", "9", source: "x.toml")
+        }
+        #expect(settings.recordFLACLevel == 0, "a bad value changes nothing")
     }
 
     @Test func badRecordingSettingsAreNamed() {

@@ -191,4 +191,19 @@ struct ModelJSONTests {
         #expect(Self.recorderStates[2].json["error"] == ["reason": "disk_full", "message": "the disk holding /x.wav is full"])
         #expect(throws: JSONDecodingError.self) { try RecorderState(json: ["state": "paused", "elapsed": 0]) }
     }
+
+    @Test func aRecordingsMarksHaveTheProtocolShapeAndRoundTrip() throws {
+        let item = Item(
+            id: "r", kind: .recording, name: "idea", parent: "f", path: "/idea", created: "2026-11-22T12:23:01Z",
+            duration: 30, format: AudioFormat(codec: "flac", sampleRate: 48000, channels: 1), size: 10,
+            marks: [Mark(frame: 600_000, label: "Chorus", sampleRate: 48000), Mark(frame: 24, label: nil, sampleRate: 48000)])
+        #expect(item.json["marks"] == [["at": 12.5, "frame": 600_000, "label": "Chorus"], ["at": 0.0005, "frame": 24, "label": .null]])
+        #expect(try Item(json: item.json) == item)
+        var plain = item
+        plain.marks = nil
+        #expect(plain.json["marks"] == nil, "an item read in a listing has no marks member")
+        var broken = item.jsonObject
+        broken["marks"] = "x"
+        #expect(throws: JSONDecodingError.self) { try Item(json: .object(broken)) }
+    }
 }

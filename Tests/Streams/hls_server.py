@@ -7,11 +7,19 @@ Importable from any test (put Tests/Streams on sys.path):
         hls.url("master.m3u8")                 # master: the three audio variants below
         hls.url("ts/live.m3u8")                # live sliding window of MPEG-TS segments (AAC-LC)
         hls.url("fmp4/live.m3u8")              # fragmented MP4 segments with EXT-X-MAP init.mp4
-        hls.url("adts/live.m3u8")              # raw ADTS AAC segments
+        hls.url("adts/live.m3u8")              # raw ADTS AAC segments, each after an ID3 tag
+                                               # whose TIT2 is "Segment N" (timed metadata)
         hls.url("ts/vod.m3u8")                 # every segment once, EXT-X-ENDLIST (finite)
         hls.restart()                          # the encoder restarts: media sequence back to 0
         hls.freeze(True)                       # the playlist stops changing (a stalled packager)
         hls.jump(20)                           # 20 segments pass at once (they are never listed)
+        hls.url("ts/live")                     # the TS playlist without the .m3u8 suffix (by its type)
+        hls.url("encrypted.m3u8")              # a media playlist with EXT-X-KEY METHOD=AES-128
+        hls.url("ts/vod-lost.m3u8")            # the VOD list and two more segments that are 404
+
+As a program (`hls_server.py --dir D`) it prints `PORT <n>` and serves until killed; the controls
+are then GET /control/restart, /control/freeze?on=1|0, /control/jump?n=N, and /control/requests
+(the paths asked so far, one a line).
 
 How it works: ffmpeg encodes SIGNAL (440 Hz left, 660 Hz right, as icecast.py) once into a pool
 of `pool_seconds` of segments per variant (`-f hls` for TS and fMP4, `-f segment` for ADTS, all
@@ -19,7 +27,8 @@ of `pool_seconds` of segments per variant (`-f hls` for TS and fMP4, `-f segment
 one segment per segment duration of wall time, from sequence `window - 1` at start; sequence N
 plays pool segment N mod pool size, and an EXT-X-DISCONTINUITY marks each wrap (timestamps start
 over). A segment is served while it is listed and for `window` more segments after (as a CDN keeps
-it a while); later, or before it was listed, it is 404. Requests are counted in `requests` (path
+it a while); later, or before it was listed, it is 404 (except the pool's own, sequence 0 to its
+size - 1, which the VOD playlist lists: they are there from the start). Requests are counted in `requests` (path
 strings, in order) so a test can see what a client fetched. Only loopback; `stop()` ends only
 this server's thread.
 """
@@ -76,6 +85,21 @@ def make_pool(root: Path, variant: str, pool_seconds: int, segment_seconds: int)
     if not segments:
         raise RuntimeError(f"ffmpeg made no {variant} segments in {out}")
     return segments
+
+
+def syncsafe(value: int) -> bytes:
+    return bytes([(value >> 21) & 0x7F, (value >> 14) & 0x7F, (value >> 7) & 0x7F, value & 0x7F])
+
+
+def id3_title(title: str, seconds: float) -> bytes:
+    """A packed-audio segment's ID3v2.4 tag (RFC 8216, 3.4): the PRIV timestamp of its first
+    sample (90 kHz) and a TIT2 frame (UTF-8), the title on air."""
+    owner = b"com.apple.streaming.transportStreamTimestamp\x00"
+    priv = owner + (round(seconds * 90000) & ((1 << 33) - 1)).to_bytes(8, "big")
+    text = b"\x03" + title.encode()
+    frames = (b"PRIV" + syncsafe(len(priv)) + b"\x00\x00" + priv
+              + b"TIT2" + syncsafe(len(text)) + b"\x00\x00" + text)
+    return b"ID3\x04\x00\x00" + syncsafe(len(frames)) + frames
 
 
 class HLSServer:
@@ -178,7 +202,7 @@ class HLSServer:
             lines += [f'#EXT-X-STREAM-INF:BANDWIDTH={bandwidth},CODECS="{codecs}"', f"{name}/live.m3u8"]
         return "\n".join(lines) + "\n"
 
-    def media(self, variant: str, live: bool) -> str:
+    def media(self, variant: str, live: bool, lost: bool = False) -> str:
         pool = self.pools[variant]
         suffix = VARIANTS[variant][0]
         if live:
@@ -198,6 +222,9 @@ class HLSServer:
                 lines.append("#EXT-X-DISCONTINUITY")
             _, duration = pool[sequence % len(pool)]
             lines += [f"#EXTINF:{duration:.6f},", f"seg{sequence}.{suffix}"]
+        if lost:
+            for sequence in range(len(pool), len(pool) + 2):
+                lines += [f"#EXTINF:{pool[0][1]:.6f},", f"seg{sequence + 1000}.{suffix}"]
         if not live:
             lines.append("#EXT-X-ENDLIST")
         return "\n".join(lines) + "\n"
@@ -211,12 +238,30 @@ class HLSServer:
         body, content_type = None, None
         if path == "/master.m3u8":
             body, content_type = self.master().encode(), "application/vnd.apple.mpegurl"
+        elif path.startswith("/control/"):
+            query = dict(p.split("=", 1) for p in handler.path.partition("?")[2].split("&") if "=" in p)
+            if path == "/control/requests":
+                with self.lock:
+                    body = "\n".join(self.requests).encode() + b"\n"
+                content_type = "text/plain"
+            elif path == "/control/restart":
+                self.restart()
+            elif path == "/control/freeze":
+                self.freeze(query.get("on", "1") == "1")
+            elif path == "/control/jump":
+                self.jump(int(query.get("n", "1")))
+            if body is None:
+                body, content_type = b"ok\n", "text/plain"
+        elif path == "/encrypted.m3u8":
+            text = self.media("ts", live=True).replace(
+                "#EXT-X-DISCONTINUITY-SEQUENCE", '#EXT-X-KEY:METHOD=AES-128,URI="key.bin"\n#EXT-X-DISCONTINUITY-SEQUENCE', 1)
+            body, content_type = text.replace("seg", "ts/seg").encode(), "application/vnd.apple.mpegurl"
         else:
-            match = re.fullmatch(r"/(ts|fmp4|adts)/(live\.m3u8|vod\.m3u8|init\.mp4|seg(\d+)\.(ts|m4s|aac))", path)
+            match = re.fullmatch(r"/(ts|fmp4|adts)/(live\.m3u8|live|vod\.m3u8|vod-lost\.m3u8|init\.mp4|seg(\d+)\.(ts|m4s|aac))", path)
             if match:
                 variant, name, number = match.group(1), match.group(2), match.group(3)
-                if name in ("live.m3u8", "vod.m3u8"):
-                    body = self.media(variant, live=name == "live.m3u8").encode()
+                if name in ("live.m3u8", "live", "vod.m3u8", "vod-lost.m3u8"):
+                    body = self.media(variant, live=name.startswith("live"), lost=name == "vod-lost.m3u8").encode()
                     content_type = "application/vnd.apple.mpegurl"
                 elif name == "init.mp4" and variant == "fmp4":
                     body, content_type = (self.dir / "fmp4" / "init.mp4").read_bytes(), "video/mp4"
@@ -224,9 +269,15 @@ class HLSServer:
                     sequence = int(number)
                     edge = self.edge()
                     pool = self.pools[variant]
-                    # Listed now, or expired less than a window ago; or any of the VOD list.
-                    if sequence <= edge and (sequence > edge - 2 * self.window or sequence < len(pool)):
+                    # Listed now, or expired less than a window ago; or any of the VOD list (all
+                    # of it exists from the start).
+                    if sequence < len(pool) or edge - 2 * self.window < sequence <= edge:
                         body = pool[sequence % len(pool)][0].read_bytes()
+                        if variant == "adts":
+                            # Packed audio starts with its timed metadata: the title on air.
+                            start = sum(d for _, d in pool) * (sequence // len(pool)) + sum(
+                                d for _, d in pool[:sequence % len(pool)])
+                            body = id3_title(f"Segment {sequence}", start) + body
                         content_type = VARIANTS[variant][1]
         if body is None:
             handler.send_response(404)
@@ -240,3 +291,26 @@ class HLSServer:
         handler.end_headers()
         if not head:
             handler.wfile.write(body)
+
+
+def main():
+    import argparse
+    import sys
+    parser = argparse.ArgumentParser(description="A live HLS server on loopback for the stream tests.")
+    parser.add_argument("--dir", required=True, help="where the segments are made")
+    parser.add_argument("--window", type=int, default=6)
+    parser.add_argument("--segment-seconds", type=int, default=2)
+    parser.add_argument("--pool-seconds", type=int, default=20)
+    arguments = parser.parse_args()
+    server = HLSServer(Path(arguments.dir), window=arguments.window, segment_seconds=arguments.segment_seconds,
+                       pool_seconds=arguments.pool_seconds).start()
+    print(f"PORT {server.port}", flush=True)
+    try:
+        server.thread.join()
+    except KeyboardInterrupt:
+        server.stop()
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -12,9 +12,27 @@ Paths (GET; HEAD answers the same headers):
   /stall/N/PATH      PATH, but after N bytes nothing more is sent (the socket stays open).
   /trickle/PATH      PATH, one byte a second.
   /redirect/N/PATH   N redirects (302) before PATH; /redirect-to?url=U redirects to U.
+  /hold/PATH         the connection is accepted and the request read, and nothing is ever
+                     answered (until /control/drop, the server stops or the client closes):
+                     a server that holds. /control/stats' "held" counts those held now.
+  /list.m3u, /list.pls, /list.xspf
+                     station playlists listing this server's /live.mp3 then /file.mp3 (with
+                     titles "Live" and "File"; the M3U also a file:// line, skipped by readers).
+  /list-typed        the PLS under a name without a suffix, as audio/x-scpls.
+  /hls.m3u8          an HLS media playlist (#EXT-X-TARGETDURATION): a stream, not a list.
   /status/CODE       that status with a short text body (404, 500, ...).
   /html              a web page (text/html) with status 200.
   /text              a text/plain body of 64 KiB that is no audio.
+  /live/NAME         an endless stream of the fixture NAME (`--fixture NAME=PATH=SECONDS`: AAC,
+                     Ogg Vorbis/Opus, FLAC, MP4 made by ffmpeg, a silent HE-AAC made by hand,
+                     see `make_fixture`), looped,
+                     paced at its own bitrate after the first burst, with ICY as /live.mp3;
+                     its Content-Type from its suffix (.aac audio/aac, .ogg/.opus audio/ogg,
+                     .flac audio/flac, .m4a audio/mp4).
+  /file/NAME         the fixture NAME as a finite file (Content-Length, Range).
+  /as/TYPE/PATH      PATH, but sent with the Content-Type TYPE (URL-escaped: a lying server).
+  /garbage           endless random bytes as audio/aac, unpaced (as fast as the client reads).
+  /noise/N/PATH      PATH (a live stream), but after N bytes of body random bytes for ever, unpaced.
 Control (any client): /control/drop closes every body being sent now; /control/title?t=T sets
 the title on air; /control/stats answers JSON counters (connections, ranges asked).
 
@@ -29,6 +47,7 @@ Loopback only: it binds 127.0.0.1.
 import argparse
 import json
 import os
+import select
 import socket
 import ssl
 import subprocess
@@ -46,6 +65,59 @@ def make_mp3(path, seconds=5, frequency=440, bitrate="128k", rate=44100):
          f"sine=frequency={frequency}:duration={seconds}:sample_rate={rate}",
          "-ac", "2", "-c:a", "libmp3lame", "-b:a", bitrate, "-id3v2_version", "0",
          "-write_xing", "0", "-f", "mp3", path],
+        check=True)
+    return path
+
+
+FIXTURE_TYPES = {".aac": "audio/aac", ".ogg": "audio/ogg", ".opus": "audio/ogg", ".flac": "audio/flac",
+                 ".m4a": "audio/mp4", ".mp3": "audio/mpeg"}
+
+FIXTURE_CODECS = {
+    # kind: (suffix, ffmpeg arguments after the input)
+    "aac": (".aac", ["-c:a", "aac", "-b:a", "128k", "-f", "adts"]),
+    "vorbis": (".ogg", ["-c:a", "libvorbis", "-b:a", "128k", "-f", "ogg"]),
+    "opus": (".opus", ["-c:a", "libopus", "-b:a", "96k", "-f", "ogg"]),
+    "flac": (".flac", ["-c:a", "flac", "-f", "flac"]),
+    "m4a": (".m4a", ["-c:a", "aac", "-b:a", "128k", "-movflags", "+faststart", "-f", "mp4"]),
+}
+
+
+def make_implicit_he_aac(path, seconds):
+    """A silent HE-AAC v2 stream made by hand (Debian's ffmpeg has no HE-AAC encoder): every
+    ADTS header says AAC-LC, 22,050 Hz, mono; every frame holds a silent channel element and an
+    SBR extension (implicit signalling, no SBR header), so a decoder puts out 44,100 Hz stereo
+    (SBR doubles the rate, parametric stereo the channels), 2048 frames per ADTS frame."""
+    def bits(value, width):
+        return format(value, f"0{width}b")
+
+    def packed(text):
+        text += "0" * (-len(text) % 8)
+        return bytes(int(text[i:i + 8], 2) for i in range(0, len(text), 8))
+
+    # SCE 0: global gain 100, long window, max_sfb 0, no pulse/TNS/gain control: silence.
+    sce = bits(0, 3) + bits(0, 4) + bits(100, 8) + "0" + bits(0, 2) + "0" + bits(0, 6) + "0" + "000"
+    # FIL with one byte: extension type EXT_SBR_DATA (13), bs_header_flag 0, fill.
+    fil = bits(6, 3) + bits(1, 4) + bits(13, 4) + "0000"
+    payload = packed(sce + fil + bits(7, 3))
+    length = 7 + len(payload)
+    header = (bits(0xFFF, 12) + "0" + "00" + "1" + bits(1, 2) + bits(7, 4) + "0" + bits(1, 3) + "0000"
+              + bits(length, 13) + bits(0x7FF, 11) + bits(0, 2))
+    frames = max(1, round(seconds * 44100 / 2048))
+    with open(path, "wb") as f:
+        f.write((packed(header) + payload) * frames)
+    return path
+
+
+def make_fixture(directory, kind, seconds=5, frequency=440, rate=44100):
+    """A sine of `seconds` encoded by ffmpeg as `kind` (FIXTURE_CODECS), or for `heaac` the
+    silent stream of `make_implicit_he_aac`; returns its path."""
+    if kind == "heaac":
+        return make_implicit_he_aac(os.path.join(directory, "fixture-heaac.aac"), seconds)
+    suffix, codec = FIXTURE_CODECS[kind]
+    path = os.path.join(directory, f"fixture-{kind}{suffix}")
+    subprocess.run(
+        ["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
+         f"sine=frequency={frequency}:duration={seconds}:sample_rate={rate}", "-ac", "2"] + codec + [path],
         check=True)
     return path
 
@@ -121,6 +193,10 @@ class _Handler(BaseHTTPRequestHandler):
             return self.redirect(target)
         if parts[0] == "redirect-to":
             return self.redirect(query.get("url", ["/"])[0])
+        if parts[0] == "hold" and len(parts) >= 2:
+            return self.hold()
+        if path in ("/list.m3u", "/list.pls", "/list.xspf", "/list-typed", "/hls.m3u8"):
+            return self.playlist(path)
         if parts[0] == "status" and len(parts) == 2:
             return self.small(int(parts[1]), "text/plain", b"no such stream\n")
         if path == "/html":
@@ -128,11 +204,66 @@ class _Handler(BaseHTTPRequestHandler):
                               b"<!DOCTYPE html><html><body>Not a stream</body></html>\n")
         if path == "/text":
             return self.small(200, "text/plain", b"x" * 65536)
+        if parts[0] == "noise" and len(parts) >= 3:
+            self.noise_after = int(parts[1])
+            return self.route("/" + "/".join(parts[2:]), query, head, drop_after, stall_after, trickle)
+        if parts[0] == "as" and len(parts) >= 3:
+            self.content_type = urllib.parse.unquote(parts[1])
+            return self.route("/" + "/".join(parts[2:]), query, head, drop_after, stall_after, trickle)
+        if path == "/garbage":
+            return self.live(head, drop_after, stall_after, trickle, data=None, content_type="audio/aac")
+        if parts[0] == "live" and len(parts) == 2 and parts[1] in owner.fixtures:
+            data, seconds = owner.fixtures[parts[1]]
+            kbps = len(data) * 8 / 1000 / seconds
+            kind = FIXTURE_TYPES.get(os.path.splitext(parts[1])[1], "application/octet-stream")
+            return self.live(head, drop_after, stall_after, trickle, data=data, content_type=kind, kbps=kbps)
+        if parts[0] == "file" and len(parts) == 2 and parts[1] in owner.fixtures:
+            data = owner.fixtures[parts[1]][0]
+            kind = FIXTURE_TYPES.get(os.path.splitext(parts[1])[1], "application/octet-stream")
+            return self.finite(head, True, drop_after, stall_after, trickle, data=data, content_type=kind)
         if path == "/live.mp3":
             return self.live(head, drop_after, stall_after, trickle)
         if path in ("/file.mp3", "/norange.mp3"):
             return self.finite(head, path == "/file.mp3", drop_after, stall_after, trickle)
         return self.small(404, "text/plain", b"not found\n")
+
+    def hold(self):
+        """Reads the request and never answers, until dropped or stopped, or the client closes
+        the connection (`stats["held"]` counts the connections held now)."""
+        owner = self.streams
+        token = owner.register(self.connection)
+        with owner.lock:
+            owner.stats["held"] = owner.stats.get("held", 0) + 1
+        try:
+            while not owner.stopping.is_set() and token in owner.active:
+                readable, _, _ = select.select([self.connection], [], [], 0.05)
+                if readable and not self.connection.recv(1, socket.MSG_PEEK):
+                    return  # the client closed it
+        finally:
+            owner.unregister(token)
+            with owner.lock:
+                owner.stats["held"] -= 1
+            self.close_connection = True
+
+    def playlist(self, path):
+        live, file = self.streams.url("/live.mp3"), self.streams.url("/file.mp3")
+        if path == "/list.m3u":
+            body = f"#EXTM3U\n#EXTINF:-1,Live\n{live}\nfile:///etc/passwd\n#EXTINF:5,File\n{file}\n"
+            kind = "audio/x-mpegurl"
+        elif path in ("/list.pls", "/list-typed"):
+            body = (f"[playlist]\nNumberOfEntries=2\nFile1={live}\nTitle1=Live\nLength1=-1\n"
+                    f"File2={file}\nTitle2=File\nVersion=2\n")
+            kind = "audio/x-scpls"
+        elif path == "/list.xspf":
+            body = ('<?xml version="1.0" encoding="UTF-8"?>\n<playlist version="1" xmlns="http://xspf.org/ns/0/">'
+                    f"<trackList><track><location>{live}</location><title>Live</title></track>"
+                    f"<track><location>{file}</location><title>File</title></track></trackList></playlist>\n")
+            kind = "application/xspf+xml"
+        else:
+            body = ("#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:6\n#EXT-X-MEDIA-SEQUENCE:1\n"
+                    "#EXTINF:6.0,\nsegment1.ts\n")
+            kind = "application/vnd.apple.mpegurl"
+        return self.small(200, kind, body.encode())
 
     def small(self, status, content_type, body):
         self.send_response(status)
@@ -148,8 +279,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", "0")
         self.end_headers()
 
-    def finite(self, head, ranges, drop_after, stall_after, trickle):
-        data = self.streams.mp3
+    content_type = None
+    noise_after = None
+
+    def finite(self, head, ranges, drop_after, stall_after, trickle, data=None, content_type="audio/mpeg"):
+        data = self.streams.mp3 if data is None else data
         start = 0
         header = self.headers.get("Range")
         if ranges and header and header.startswith("bytes="):
@@ -166,7 +300,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
         else:
             self.send_response(200)
-        self.send_header("Content-Type", "audio/mpeg")
+        self.send_header("Content-Type", self.content_type or content_type)
         self.send_header("Content-Length", str(len(data) - start))
         if ranges:
             self.send_header("Accept-Ranges", "bytes")
@@ -175,13 +309,14 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self.send_body(data, start, drop_after=drop_after, stall_after=stall_after, trickle=trickle)
 
-    def live(self, head, drop_after, stall_after, trickle):
+    def live(self, head, drop_after, stall_after, trickle, data=b"", content_type="audio/mpeg", kbps=None):
         owner = self.streams
         icy = self.headers.get("Icy-MetaData") == "1" and owner.metaint > 0
         self.send_response(200)
-        self.send_header("Content-Type", "audio/mpeg")
+        self.send_header("Content-Type", self.content_type or content_type)
         self.send_header("icy-name", owner.station)
-        self.send_header("icy-br", str(owner.bitrate_kbps))
+        if kbps is None and data == b"":
+            self.send_header("icy-br", str(owner.bitrate_kbps))
         if icy:
             self.send_header("icy-metaint", str(owner.metaint))
         self.send_header("Cache-Control", "no-cache")
@@ -190,18 +325,23 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
         if head:
             return
-        self.send_live(icy, drop_after, stall_after, trickle)
+        self.send_live(icy, drop_after, stall_after, trickle, data, kbps)
 
-    def send_live(self, icy, drop_after, stall_after, trickle):
+    def send_live(self, icy, drop_after, stall_after, trickle, data=b"", kbps=None):
+        """`data` looped (the MP3 fixture when empty, random bytes when None), paced at `kbps`."""
         owner = self.streams
-        data = owner.mp3
+        garbage = data is None
+        if garbage:
+            data = os.urandom(1 << 20)
+        elif not data:
+            data = owner.mp3
         position = 0
         since_meta = 0
         blocks = 0
         sent = 0
         started = time.monotonic()
         burst = 64 * 1024
-        bytes_per_second = owner.bitrate_kbps * 1000 / 8
+        bytes_per_second = (kbps or owner.bitrate_kbps) * 1000 / 8
         token = owner.register(self.connection)
         try:
             while not owner.stopping.is_set() and token in owner.active:
@@ -219,6 +359,8 @@ class _Handler(BaseHTTPRequestHandler):
                 if icy:
                     chunk_size = min(chunk_size, owner.metaint - since_meta)
                 chunk = bytearray()
+                if self.noise_after is not None and sent >= self.noise_after and not garbage:
+                    garbage, data, position = True, os.urandom(1 << 20), 0
                 while len(chunk) < chunk_size:
                     piece = data[position:position + chunk_size - len(chunk)]
                     chunk += piece
@@ -234,7 +376,7 @@ class _Handler(BaseHTTPRequestHandler):
                 sent += len(chunk)
                 if trickle:
                     time.sleep(1)
-                elif owner.pace > 0 and sent > burst:
+                elif owner.pace > 0 and sent > burst and not garbage:
                     due = started + (sent - burst) / (bytes_per_second * owner.pace)
                     delay = due - time.monotonic()
                     if delay > 0:
@@ -280,8 +422,11 @@ class StreamServer:
     """The server, on its own threads. `mp3` is the fixture's bytes (looped for /live.mp3)."""
 
     def __init__(self, mp3, port=0, station="Reel Test Radio", titles=("First title", "Second title"),
-                 metaint=16000, title_every=4, pace=1.0, bitrate_kbps=128, tls_cert=None, tls_key=None):
+                 metaint=16000, title_every=4, pace=1.0, bitrate_kbps=128, tls_cert=None, tls_key=None,
+                 fixtures=None):
         self.mp3 = mp3
+        # name: (bytes, seconds)
+        self.fixtures = dict(fixtures or {})
         self.station = station
         self.titles = list(titles)
         self.metaint = metaint
@@ -289,7 +434,7 @@ class StreamServer:
         self.pace = pace
         self.bitrate_kbps = bitrate_kbps
         self.lock = threading.Lock()
-        self.stats = {"requests": 0, "paths": [], "ranges": [], "dropped": 0}
+        self.stats = {"requests": 0, "paths": [], "ranges": [], "dropped": 0, "held": 0}
         self.active = {}
         self.next_token = 0
         self.fixed_title = None
@@ -378,7 +523,14 @@ def main():
     parser.add_argument("--pace", type=float, default=1.0, help="live pace as a multiple of the bitrate (0: unpaced)")
     parser.add_argument("--tls-cert")
     parser.add_argument("--tls-key")
+    parser.add_argument("--fixture", action="append", default=[],
+                        help="NAME=PATH=SECONDS: served as /live/NAME and /file/NAME (repeat)")
     arguments = parser.parse_args()
+    fixtures = {}
+    for spec in arguments.fixture:
+        name, fixture_path, seconds = spec.rsplit("=", 2)
+        with open(fixture_path, "rb") as f:
+            fixtures[name] = (f.read(), float(seconds))
     path = arguments.mp3
     if path is None or not os.path.exists(path):
         path = make_mp3(path or f"/tmp/reel-stream-{os.getpid()}.mp3", arguments.seconds)
@@ -388,7 +540,7 @@ def main():
         mp3, port=arguments.port, station=arguments.station,
         titles=arguments.titles or ("First title", "Second title"), metaint=arguments.metaint,
         title_every=arguments.title_every, pace=arguments.pace, tls_cert=arguments.tls_cert,
-        tls_key=arguments.tls_key)
+        tls_key=arguments.tls_key, fixtures=fixtures)
     print(f"PORT {server.port}", flush=True)
     try:
         server.httpd.serve_forever()

@@ -2,8 +2,8 @@
 
 The same transcripts as test_icecast_mpd.py (Debian's mpd 0.23 on the same Icecast, stored in
 transcripts-mpd-0.23.12-streams.txt), run against reeld (.build/debug by default, see
-mpdtest.reel_build_dir), and compared after the same masking. The AAC station is left out:
-reeld plays only MP3 from a URL so far. Run:
+mpdtest.reel_build_dir), and compared after the same masking: the MP3 mount and the AAC mount
+(AAC-LC in ADTS at 96 kbit/s, which reeld plays through FFmpeg). Run:
 
     .build/test-venv/bin/python -m pytest -p no:cacheprovider Tests/Streams/test_icecast_reeld.py
 """
@@ -23,7 +23,6 @@ import mpdtest  # noqa: E402
 from icecast import Icecast  # noqa: E402
 from stream_transcripts import STREAM_TRANSCRIPTS, expected, mask, run_stream_transcript  # noqa: E402
 
-MP3_TRANSCRIPTS = [name for name in STREAM_TRANSCRIPTS if "AAC" not in name]
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +32,9 @@ def icecast(tmp_path_factory):
     ice = Icecast(tmp_path_factory.mktemp("icecast")).start()
     try:
         ice.feed("/live.mp3", codec="mp3")
+        ice.feed("/live.aac", codec="aac", bitrate="96k")
         ice.wait_for_mount("/live.mp3")
+        ice.wait_for_mount("/live.aac")
         yield ice
     finally:
         ice.stop()
@@ -49,7 +50,7 @@ def reeld(tmp_path_factory):
         server.stop()
 
 
-@pytest.mark.parametrize("name", MP3_TRANSCRIPTS)
+@pytest.mark.parametrize("name", list(STREAM_TRANSCRIPTS))
 def test_reeld_answers_streams_as_mpd_does(icecast, reeld, name):
     record = mask(run_stream_transcript(reeld, icecast, STREAM_TRANSCRIPTS[name]), icecast.port)
     want = expected(name)

@@ -269,6 +269,57 @@ def test_alarms_and_the_sleep_timer(page, reel):
     wait_for(lambda: page.text("#sleep-at") == "", what="the card to show no timer")
 
 
+def test_playlists_save_open_play_add_rename_and_delete(page, reel):
+    """The Playlists view: "Save queue as" makes a stored playlist of the queue; opening it lists
+    its entries (one made missing shows as such); Play loads it and plays; Add appends it to the
+    queue; a change made by another client shows (the playlists stream); Rename and Delete."""
+    reel.reel("add", "/Meetings")
+    queued = reel.rpc("queue.list")["length"]
+    page.open("#playlists")
+    wait_for(lambda: shown(page, "#pl-empty"), what="no playlists yet")
+    check_layout(page, "the empty playlists")
+    page.el("#pl-save").click()
+    page.answer_dialog("Evening")
+    wait_for(lambda: [p["name"] for p in reel.rpc("playlists.list")["playlists"]] == ["Evening"], what="the playlist saved")
+    wait_for(lambda: len(page.els("#pl-list > li.playlist")) == 1, what="the playlist listed")
+    assert reel.rpc("playlists.list")["playlists"][0]["length"] == queued
+    check_layout(page, "the playlists")
+    page.screenshot("playlists")
+
+    # Another client adds to it: the row follows.
+    reel.rpc("playlists.add", {"name": "Evening", "url": "http://radio.example/live"})
+    wait_for(lambda: f"{queued + 1} entries" in page.text("#pl-list .playlist .sub"), what="the new length")
+
+    page.el("#pl-list .pl-open").click()
+    wait_for(lambda: len(page.els("#pl-list > li.pl-entry")) == queued + 1, what="the playlist's entries")
+    assert "Standup" in page.text("#pl-list")
+    page.screenshot("playlist-open")
+    # Remove the URL (the last entry) from the open playlist.
+    page.els("#pl-list .pl-remove")[-1].click()
+    wait_for(lambda: reel.rpc("playlists.get", {"name": "Evening"})["length"] == queued, what="the entry removed")
+    wait_for(lambda: len(page.els("#pl-list > li.pl-entry")) == queued, what="the open playlist to follow")
+    page.el("#pl-back").click()
+    wait_for(lambda: len(page.els("#pl-list > li.playlist")) == 1, what="back to the list")
+
+    # Play: the queue gets it, and it plays; Add appends it once more.
+    reel.reel("clear")
+    page.el("#pl-list .pl-play").click()
+    wait_for(lambda: reel.rpc("queue.list")["length"] == queued, what="the playlist loaded")
+    wait_for(lambda: reel.status()["state"] in ("playing", "paused"), what="it to play")
+    page.el("#pl-list .pl-add").click()
+    wait_for(lambda: reel.rpc("queue.list")["length"] == 2 * queued, what="the playlist added again")
+
+    page.el("#pl-list .pl-rename").click()
+    page.answer_dialog("Night")
+    # Read in one go: the row is replaced as the pushes come.
+    wait_for(lambda: page.js("const e = document.querySelector('#pl-list > li.playlist'); return e && e.dataset.name") == "Night",
+             what="the renamed row")
+    page.el("#pl-list .pl-delete").click()
+    page.answer_dialog()
+    wait_for(lambda: reel.rpc("playlists.list")["playlists"] == [], what="the playlist deleted")
+    wait_for(lambda: shown(page, "#pl-empty"), what="the empty list again")
+
+
 def test_recorder_idle_shows_the_last_take(page, reel):
     """Idle, the recorder shows no running clock: before any take nothing, after one its name
     and length as the last take."""
@@ -681,3 +732,73 @@ def test_a_station_shows_its_name_and_title(page, reel, tmp_path):
         reel.rpc("player.stop")
     finally:
         server.stop()
+
+
+def test_recorder_modes_marks_and_the_series_takes(page, reel):
+    """The recorder tab's modes: voice-activated arms with the threshold line on the meter;
+    continuous records segments, listed as they land, with a Mark button while a take is made;
+    the marks show on the playing recording and a click seeks to one."""
+    page.console_errors()  # the browser's log so far is the earlier tests' (it is read once)
+    page.open("#recorder")
+    # (The fieldsets lay their fields out in the form's grid: their fields are what is shown.)
+    assert not shown(page, "#rec-level") and not shown(page, "#rec-segment")
+    Select(page.el("#rec-mode")).select_by_value("vox")
+    assert shown(page, "#rec-level") and shown(page, "#rec-preroll") and not shown(page, "#rec-segment")
+    level = page.el("#rec-level")
+    level.clear()
+    level.send_keys("-30")
+    page.el("#rec-name").send_keys("vox")
+    page.el("#rec-start").click()
+    wait_for(lambda: reel.rpc("recorder.status")["state"] == "armed", what="reeld to arm")
+    assert reel.rpc("recorder.status")["threshold"] == -30
+    wait_for(lambda: page.text("#rec-state") == "Armed, listening", what="the page to show armed")
+    assert shown(page, "#meter-threshold")
+    # -30 dB is half way along the meter's -60…0 dB.
+    assert page.js("return parseFloat(document.getElementById('meter-threshold').style.left)") == 50
+    assert not page.el("#rec-mark").is_enabled(), "no Mark while armed with no take"
+    page.screenshot("recorder-armed")
+    check_layout(page, "the recorder armed")
+    page.el("#rec-stop").click()
+    wait_for(lambda: reel.rpc("recorder.status")["state"] == "idle", what="the session to end")
+    wait_for(lambda: not shown(page, "#meter-threshold"), what="the threshold line to go")
+
+    Select(page.el("#rec-mode")).select_by_value("continuous")
+    assert shown(page, "#rec-segment") and shown(page, "#rec-keep") and not shown(page, "#rec-level")
+    segment = page.el("#rec-segment")
+    segment.clear()
+    segment.send_keys("0.05")  # 3 s
+    name = page.el("#rec-name")
+    name.clear()
+    name.send_keys("log")
+    page.el("#rec-format").send_keys("wav")
+    page.el("#rec-start").click()
+    wait_for(lambda: reel.rpc("recorder.status")["state"] == "recording", what=f"reeld to record (toasts: {page.toasts()})")
+    status = reel.rpc("recorder.status")
+    assert status["series"] is not None and status["item"]["name"] == "log 001", status
+    wait_for(lambda: page.el("#rec-mark").is_enabled(), what="the Mark button")
+    wait_for(lambda: reel.rpc("recorder.status")["elapsed"] >= 0.5, what="half a second recorded")
+    page.el("#rec-mark").click()
+    wait_for(lambda: any(t.startswith("Marked ") for t in page.toasts()), what="the mark's message")
+    marked = reel.rpc("library.get", {"path": "/log 001"})["marks"]
+    assert len(marked) == 1 and marked[0]["at"] > 0, marked
+    # The first segment lands (3 s) while the second is being made: both listed.
+    wait_for(lambda: len(page.els("#rec-takes > li")) >= 2, timeout=30, what="two takes listed")
+    names = [li.get_attribute("data-name") for li in page.els("#rec-takes > li")]
+    assert names[:2] == ["log 001", "log 002"], names
+    assert page.text("#rec-takes > li:first-child .meta") == "0:03", page.text("#rec-takes > li:first-child .meta")
+    page.screenshot("recorder-series")
+    check_layout(page, "the recorder's series")
+    page.el("#rec-stop").click()
+    wait_for(lambda: reel.rpc("recorder.status")["state"] == "idle", what="the series to stop")
+
+    # The marked take, playing (paused): its mark is a button that seeks there.
+    first = reel.rpc("library.get", {"path": "/log 001"})
+    reel.rpc("player.play", {"item": first["id"]})
+    reel.rpc("player.pause")
+    wait_for(lambda: len(page.els("#np-mark-list button")) == 1, what="the mark on the playing recording")
+    reel.rpc("player.seek", {"position": 2.9})
+    page.el("#np-mark-list button").click()
+    wait_for(lambda: abs(reel.status()["position"] - marked[0]["at"]) < 1e-6, what="the seek to the mark")
+    page.el("#np-mark").click()
+    wait_for(lambda: len(page.els("#np-mark-list button")) == 2, what="the new mark listed")
+    assert page.console_errors() == []

@@ -67,11 +67,26 @@ typedef struct {
     const char *codec;
     /// The demuxer's name (`mov,mp4,m4a,3gp,3g2,mj2`, `wv`, `aac`, …).
     const char *container;
+    /// Bits a second of the compressed stream as the container or codec says, 0 when unknown.
+    int64_t bit_rate;
 } reel_ff_info;
 
 /// Opens `path` and its best audio stream's decoder. On failure returns NULL, sets `*status` and
 /// writes a sentence (without the path) into `message`.
 reel_ff_decoder *reel_ff_open(const char *path, reel_ff_status *status, char *message, size_t message_size);
+
+/// A stream's bytes: copies up to `size` of them into `buffer` and returns how many, waiting
+/// for them if it must (on the decoder's thread); 0 at the end, negative on an error.
+typedef int (*reel_ff_read_callback)(void *context, uint8_t *buffer, int size);
+
+/// Opens a stream that comes through `read` (called on this thread and the reader's, with
+/// `context`), not seekable: a live stream, or a file that arrives whole (an MP4 with its index
+/// first). Probing reads at most `probe_bytes` (0: FFmpeg's 1 MiB) and the stream's analysis at
+/// most that many bytes and `analyze_microseconds` of audio (0: FFmpeg's 5 s). Fails as
+/// `reel_ff_open` does; a `read` that fails is REEL_FF_IO.
+reel_ff_decoder *reel_ff_open_stream(reel_ff_read_callback read, void *context, int64_t probe_bytes,
+                                     int64_t analyze_microseconds, reel_ff_status *status, char *message,
+                                     size_t message_size);
 
 /// The stream's format.
 reel_ff_info reel_ff_get_info(const reel_ff_decoder *decoder);

@@ -86,6 +86,16 @@ typedef struct {
 ReelTagsStatus reel_tags_picture(const char *path, ReelTagsPicture *picture);
 void reel_tags_picture_free(ReelTagsPicture *picture);
 
+/// Writes `count` chapters into the Vorbis comment of `path` (FLAC, Ogg Vorbis or Ogg Opus):
+/// every CHAPTERnnn and CHAPTERnnnNAME field already there is removed, then `CHAPTER001=` the
+/// first `times` entry ("HH:MM:SS.sss"), `CHAPTER001NAME=` its name when not NULL, and so on.
+/// The file is opened read-write and saved in place (the caller works on a copy). Not thread
+/// safe: TagLib builds some tables on first write; call from one thread at a time.
+/// REEL_TAGS_UNKNOWN_FORMAT: not one of those formats; REEL_TAGS_INVALID: it could not be read
+/// or saved; REEL_TAGS_OPEN_FAILED: it could not be opened (`error_number`).
+ReelTagsStatus reel_tags_write_chapters(
+    const char *path, const char *const *times, const char *const *names, size_t count, int *error_number);
+
 #ifdef __cplusplus
 }
 #endif

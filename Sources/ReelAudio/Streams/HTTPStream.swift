@@ -26,8 +26,11 @@ public struct StreamConfiguration: Sendable, Equatable {
     /// seeking back, and what comes while paused, for resuming where it paused. In bytes the
     /// stream's bitrate times this (see `bufferBytes(kilobitsPerSecond:)`).
     public var bufferSeconds = 300
-    /// When set, the buffer's size in bytes whatever the bitrate (tests).
+    /// When set, the buffer's size in bytes whatever the bitrate (tests, a whole playlist).
     public var bufferBytes: Int?
+    /// False for a fetch of one whole resource (a station playlist): the end of the first
+    /// body, or its failure, is the end; nothing is connected again.
+    public var reconnects = true
 
     /// The bitrate assumed until the stream's is known, and when it never is: 320 kbit/s, the
     /// most an MP3 stream has.
@@ -57,6 +60,9 @@ public struct HTTPStreamStatus: Equatable, Sendable {
     /// The station's name (`icy-name`), when said. (What is on air is `HTTPStream.title(atFrame:)`:
     /// a title is heard from the frame of the audio it names.)
     public var name: String?
+    /// The last title received (ICY `StreamTitle`, an HLS segment's ID3 tag): ahead of what is
+    /// heard by what the buffer holds. What the player shows is `HTTPStream.title(atFrame:)`.
+    public var title: String?
     /// Kilobits a second: `icy-br`, or what the decoder measured.
     public var bitrate: Int?
     /// Why the stream ended, when it failed.
@@ -87,7 +93,7 @@ public final class HTTPStream: @unchecked Sendable {
     private let receivedTitles = Locked([(offset: Int64, title: String?)]())
     /// The titles by the frame they are heard from, in order, for the player to show the one
     /// of the frame audible now; `before` is the title before the first of them.
-    private let heard = Locked((marks: [TitleMark](), before: String?.none))
+    private let heard = Locked((marks: [TitleMark](), before: String?.none, placedByDecoder: false))
     static let markLimit = 64
     /// A Range request asked by the decoder (a seek in a finite resource), for the network thread.
     private let pendingRange = Locked<Int64?>(nil)
@@ -168,12 +174,24 @@ public final class HTTPStream: @unchecked Sendable {
 
     // MARK: Titles heard
 
+    /// The decoder places each title at the frame of the audio it names (`noteDecoded`): the
+    /// player shows a title when that audio is heard. Called by such a decoder (libmpg123's)
+    /// when it opens, before it decodes.
+    func placeTitlesByDecoding() {
+        heard.withLock { $0.placedByDecoder = true }
+    }
+
     /// A title came for the audio from buffer offset `offset` on. The network thread.
     func noteTitleReceived(_ title: String?, at offset: Int64) {
         receivedTitles.withLock { list in
             list.append((offset, title))
             if list.count > Self.markLimit { list.removeFirst() }
         }
+        let placed = heard.withLock { $0.placedByDecoder }
+        status.withLock { $0.title = title }
+        // A decoder that places titles (`noteDecoded`) tells the player when one is heard; for
+        // any other the title is on air when it arrives.
+        if !placed { onChange() }
     }
 
     /// The decoder decoded the audio from buffer offset `from` up to `to` (exclusive), starting
@@ -203,9 +221,11 @@ public final class HTTPStream: @unchecked Sendable {
     }
 
     /// The title on air at `frame` of the decoded audio (what is heard when that frame is),
-    /// and the frame of the next change after it, if one was decoded. Any thread.
+    /// and the frame of the next change after it, if one was decoded. A decoder that does not
+    /// place titles (FFmpeg's, for AAC, Ogg, HLS) leaves the last title received. Any thread.
     public func title(atFrame frame: Int64) -> (title: String?, next: Int64?) {
-        heard.withLock { heard in
+        if !heard.withLock({ $0.placedByDecoder }) { return (status.withLock { $0.title }, nil) }
+        return heard.withLock { heard in
             let index = heard.marks.lastIndex { $0.frame <= frame }
             let title = index.map { heard.marks[$0].title } ?? heard.before
             let next = heard.marks[(index.map { $0 + 1 } ?? 0)...].first?.frame
@@ -221,7 +241,10 @@ public final class HTTPStream: @unchecked Sendable {
         buffer.reset(at: offset)
     }
 
-    private func update(_ change: (inout HTTPStreamStatus) -> Void) {
+    /// Changes the status (and tells `onChange` when the player shows something new). The
+    /// network thread's, the decoder's, and an `HLSStream`'s thread, which fills a stream that is
+    /// never started.
+    func update(_ change: (inout HTTPStreamStatus) -> Void) {
         let changed = status.withLock { status -> Bool in
             let before = status
             change(&status)
@@ -247,6 +270,10 @@ public final class HTTPStream: @unchecked Sendable {
             let failure = transfer(from: rangeAsked, generation: generation)
             if buffer.isStopped { break }
             if buffer.generation != generation { continue }
+            if !configuration.reconnects {
+                if let failure = refused ?? failure { end(with: failure) } else { buffer.finish(error: nil) }
+                return
+            }
             if failure == nil && refused == nil { attempt = 0 }
             if let refused, !everPlayed || refused.reason == .unreachable && rangeAsked != nil {
                 end(with: refused)

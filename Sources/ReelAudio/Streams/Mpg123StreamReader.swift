@@ -96,6 +96,7 @@ public final class Mpg123StreamReader: AudioFileReader {
     /// frame. Throws `unreachable` when the stream failed or sent no MP3 audio.
     init(stream: HTTPStream, waitingMilliseconds milliseconds: Int) throws(ReelError) {
         self.stream = stream
+        stream.placeTitlesByDecoding()
         let input = UnsafeMutableRawPointer.allocate(byteCount: Self.inputSize, alignment: 16)
         let opened: (handle: OpaquePointer, rate: Int, channels: Int)
         do throws(ReelError) {

@@ -12,11 +12,13 @@ import Glibc
 /// count the bytes of the stream since it was opened (or since `reset`); bytes already read
 /// stay until the writer needs their room, so the decoder can go back to any byte still kept.
 ///
-/// When the ring is full of bytes not read yet, the writer either waits for the reader (a
-/// finite resource, which can be fetched again: `overwrites` false) or drops the oldest of
-/// them (a live stream, which must keep being received while the player is paused:
-/// `overwrites` true); then the read position moves to the oldest byte kept and `takeOverrun`
-/// says so once.
+/// When the ring is full of bytes not read yet, the writer waits for the reader while the
+/// reader reads (the server is held back by TCP: one that sends faster than it plays, or
+/// without end, costs neither memory nor CPU), and also when nobody reads a finite resource
+/// (it can be fetched again: `overwrites` false). A live stream that nobody has read for
+/// `idleReaderSeconds` (paused past what the ring holds; `overwrites` true) drops the
+/// oldest of them instead, so that it keeps being received: then the read position moves to
+/// the oldest byte kept and `takeOverrun` says so once.
 ///
 /// Any thread; one writer and one reader.
 final class StreamBuffer: @unchecked Sendable {
@@ -43,8 +45,15 @@ final class StreamBuffer: @unchecked Sendable {
     private var overrun = false
     /// Counts `reset`s: a writer that started before one writes nothing more.
     private var resets = 0
+    /// When the reader last asked for bytes (`read`, `look`, `seekRead`).
+    private var lastRead = monotonicNanoseconds()
+    /// A reader that has not read for this long is not reading (paused).
+    private let idleReaderNanoseconds: UInt64
 
-    init(capacity: Int, overwrites: Bool = false) {
+    /// `idleReaderSeconds`: how long a reader that has not read is taken as not reading (a
+    /// second: the audio thread reads every period while it plays; tests choose).
+    init(capacity: Int, overwrites: Bool = false, idleReaderSeconds: Double = 1) {
+        idleReaderNanoseconds = UInt64(max(idleReaderSeconds, 0) * 1e9)
         size = max(capacity, 1)
         storage = .allocate(byteCount: size, alignment: 16)
         dropsOldest = overwrites
@@ -140,7 +149,7 @@ final class StreamBuffer: @unchecked Sendable {
                 free = size - Int(end - start)
             }
             if free == 0 {
-                guard dropsOldest else {
+                guard dropsOldest, monotonicNanoseconds() &- lastRead >= idleReaderNanoseconds else {
                     waitLocked(milliseconds: 100)
                     continue
                 }
@@ -190,6 +199,7 @@ final class StreamBuffer: @unchecked Sendable {
     /// Copies up to `count` bytes out from the read position, never waiting.
     func read(into destination: UnsafeMutableRawPointer, count: Int) -> ReadResult {
         locked {
+            lastRead = monotonicNanoseconds()
             let ready = Int(end - next)
             if ready == 0 {
                 if let ending { return .ended(ending) }
@@ -214,6 +224,7 @@ final class StreamBuffer: @unchecked Sendable {
     /// ahead this way loses none of them to the writer.
     func look(at offset: Int64, into destination: UnsafeMutableRawPointer, count: Int) -> ReadResult {
         locked {
+            lastRead = monotonicNanoseconds()
             guard offset >= start else { return .ended(ReelError(.ioError, "byte \(offset) is no longer kept")) }
             let ready = Int(max(end - offset, 0))
             if ready == 0 {
@@ -262,6 +273,7 @@ final class StreamBuffer: @unchecked Sendable {
     @discardableResult
     func seekRead(to offset: Int64) -> Bool {
         locked {
+            lastRead = monotonicNanoseconds()
             guard offset >= start && offset <= end else { return false }
             next = offset
             overrun = false

@@ -372,6 +372,17 @@ public struct PlayQueue: Sendable {
 }
 
 extension PlayQueue {
+    /// Sets an entry's tags (a URL entry's, set by a client). Changes the versions (both) only
+    /// when they changed; an unknown id is ignored.
+    public mutating func updateTags(_ tags: DisplayTags?, for id: Int) {
+        guard let slot = slotOfID[id], slots[slot].tags != tags else { return }
+        beginEntriesChange()
+        contentVersion += 1
+        slots[slot].changed = entriesVersion
+        slots[slot].tags = tags
+        version += 1
+    }
+
     /// "1 entry", "3 entries", for messages.
     static func entries(_ count: Int) -> String { count == 1 ? "1 entry" : "\(count) entries" }
 }

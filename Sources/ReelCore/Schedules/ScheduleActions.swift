@@ -13,16 +13,14 @@ import Glibc
 /// an alarm replaces what plays), record as `recorder.start` (a manual recording keeps the
 /// recorder: `busy`), stop as `player.stop`.
 ///
-/// What this build cannot do yet is a failure that says so: URLs (played and recorded) and
-/// stored playlists come with their own work (they go through `PlayRequest` once it has them);
-/// albums likewise. Fades are `FadeRamp`s after the volume (`PlayerController.fade`), so the
+/// A stored playlist plays as `PlaylistStore.play` (the queue becomes its entries); a recording
+/// from a URL goes to the recorder as `recorder.start {source: {url}}`. Fades are `FadeRamp`s after the volume (`PlayerController.fade`), so the
 /// user's volume is never changed by them.
 struct ScheduleActions: SchedulePerformer {
     let player: PlayerController
     let mixer: MixerController
     let recorder: RecorderController
-    /// Timers of `stopAfter`.
-    let queue = DispatchQueue(label: "reel.schedules.actions")
+    let playlists: PlaylistStore
 
     func perform(
         _ action: ScheduleAction, scheduleID: Int, remaining: Double?, reply: @escaping @Sendable (Result<String, ReelError>) -> Void
@@ -38,31 +36,31 @@ struct ScheduleActions: SchedulePerformer {
     }
 
     private func play(_ play: SchedulePlay, reply: @escaping @Sendable (Result<String, ReelError>) -> Void) {
-        let request: PlayRequest
+        let player = self.player
+        let begin: @Sendable (@escaping PlayerController.Reply) -> Void
         let what: String
         switch play.target {
         case .file(let path):
-            request = .file(path)
+            begin = { player.play(.file(path), reply: $0) }
             what = path
         case .item(let id):
-            request = .recording(.id(id))
+            begin = { player.play(.recording(.id(id)), reply: $0) }
             what = "item \(id)"
         case .url(let url):
-            reply(.failure(ReelError(.unsupportedFormat, "cannot play \(url): this reeld does not play URLs yet")))
-            return
+            begin = { player.play(.url(url), reply: $0) }
+            what = url
         case .playlist(let name):
-            reply(.failure(ReelError(.notFound, "cannot play the playlist \"\(name)\": this reeld has no stored playlists yet")))
-            return
+            let playlists = self.playlists
+            begin = { playlists.play(name, reply: $0) }
+            what = "the playlist \"\(name)\""
         case .album(let album):
-            reply(.failure(ReelError(.notFound, "cannot play the album \"\(album)\": player.play does not take albums yet")))
-            return
+            begin = { player.play(.album(name: album, albumArtist: nil), reply: $0) }
+            what = "the album \"\(album)\""
         }
-        let player = self.player
-        let queue = self.queue
         let start: @Sendable () -> Void = {
             // The fade starts with the first frame of what is asked for (what played before is cut).
             if let fadeIn = play.fadeIn, fadeIn > 0 { player.fade(from: 0, to: 1, seconds: fadeIn) }
-            player.play(request) { result in
+            begin { result in
                 switch result {
                 case .failure(let error):
                     if play.fadeIn != nil { player.fade(from: 1, to: 1, seconds: 0) }
@@ -71,13 +69,12 @@ struct ScheduleActions: SchedulePerformer {
                     var message = "played \(what)"
                     if let volume = play.volume { message += " at volume \(volume)" }
                     if let fadeIn = play.fadeIn, fadeIn > 0 { message += ", fading in over \(ScheduleBook.spoken(fadeIn))" }
-                    if let stopAfter = play.stopAfter, let entry = state.entry {
+                    if let stopAfter = play.stopAfter, state.entry != nil {
                         message += "; stops after \(ScheduleBook.spoken(stopAfter))"
-                        queue.asyncAfter(deadline: .now() + stopAfter) {
-                            // Only what this schedule started: a user who chose something else keeps it.
-                            guard player.state.entry == entry, player.state.state == .playing else { return }
-                            player.stop { _ in }
-                        }
+                        // Only what this schedule started (every entry of it: an album goes on to
+                        // its next track): a user who chose something else keeps it. Saved with
+                        // the player's state, so a restart keeps it.
+                        player.stopPlaying(after: stopAfter)
                     }
                     reply(.success(message))
                 }
@@ -97,10 +94,6 @@ struct ScheduleActions: SchedulePerformer {
     }
 
     private func record(_ record: ScheduleRecord, duration: Double, reply: @escaping @Sendable (Result<String, ReelError>) -> Void) {
-        if case .url(let url) = record.source {
-            reply(.failure(ReelError(.unsupportedFormat, "cannot record \(url): this reeld records only from its capture device yet")))
-            return
-        }
         let base = record.name.map { Self.fillTimeFields($0, at: time(nil)) }
         startRecording(record, base: base, number: 1, duration: duration, reply: reply)
     }
@@ -110,8 +103,13 @@ struct ScheduleActions: SchedulePerformer {
         _ record: ScheduleRecord, base: String?, number: Int, duration: Double, reply: @escaping @Sendable (Result<String, ReelError>) -> Void
     ) {
         let name = base.map { number == 1 ? $0 : "\($0) (\(number))" }
-        let request = RecordingRequest(
+        var request = RecordingRequest(
             folder: record.folderPath.map(ItemReference.path) ?? .root, name: name, codec: record.format, maxDuration: duration)
+        switch record.source {
+        case .capture: request.source = .capture
+        // A station recorded without playing it, as `recorder.start {source: {url}}`.
+        case .url(let url): request.source = .url(url)
+        }
         recorder.start(request) { [self] result in
             switch result {
             case .success(let state):

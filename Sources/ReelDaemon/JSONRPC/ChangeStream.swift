@@ -6,9 +6,10 @@ import ReelModel
 import ReelProtocol
 
 /// The streams of this kind: `queue` (`queue.changed`), `mixer` (`mixer.state`), `outputs`
-/// (`outputs.changed`), `scan` (`scan.progress`), `schedules` (`schedules.changed`).
+/// (`outputs.changed`), `scan` (`scan.progress`), `schedules` (`schedules.changed`); and one of
+/// events, `playlists` (`playlists.changed {name}`, one per change, none at subscribing).
 enum ChangeStreamKind: Hashable {
-    case queue, mixer, outputs, scan, schedules
+    case queue, mixer, outputs, scan, schedules, playlists
 }
 
 /// One change stream of one `RPCPushHub`. Lives on the hub's event loop.
@@ -17,7 +18,7 @@ final class ChangeStream {
     private let core: ReelCore
     var members: [ObjectIdentifier: RPCSubscription] = [:]
     private var stopConsuming: (() -> Void)?
-    private var takeLatest: (() -> SplicedPush)?
+    private var takeLatest: (() -> [SplicedPush])?
 
     init(kind: ChangeStreamKind, core: ReelCore) {
         self.kind = kind
@@ -34,7 +35,22 @@ final class ChangeStream {
         case .schedules:
             let zone = core.schedules.zone
             consume(core.schedules.changes, wake: wake) { Self.encode($0, zone: zone) }
+        case .playlists:
+            let feed = core.playlists.changes
+            let consumer = feed.addConsumer(wake: wake)
+            takeLatest = {
+                let batch = feed.take(for: consumer)
+                // Events lost behind a slow loop: "any may have changed".
+                if batch.lost > 0 { return [Self.playlistChanged(nil)] }
+                return batch.events.joined().map { Self.playlistChanged($0) }
+            }
+            stopConsuming = { feed.removeConsumer(consumer) }
         }
+    }
+
+    /// `playlists.changed {name}`; `name` null when any may have changed (pushes were missed).
+    static func playlistChanged(_ name: String?) -> SplicedPush {
+        SplicedPush(method: "playlists.changed", members: ["name": name.map(JSONValue.string) ?? .null])
     }
 
     /// One consumer of `feed`: `take` encodes its newest value, `stop` leaves it.
@@ -42,7 +58,7 @@ final class ChangeStream {
         _ feed: StateFeed<Value>, wake: @escaping @Sendable () -> Void, encode: @escaping (Value) -> SplicedPush
     ) {
         let consumer = feed.addConsumer(wake: wake)
-        takeLatest = { encode(feed.take(for: consumer).value) }
+        takeLatest = { [encode(feed.take(for: consumer).value)] }
         stopConsuming = { feed.removeConsumer(consumer) }
     }
 
@@ -52,12 +68,15 @@ final class ChangeStream {
         takeLatest = nil
     }
 
-    /// The newest value, encoded once; nil when not started.
-    func take() -> SplicedPush? { takeLatest?() }
+    /// The newest value (the events since the last take, for `playlists`), encoded once; empty
+    /// when not started.
+    func take() -> [SplicedPush] { takeLatest?() ?? [] }
 
-    /// The value now, for a new subscriber's first push.
-    func current() -> SplicedPush {
+    /// The value now, for a new subscriber's first push, or for one that missed pushes while
+    /// it was not reading (`playlists`: nil at first, then `{name: null}`).
+    func current(first: Bool) -> SplicedPush? {
         switch kind {
+        case .playlists: first ? nil : Self.playlistChanged(nil)
         case .queue: Self.encode(core.player.queueSummary)
         case .mixer: Self.encode(core.mixer.state)
         case .outputs: Self.encode(core.outputs.list)

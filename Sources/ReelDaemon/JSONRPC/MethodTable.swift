@@ -50,6 +50,7 @@ struct MethodTable: Sendable {
         StreamMethods.register(into: &table, library: core.library)
         ScheduleMethods.register(into: &table, schedules: core.schedules)
         SleepMethods.register(into: &table, player: core.player)
+        PlaylistMethods.register(into: &table, playlists: core.playlists)
         return table
     }
 }

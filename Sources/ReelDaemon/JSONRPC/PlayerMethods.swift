@@ -27,7 +27,7 @@ enum PlayerMethods {
             switch try params.playable() {
             case .file(let path): request = .file(path)
             case .recording(let reference): request = .recording(reference)
-            case .url(let url): request = .url(url)
+            case .url(let url), .urlOrPlaylist(let url), .stationPlaylist(let url): request = .url(url)
             case .recordings, .musicTracks, .musicTrack, .album: throw RPCError.invalidParams("give one file or one recording")
             }
             return .awaiting { reply in player.play(request, position: position, reply: reply) }
@@ -58,17 +58,25 @@ enum PlayerMethods {
         }
         table.register("player.seek") { call throws(RPCError) in
             let params = call.params
-            try params.rejectUnknown(allowed: ["position", "offset"])
+            try params.rejectUnknown(allowed: ["position", "offset", "mark"])
             let position = try params.optionalDouble("position")
             let offset = try params.optionalDouble("offset")
+            let mark = try params.optionalInt("mark")
             let target: SeekTarget
-            switch (position, offset) {
-            case (let position?, nil): target = .absolute(position)
-            case (nil, let offset?): target = .relative(offset)
+            switch (position, offset, mark) {
+            case (let position?, nil, nil): target = .absolute(position)
+            case (nil, let offset?, nil): target = .relative(offset)
+            case (nil, nil, let mark?): return .awaiting { reply in player.seek(toMark: mark, reply: reply) }
             default:
-                throw RPCError.invalidParams("player.seek needs exactly one of \"position\" (seconds) or \"offset\" (seconds, relative)")
+                throw RPCError.invalidParams(
+                    "player.seek needs exactly one of \"position\" (seconds), \"offset\" (seconds, relative) or \"mark\" (a mark's index)")
             }
             return .awaiting { reply in player.seek(target, reply: reply) }
+        }
+        table.register("player.mark") { call throws(RPCError) in
+            try call.params.rejectUnknown(allowed: ["label"])
+            let label = try call.params.optionalString("label")
+            return .replying({ reply in player.mark(label: label, reply: reply) }, \.json)
         }
         table.register("player.clearError") { call throws(RPCError) in
             try call.params.rejectUnknown(allowed: [])

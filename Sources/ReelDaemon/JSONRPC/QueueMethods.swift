@@ -183,7 +183,8 @@ extension Params {
             guard !has("file"), !has("item"), !has("path") else {
                 throw RPCError.invalidParams("give \"url\", \"file\" or a recording (\"item\"/\"path\"), only one")
             }
-            return .url(url)
+            // A station playlist by its name is expanded to its streams.
+            return .urlOrPlaylist(url)
         }
         if let reference = try optionalItem() {
             guard !has("file") else {

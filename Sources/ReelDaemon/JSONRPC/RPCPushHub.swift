@@ -177,8 +177,8 @@ final class RPCPushHub: @unchecked Sendable {
     }
 
     private func changeStreamFired(_ kind: ChangeStreamKind) {
-        guard let stream = changeStreams[kind], let push = stream.take() else { return }
-        broadcast(push, to: stream.members.values)
+        guard let stream = changeStreams[kind] else { return }
+        for push in stream.take() { broadcast(push, to: stream.members.values) }
     }
 
     /// Ends a subscription (unsubscribe, end of its stream, or its connection closed).
@@ -237,6 +237,7 @@ final class RPCPushHub: @unchecked Sendable {
     /// one it missed while its client was not reading.
     func pushCurrent(_ subscription: RPCSubscription) {
         guard !subscription.ended else { return }
+        let first = subscription.awaitingFirstPush
         subscription.awaitingFirstPush = false
         switch subscription.stream {
         case .player:
@@ -261,7 +262,7 @@ final class RPCPushHub: @unchecked Sendable {
         case .library:
             break  // an event stream has no current value
         case .changes(let kind):
-            write(changeStream(kind).current(), to: subscription)
+            if let push = changeStream(kind).current(first: first) { write(push, to: subscription) }
         }
     }
 

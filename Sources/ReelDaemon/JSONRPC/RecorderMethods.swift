@@ -42,6 +42,11 @@ enum RecorderMethods {
                 recorder.cancel { result in complete(result.map(\.json).mapError(RPCError.init)) }
             }
         }
+        table.register("recorder.mark") { call throws(RPCError) in
+            try call.params.rejectUnknown(allowed: ["label"])
+            let label = try call.params.optionalString("label")
+            return .replying({ reply in recorder.mark(label: label, reply: reply) }, \.json)
+        }
         table.register("recorder.status") { call throws(RPCError) in
             try call.params.rejectUnknown(allowed: [])
             return .result(recorder.state.json)

@@ -16,7 +16,7 @@ protocol SubscriptionHost: AnyObject {
 }
 
 enum StreamMethods {
-    static let streams = ["player", "recorder", "folder", "item", "library", "queue", "mixer", "outputs", "scan", "schedules"]
+    static let streams = ["player", "recorder", "folder", "item", "library", "queue", "mixer", "outputs", "scan", "schedules", "playlists"]
     static let defaultInterval = 0.25
     static let minimumInterval = 0.02
 
@@ -31,7 +31,7 @@ enum StreamMethods {
             }
             let connection = call.connection
             switch stream {
-            case "player", "recorder", "library", "queue", "mixer", "outputs", "scan", "schedules":
+            case "player", "recorder", "library", "queue", "mixer", "outputs", "scan", "schedules", "playlists":
                 guard try params.optionalItem() == nil else {
                     throw RPCError.invalidParams("the \(stream) stream takes no \"item\" or \"path\"")
                 }
@@ -44,6 +44,7 @@ enum StreamMethods {
                 case "outputs": request = .changes(.outputs)
                 case "scan": request = .changes(.scan)
                 case "schedules": request = .changes(.schedules)
+                case "playlists": request = .changes(.playlists)
                 default: request = .library
                 }
                 return .result(subscribed(connection.subscribe(request, interval: interval)))

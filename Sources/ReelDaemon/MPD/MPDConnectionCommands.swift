@@ -5,7 +5,7 @@ import ReelCore
 /// Commands about the connection and the server: `ping`, `close` and `idle` (carried out by
 /// `MPDConnection` itself; listed here for `commands` and the permission check), `password`,
 /// `commands`, `notcommands`, `tagtypes` and its subcommands, `binarylimit`, `urlhandlers`,
-/// `decoders`, `listplaylists` (Reel has no stored playlists: always empty).
+/// `decoders`.
 enum MPDConnectionCommands {
     static func commands(_ context: MPDContext) -> [MPDCommand] {
         let noop: @Sendable (MPDRequest, @escaping MPDReply) -> Void = { _, reply in reply(.success(MPDResponse())) }
@@ -40,7 +40,6 @@ enum MPDConnectionCommands {
                 return response
             },
             .now("decoders", .read, 0, 0) { _ in decoders },
-            .now("listplaylists", .read, 0, 0) { _ in MPDResponse() },
         ]
     }
 

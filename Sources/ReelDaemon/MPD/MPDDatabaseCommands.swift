@@ -92,9 +92,21 @@ enum MPDDatabaseCommands {
             }
             return response
         }) { result in
-            reply(result.mapError { error in
+            let result = result.mapError { error in
                 error.reason == .notFound ? MPDAck(.noExist, "No such directory") : MPDAck(error)
-            })
+            }
+            // As MPD 0.23: `lsinfo` of the root also lists the stored playlists, last.
+            guard case .success(let listing) = result, case .root = target, songInfo, !recursive else {
+                return reply(result)
+            }
+            context.core.playlists.list(withLengths: false) { playlists in
+                var response = listing
+                for playlist in (try? playlists.get()) ?? [] {
+                    response.field("playlist", playlist.name)
+                    response.field("Last-Modified", isoTime(Int(playlist.modified.rounded(.down))))
+                }
+                reply(.success(response))
+            }
         }
     }
 

@@ -14,6 +14,7 @@ import ReelModel
 /// - `outputs.changes` → `output` when an output is turned on or off (not when a pipe's reader
 ///   comes or goes, which MPD's `outputs` does not show);
 /// - `library.updates` → `database` (a folder or recording added, renamed, moved or deleted);
+/// - `playlists.changes` → `stored_playlist` (a stored playlist made, changed, renamed or deleted);
 /// - `music.progress` → `update` when a scan of the music folders starts and when it ends,
 ///   and `database` when one ended that indexed or removed files (inotify changes come through
 ///   the same feed as small scans);
@@ -52,6 +53,7 @@ final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
         let outputs: StateFeed<[OutputState]>.Consumer
         let library: EventFeed<LibraryUpdate>.Consumer
         let scans: StateFeed<MusicScanProgress>.Consumer
+        let playlists: EventFeed<[String]>.Consumer
     }
     /// The scan progress last seen.
     private var lastScan: MusicScanProgress
@@ -80,7 +82,8 @@ final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
             mixer: core.mixer.changes.addConsumer { loop.execute { bound.value.mixerChanged() } },
             outputs: core.outputs.changes.addConsumer { loop.execute { bound.value.outputsChanged() } },
             library: core.library.updates.addConsumer { loop.execute { bound.value.libraryChanged() } },
-            scans: core.music.progress.addConsumer { loop.execute { bound.value.scanChanged() } })
+            scans: core.music.progress.addConsumer { loop.execute { bound.value.scanChanged() } },
+            playlists: core.playlists.changes.addConsumer { loop.execute { bound.value.playlistsChanged() } })
         lastScan = core.music.progress.latest.value
         lastQueue = core.player.queueChanges.latest.value
         lastPlayer = core.player.changes.latest.value
@@ -102,6 +105,7 @@ final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
         core.outputs.changes.removeConsumer(consumers.outputs)
         core.library.updates.removeConsumer(consumers.library)
         core.music.progress.removeConsumer(consumers.scans)
+        core.playlists.changes.removeConsumer(consumers.playlists)
         self.consumers = nil
     }
 
@@ -207,6 +211,13 @@ final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
         // An update without changes re-reads watched folders of the music branch after a scan:
         // the scan's own progress says whether the database changed (`scanChanged`).
         if batch.events.contains(where: { !$0.changes.isEmpty }) || batch.lost > 0 { post(.database) }
+    }
+
+    /// A stored playlist made, changed, renamed or deleted: `stored_playlist`.
+    private func playlistsChanged() {
+        guard let consumers else { return }
+        let batch = core.playlists.changes.take(for: consumers.playlists)
+        if !batch.events.isEmpty || batch.lost > 0 { post(.storedPlaylist) }
     }
 
     private func scanChanged() {

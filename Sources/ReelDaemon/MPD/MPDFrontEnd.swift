@@ -93,8 +93,10 @@ extension MPDCommandTable {
         MPDCommandTable(
             MPDConnectionCommands.commands(context) + MPDPlaybackCommands.commands(context)
                 + MPDStatusCommands.commands(context) + MPDQueueCommands.commands(context)
+                + MPDStreamCommands.commands(context)
                 + MPDDatabaseCommands.commands(context) + MPDTagCommands.commands(context)
                 + MPDArtCommands.commands(context) + MPDOutputCommands.commands(context)
-                + MPDMessageCommands.commands(context.hub.messages) + MPDReplayGainCommands.commands(context))
+                + MPDMessageCommands.commands(context.hub.messages) + MPDReplayGainCommands.commands(context)
+                + MPDPlaylistCommands.commands(context))
     }
 }

@@ -29,21 +29,8 @@ struct MusicFolder: Sendable, Equatable {
 /// (the file's mtime), `Format`, only the tags the file has, `Time`, `duration`.
 extension MPDLibraryView {
     static func musicFolders(_ roots: [String], besides recordings: String) -> [MusicFolder] {
-        guard roots.count > 1 else { return roots.map { MusicFolder(root: $0, directory: "") } }
-        var taken: Set<String> = [recordings]
-        var folders: [MusicFolder] = []
-        for root in roots {
-            let base = root.split(separator: "/").last.map(String.init) ?? "Music"
-            var name = base
-            var number = 2
-            while taken.contains(name) {
-                name = "\(base) (\(number))"
-                number += 1
-            }
-            taken.insert(name)
-            folders.append(MusicFolder(root: root, directory: name))
-        }
-        return folders
+        // The same names as the stored playlists' lines use.
+        PlaylistPaths.musicFolders(roots, besides: recordings).map { MusicFolder(root: $0.root, directory: $0.directory) }
     }
 
     /// A URI's target among the music folders (its parts already checked: none empty, `.` or

@@ -96,6 +96,9 @@ struct MPDLibraryView: Sendable {
             // As MPD prints a stream: its URL as given, the title on air, the station.
             song = MPDSong(uri: url)
             if let title, !title.isEmpty { song.tags.append((.title, title)) }
+            // Tags a client set (`addtagid`), until the stream's own replace them.
+            if let artist = entry.tags?.artist { song.tags.append((.artist, artist)) }
+            if let album = entry.tags?.album { song.tags.append((.album, album)) }
             if let name, !name.isEmpty { song.tags.append((.name, name)) }
         case .file(let path):
             if let track {

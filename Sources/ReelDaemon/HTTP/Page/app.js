@@ -230,9 +230,33 @@ function position() {
   return p.duration ? clamp(pos, 0, p.duration) : Math.max(0, pos);
 }
 
+// The marks of the recording playing or paused: a button each (seeks there) and one to add.
+const marks = { id: null, list: [], loading: null };
+
+function loadMarks(id) {
+  marks.id = id;
+  marks.list = [];
+  renderMarks();
+  if (!id) return;
+  marks.loading = rpc.call('library.get', { item: id }).then((it) => {
+    if (marks.id !== id) return;
+    marks.list = it.marks || [];
+    renderMarks();
+  }).catch(() => {});
+}
+
+function renderMarks() {
+  $('np-marks').hidden = !marks.id;
+  $('np-mark-list').replaceChildren(...marks.list.map((m, i) => h('li', {},
+    h('button', { class: 'mark', dataset: { index: i, frame: m.frame }, title: 'Go to this mark', onclick: () => act('player.seek', { mark: i }) },
+      clock(m.at) + (m.label ? ' ' + m.label : '')))));
+}
+
 function renderPlayer() {
   const p = player.state;
   const src = p.source;
+  const recordingID = src && src.item && p.state !== 'stopped' ? src.item : null;
+  if (recordingID !== marks.id) loadMarks(recordingID);
   $('player').dataset.state = p.state;
   renderReplayGain(p.gain);
   const where = queue.entries.findIndex((e) => e.id === p.entry);
@@ -340,6 +364,12 @@ function setupPlayer() {
     else act('player.play');
   });
   $('player-error-clear').addEventListener('click', () => act('player.clearError'));
+  $('np-mark').addEventListener('click', async () => {
+    const mark = await act('player.mark');
+    if (!mark) return;
+    toast(`Marked ${clock(mark.at, true)}`, 'info');
+    if (marks.id) loadMarks(marks.id);
+  });
   $('prev').addEventListener('click', () => act('player.previous'));
   $('next').addEventListener('click', () => act('player.next'));
 }
@@ -984,8 +1014,10 @@ function dbWidth(db) {
 function onRecorder(r) {
   recorder.state = r;
   const recording = r.state === 'recording';
+  const armed = r.state === 'armed';
+  const inSession = recording || armed;
   $('rec-live').dataset.state = r.state;
-  $('rec-state').textContent = recording ? 'Recording' : 'Not recording';
+  $('rec-state').textContent = recording ? 'Recording' : armed ? 'Armed, listening' : 'Not recording';
   // The running clock is for a recording being made; idle, the last take is named with its
   // length (elapsed is then that take's length), not left as a stopped counter.
   $('rec-elapsed').hidden = !recording;
@@ -998,9 +1030,15 @@ function onRecorder(r) {
     last.querySelector('.sub').textContent = r.item.path;
   }
   $('rec-item').textContent = recording && r.item ? `Into ${r.item.path}` : '';
-  $('rec-start').disabled = recording;
-  $('rec-stop').disabled = !recording;
-  $('rec-cancel').disabled = !recording;
+  $('rec-start').disabled = inSession;
+  $('rec-stop').disabled = !inSession;
+  $('rec-cancel').disabled = !inSession;
+  $('rec-mark').disabled = !recording;
+  // A triggered session's level, as a line on the meter.
+  $('meter-threshold').hidden = r.threshold == null || !inSession;
+  if (r.threshold != null) $('meter-threshold').style.left = dbWidth(r.threshold) * 100 + '%';
+  $('meter').dataset.threshold = r.threshold == null ? '' : r.threshold;
+  renderSeries(r);
   $('meter-rms').style.clipPath = `inset(0 ${100 - dbWidth(r.rms) * 100}% 0 0)`;
   $('meter-peak').style.left = dbWidth(r.peak) * 100 + '%';
   $('meter').dataset.peak = r.peak == null ? '' : r.peak;
@@ -1012,16 +1050,68 @@ function onRecorder(r) {
   $('tab-recorder').classList.toggle('recording', recording);
 }
 
+// The takes of a series (continuous or voice-activated) as they land: the recording's folder
+// listed again whenever the count of kept takes or the take being made changes.
+function renderSeries(r) {
+  const box = $('rec-series');
+  if (!r.series) {
+    // The last series' takes stay shown until the next session starts.
+    if (r.state !== 'idle') box.hidden = true;
+    recorder.seriesKey = null;
+    return;
+  }
+  box.hidden = false;
+  $('rec-series-summary').textContent = `${r.series.takes} ${r.series.takes === 1 ? 'take' : 'takes'} since ${new Date(r.series.started).toLocaleTimeString()}` +
+    (r.disk && r.disk.secondsLeft != null ? ` · ${clock(r.disk.secondsLeft)} of disk left` : '');
+  const key = `${r.series.started}|${r.series.takes}|${r.item ? r.item.id : ''}|${r.state}`;
+  if (key === recorder.seriesKey || !r.item) return;
+  recorder.seriesKey = key;
+  const base = r.item.name.replace(/ \d+$/, '');
+  const current = r.state === 'recording' ? r.item.id : null;
+  rpc.call('library.list', { item: r.item.parent }).then((listing) => {
+    if (recorder.seriesKey !== key) return;
+    const takes = listing.items
+      .filter((it) => it.kind === 'recording' && it.name.startsWith(base + ' ') && /^\d+$/.test(it.name.slice(base.length + 1)) && it.created >= r.series.started.slice(0, 19))
+      .sort((a, b) => a.name.localeCompare(b.name));
+    $('rec-takes').replaceChildren(...takes.map((it) => h('li', { class: 'row recording', dataset: { id: it.id, name: it.name } },
+      h('button', { class: 'row-main', onclick: () => play(it) }, h('span', { class: 'name' }, it.name),
+        h('span', { class: 'sub' }, it.id === current ? 'recording…' : it.path)),
+      h('span', { class: 'meta' }, it.id === current ? '' : clock(it.duration)))));
+  }).catch(() => {});
+}
+
+function recordingParams() {
+  const params = { folderPath: $('rec-folder').value.trim() || '/' };
+  if (!params.folderPath.startsWith('/')) params.folderPath = '/' + params.folderPath;
+  const name = $('rec-name').value.trim();
+  if (name) params.name = name;
+  if ($('rec-format').value) params.format = $('rec-format').value;
+  const mode = $('rec-mode').value;
+  if (mode === 'continuous') {
+    params.segmentSeconds = Math.round(Number($('rec-segment').value) * 60);
+    const keep = $('rec-keep').value.trim();
+    if (keep) params.keep = { count: Number(keep) };
+  } else if (mode === 'vox') {
+    params.trigger = { level: Number($('rec-level').value), hold: Number($('rec-hold').value), preroll: Number($('rec-preroll').value) };
+  }
+  return params;
+}
+
 function setupRecorder() {
   $('rec-folder').addEventListener('input', () => (lib.recFolderTouched = true));
+  const showMode = () => {
+    $('rec-continuous').hidden = $('rec-mode').value !== 'continuous';
+    $('rec-vox').hidden = $('rec-mode').value !== 'vox';
+  };
+  $('rec-mode').addEventListener('change', showMode);
+  showMode();
   $('rec-form').addEventListener('submit', (e) => {
     e.preventDefault();
-    const params = { folderPath: $('rec-folder').value.trim() || '/' };
-    if (!params.folderPath.startsWith('/')) params.folderPath = '/' + params.folderPath;
-    const name = $('rec-name').value.trim();
-    if (name) params.name = name;
-    if ($('rec-format').value) params.format = $('rec-format').value;
-    act('recorder.start', params).then((r) => r && ($('rec-name').value = ''));
+    act('recorder.start', recordingParams()).then((r) => r && ($('rec-name').value = ''));
+  });
+  $('rec-mark').addEventListener('click', async () => {
+    const mark = await act('recorder.mark');
+    if (mark) toast(`Marked ${clock(mark.at, true)} in the take`, 'info');
   });
   $('rec-stop').addEventListener('click', async () => {
     const item = await act('recorder.stop');
@@ -1089,6 +1179,99 @@ function renderSleep(p) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Stored playlists: the list, one playlist's entries; open, play, add to the queue, rename,
+// delete, save the queue as one. Follows the `playlists` stream.
+
+const playlists = { open: null };
+
+async function listPlaylists() {
+  const r = await rpc.call('playlists.list').catch(report);
+  if (!r || playlists.open) return;
+  $('pl-title').hidden = true;
+  $('pl-back').hidden = true;
+  $('pl-list').replaceChildren(...r.playlists.map(playlistRow));
+  $('pl-empty').hidden = r.playlists.length > 0;
+}
+
+function playlistRow(p) {
+  const b = (label, f, cls) => h('button', { class: cls || '', onclick: f }, label);
+  return h('li', { class: 'row playlist', dataset: { name: p.name } },
+    h('div', { class: 'row-main', onclick: () => openPlaylist(p.name) },
+      h('div', { class: 'name' }, p.name), h('div', { class: 'sub' }, `${p.length} ${p.length === 1 ? 'entry' : 'entries'}`)),
+    b('Open', () => openPlaylist(p.name), 'pl-open'),
+    b('Play', () => playPlaylist(p.name), 'pl-play'),
+    b('Add', () => loadPlaylist(p.name), 'pl-add'),
+    b('Rename', () => renamePlaylist(p.name), 'pl-rename'),
+    b('Delete', () => deletePlaylist(p.name), 'danger-text pl-delete'));
+}
+
+async function openPlaylist(name) {
+  const r = await rpc.call('playlists.get', { name }).catch(report);
+  if (!r) return;
+  playlists.open = name;
+  $('pl-title').textContent = `${name} · ${r.length} ${r.length === 1 ? 'entry' : 'entries'}`;
+  $('pl-title').hidden = false;
+  $('pl-back').hidden = false;
+  $('pl-empty').hidden = true;
+  $('pl-list').replaceChildren(...r.entries.map((e) => h('li', { class: 'row pl-entry' + (e.missing ? ' missing' : '') },
+    h('div', { class: 'row-main' },
+      h('div', { class: 'name' }, e.title || (e.source ? (e.source.url || e.source.path) : e.entry)),
+      h('div', { class: 'sub' }, e.missing ? `${e.entry} · missing` : joined([e.artist, e.album]) || e.entry)),
+    h('button', { class: 'danger-text pl-remove', onclick: () => act('playlists.remove', { name, positions: [e.position] }) }, 'Remove'))));
+}
+
+function closePlaylist() {
+  playlists.open = null;
+  listPlaylists();
+}
+
+async function loadPlaylist(name) {
+  const r = await act('playlists.load', { name });
+  if (!r) return null;
+  const skipped = r.skipped.length ? `; ${r.skipped.length} missing skipped` : '';
+  toast(`Added ${r.entries.length} from ${name}${skipped}`, 'info');
+  return r;
+}
+
+async function playPlaylist(name) {
+  const r = await loadPlaylist(name);
+  if (r && r.entries.length) act('player.play', { entry: r.entries[0].id });
+}
+
+async function renamePlaylist(name) {
+  const to = await ask('Rename playlist', { text: name, value: name, ok: 'Rename' });
+  if (to && to !== name) act('playlists.rename', { name, to });
+}
+
+async function deletePlaylist(name) {
+  if (await ask(`Delete ${name}?`, { text: 'The playlist goes; its files and recordings stay.', ok: 'Delete', danger: true })) {
+    act('playlists.delete', { name });
+  }
+}
+
+function onPlaylistChanged(p) {
+  if (playlists.open && (p.name === null || p.name === playlists.open)) {
+    const name = playlists.open;
+    rpc.call('playlists.list').then((r) => {
+      if (r.playlists.some((x) => x.name === name)) openPlaylist(name);
+      else closePlaylist();
+    }).catch(report);
+  } else {
+    listPlaylists();
+  }
+}
+
+function setupPlaylists() {
+  $('pl-save').addEventListener('click', async () => {
+    const name = await ask('Save the queue as', { text: 'A new playlist of the queue\'s entries.', value: '', ok: 'Save' });
+    if (!name) return;
+    const r = await act('playlists.save', { name });
+    if (r) toast(`Saved ${r.name} (${r.length})`, 'info');
+  });
+  $('pl-back').addEventListener('click', closePlaylist);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Dialogs, tabs, start
 
 // ask(title, {text, value, ok, danger}) → the text typed (when value is given), true, or null.
@@ -1138,6 +1321,9 @@ function subscribeAll() {
   rpc.subscribe('recorder', { interval: RECORDER_INTERVAL }, (m, p) => onRecorder(p)).catch(fail);
   rpc.subscribe('scan', {}, (m, p) => onScan(p)).catch(fail);
   rpc.subscribe('schedules', {}, (m, p) => onSchedules(p)).catch(fail);
+  rpc.subscribe('playlists', {}, (m, p) => onPlaylistChanged(p)).catch(fail);
+  if (playlists.open) openPlaylist(playlists.open);
+  else listPlaylists();
   if (!$('music').hidden) {
     music.shown = false;
     showMusicTab();
@@ -1154,7 +1340,7 @@ function subscribeAll() {
 function route() {
   const hash = decodeURIComponent(location.hash.slice(1));
   const tab = hash.split(':')[0];
-  showTab(['queue', 'music', 'library', 'recorder', 'schedules'].includes(tab) ? tab : 'queue');
+  showTab(['queue', 'music', 'library', 'recorder', 'schedules', 'playlists'].includes(tab) ? tab : 'queue');
   const path = hash.startsWith('library:/') ? hash.slice(8) : null;
   if (path && lib.folder && path !== lib.folder.path && rpc.ws && rpc.ws.readyState === WebSocket.OPEN) openFolder({ path });
 }
@@ -1169,6 +1355,7 @@ function start() {
   setupMusic();
   setupRecorder();
   setupSchedules();
+  setupPlaylists();
   route();
   window.addEventListener('hashchange', route);
   rpc.onopen = subscribeAll;

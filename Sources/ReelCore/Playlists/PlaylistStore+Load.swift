@@ -1,0 +1,137 @@
+// Loading a stored playlist into the queue, and what its lines name now.
+
+internal import ReelLibrary
+import ReelModel
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension PlaylistStore {
+    /// Adds the entries `start..<end` of `name` (all when nil) to the queue at `position` (nil
+    /// appends) as one change (`PlayerController.add(_:skippable:…)`: one queue version). An
+    /// entry that names nothing now — a file or recording gone, a line Reel cannot play — is
+    /// skipped, named in the outcome and the log, and stays in the file. When every entry is
+    /// skipped (or the range is empty) the queue does not change.
+    public func load(
+        _ name: String, start: Int = 0, end: Int? = nil, at position: Int? = nil,
+        reply: @escaping Reply<PlaylistLoadOutcome>
+    ) {
+        queue.async { [self] in
+            let lines: [String]
+            do throws(ReelError) {
+                try checkExisting(name)
+                let all = try files.read(name).entries
+                guard start >= 0, start <= all.count, (end ?? all.count) >= start else {
+                    throw ReelError(.outOfRange, "the range \(start):\(end.map(String.init) ?? "") is outside the playlist \(name) (0…\(all.count))")
+                }
+                lines = Array(all[start..<min(end ?? all.count, all.count)])
+            } catch {
+                return reply(.failure(error))
+            }
+            let additions = self.additions(for: lines)
+            var skipped: [(position: Int, uri: String, error: ReelError)] = []
+            var queued: [QueueAddition] = []
+            var positions: [Int] = []
+            for (offset, addition) in additions.enumerated() {
+                switch addition {
+                case .success(let addition):
+                    queued.append(addition)
+                    positions.append(start + offset)
+                case .failure(let error):
+                    skipped.append((start + offset, lines[offset], error))
+                }
+            }
+            let finish: @Sendable (Result<PlaylistLoadOutcome, ReelError>) -> Void = { [logger] result in
+                if case .success(let outcome) = result, !outcome.skipped.isEmpty {
+                    logger.notice(
+                        "skipped playlist entries that name nothing playable",
+                        metadata: [
+                            "playlist": "\(name)", "skipped": "\(outcome.skipped.count)",
+                            "first": "\(outcome.skipped[0].uri): \(outcome.skipped[0].error.message)",
+                        ])
+                }
+                reply(result)
+            }
+            let (skippedBefore, queuedPositions) = (skipped, positions)
+            guard !queued.isEmpty else {
+                return finish(.success(PlaylistLoadOutcome(entries: [], skipped: skipped)))
+            }
+            player.add(queued, skippable: Set(queued.indices), at: position, afterCurrent: false) { result in
+                finish(result.map { outcome in
+                    var all = skippedBefore
+                    for (index, error) in outcome.skipped {
+                        all.append((queuedPositions[index], lines[queuedPositions[index] - start], error))
+                    }
+                    return PlaylistLoadOutcome(entries: outcome.entries, skipped: all.sorted { $0.position < $1.position })
+                })
+            }
+        }
+    }
+
+    /// What each line adds to the queue, or why it adds nothing: the music folders' files from
+    /// the index in one query per folder (no file opened), recordings from the tree.
+    func additions(for lines: [String]) -> [Result<QueueAddition, ReelError>] {
+        let locations = lines.map(paths.location(of:))
+        let tracks = indexedTracks(locations)
+        return locations.indices.map { index -> Result<QueueAddition, ReelError> in
+            switch locations[index] {
+            case .music(let root, let path):
+                if let track = tracks[root]?[path] { return .success(.musicTracks([track])) }
+                // Not indexed (yet): the file itself, checked when added.
+                return .success(.file(PlaylistPaths.absolutePath(root: root, path: path)))
+            case .recording(let treePath):
+                do throws(ReelError) {
+                    let item = try LibraryController.recordingOrFolder(fileTreePath: treePath, in: store)
+                    guard item.kind == .recording else {
+                        return .failure(ReelError(.notARecording, "\(lines[index]) is a folder, not a recording"))
+                    }
+                    return .success(.recordings([.id(item.id)]))
+                } catch {
+                    return .failure(ReelError(.notFound, "no recording at \(lines[index])"))
+                }
+            case .url(let url):
+                return .success(.url(url))
+            case .file(let path):
+                return .success(.file(path))
+            case .invalid(let why):
+                return .failure(ReelError(.notFound, why))
+            }
+        }
+    }
+
+    /// What each line names now (`playlists.get`, MPD's `listplaylistinfo`).
+    func targets(of lines: [String]) throws(ReelError) -> [PlaylistEntry.Target] {
+        let locations = lines.map(paths.location(of:))
+        let tracks = indexedTracks(locations)
+        return locations.map { location -> PlaylistEntry.Target in
+            switch location {
+            case .music(let root, let path):
+                return tracks[root]?[path].map { .music($0) } ?? .missing
+            case .recording(let treePath):
+                guard let item = try? LibraryController.recordingOrFolder(fileTreePath: treePath, in: store),
+                    item.kind == .recording
+                else { return .missing }
+                return .recording(item)
+            case .url(let url):
+                return PlayerController.isStreamURL(url) ? .url(url) : .missing
+            case .file(let path):
+                return access(path, R_OK) == 0 ? .file(path) : .missing
+            case .invalid:
+                return .missing
+            }
+        }
+    }
+
+    /// The index's files present among the music locations, by root and path.
+    private func indexedTracks(_ locations: [PlaylistPaths.Location]) -> [String: [String: MusicTrack]] {
+        var wanted: [String: [String]] = [:]
+        for case .music(let root, let path) in locations { wanted[root, default: []].append(path) }
+        var found: [String: [String: MusicTrack]] = [:]
+        let index = MusicIndex(store: store)
+        for (root, paths) in wanted {
+            found[root] = (try? index.tracks(root: root, relativePaths: paths)) ?? [:]
+        }
+        return found
+    }
+}

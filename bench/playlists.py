@@ -1,0 +1,217 @@
+"""The measuring half of bench/playlists (the shell half installs, builds and starts nothing
+else): a stored playlist of N entries (default 10,000) in MPD's format, in the playlist
+directory of an MPD and of a reeld that share one music folder of short generated FLAC files.
+Over the MPD protocol (a Unix socket, one connection, the same client for both), each round:
+`clear`, then `load big` timed from the request to its OK (Reel answers once the queue it left
+is saved: `load` includes saving the queue state), then `listplaylistinfo big` timed to the
+whole reply. Prints the median and best of the rounds for each and Reel's time as a share of
+MPD's. Every process started here is stopped by its PID on the way out.
+"""
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+from measuring import load_average
+
+
+def log(text):
+    print(f"[bench/playlists {time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
+
+
+def fail(message):
+    log(message)
+    sys.exit(1)
+
+
+class MPDClient:
+    """One MPD-protocol connection over a Unix socket, one request at a time."""
+
+    def __init__(self, path, timeout=300):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(timeout)
+        self.sock.connect(path)
+        self.buffer = b""
+        if not self._line().startswith(b"OK MPD"):
+            raise RuntimeError("not an MPD greeting")
+
+    def _line(self):
+        while b"\n" not in self.buffer:
+            chunk = self.sock.recv(1 << 20)
+            if not chunk:
+                raise RuntimeError("the connection closed")
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return line
+
+    def command(self, line):
+        """(lines of the reply, None) or (lines so far, the ACK line)."""
+        self.sock.sendall(line.encode() + b"\n")
+        lines = []
+        while True:
+            reply = self._line()
+            if reply == b"OK":
+                return lines, None
+            if reply.startswith(b"ACK "):
+                return lines, reply.decode(errors="replace")
+            lines.append(reply)
+
+    def ok(self, line):
+        lines, ack = self.command(line)
+        if ack:
+            fail(f"{line}: {ack}")
+        return lines
+
+    def timed(self, line):
+        started = time.perf_counter_ns()
+        lines = self.ok(line)
+        return (time.perf_counter_ns() - started) / 1e6, lines
+
+
+def wait_for(predicate, seconds, what):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    fail(f"timed out waiting for {what}")
+
+
+class Server:
+    def __init__(self, directory):
+        self.dir = directory
+        os.makedirs(directory, exist_ok=True)
+        self.playlists = os.path.join(directory, "playlists")
+        os.makedirs(self.playlists, exist_ok=True)
+        self.socket = os.path.join(directory, "mpd.sock")
+        self.process = None
+
+    def connect(self):
+        if self.process.poll() is not None:
+            fail(f"{self.name} exited: see {self.dir}")
+        try:
+            return MPDClient(self.socket)
+        except OSError:
+            return None
+
+    def songs(self):
+        stats = dict(l.decode().split(": ", 1) for l in self.client.ok("stats"))
+        status = dict(l.decode().split(": ", 1) for l in self.client.ok("status"))
+        return int(stats["songs"]) if "updating_db" not in status else -1
+
+    def stop(self):
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+class MPD(Server):
+    name = "MPD"
+
+    def start(self, music):
+        conf = os.path.join(self.dir, "mpd.conf")
+        with open(conf, "w") as f:
+            f.write("\n".join([
+                f'music_directory "{music}"', f'db_file "{self.dir}/db"', f'state_file "{self.dir}/state"',
+                f'playlist_directory "{self.playlists}"', f'log_file "{self.dir}/log"',
+                f'bind_to_address "{self.socket}"', 'zeroconf_enabled "no"', 'auto_update "no"',
+                'log_level "warning"', 'audio_output {\n  type "null"\n  name "null"\n}', ""]))
+        self.process = subprocess.Popen(["mpd", "--no-daemon", conf], stdin=subprocess.DEVNULL,
+                                        stdout=open(os.path.join(self.dir, "stderr"), "ab"), stderr=subprocess.STDOUT)
+        self.client = wait_for(self.connect, 60, "MPD to answer")
+        self.client.ok("update")
+
+
+class Reel(Server):
+    name = "Reel"
+
+    def start(self, music, binary):
+        conf = os.path.join(self.dir, "reeld.toml")
+        with open(conf, "w") as f:
+            f.write(f"music_dirs = [{json.dumps(music)}]\nplaylist_dir = {json.dumps(self.playlists)}\n")
+        # Through a link of another name: a `pkill reeld` elsewhere cannot stop it mid-run.
+        link = os.path.join(self.dir, "reel-daemon")
+        os.symlink(binary, link)
+        self.process = subprocess.Popen(
+            [link, "--config", conf, "--socket", os.path.join(self.dir, "reel.sock"),
+             "--data-dir", os.path.join(self.dir, "data"), "--device", "null", "--mpd-listen", self.socket,
+             "--http-listen", "none", "--log-level", "warning"],
+            stdin=subprocess.DEVNULL, stdout=open(os.path.join(self.dir, "log"), "ab"), stderr=subprocess.STDOUT)
+        self.client = wait_for(self.connect, 60, "reeld to answer")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--reeld", required=True)
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--entries", type=int, default=10000)
+    parser.add_argument("--files", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+
+    music = os.path.join(args.work, "music")
+    log(f"making {args.files} short FLAC files")
+    paths = []
+    for index in range(args.files):
+        relative = f"Artist {index // 20:02d}/Album {index // 10:03d}/{index % 10 + 1:02d} Track {index}.flac"
+        path = os.path.join(music, relative)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        subprocess.run(["sox", "-n", "-r", "44100", "-c", "2", "-b", "16", path, "synth", "1", "sine", str(200 + index),
+                        ], check=True)
+        subprocess.run(["metaflac", f"--set-tag=TITLE=Track {index}", f"--set-tag=ARTIST=Artist {index // 20}",
+                        f"--set-tag=ALBUM=Album {index // 10}", path], check=True)
+        paths.append(relative)
+    playlist = "".join(paths[i % len(paths)] + "\n" for i in range(args.entries)).encode()
+
+    servers = [MPD(os.path.join(args.work, "mpd")), Reel(os.path.join(args.work, "reel"))]
+    try:
+        servers[0].start(music)
+        servers[1].start(music, args.reeld)
+        for server in servers:
+            wait_for(lambda: server.songs() == args.files, 300, f"{server.name} to index the {args.files} files")
+            with open(os.path.join(server.playlists, "big.m3u"), "wb") as f:
+                f.write(playlist)
+        results = {}
+        for server in servers:
+            loads, lists = [], []
+            for _ in range(args.rounds):
+                server.client.ok("clear")
+                ms, _ = server.client.timed("load big")
+                length = int(dict(l.decode().split(": ", 1) for l in server.client.ok("status"))["playlistlength"])
+                if length != args.entries:
+                    fail(f"{server.name}: load big left {length} entries, not {args.entries}")
+                loads.append(ms)
+                ms, lines = server.client.timed("listplaylistinfo big")
+                files = sum(1 for l in lines if l.startswith(b"file: "))
+                if files != args.entries:
+                    fail(f"{server.name}: listplaylistinfo big listed {files} songs, not {args.entries}")
+                lists.append(ms)
+            server.client.ok("clear")
+            results[server.name] = {"load": loads, "listplaylistinfo": lists}
+            log(f"{server.name}: load {[round(v, 1) for v in loads]} ms, listplaylistinfo {[round(v, 1) for v in lists]} ms")
+    finally:
+        for server in servers:
+            server.stop()
+
+    print(f"\nA stored playlist of {args.entries} entries ({args.files} FLAC files of the music folder, repeated), "
+          f"{args.rounds} rounds; ms from request to the whole reply, one MPD-protocol connection on a Unix socket")
+    print(f"{'':20}{'MPD p50':>10}{'MPD best':>10}{'Reel p50':>10}{'Reel best':>11}{'Reel/MPD':>10}")
+    for operation in ("load", "listplaylistinfo"):
+        mpd, reel = results["MPD"][operation], results["Reel"][operation]
+        ratio = statistics.median(reel) / statistics.median(mpd)
+        print(f"{operation:20}{statistics.median(mpd):10.1f}{min(mpd):10.1f}{statistics.median(reel):10.1f}"
+              f"{min(reel):11.1f}{ratio:9.2f}x")
+    print(f"(load includes Reel saving the queue's state before it answers; load average {load_average()})")
+
+
+if __name__ == "__main__":
+    main()
