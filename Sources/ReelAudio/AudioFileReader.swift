@@ -37,6 +37,13 @@ public protocol AudioFileReader: AnyObject {
     var canSeek: Bool { get }
     /// Whether `seek(to: frame)` would work now (always, for a source that `canSeek`).
     func canSeek(to frame: Int64) -> Bool
+    /// Why `seek(to: frame)` would fail, when `canSeek(to: frame)` is false: `not_seekable`, or
+    /// for a live stream's frame beyond what it keeps `out_of_range`.
+    func seekRefusal(to frame: Int64) -> ReelError
+    /// True after a `read` that returned 0 because nothing has come yet (a stream waiting for
+    /// the network), not because the source ended: the engine plays silence meanwhile, which
+    /// is no part of the source's frames.
+    var isWaitingForData: Bool { get }
 }
 
 extension AudioFileReader {
@@ -46,6 +53,11 @@ extension AudioFileReader {
     /// A file seeks.
     public var canSeek: Bool { true }
     public func canSeek(to frame: Int64) -> Bool { canSeek }
+    public func seekRefusal(to frame: Int64) -> ReelError {
+        ReelError(.notSeekable, "cannot seek in \(path)")
+    }
+    /// A file never waits.
+    public var isWaitingForData: Bool { false }
 
     /// Seconds, exact; nil while not known.
     public var duration: Double? {

@@ -21,6 +21,33 @@ struct PlaybackSegment {
     /// Its ReplayGain, a linear factor (1: none): the gain stage's target while its frames are
     /// written is this times `volumeGain`.
     var replayGain: Double = 1
+    /// Silence written while its source waited for data (a stream's underrun), in device frames
+    /// from `start`: none of the track's frames, so no part of its position.
+    var gaps: [(start: Int64, length: Int64)] = []
+    /// Gaps heard in full, summed (folded out of `gaps`).
+    var silenceHeard: Int64 = 0
+
+    /// Device frames of silence before device frame `frame`.
+    func silence(before frame: Int64) -> Int64 {
+        gaps.reduce(silenceHeard) { sum, gap in sum + min(max(frame - gap.start, 0), gap.length) }
+    }
+
+    /// Notes `length` frames of silence written at device frame `start`.
+    mutating func addGap(at start: Int64, length: Int64) {
+        if let last = gaps.last, last.start + last.length == start {
+            gaps[gaps.count - 1].length += length
+        } else {
+            gaps.append((start, length))
+        }
+    }
+
+    /// Folds the gaps heard in full before device frame `frame` into `silenceHeard`.
+    mutating func foldGaps(heardBefore frame: Int64) {
+        while let first = gaps.first, first.start + first.length <= frame {
+            silenceHeard += first.length
+            gaps.removeFirst()
+        }
+    }
 }
 
 /// Runs on the audio thread; every stored property belongs to that thread.
@@ -318,6 +345,8 @@ final class PlaybackRunner: @unchecked Sendable {
         if let count = exactCount { frame = min(frame, count) }
         // A source that cannot go there: refused, and playing goes on as it was.
         if let audible = segments.first, !audible.reader.canSeek(to: frame) {
+            let refusal = audible.reader.seekRefusal(to: frame)
+            if refusal.reason == .outOfRange { return .failure(refusal) }
             return .failure(ReelError(
                 .notSeekable, "cannot seek to \(formatSeconds(seconds)) in \(audible.reader.path): it cannot seek so far"))
         }
@@ -451,16 +480,26 @@ final class PlaybackRunner: @unchecked Sendable {
                 decoderEnded(configuration: configuration)
                 return
             }
-            if count == 0 {
+            if count == 0 && decoding.reader.isWaitingForData {
+                // A stream waiting for the network: a little silence keeps the device playing,
+                // outside the track's frames (its position holds still meanwhile).
+                let filler = max(configuration.periodFrames / 10, 1)
+                buffer.initializeMemory(as: UInt8.self, repeating: 0, count: filler * configuration.format.bytesPerFrame)
+                segments[segments.count - 1].addGap(at: deviceWritten, length: Int64(filler))
+                pendingFrames = filler
+                pendingOffset = 0
+            } else if count == 0 {
                 decoderEnded(configuration: configuration)
                 return
+            } else {
+                // The recorder's tap takes the decoded signal, before the volume and fades (the
+                // filler above is not the track's: never recorded).
+                tapLine.decoded(buffer, count: count, format: configuration.format, at: deviceWritten)
+                gain.apply(to: buffer, frames: count, format: configuration.format)
+                fade.apply(to: buffer, frames: count, format: configuration.format)
+                pendingFrames = count
+                pendingOffset = 0
             }
-            // The recorder's tap takes the decoded signal, before the volume and fades.
-            tapLine.decoded(buffer, count: count, format: configuration.format, at: deviceWritten)
-            gain.apply(to: buffer, frames: count, format: configuration.format)
-            fade.apply(to: buffer, frames: count, format: configuration.format)
-            pendingFrames = count
-            pendingOffset = 0
         }
         if pendingFrames > 0 {
             let bytesPerFrame = configuration.format.bytesPerFrame
@@ -776,8 +815,10 @@ final class PlaybackRunner: @unchecked Sendable {
             lengthLearned = true
         }
         let writtenEnd = min(deviceWritten, audible.deviceEnd ?? Int64.max)
-        state.audibleFrame = audible.startFrame + deviceAudible - audible.deviceStart
-        state.writtenFrame = audible.startFrame + writtenEnd - audible.deviceStart
+        segments[0].foldGaps(heardBefore: deviceAudible)
+        state.audibleFrame =
+            audible.startFrame + deviceAudible - audible.deviceStart - segments[0].silence(before: deviceAudible)
+        state.writtenFrame = audible.startFrame + writtenEnd - audible.deviceStart - segments[0].silence(before: writtenEnd)
         state.measuredAt = monotonicNanoseconds()
         return switched || lengthLearned
     }

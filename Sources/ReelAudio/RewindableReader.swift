@@ -30,6 +30,9 @@ public final class RewindableReader: AudioFileReader {
     private var decodedEnd: Int64
     /// The frame the next `read` gives.
     private var position: Int64
+    /// The first frame the ring holds for the source's current run (where it was created or
+    /// last moved the source to): frames before it in the ring are of another run.
+    private var runStart: Int64
 
     /// `base` positioned at `frame` (the engine loads a track at its start frame).
     public init(_ base: AudioFileReader, capacity: Int, at frame: Int64 = 0) {
@@ -39,25 +42,42 @@ public final class RewindableReader: AudioFileReader {
         ring = UnsafeMutableRawPointer.allocate(byteCount: self.capacity * bytesPerFrame, alignment: 16)
         decodedEnd = frame
         position = frame
+        runStart = frame
     }
 
     deinit { ring.deallocate() }
 
     /// The first frame still kept.
-    private var keptStart: Int64 { max(decodedEnd - Int64(capacity), 0) }
+    private var keptStart: Int64 { max(decodedEnd - Int64(capacity), runStart, 0) }
 
+    public var isWaitingForData: Bool { base.isWaitingForData }
+
+    /// Within what is kept, or wherever the source can go back to itself (a stream's buffer).
     public func canSeek(to frame: Int64) -> Bool {
-        frame >= keptStart && frame <= decodedEnd
+        (frame >= keptStart && frame <= decodedEnd) || base.canSeek(to: frame)
     }
 
+    public func seekRefusal(to frame: Int64) -> ReelError {
+        let refusal = base.seekRefusal(to: frame)
+        guard refusal.message == ReelError(.notSeekable, "cannot seek in \(path)").message else { return refusal }
+        let rate = Double(pcmFormat.sampleRate)
+        return ReelError(
+            .notSeekable,
+            "\(path) cannot seek: only the last \(formatSeconds(Double(decodedEnd - keptStart) / rate)) played are kept")
+    }
+
+    /// From what is kept when it can; else the source goes there and what is kept starts
+    /// afresh from that frame.
     public func seek(to frame: Int64) throws(ReelError) {
-        guard canSeek(to: frame) else {
-            let rate = Double(pcmFormat.sampleRate)
-            throw ReelError(
-                .notSeekable,
-                "\(path) cannot seek: only the last \(formatSeconds(Double(decodedEnd - keptStart) / rate)) played are kept")
+        if frame >= keptStart && frame <= decodedEnd {
+            position = frame
+            return
         }
+        guard base.canSeek(to: frame) else { throw seekRefusal(to: frame) }
+        try base.seek(to: frame)
+        decodedEnd = frame
         position = frame
+        runStart = frame
     }
 
     public func read(into buffer: UnsafeMutableRawPointer, frames: Int) throws(ReelError) -> Int {

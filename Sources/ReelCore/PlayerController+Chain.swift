@@ -1,6 +1,7 @@
 // Keeping the engine's chain of tracks what the queue says: starting entries, lining up the
 // next one ahead of time, and following the engine as entries become audible or end.
 
+import Dispatch
 import ReelAudio
 internal import ReelLibrary
 import ReelModel
@@ -171,26 +172,45 @@ extension PlayerController {
         }
     }
 
-    /// A URL entry's stream changed (its state, station or title; on its network thread or the
-    /// audio thread): the station and title go into the queue entry (MPD's `playlistinfo`
-    /// shows them, a saved queue keeps them), and the state is published.
-    func streamChanged(entry id: Int) {
+    /// A URL entry's stream changed (its state, station, or a title decoded; on its network
+    /// thread or the audio thread), or a title's time came (on `work`): the station and the
+    /// title heard now go into the queue entry (MPD's `playlistinfo` shows them, a saved queue
+    /// keeps them), and the state is published. A title decoded but not heard yet is
+    /// published when its audio is: a timer on `work` comes back then.
+    func streamChanged(entry id: Int, onlyIfHeard: Bool = false) {
+        let (snapshot, position) = engine.currentPosition()
+        let rate = Double(max(snapshot.sampleRate, 1))
+        var due: Double?
         shared.withLock { shared in
-            guard let token = shared.tracks.filter({ $0.value.entry == id && $0.value.stream != nil }).map(\.key).max(),
-                let stream = shared.tracks[token]?.stream,
+            guard let (token, track) = shared.tracks.filter({ $0.value.entry == id && $0.value.stream != nil })
+                .max(by: { $0.key < $1.key }),
+                let stream = track.stream,
                 let entry = shared.queue.entry(id: id), case .url(let url, _, _) = entry.source
             else { return }
+            let frame = snapshot.token == token ? Int64(position * rate) : 0
+            let heardTitle = stream.title(atFrame: frame)
+            if let next = heardTitle.next, snapshot.token == token, snapshot.activity == .playing {
+                due = Double(next - frame) / rate
+            }
             let status = stream.current
-            let heard = [status.name, status.title]
+            let heard = [status.name, heardTitle.title]
             // Only a change of what the stream says (not of its state) touches the entry; then,
             // as MPD, the stream's name and title replace every tag a client set (`addtagid`).
-            guard heard != shared.tracks[token]?.heardTags, status.name != nil || status.title != nil else { return }
+            guard heard != track.heardTags, status.name != nil || heardTitle.title != nil else { return }
             shared.tracks[token]?.heardTags = heard
-            shared.queue.updateSource(PlayerSource.url(url, name: status.name, title: status.title), for: id)
+            shared.queue.updateSource(PlayerSource.url(url, name: status.name, title: heardTitle.title), for: id)
             shared.queue.updateTags(nil, for: id)
             publishQueue(shared)
         }
-        publishState()
+        let now = state
+        if !onlyIfHeard || now.source != changes.latest.value.source { changes.publish(now) }
+        if let due {
+            // The title's time (`onlyIfHeard`: a timer that came early publishes nothing).
+            let delay = max(due, 0) + 0.005
+            work.asyncAfter(deadline: .now() + delay) { [self] in
+                streamChanged(entry: id, onlyIfHeard: true)
+            }
+        }
     }
 
     /// What `openPlayable` found: an entry opened, or a URL entry to open off `work`.
@@ -283,10 +303,29 @@ extension PlayerController {
                 publishQueue(shared)
             }
             prune(&shared, keeping: snapshot.lined + [token])
+            releaseStreams(&shared, after: snapshot)
+        }
+        // Playing a stream (again, or from elsewhere in it): its next title's time.
+        if snapshot.activity == .playing, let token = snapshot.token,
+            let entry = shared.withLock({ $0.tracks[token].flatMap { $0.stream == nil ? nil : $0.entry } })
+        {
+            streamChanged(entry: entry, onlyIfHeard: true)
         }
         if let next = startNext {
             // The next entry was not lined up in time (or could not be): start it now.
             start(entry: next, position: 0, playing: true, skipping: true) { _ in }
+        }
+    }
+
+    /// Ends the connections of URL tracks the engine no longer holds (played to their end,
+    /// stopped, replaced): their buffers are freed now, not when the track is forgotten.
+    /// Tokens after the engine's newest may be in flight: kept.
+    private func releaseStreams(_ shared: inout Shared, after snapshot: PlaybackSnapshot) {
+        let newest = (snapshot.lined + [snapshot.token ?? 0]).max() ?? 0
+        let held = Set(snapshot.lined)
+        for (token, track) in shared.tracks where track.stream != nil && token <= newest && !held.contains(token) {
+            track.stream?.stop()
+            shared.tracks[token]?.stream = nil
         }
     }
 

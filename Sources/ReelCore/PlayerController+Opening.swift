@@ -185,7 +185,10 @@ extension PlayerController {
                     shared.connecting?.entry = id
                 }
                 guard let id, let queued = shared.queue.entry(id: id) else { return nil }
-                shared.queue.setDuration(nil, estimated: false, format: reader.format, missing: false, for: id)
+                // A finite file has a length (exact from its Xing/Info tag, else estimated); a live
+                // stream none.
+                let length = reader.knownDuration
+                shared.queue.setDuration(length?.seconds, estimated: length?.estimated ?? false, format: reader.format, missing: false, for: id)
                 publishQueue(shared)
                 return OpenedEntry(id: id, track: Track(entry: id, source: queued.source, file: url, stream: stream), reader: reader)
             }
@@ -291,7 +294,8 @@ extension PlayerController {
         case .success(.audio(let reader, let stream)):
             let opened = shared.withLock { shared -> OpenedEntry? in
                 guard let queued = shared.queue.entry(id: entry) else { return nil }
-                shared.queue.setDuration(nil, estimated: false, format: reader.format, missing: false, for: entry)
+                let length = reader.knownDuration
+                shared.queue.setDuration(length?.seconds, estimated: length?.estimated ?? false, format: reader.format, missing: false, for: entry)
                 publishQueue(shared)
                 return OpenedEntry(id: entry, track: Track(entry: entry, source: queued.source, file: url, stream: stream), reader: reader)
             }

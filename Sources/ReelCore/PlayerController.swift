@@ -194,7 +194,9 @@ public final class PlayerController: @unchecked Sendable {
             error: snapshot.error ?? shown.skipError, durationEstimated: estimated && shown.duration != nil,
             output: snapshot.output, gain: gain)
             .with(sleepAt: sleep.current.at)
-        if let stream = shown.stream { Self.show(stream, in: &state) }
+        if let stream = shown.stream {
+            Self.show(stream, in: &state, heardAt: Int64(position * Double(snapshot.sampleRate)))
+        }
         if let connecting {
             state.state = connecting.playing ? .playing : .paused
             state.position = 0
@@ -207,11 +209,11 @@ public final class PlayerController: @unchecked Sendable {
     }
 
     /// A playing URL's station, title and connection in `state`: the title a client set
-    /// (`addtagid`) gives way to what the stream says is on air.
-    static func show(_ stream: HTTPStream, in state: inout PlayerState) {
+    /// (`addtagid`) gives way to what the stream says is on air at `frame`, the frame heard.
+    static func show(_ stream: HTTPStream, in state: inout PlayerState, heardAt frame: Int64) {
         let status = stream.current
         if case .url(let url, let name, let title) = state.source {
-            state.source = .url(url, name: status.name ?? name, title: status.title ?? title)
+            state.source = .url(url, name: status.name ?? name, title: stream.title(atFrame: frame).title ?? title)
         }
         state.live = status.head?.resourceLength == nil
         let bytesPerSecond = status.bitrate.map { Double($0) * 125 } ?? 0

@@ -40,7 +40,7 @@ public final class Daemon: Sendable {
             timing: configuration.timing, input: ALSAInput(name: configuration.captureDevice),
             captureTiming: configuration.captureTiming, recording: configuration.recording,
             mediaRoots: configuration.mediaRoots, musicDirectories: configuration.musicDirectories, mixer: configuration.mixer, outputs: configuration.resolvedOutputs,
-            streams: StreamConfiguration(extraCAFile: configuration.streamCAFile),
+            streams: StreamConfiguration(extraCAFile: configuration.streamCAFile, bufferSeconds: configuration.streamBufferSeconds),
             playlistDirectory: configuration.playlistDirectory, recordingsDirectory: configuration.mpdRecordingsDirectory,
             logger: logger)
 

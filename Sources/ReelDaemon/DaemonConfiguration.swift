@@ -61,6 +61,9 @@ public struct DaemonConfiguration: Equatable, Sendable {
     /// `stream_ca_file`: a PEM file of CAs that https streams may be signed by, besides the
     /// system's (a station with its own CA; the tests' CA).
     public var streamCAFile: String?
+    /// `stream_buffer_seconds`: seconds of a stream kept (compressed) for pausing and seeking
+    /// back, 0 to 3600 (default 300).
+    public var streamBufferSeconds = 300
     /// `[[outputs]]`: the outputs in order (ids from 0). Empty: the ALSA device alone.
     public var outputs: [OutputConfiguration] = []
 
@@ -138,7 +141,7 @@ public struct DaemonConfiguration: Equatable, Sendable {
         ("mpd_recordings_dir", "REEL_MPD_RECORDINGS_DIR"), ("playlist_dir", "REEL_PLAYLIST_DIR"),
         ("http_listen", "REEL_HTTP_LISTEN"),
         ("http_password", "REEL_HTTP_PASSWORD"), ("http_upload_limit", "REEL_HTTP_UPLOAD_LIMIT"),
-        ("stream_ca_file", "REEL_STREAM_CA_FILE"),
+        ("stream_ca_file", "REEL_STREAM_CA_FILE"), ("stream_buffer_seconds", "REEL_STREAM_BUFFER_SECONDS"),
     ]
 
     /// Applies a TOML config file's text. `source` names the file in errors.
@@ -426,6 +429,11 @@ public struct DaemonConfiguration: Equatable, Sendable {
                 throw ConfigurationError("\(source): stream_ca_file must be an absolute path, not \"\(value)\"")
             }
             streamCAFile = value
+        case "stream_buffer_seconds":
+            guard let seconds = Int(value), (0...3600).contains(seconds) else {
+                throw ConfigurationError("\(source): \"\(value)\" is not a whole number of seconds from 0 to 3600")
+            }
+            streamBufferSeconds = seconds
         case "period_ms": periodMilliseconds = try milliseconds()
         case "buffer_ms": bufferMilliseconds = try milliseconds()
         default:

@@ -19,14 +19,19 @@ final class StreamServer {
             .appendingPathComponent("Streams/stream_server.py").path
     }
 
-    init(seconds: Double = 3, extra: [String] = [], fixtures: [(name: String, kind: String, seconds: Double)] = []) throws {
+    /// `xing`: the fixture has a Xing/Info frame with a LAME tag (a podcast as encoders make
+    /// it); else none (it loops cleanly as a live stream).
+    init(
+        seconds: Double = 3, xing: Bool = false, extra: [String] = [], fixtures: [(name: String, kind: String, seconds: Double)] = []
+    ) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("reel-streams-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         mp3Path = directory.appendingPathComponent("fixture.mp3").path
         try TestAudio.run(
             "/usr/bin/ffmpeg",
             ["-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=440:duration=\(seconds):sample_rate=44100", "-ac", "2",
-             "-c:a", "libmp3lame", "-b:a", "128k", "-id3v2_version", "0", "-write_xing", "0", "-f", "mp3", mp3Path])
+             "-c:a", "libmp3lame", "-b:a", "128k", "-id3v2_version", xing ? "3" : "0", "-write_xing", xing ? "1" : "0",
+             "-f", "mp3", mp3Path])
         var arguments = extra
         for fixture in fixtures {
             let made = try Self.makeFixture(kind: fixture.kind, seconds: fixture.seconds, in: directory.path)

@@ -14,8 +14,9 @@ import Glibc
 /// A stream's FFmpeg decoder, producing 16-bit frames (32-bit for a lossless stream of more
 /// than 16 bits) at the rate and channels of the first decoded frame (HE-AAC's SBR rate and its
 /// parametric stereo, not what the ADTS header says). It cannot seek (the engine reads it
-/// through a `RewindableReader`). When no frames are decoded yet, `read` gives a short silence
-/// instead of waiting (the stream's state says `buffering`). At each of `boundaries` (an HLS
+/// through a `RewindableReader`). When no frames are decoded yet, `read` returns 0 with
+/// `isWaitingForData` instead of waiting (the engine plays a silence it does not count as the
+/// track's; the stream's state says `buffering`). At each of `boundaries` (an HLS
 /// discontinuity) the demuxer ends and a new one opens. Used by one thread at a time (the
 /// opener's, then the audio thread); its decoding thread is `reel-decode`.
 public final class FFmpegStreamReader: AudioFileReader {
@@ -70,8 +71,11 @@ public final class FFmpegStreamReader: AudioFileReader {
         decoding.stop()
     }
 
-    /// The frames decoded so far; a short silence (a tenth of `frames`, at least 1) when none
-    /// are there; 0 at the stream's end; throws when it failed for good.
+    /// No frame was decoded in time for the last `read` (it returned 0, and the stream goes on).
+    public private(set) var isWaitingForData = false
+
+    /// The frames decoded so far; 0 with `isWaitingForData` when none are there yet; 0 at the
+    /// stream's end; throws when it failed for good.
     public func read(into buffer: UnsafeMutableRawPointer, frames: Int) throws(ReelError) -> Int {
         guard frames > 0 else { return 0 }
         let bytesPerFrame = pcmFormat.bytesPerFrame
@@ -82,18 +86,19 @@ public final class FFmpegStreamReader: AudioFileReader {
         if ready > 0 {
             if case .bytes(let bytes) = pcm.read(into: buffer, count: ready * bytesPerFrame) { count = bytes / bytesPerFrame }
         } else if pcm.hasEnded {
+            isWaitingForData = false
             if case .ended(let error?) = pcm.read(into: buffer, count: bytesPerFrame) { throw error }
             return 0
         } else {
-            // Nothing decoded in time: silence, so that the device does not run dry.
-            count = max(frames / 10, 1)
-            buffer.initializeMemory(as: UInt8.self, repeating: 0, count: count * bytesPerFrame)
+            // Nothing decoded in time: the engine keeps the device playing meanwhile.
+            isWaitingForData = true
             if !starving {
                 starving = true
                 stream.noteUnderrun(true)
             }
-            return count
+            return 0
         }
+        isWaitingForData = false
         if starving || framesRead == 0 {
             starving = false
             stream.noteUnderrun(false)

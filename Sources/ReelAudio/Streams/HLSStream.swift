@@ -79,7 +79,7 @@ final class HLSStream: @unchecked Sendable {
                         initBytes = try fetchWhole(section.url, range: section.byteRange, limit: Self.maximumSegmentBytes)
                     }
                     let bytes = try fetchWhole(fetch.segment.url, range: fetch.segment.byteRange, limit: Self.maximumSegmentBytes)
-                    if let title = id3Title(bytes) { stream.update { $0.title = title } }
+                    if let title = id3Title(bytes) { stream.noteTitleReceived(title, at: buffer.written) }
                     // Packed audio's leading ID3 tag (its timed metadata, read above) is not
                     // audio: the demuxer gets the frames after it.
                     let audio = bytes.dropFirst(id3TagLength(bytes))

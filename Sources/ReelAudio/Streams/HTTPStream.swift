@@ -22,14 +22,32 @@ public struct StreamConfiguration: Sendable, Equatable {
     public var lowSpeedSeconds = 10
     /// Redirects followed at most.
     public var maxRedirects = 5
-    /// Bytes of compressed stream kept between the network and the decoder.
-    public var bufferBytes = 1 << 20
+    /// Seconds of compressed stream kept (`stream_buffer_seconds`): what was played, for
+    /// seeking back, and what comes while paused, for resuming where it paused. In bytes the
+    /// stream's bitrate times this (see `bufferBytes(kilobitsPerSecond:)`).
+    public var bufferSeconds = 300
+    /// When set, the buffer's size in bytes whatever the bitrate (tests, a whole playlist).
+    public var bufferBytes: Int?
     /// False for a fetch of one whole resource (a station playlist): the end of the first
     /// body, or its failure, is the end; nothing is connected again.
     public var reconnects = true
 
-    public init(extraCAFile: String? = nil) {
+    /// The bitrate assumed until the stream's is known, and when it never is: 320 kbit/s, the
+    /// most an MP3 stream has.
+    static let unknownKilobitsPerSecond = 320
+    /// The smallest buffer: what a server sends in a burst on connecting, and more.
+    static let minimumBufferBytes = 256 << 10
+
+    /// The buffer's size for a stream of `kilobitsPerSecond` (nil: not known).
+    public func bufferBytes(kilobitsPerSecond: Int?) -> Int {
+        if let bufferBytes { return bufferBytes }
+        let rate = max(kilobitsPerSecond ?? Self.unknownKilobitsPerSecond, 8)
+        return max(bufferSeconds * rate * 125, Self.minimumBufferBytes)
+    }
+
+    public init(extraCAFile: String? = nil, bufferSeconds: Int = 300) {
         self.extraCAFile = extraCAFile
+        self.bufferSeconds = bufferSeconds
     }
 }
 
@@ -39,13 +57,22 @@ public struct HTTPStreamStatus: Equatable, Sendable {
     /// The first response that was played from (its type, length, ICY headers); nil before.
     public var head: HTTPResponseHead?
     public var reconnects = 0
-    /// The station's name (`icy-name`) and what is on air (ICY `StreamTitle`), when said.
+    /// The station's name (`icy-name`), when said. (What is on air is `HTTPStream.title(atFrame:)`:
+    /// a title is heard from the frame of the audio it names.)
     public var name: String?
+    /// The last title received (ICY `StreamTitle`, an HLS segment's ID3 tag): ahead of what is
+    /// heard by what the buffer holds. What the player shows is `HTTPStream.title(atFrame:)`.
     public var title: String?
     /// Kilobits a second: `icy-br`, or what the decoder measured.
     public var bitrate: Int?
     /// Why the stream ended, when it failed.
     public var failure: ReelError?
+}
+
+/// A title the server put on air, at the frame of the decoded audio from which it is heard.
+struct TitleMark: Equatable {
+    var frame: Int64
+    var title: String?
 }
 
 /// One URL's transfer, run on a thread of its own (`reel-stream`) from `start` until the
@@ -57,8 +84,21 @@ public final class HTTPStream: @unchecked Sendable {
     /// Read by any thread; written by the network thread (and `noteBitrate`, `noteUnderrun`
     /// by the decoder's).
     private let status = Locked(HTTPStreamStatus())
-    /// Called on the network (or decoder) thread after the state, the name or the title changed.
+    /// Called on the network (or decoder) thread after the state or the name changed, or a title
+    /// mark was made.
     private let onChange: @Sendable () -> Void
+
+    /// Titles received, by the offset in the buffer of the first audio byte they name; the
+    /// decoder turns them into `heard` marks as it decodes past them. Bounded (`markLimit`).
+    private let receivedTitles = Locked([(offset: Int64, title: String?)]())
+    /// The titles by the frame they are heard from, in order, for the player to show the one
+    /// of the frame audible now; `before` is the title before the first of them.
+    private let heard = Locked((marks: [TitleMark](), before: String?.none, placedByDecoder: false))
+    static let markLimit = 64
+    /// A Range request asked by the decoder (a seek in a finite resource), for the network thread.
+    private let pendingRange = Locked<Int64?>(nil)
+    /// Whether the buffer was sized for the stream's bitrate (once).
+    private let sized = Locked(false)
 
     // The network thread's own.
     private var head = HTTPResponseHead()
@@ -67,13 +107,19 @@ public final class HTTPStream: @unchecked Sendable {
     private var received: Int64 = 0
     private var everPlayed = false
     private var rangeAsked: Int64?
+    /// The connection being made is for a seek (`refetch`), not a reconnect.
+    private var seeking = false
+    /// The buffer generation this connection writes for (a `refetch` ends it).
+    private var writing = 0
     /// The ICY de-interleaver of this connection's body, when the server sends metadata.
     private var icy: ICYDemuxer?
 
     public init(url: String, configuration: StreamConfiguration, onChange: @escaping @Sendable () -> Void = {}) {
         self.url = url
         self.configuration = configuration
-        buffer = StreamBuffer(capacity: configuration.bufferBytes)
+        // Sized for the highest bitrate until the stream's is known: pages not written are not
+        // resident, and it is resized (early, while it holds little) to the stream's.
+        buffer = StreamBuffer(capacity: configuration.bufferBytes(kilobitsPerSecond: nil))
         self.onChange = onChange
     }
 
@@ -113,6 +159,86 @@ public final class HTTPStream: @unchecked Sendable {
         update { status in
             if status.head?.icyBitrate == nil && kbps > 0 { status.bitrate = kbps }
         }
+        sizeBuffer(kilobitsPerSecond: kbps)
+    }
+
+    /// Sizes the buffer for the stream's bitrate, the first time it is known.
+    private func sizeBuffer(kilobitsPerSecond kbps: Int?) {
+        guard let kbps, kbps > 0, configuration.bufferBytes == nil else { return }
+        let first = sized.withLock { sized -> Bool in
+            defer { sized = true }
+            return !sized
+        }
+        if first { buffer.resize(to: configuration.bufferBytes(kilobitsPerSecond: kbps)) }
+    }
+
+    // MARK: Titles heard
+
+    /// The decoder places each title at the frame of the audio it names (`noteDecoded`): the
+    /// player shows a title when that audio is heard. Called by such a decoder (libmpg123's)
+    /// when it opens, before it decodes.
+    func placeTitlesByDecoding() {
+        heard.withLock { $0.placedByDecoder = true }
+    }
+
+    /// A title came for the audio from buffer offset `offset` on. The network thread.
+    func noteTitleReceived(_ title: String?, at offset: Int64) {
+        receivedTitles.withLock { list in
+            list.append((offset, title))
+            if list.count > Self.markLimit { list.removeFirst() }
+        }
+        let placed = heard.withLock { $0.placedByDecoder }
+        status.withLock { $0.title = title }
+        // A decoder that places titles (`noteDecoded`) tells the player when one is heard; for
+        // any other the title is on air when it arrives.
+        if !placed { onChange() }
+    }
+
+    /// The decoder decoded the audio from buffer offset `from` up to `to` (exclusive), starting
+    /// at frame `frame`: a title received for an offset in there is heard from that frame.
+    /// True when a new mark was made (then `onChange` is called). The decoder's thread.
+    func noteDecoded(from: Int64, to: Int64, frame: Int64) -> Bool {
+        let titles = receivedTitles.withLock { list -> [String?] in
+            list.filter { $0.offset >= from && $0.offset < to }.map(\.title)
+        }
+        guard let title = titles.last else { return false }
+        let marked = heard.withLock { heard -> Bool in
+            // Decoded again after a seek back: the same mark.
+            if let index = heard.marks.lastIndex(where: { $0.frame <= frame }), heard.marks[index].frame == frame {
+                heard.marks[index].title = title
+                return false
+            }
+            heard.marks.removeAll { $0.frame > frame }
+            heard.marks.append(TitleMark(frame: frame, title: title))
+            if heard.marks.count > Self.markLimit {
+                heard.before = heard.marks.removeFirst().title
+            }
+            return true
+        }
+        // The player schedules the change for when that frame is heard.
+        if marked { onChange() }
+        return marked
+    }
+
+    /// The title on air at `frame` of the decoded audio (what is heard when that frame is),
+    /// and the frame of the next change after it, if one was decoded. A decoder that does not
+    /// place titles (FFmpeg's, for AAC, Ogg, HLS) leaves the last title received. Any thread.
+    public func title(atFrame frame: Int64) -> (title: String?, next: Int64?) {
+        if !heard.withLock({ $0.placedByDecoder }) { return (status.withLock { $0.title }, nil) }
+        return heard.withLock { heard in
+            let index = heard.marks.lastIndex { $0.frame <= frame }
+            let title = index.map { heard.marks[$0].title } ?? heard.before
+            let next = heard.marks[(index.map { $0 + 1 } ?? 0)...].first?.frame
+            return (title, next)
+        }
+    }
+
+    /// Makes the network thread fetch the resource again from byte `offset` (a Range request;
+    /// a finite resource whose server takes them). The buffer is emptied at once: its next
+    /// byte is `offset`. The decoder's thread.
+    func refetch(from offset: Int64) {
+        pendingRange.withLock { $0 = offset }
+        buffer.reset(at: offset)
     }
 
     /// Changes the status (and tells `onChange` when the player shows something new). The
@@ -122,7 +248,7 @@ public final class HTTPStream: @unchecked Sendable {
         let changed = status.withLock { status -> Bool in
             let before = status
             change(&status)
-            return status.state != before.state || status.name != before.name || status.title != before.title
+            return status.state != before.state || status.name != before.name
                 || status.reconnects != before.reconnects || status.bitrate != before.bitrate
         }
         if changed { onChange() }
@@ -133,8 +259,17 @@ public final class HTTPStream: @unchecked Sendable {
     private func run() {
         var attempt = 0
         while !buffer.isStopped {
-            let failure = transfer(from: rangeAsked)
+            let generation = buffer.generation
+            if let offset = pendingRange.withLock({ pending -> Int64? in defer { pending = nil }; return pending }) {
+                // A seek: from that byte, not counted as a reconnect.
+                rangeAsked = offset
+                received = offset
+                seeking = true
+                attempt = 0
+            }
+            let failure = transfer(from: rangeAsked, generation: generation)
             if buffer.isStopped { break }
+            if buffer.generation != generation { continue }
             if !configuration.reconnects {
                 if let failure = refused ?? failure { end(with: failure) } else { buffer.finish(error: nil) }
                 return
@@ -153,7 +288,11 @@ public final class HTTPStream: @unchecked Sendable {
             switch decision {
             case .finished:
                 buffer.finish(error: nil)
-                return
+                // A seek back may want the resource again: wait for one, or for the end.
+                while !buffer.isStopped && buffer.generation == generation {
+                    _ = buffer.sleep(milliseconds: 60_000)
+                }
+                continue
             case .fail(let error):
                 end(with: error)
                 return
@@ -161,6 +300,7 @@ public final class HTTPStream: @unchecked Sendable {
                 update { $0.state = .reconnecting }
                 rangeAsked = from
                 if !buffer.sleep(milliseconds: milliseconds) { return }
+                if buffer.generation != generation { continue }
             }
         }
     }
@@ -172,7 +312,8 @@ public final class HTTPStream: @unchecked Sendable {
 
     /// One connection; nil when its body ended normally, else why not (`refused` is set when
     /// the server answered with something not to play).
-    private func transfer(from offset: Int64?) -> ReelError? {
+    private func transfer(from offset: Int64?, generation: Int) -> ReelError? {
+        writing = generation
         head = HTTPResponseHead()
         refused = nil
         var outcome = reel_curl_outcome()
@@ -185,7 +326,7 @@ public final class HTTPStream: @unchecked Sendable {
                 request.low_speed_limit = configuration.lowSpeedBytes
                 request.low_speed_time = configuration.lowSpeedSeconds
                 request.max_redirects = configuration.maxRedirects
-                request.range_start = offset ?? -1
+                request.range_start = offset.flatMap { $0 > 0 ? $0 : nil } ?? -1
                 request.icy_metadata = 1
                 request.context = Unmanaged.passUnretained(self).toOpaque()
                 request.on_header = { context, line, length in
@@ -236,7 +377,7 @@ public final class HTTPStream: @unchecked Sendable {
             refused = refusal
             return false
         }
-        if let asked = rangeAsked {
+        if let asked = rangeAsked, asked > 0 {
             // Resuming: the server must send the rest from where we stopped.
             guard head.status == 206, head.rangeStart == asked else {
                 refused = ReelError(.unreachable, "\(url) did not resume at byte \(asked) (HTTP \(head.status))")
@@ -246,16 +387,26 @@ public final class HTTPStream: @unchecked Sendable {
         // Each connection's body starts with audio; a server that sends metadata says how often.
         icy = head.icyMetaInterval.flatMap { try? ICYDemuxer(metaInterval: $0) }
         let first = head
+        let seek = seeking
+        seeking = false
+        var opening = false
         update { status in
             if status.head == nil {
                 status.head = first
                 status.name = first.icyName
                 status.bitrate = first.icyBitrate
                 status.state = .buffering
-            } else {
+                opening = true
+            } else if !seek {
                 status.reconnects += 1
                 status.state = .playing
             }
+        }
+        if opening {
+            // A live stream keeps being received while paused: a full buffer drops its oldest
+            // bytes. A finite one waits (what it drops can be fetched again).
+            buffer.overwrites = first.resourceLength == nil
+            sizeBuffer(kilobitsPerSecond: first.icyBitrate)
         }
         return true
     }
@@ -263,20 +414,21 @@ public final class HTTPStream: @unchecked Sendable {
     private func takeBody(_ bytes: UnsafeRawPointer, count: Int) -> Bool {
         guard refused == nil else { return false }
         received += Int64(count)
+        if buffer.generation != writing { return false }
         // Some audio came (not a server that trickles or stalls from its first bytes): from now
         // on a drop is connected again rather than an error.
         if received >= Self.playedBytes { everPlayed = true }
-        guard var demuxer = icy else { return buffer.write(bytes, count: count) }
+        guard var demuxer = icy else { return buffer.write(bytes, count: count, generation: writing) }
         var written = true
         demuxer.feed(UnsafeRawBufferPointer(start: bytes, count: count)) { piece in
             switch piece {
             case .audio(let audio):
-                if written, let base = audio.baseAddress { written = buffer.write(base, count: audio.count) }
+                if written, let base = audio.baseAddress { written = buffer.write(base, count: audio.count, generation: writing) }
             case .metadata(let metadata):
-                // What is on air from here on ("" clears it). Told when received: the buffer
-                // ahead of the decoder is what the server sent in a burst, a few seconds.
+                // What is on air from the next audio byte on ("" clears it): heard when the
+                // decoded audio from that byte is (the decoder makes the mark).
                 if let title = metadata.streamTitle {
-                    update { $0.title = title.isEmpty ? nil : title }
+                    noteTitleReceived(title.isEmpty ? nil : title, at: buffer.written)
                 }
             }
         }

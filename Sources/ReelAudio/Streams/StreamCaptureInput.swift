@@ -7,16 +7,6 @@ import ReelModel
 import Glibc
 #endif
 
-/// A stream reader that can say its last read was filler: silence given because nothing had
-/// come in time (a drop, a reconnect, a slow network), not the station's audio.
-protocol StreamFillerReporting: AnyObject {
-    var lastReadWasFiller: Bool { get }
-}
-
-extension Mpg123StreamReader: StreamFillerReporting {
-    var lastReadWasFiller: Bool { starving }
-}
-
 /// A `PCMInput` over a URL (`recorder.start {source: {url}}`): the station's stream is opened
 /// with `URLSource.open` (its network thread, its decoder choice, its reconnects) and decoded on
 /// the capture engine's capture thread; nothing reaches the speakers. The session's clock is the
@@ -145,7 +135,7 @@ public final class StreamCaptureInput: PCMInput, @unchecked Sendable {
         titles.note(status.title, atFrame: frame)
     }
 
-    /// Decodes station audio; -EAGAIN when only filler came, -EIO when the stream ended for good.
+    /// Decodes station audio; -EAGAIN when nothing came in time, -EIO when the stream ended for good.
     private func decode(into buffer: UnsafeMutableRawPointer, frames: Int) -> Int {
         let count: Int
         do throws(ReelError) {
@@ -154,13 +144,13 @@ public final class StreamCaptureInput: PCMInput, @unchecked Sendable {
             finish(error)
             return -Int(EIO)
         }
+        if count == 0 && reader.isWaitingForData {
+            // Nothing came in time: the gap is skipped, not recorded as silence.
+            return -Int(EAGAIN)
+        }
         if count == 0 {
             finish(stream.current.failure ?? ReelError(.unreachable, "\(url): the stream ended"))
             return -Int(EIO)
-        }
-        if let filler = reader as? StreamFillerReporting, filler.lastReadWasFiller {
-            // Nothing came in time: the gap is skipped, not recorded as silence.
-            return -Int(EAGAIN)
         }
         return count
     }

@@ -14,11 +14,16 @@ enum StreamReconnect: Equatable {
 
     /// Consecutive failed connections after which a stream that played gives up (about a
     /// minute and a half with `backoff`).
-    static let maxAttempts = 20
+    static let maxAttempts = 54
 
-    /// The pause before attempt `attempt` (1 after the first failure): 250 ms doubling to 5 s.
+    /// Attempts made every half second before the pause grows to 5 s: a server back within
+    /// about 20 s is heard again within a second of its return.
+    static let quickAttempts = 40
+
+    /// The pause before attempt `attempt` (1 after the first failure): 250 ms, then 500 ms up
+    /// to `quickAttempts`, then 5 s.
     static func backoff(attempt: Int) -> Int {
-        min(250 << min(max(attempt - 1, 0), 5), 5000)
+        attempt <= 1 ? 250 : attempt <= quickAttempts ? 500 : 5000
     }
 
     /// - Parameters:

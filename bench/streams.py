@@ -1,0 +1,423 @@
+#!/usr/bin/env python3
+"""The Python half of bench/streams (standard library only): reeld and MPD on the same local
+Icecast, one table.
+
+  streams.py --reeld BIN --work DIR --monitor SOURCE --rounds N --seconds S
+
+It starts, in DIR: Debian's icecast2 on a free loopback port with two mounts fed by ffmpeg in
+real time (`/live.mp3`, MP3 128 kbit/s; `/live.aac`, AAC-LC in ADTS, 128 kbit/s: the same tone),
+MPD with a private configuration (ALSA output `pulse`, mixer none), and reeld (`--device pulse`,
+an empty config: the pause buffer at its default 300 s). Every process is stopped by its PID.
+
+1. Idle RSS: a fresh reeld, 2 s after its socket answers: VmRSS, and whether libcurl and FFmpeg's
+   libavcodec are mapped (/proc/PID/maps); then after its first stream.
+2. In each round, for MP3 then AAC, each daemon in turn (the order swapping every round): from
+   sending `add`+`play` (MPD: `clear`, `add URL`, `play` in one command list; reeld:
+   `player.play {url}`) to the first sound at the null sink's monitor (parec); then 3 s later its
+   process CPU clock and peak VmRSS over S s (`compare.Sampler`), divided by the audio seconds
+   its own position moved (reeld `position`, MPD `elapsed`); stopped. reeld answering
+   `unsupported_format` for AAC prints "not played".
+3. A drop: each daemon plays the MP3 mount; the source is stopped (Icecast closes the
+   listeners), 8 s later (the daemons' buffers ran dry) it starts again; from the moment the
+   mount is on air again to the first sound at the monitor after the silence; no sound within
+   15 s: "stops".
+4. The pause buffer: reeld plays the project's test server's live MP3 (128 kbit/s with icy-br,
+   sent 16 times as fast as it plays), 3 s later VmRSS; paused until `stream.buffered` says the
+   buffer holds its 300 s (or 60 s passed), VmRSS again; the difference against the buffer's
+   size (300 s of 128 kbit/s, 4.8 MB).
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "Tests", "Streams"))
+from compare import RATE, Client, Recorder, Sampler  # noqa: E402
+from icecast import Icecast  # noqa: E402
+from measuring import Reeld, load_average, options as parse_options  # noqa: E402
+from stream_server import StreamServer, make_mp3  # noqa: E402
+
+WARMUP = 3.0
+DROP_SECONDS = 8.0
+CODECS = ("mp3", "aac")
+NAMES = {"mp3": "MP3 128 kbit/s", "aac": "AAC-LC 128 kbit/s"}
+
+
+def fail(message):
+    print(f"bench/streams: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+def log(message):
+    print(f"[bench/streams {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def maps(pid, name):
+    with open(f"/proc/{pid}/maps") as f:
+        return any(name in line for line in f)
+
+
+def rss_mb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+class MPD:
+    def __init__(self, work):
+        self.dir = os.path.join(work, "mpd")
+        os.makedirs(os.path.join(self.dir, "music"), exist_ok=True)
+        self.socket = os.path.join(self.dir, "mpd.sock")
+        conf = os.path.join(self.dir, "mpd.conf")
+        with open(conf, "w") as f:
+            f.write(f'''music_directory "{self.dir}/music"
+db_file "{self.dir}/database"
+state_file "{self.dir}/state"
+playlist_directory "{self.dir}"
+log_file "{self.dir}/log"
+bind_to_address "{self.socket}"
+zeroconf_enabled "no"
+audio_output {{
+    type "alsa"
+    name "pulse"
+    device "pulse"
+    mixer_type "none"
+}}
+''')
+        self.process = subprocess.Popen(["mpd", "--no-daemon", conf], stdin=subprocess.DEVNULL,
+                                        stdout=open(os.path.join(self.dir, "stderr"), "wb"), stderr=subprocess.STDOUT)
+        self.pid = self.process.pid
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                self.client = Client("mpd", self.socket)
+                break
+            except (OSError, RuntimeError):
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    fail("MPD did not start: " + open(os.path.join(self.dir, "stderr")).read()[-500:])
+                time.sleep(0.1)
+
+    def play(self, url):
+        self.client.command(["clear", f"add {url}", "play"])
+
+    def position(self):
+        for line in self.client.command("status"):
+            if line.startswith("elapsed: "):
+                return float(line.split()[1])
+        return None
+
+    def playing(self):
+        return "state: play" in self.client.command("status")
+
+    def stop(self):
+        try:
+            self.client.command("stop")
+        except (OSError, RuntimeError):
+            pass
+
+    def shutdown(self):
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+class Reel:
+    def __init__(self, binary, work, name):
+        self.daemon = Reeld(binary, os.path.join(work, name), "pulse", log_level="warning")
+        self.pid = self.daemon.pid
+
+    def play(self, url):
+        try:
+            self.daemon.rpc.call("player.play", {"url": url})
+        except RuntimeError as error:
+            # Why, as the player's state says it (for every client): its reason.
+            reason = ((self.status().get("error") or {}).get("reason")) or "?"
+            raise RuntimeError(f"{reason}: {error}") from None
+
+    def status(self):
+        return self.daemon.rpc.call("player.status")
+
+    def position(self):
+        return self.status().get("position")
+
+    def stop(self):
+        try:
+            self.daemon.rpc.call("player.stop")
+        except RuntimeError:
+            pass
+
+    def shutdown(self):
+        self.daemon.stop()
+
+
+def first_sound(recorder, after_frame, within):
+    """The index of the first loud frame at or after `after_frame`, waiting up to `within` s."""
+    deadline = time.monotonic() + within
+    checked = after_frame
+    while time.monotonic() < deadline:
+        loud = recorder.loud()
+        for k in range(checked, len(loud)):
+            if loud[k]:
+                return k
+        checked = max(checked, len(loud))
+        time.sleep(0.05)
+    return None
+
+
+def start_recorder(monitor):
+    recorder = Recorder(monitor)
+    deadline = time.monotonic() + 5
+    while recorder.frames() < RATE // 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if recorder.frames() < RATE // 2:
+        recorder.stop()
+        fail("parec recorded nothing of the monitor in 5 s")
+    return recorder
+
+
+def play_and_measure(daemon, url, monitor, seconds):
+    """(ms from the play command to the first sound, CPU ms per audio second, peak RSS MB), or a
+    reason it was not played."""
+    recorder = start_recorder(monitor)
+    try:
+        before = recorder.frames()
+        t_send = time.monotonic()
+        try:
+            daemon.play(url)
+        except RuntimeError as error:
+            return str(error)
+        first = first_sound(recorder, before, 10)
+    finally:
+        recorder.stop()
+    if first is None:
+        daemon.stop()
+        return "no sound within 10 s"
+    first_ms = (recorder.base() + first / RATE - t_send) * 1000
+    time.sleep(WARMUP)
+    p0 = daemon.position()
+    sampler = Sampler(daemon.pid).start()
+    time.sleep(seconds)
+    window = sampler.stop()
+    p1 = daemon.position()
+    daemon.stop()
+    audio = (p1 or 0) - (p0 or 0)
+    if audio < seconds * 0.5:
+        return f"its position moved {audio:.1f} s in {seconds} s"
+    return first_ms, window["cpu_ns"] / 1e6 / audio, window["rss_kb"] / 1024
+
+
+def first_audio_byte(port, mount, deadline):
+    """The monotonic time a raw listener, connecting again and again, gets its first audio
+    byte from `mount` (the server's own delay after it is back), or None."""
+    import socket
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=2) as sock:
+                sock.sendall(f"GET {mount} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".encode())
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    chunk = sock.recv(4096)
+                    if not chunk:
+                        raise OSError("closed")
+                    data += chunk
+                if not data.startswith(b"HTTP/1.0 200") and not data.startswith(b"HTTP/1.1 200"):
+                    raise OSError("not on air")
+                body = data.split(b"\r\n\r\n", 1)[1]
+                while not body:
+                    body = sock.recv(4096)
+                    if not body:
+                        raise OSError("closed")
+                return time.monotonic()
+        except OSError:
+            time.sleep(0.05)
+    return None
+
+
+def drop(daemon, ice, url, monitor):
+    """Seconds from the mount being on air again to the first sound after the silence, and
+    from a raw listener's first audio byte to it."""
+    daemon.play(url)
+    time.sleep(4)
+    recorder = start_recorder(monitor)
+    try:
+        ice.stop_source("/live.mp3")
+        time.sleep(DROP_SECONDS)
+        silent_from = recorder.frames()
+        import threading
+        first_byte = []
+        probe = threading.Thread(target=lambda: first_byte.append(
+            first_audio_byte(ice.port, "/live.mp3", time.monotonic() + 20)), daemon=True)
+        probe.start()
+        ice.feed("/live.mp3", codec="mp3", bitrate="128k")
+        ice.wait_for_mount("/live.mp3")
+        t_back = time.monotonic()
+        # Frames recorded up to now are before the mount was back; the sound must come after.
+        back_frame = int((t_back - recorder.base()) * RATE)
+        loud = recorder.loud()
+        if any(loud[max(silent_from - RATE // 2, 0):silent_from]):
+            return "still sound 8 s after the drop (its buffer held more)"
+        first = first_sound(recorder, max(back_frame, silent_from), 15)
+    finally:
+        recorder.stop()
+        daemon.stop()
+    if first is None:
+        return "stops"
+    probe.join(timeout=20)
+    heard = recorder.base() + first / RATE
+    if first_byte and first_byte[0] is not None:
+        log(f"  a raw listener's first audio byte {first_byte[0] - t_back:+.2f} s after the mount was listed; "
+            f"sound {heard - first_byte[0]:.2f} s after that byte")
+    return max(heard - t_back, 0.0)
+
+
+def pause_buffer(binary, work):
+    mp3 = make_mp3(os.path.join(work, "fast.mp3"), seconds=30)
+    with open(mp3, "rb") as f:
+        data = f.read()
+    server = StreamServer(data, pace=16).start()
+    reel = Reel(binary, work, "reeld-pause")
+    try:
+        reel.play(server.url("/live.mp3"))
+        time.sleep(3)
+        playing = rss_mb(reel.pid)
+        reel.daemon.rpc.call("player.pause")
+        deadline = time.monotonic() + 60
+        buffered = 0.0
+        while time.monotonic() < deadline:
+            buffered = (reel.status().get("stream") or {}).get("buffered") or 0.0
+            if buffered >= 295:
+                break
+            time.sleep(0.5)
+        time.sleep(2)
+        full = rss_mb(reel.pid)
+        return playing, full, buffered
+    finally:
+        reel.shutdown()
+        server.stop()
+
+
+def spread(values, digits):
+    if not values:
+        return "not measured"
+    if len(values) == 1:
+        return f"{values[0]:.{digits}f}"
+    return f"{statistics.median(values):.{digits}f} ({min(values):.{digits}f}–{max(values):.{digits}f})"
+
+
+def main(argv):
+    o = parse_options(argv, ["reeld", "work", "monitor", "rounds", "seconds"], fail)
+    work, monitor = o["work"], o["monitor"]
+    rounds, seconds = int(o["rounds"]), int(o["seconds"])
+    binary = o["reeld"]
+    rows = []
+
+    # 1. Idle RSS.
+    reel = Reel(binary, work, "reeld-idle")
+    time.sleep(2)
+    idle = (rss_mb(reel.pid), maps(reel.pid, "libcurl"), maps(reel.pid, "libavcodec"))
+    reel.shutdown()
+    log(f"idle reeld: VmRSS {idle[0]:.1f} MB, libcurl mapped: {idle[1]}, libavcodec mapped: {idle[2]}")
+
+    ice = Icecast(os.path.join(work, "icecast")).start()
+    mpd = None
+    reel = None
+    results = {}
+    notes = []
+    try:
+        for codec in CODECS:
+            ice.feed(f"/live.{codec}", codec=codec, bitrate="128k")
+        for codec in CODECS:
+            ice.wait_for_mount(f"/live.{codec}")
+        mpd = MPD(work)
+        reel = Reel(binary, work, "reeld")
+        daemons = {"reel": reel, "mpd": mpd}
+        for round_ in range(1, rounds + 1):
+            order = ["reel", "mpd"] if round_ % 2 else ["mpd", "reel"]
+            for codec in CODECS:
+                for name in order:
+                    got = play_and_measure(daemons[name], ice.url(f"/live.{codec}"), monitor, seconds)
+                    if isinstance(got, str):
+                        log(f"round {round_}, {codec}, {name}: not measured: {got}")
+                        results.setdefault((name, codec, "why"), got)
+                        continue
+                    log(f"round {round_}, {codec}, {name}: first sound {got[0]:.0f} ms, CPU {got[1]:.2f} ms per audio s, "
+                        f"RSS {got[2]:.1f} MB; load {load_average()}")
+                    for key, value in zip(("first", "cpu", "rss"), got):
+                        results.setdefault((name, codec, key), []).append(value)
+                    time.sleep(1)
+        after_first = rss_mb(reel.pid)
+        curl_after = maps(reel.pid, "libcurl")
+        for name in ("reel", "mpd"):
+            for round_ in range(1, rounds + 1):
+                got = drop(daemons[name], ice, ice.url("/live.mp3"), monitor)
+                log(f"drop, round {round_}, {name}: {got if isinstance(got, str) else f'{got:.2f} s'}")
+                if isinstance(got, str):
+                    results.setdefault((name, "drop", "why"), got)
+                else:
+                    results.setdefault((name, "drop", "s"), []).append(got)
+                time.sleep(1)
+    finally:
+        if reel:
+            reel.shutdown()
+        if mpd:
+            mpd.shutdown()
+        ice.stop()
+    paused = pause_buffer(binary, work)
+    log(f"pause buffer: playing {paused[0]:.1f} MB, paused and full {paused[1]:.1f} MB, buffered {paused[2]:.0f} s")
+
+    def value(name, codec, key):
+        return results.get((name, codec, key), [])
+
+    def cell(name, codec, key, digits):
+        values = value(name, codec, key)
+        if values:
+            return spread(values, digits)
+        why = results.get((name, codec, "why"), "not measured")
+        if name == "reel" and codec == "aac" and why.startswith("unsupported_format"):
+            return "not played (unsupported_format)"
+        return why
+
+    def ratio(codec, key):
+        a, b = value("reel", codec, key), value("mpd", codec, key)
+        if not a or not b:
+            return "–"
+        return f"{statistics.median(a) / statistics.median(b):.2f}×"
+
+    print()
+    print(f"{'':52} {'reeld':>30} {'MPD':>30} {'reeld/MPD':>10}  target")
+    for codec in CODECS:
+        target = "≤ 0.5× MPD" if codec == "mp3" else "≤ 0.75× MPD"
+        print(f"{'CPU per audio second, ' + NAMES[codec] + ' (ms)':52} {cell('reel', codec, 'cpu', 2):>30} "
+              f"{cell('mpd', codec, 'cpu', 2):>30} {ratio(codec, 'cpu'):>10}  {target}")
+    for codec in CODECS:
+        print(f"{'add+play → first sound, ' + NAMES[codec] + ' (ms)':52} {cell('reel', codec, 'first', 0):>30} "
+              f"{cell('mpd', codec, 'first', 0):>30} {ratio(codec, 'first'):>10}  ≤ MPD and ≤ 300 ms")
+    for codec in CODECS:
+        print(f"{'peak RSS while playing, ' + NAMES[codec] + ' (MB)':52} {cell('reel', codec, 'rss', 1):>30} "
+              f"{cell('mpd', codec, 'rss', 1):>30} {ratio(codec, 'rss'):>10}  ≤ 0.5× MPD")
+    print(f"{'server back from a drop → sound again (s)':52} {cell('reel', 'drop', 's', 2):>30} "
+          f"{cell('mpd', 'drop', 's', 2):>30} {'':>10}  ≤ 1 s (MPD: stops)")
+    yes = {True: "yes", False: "no"}
+    idle_cell = f"{idle[0]:.1f}; {yes[idle[1]]} / {yes[idle[2]]}"
+    after_cell = f"{after_first:.1f}; {yes[curl_after]}"
+    pause_cell = f"{paused[1]:.1f} - {paused[0]:.1f} = {paused[1] - paused[0]:.1f}"
+    print(f"{'idle RSS, fresh (MB); libcurl / FFmpeg mapped':52} {idle_cell:>30}  libcurl and FFmpeg: no")
+    print(f"{'RSS after the streams, stopped (MB); libcurl mapped':52} {after_cell:>30}")
+    print(f"{'RSS paused, pause buffer full - playing (MB)':52} {pause_cell:>30} {'':>30} {'':>10}  "
+          f"≤ 4.8 + 2 MB (300 s of 128 kbit/s; buffered {paused[2]:.0f} s)")
+    for note in notes:
+        print(note)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
