@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import os
 import random
+import time
 
 import mpd
 import pytest
@@ -41,6 +43,34 @@ def prepare_paused(server, position=1):
         c.send(f"command_list_begin\nplay {position}\npause 1\ncommand_list_end\n")
         assert c.reply() == ["OK"]
         wait_for(lambda: c.status()["state"] == "pause", what="pause")
+
+
+def test_the_server_plays_in_real_time(server):
+    """What the tests here rely on: a song plays for as long as it lasts, as on MPD's null output,
+    so a `pause` sent after `play` (the asyncio client idles between the two) finds it playing.
+    ALSA's `null` device plays at CPU speed: scripts/test-mpd-clients gives reeld a PulseAudio null
+    sink (`pulse`), and REEL_MPD_DEVICE=null, unpaced on purpose, skips this. Paced, `elapsed`
+    never runs ahead of the clock by more than the device's buffer, however slow the machine."""
+    if server.kind == "reel" and os.environ.get("REEL_MPD_DEVICE") == "null":
+        pytest.skip("REEL_MPD_DEVICE=null plays at CPU speed")
+    idea = by_name("idea")
+    with server.authed() as c:
+        c.ok("clear")
+        c.ok(f'add "{idea.uri}"')
+        started = time.monotonic()
+        c.ok("play 0")
+
+        def played_or_stopped():
+            status = c.status()
+            return status if status["state"] != "play" or float(status.get("elapsed", 0)) >= 3 else None
+
+        status = wait_for(played_or_stopped, what="3 s of playback")
+        since = time.monotonic() - started
+        assert status["state"] == "play" and status["song"] == "0", (
+            f"a {idea.seconds} s song is not playing after {since:.1f} s: {status} (device not paced?)")
+        assert float(status["elapsed"]) <= since + 2, (
+            f"{status['elapsed']} s played in {since:.1f} s (device not paced?)")
+        c.ok("stop")
 
 
 def test_sync_client_like_home_assistant(server):
