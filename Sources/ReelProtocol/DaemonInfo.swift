@@ -9,7 +9,7 @@ import ReelModel
 /// formats, decoders, listeners}`.
 public struct DaemonInfo: Sendable, Equatable {
     /// The protocol version this build speaks (`protocol` in the reply).
-    public static let currentProtocolVersion = 2
+    public static let currentProtocolVersion = 3
 
     /// The daemon's version, e.g. `1.0.0`.
     public var version: String

@@ -325,6 +325,6 @@ struct CLITests {
         #expect(json.status == 0, "\(json)")
         let info = try DaemonInfo(json: try JSONValue.parse(Array(json.stdout.utf8.dropLast())))
         #expect(info.device == "null")
-        #expect(info.protocolVersion == 2)
+        #expect(info.protocolVersion == 3)
     }
 }

@@ -116,7 +116,7 @@ import Testing
         try client.send("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"daemon.info\"}")
         shutdown(client.fd, Int32(SHUT_WR))
         let value = try #require(try client.readJSON())
-        #expect(value["result"]?["protocol"] == .int(2))
+        #expect(value["result"]?["protocol"] == .int(3))
         #expect(value["result"]?["device"] == .string("null"))
         #expect(try client.readLine() == nil)
     }

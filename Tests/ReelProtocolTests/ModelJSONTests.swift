@@ -142,7 +142,7 @@ struct ModelJSONTests {
                               listeners: [.init(protocolName: "json-rpc", address: "/run/reel/reel.sock"),
                                           .init(protocolName: "mpd", address: "127.0.0.1:6600")])
         let json = info.json
-        #expect(json["protocol"] == .int(2))
+        #expect(json["protocol"] == .int(3))
         #expect(json.objectValue?.keys == ["version", "protocol", "device", "captureDevice", "dataDir", "uptime", "formats", "decoders", "listeners", "urlSchemes"])
         #expect(json["decoders"]?.arrayValue?.first?["suffixes"] == ["flac"])
         #expect(try DaemonInfo(json: try JSONValue.parse(json.jsonBytes)) == info)
