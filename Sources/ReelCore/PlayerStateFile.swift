@@ -331,7 +331,7 @@ public final class PlayerStateFile: @unchecked Sendable {
 
     /// Appends `record` to the journal (and to a running compaction's tail). On `queue`.
     private func append(_ record: JournalRecord) {
-        var bytes = record.json.jsonBytes
+        var bytes = record.jsonBytes
         bytes.append(0x0A)
         if compaction != nil {
             compaction!.tail += bytes
