@@ -117,13 +117,15 @@ extension PlayerController {
         var entries: [NewQueueEntry] = []
         var counts: [Int] = []
         var skipped: [(index: Int, error: ReelError)] = []
+        // Music files already checked in this add (a playlist names one file many times).
+        var checked = Set<String>()
         for (index, addition) in additions.enumerated() {
             do throws(ReelError) {
                 let resolved: [NewQueueEntry]
                 if let result = fetched[index] {
                     resolved = try Self.entries(of: addition, fetched: result)
                 } else {
-                    resolved = try resolve(addition)
+                    resolved = try resolve(addition, checked: &checked)
                 }
                 entries += resolved
                 counts.append(resolved.count)
@@ -442,6 +444,13 @@ extension PlayerController {
 
     /// The entries an addition stands for (on `work`: it opens files and reads the library).
     func resolve(_ addition: QueueAddition) throws(ReelError) -> [NewQueueEntry] {
+        var checked = Set<String>()
+        return try resolve(addition, checked: &checked)
+    }
+
+    /// `resolve(_:)`, skipping the media-root check of the music files in `checked` (checked
+    /// earlier in the same add) and adding those it checks.
+    func resolve(_ addition: QueueAddition, checked: inout Set<String>) throws(ReelError) -> [NewQueueEntry] {
         switch addition {
         case .file(let path):
             try mediaRoots.check(path)
@@ -467,7 +476,10 @@ extension PlayerController {
                 guard !track.missing else {
                     throw ReelError(.notFound, "\(track.path) is in a music folder that is not there now")
                 }
-                try mediaRoots.check(track.path)
+                if !checked.contains(track.path) {
+                    try mediaRoots.check(track.path)
+                    checked.insert(track.path)
+                }
                 let audio = track.audio
                 return NewQueueEntry(
                     source: .file(path: track.path), duration: audio.duration,
@@ -475,10 +487,10 @@ extension PlayerController {
                     tags: track.displayTags)
             }
         case .musicTrack(let id):
-            return try resolve(.musicTracks([try MusicIndex(store: store).track(id: id)]))
+            return try resolve(.musicTracks([try MusicIndex(store: store).track(id: id)]), checked: &checked)
         case .album(let name, let albumArtist):
             let tracks = try MusicController.albumTracks(in: MusicIndex(store: store), album: name, albumArtist: albumArtist)
-            return try resolve(.musicTracks(tracks))
+            return try resolve(.musicTracks(tracks), checked: &checked)
         case .url(let url), .urlOrPlaylist(let url), .stationPlaylist(let url):
             // (A playlist by its name was fetched before: `fetchPlaylists`.)
             return [NewQueueEntry(source: .url(try URLSource.check(url), name: nil, title: nil), duration: nil, format: nil)]

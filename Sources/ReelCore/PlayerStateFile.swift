@@ -224,8 +224,10 @@ public final class PlayerStateFile: @unchecked Sendable {
         player.saves.connect { [weak self] then in
             guard let self else { return then() }
             self.queue.async {
-                self.save()
+                // The reply waits for the record only; a compaction it makes due starts after.
+                self.save(compacting: false)
                 then()
+                self.compactIfDue()
             }
         }
     }
@@ -273,11 +275,17 @@ public final class PlayerStateFile: @unchecked Sendable {
     // MARK: Saving
 
     /// Records what changed since the last save, and starts a compaction when one is due. On `queue`.
-    private func save() {
+    private func save(compacting: Bool = true) {
         guard started, !finished else { return }
         var snapshot = player.saveSnapshot(layout: &layout, full: false)
         snapshot.player = completed(snapshot.player)
         if let record = record(of: snapshot) { append(record) }
+        if compacting { compactIfDue() }
+    }
+
+    /// Starts a compaction when the journal has grown past its bounds. On `queue`.
+    private func compactIfDue() {
+        guard started, !finished else { return }
         // After a failed write, the retry timer compacts, not every save.
         if compaction == nil, !retryCompaction, broken || journalRecords >= Self.maximumRecords
             || journalBytes >= max(Self.minimumJournalBytes, queueBytes)
@@ -323,7 +331,7 @@ public final class PlayerStateFile: @unchecked Sendable {
 
     /// Appends `record` to the journal (and to a running compaction's tail). On `queue`.
     private func append(_ record: JournalRecord) {
-        var bytes = record.json.jsonBytes
+        var bytes = record.jsonBytes
         bytes.append(0x0A)
         if compaction != nil {
             compaction!.tail += bytes

@@ -175,6 +175,49 @@ extension SavedQueue.Entry {
         return .object(object)
     }
 
+    /// Appends `json`'s compact text to `out`, byte for byte, without building it (a large add
+    /// is one journal record of all its entries, written before the reply).
+    func writeJSON(into out: inout [UInt8]) {
+        switch source {
+        case .file(let path):
+            out.append(contentsOf: #"{"path":"#.utf8)
+            JSONWriter.writeString(path, into: &out)
+        case .item(let id, let path, let name):
+            out.append(contentsOf: #"{"item":"#.utf8)
+            JSONWriter.writeString(id, into: &out)
+            out.append(contentsOf: #","path":"#.utf8)
+            JSONWriter.writeString(path, into: &out)
+            out.append(contentsOf: #","name":"#.utf8)
+            JSONWriter.writeString(name, into: &out)
+        case .url:
+            // Its `title` member may be the tags' title: the general path keeps that rule.
+            return JSONWriter.write(json, into: &out)
+        }
+        if let duration {
+            out.append(contentsOf: #","duration":"#.utf8)
+            JSONWriter.writeDouble(duration, into: &out)
+        }
+        if let format {
+            out.append(contentsOf: #","format":{"codec":"#.utf8)
+            JSONWriter.writeString(format.codec, into: &out)
+            out.append(contentsOf: #","sampleRate":"#.utf8)
+            JSONWriter.writeInt(Int64(format.sampleRate), into: &out)
+            out.append(contentsOf: #","channels":"#.utf8)
+            JSONWriter.writeInt(Int64(format.channels), into: &out)
+            out.append(0x7D)
+        }
+        if let tags {
+            for (key, value) in [("title", tags.title), ("artist", tags.artist), ("album", tags.album)] {
+                guard let value else { continue }
+                out.append(contentsOf: #",""#.utf8)
+                out.append(contentsOf: key.utf8)
+                out.append(contentsOf: #"":"#.utf8)
+                JSONWriter.writeString(value, into: &out)
+            }
+        }
+        out.append(0x7D)
+    }
+
     /// An entry `json` wrote; nil when it has no source Reel can play (a file must be absolute).
     init?(json value: JSONValue) {
         guard let source = try? PlayerSource(json: value) else { return nil }

@@ -41,6 +41,54 @@ struct JournalRecord: Equatable, Sendable {
         return .object(object)
     }
 
+    /// `json`'s compact text, byte for byte, written straight from the values (an add of
+    /// 10,000 entries is one record, written before the reply).
+    var jsonBytes: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(256 + 160 * (edit?.reduce(0) { count, piece in
+            if case .add(let entries) = piece { return count + entries.count }
+            return count
+        } ?? 0))
+        out.append(contentsOf: #"{"seq":"#.utf8)
+        JSONWriter.writeInt(Int64(sequence), into: &out)
+        out.append(contentsOf: #","player":"#.utf8)
+        JSONWriter.write(player.json, into: &out)
+        if hasQueueChange {
+            out.append(contentsOf: #","queue":{"#.utf8)
+            if let edit {
+                out.append(contentsOf: #""edit":["#.utf8)
+                for (index, piece) in edit.enumerated() {
+                    if index > 0 { out.append(0x2C) }
+                    switch piece {
+                    case .keep(let start, let count):
+                        out.append(0x5B)
+                        JSONWriter.writeInt(Int64(start), into: &out)
+                        out.append(0x2C)
+                        JSONWriter.writeInt(Int64(count), into: &out)
+                        out.append(0x5D)
+                    case .add(let entries):
+                        out.append(contentsOf: #"{"add":["#.utf8)
+                        for (index, entry) in entries.enumerated() {
+                            if index > 0 { out.append(0x2C) }
+                            entry.writeJSON(into: &out)
+                        }
+                        out.append(contentsOf: "]}".utf8)
+                    }
+                }
+                out.append(contentsOf: #"],"length":"#.utf8)
+                JSONWriter.writeInt(Int64(length), into: &out)
+            }
+            if let options {
+                if edit != nil { out.append(0x2C) }
+                out.append(contentsOf: #""options":"#.utf8)
+                JSONWriter.write(SavedQueue.json(of: options), into: &out)
+            }
+            out.append(0x7D)
+        }
+        out.append(0x7D)
+        return out
+    }
+
     init(sequence: Int, player: SavedPlayerState, edit: [QueueEditPiece]?, length: Int, options: QueueOptions?) {
         self.sequence = sequence
         self.player = player

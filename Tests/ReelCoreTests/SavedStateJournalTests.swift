@@ -171,6 +171,32 @@ import Testing
         #expect(Self.record(1).json["queue"] == nil, "a save that changed only the player writes no queue")
     }
 
+    /// The bytes a record is written as (straight from its values) are its JSON's, byte for
+    /// byte: every kind of source, a URL whose title the tags also name, escapes, options.
+    @Test func aRecordIsWrittenAsItsJSON() {
+        var tagged = Self.entry("a \"quoted\" \\ ünï\u{1}")
+        tagged.duration = 0.1
+        tagged.format = AudioFormat(codec: "flac", sampleRate: 44100, channels: 2)
+        tagged.tags = DisplayTags(title: "A", artist: nil, album: "C")
+        var titled = SavedQueue.Entry(source: .url("http://example.com/s", name: "Station", title: nil))
+        titled.tags = DisplayTags(title: "Now", artist: "Band")
+        let entries = [
+            tagged, Self.entry("b"), SavedQueue.Entry(source: .item(id: "01J", path: "/Notes/idea", name: "idea"), duration: 12),
+            SavedQueue.Entry(source: .url("http://example.com/x", name: nil, title: "T")), titled,
+            SavedQueue.Entry(source: .file(path: "/m/c.flac"), tags: DisplayTags(artist: "Only")),
+        ]
+        let records = [
+            Self.record(1), Self.record(2, edit: [.add(entries)], length: entries.count),
+            Self.record(3, edit: [.keep(start: 0, count: 2), .add(entries), .keep(start: 3, count: 1)], length: 9,
+                options: QueueOptions(repeats: true, random: false, single: .on, consume: true)),
+            Self.record(4, options: QueueOptions(repeats: false, random: true, single: .off, consume: false)),
+            Self.record(5, current: nil, edit: [], length: 0),
+        ]
+        for record in records {
+            #expect(String(decoding: record.jsonBytes, as: UTF8.self) == record.json.jsonString)
+        }
+    }
+
     @Test(arguments: [
         "{}", "{\"seq\":1}", "{\"seq\":1,\"player\":{\"version\":2}}",
         "{\"seq\":1,\"player\":{\"version\":2,\"position\":0,\"state\":\"paused\"},\"queue\":{\"edit\":[[0,1]]}}",
