@@ -128,8 +128,9 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
     static let probeBytes: Int64 = 256 << 10
     /// The most audio the stream analysis reads (an MPEG-TS segment's streams).
     static let analyzeMicroseconds: Int64 = 3_000_000
-    /// Bytes read without a decoded frame after which the stream is garbage, not audio (the
-    /// demuxer would resynchronise on it for ever): far more than any codec's frame.
+    /// A window of bytes read that must hold at least a second of decoded audio, else the stream
+    /// is garbage, not audio (the demuxer would resynchronise on it for ever, and a decoder takes
+    /// a frame of random bytes now and then): far more than a second of any codec's stream.
     static let garbageBytes = 1 << 20
     /// Decoded frames kept ahead of the audio thread: 384 KiB, 2.2 s of 44.1 kHz 16-bit stereo.
     static let pcmBytes = 384 << 10
@@ -147,9 +148,14 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
     // The decoding thread's own.
     private let openDeadline: UInt64
     private var opening = true
-    /// Bytes of the stream read, and read since the last decoded frame.
+    /// Bytes of the stream read; bytes read in the current window of `garbageBytes`, and the
+    /// frames decoded in it (a stream is noise when a window holds less than a second of audio:
+    /// a decoder finds a frame it takes in random bytes now and then).
     private var consumed: Int64 = 0
     private var sinceAudio = 0
+    private var framesInWindow = 0
+    /// A second of the stream's audio, in frames (its rate, once opened).
+    private var leastFramesInWindow = 1
     /// Why the last read failed or ended the stream (nil: the end, or no failure yet).
     private var readFailure: ReelError?
 
@@ -213,12 +219,14 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
             }
             opening = false
             sinceAudio = 0
+            framesInWindow = 0
+            leastFramesInWindow = max(opened.sampleRate, 1)
             let bytesPerFrame = opened.channels * opened.bits / 8
             var decodeMessage = [CChar](repeating: 0, count: 256)
             while true {
                 let count = reel_ff_read(decoder, chunk!, Int64(Self.chunkFrames), &decodeMessage, decodeMessage.count)
                 if count > 0 {
-                    sinceAudio = 0
+                    framesInWindow += Int(count)
                     if !pcm.write(chunk!, count: Int(count) * bytesPerFrame) { return }
                     continue
                 }
@@ -283,8 +291,12 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
                 consumed += Int64(count)
                 if !opening {
                     sinceAudio += count
-                    if sinceAudio > Self.garbageBytes {
-                        readFailure = ReelError(.corruptFile, "cannot decode \(stream.url): \(sinceAudio) bytes came that hold no audio")
+                    if sinceAudio > Self.garbageBytes && framesInWindow >= leastFramesInWindow {
+                        // Audio in this window: the next one starts.
+                        sinceAudio = count
+                        framesInWindow = 0
+                    } else if sinceAudio > Self.garbageBytes {
+                        readFailure = ReelError(.corruptFile, "cannot decode \(stream.url): \(sinceAudio) bytes came that hold less than a second of audio")
                         return -1
                     }
                 }
