@@ -458,6 +458,23 @@ reel_ff_decoder *reel_ff_open_stream(reel_ff_read_callback read, void *context, 
     return finish_open(decoder, status, message, size);
 }
 
+/// A failure after the format probe. When the probe's answer was a weak guess — below
+/// AVPROBE_SCORE_EXTENSION (50): neither the suffix nor strong content agreed — a file that then
+/// does not decode is not that format broken but no format Reel knows (random bytes that some
+/// demuxer takes at 25 of 100 answer `unsupported_format`, not `corrupt_file`). Closes the
+/// decoder and returns NULL.
+static reel_ff_decoder *failed_guess(reel_ff_decoder *decoder, reel_ff_status *status, char *message, size_t size) {
+    if (decoder->format != NULL && decoder->format->probe_score < AVPROBE_SCORE_EXTENSION && *status != REEL_FF_IO) {
+        char why[160];
+        snprintf(why, sizeof why, "%s", message);
+        *status = REEL_FF_UNKNOWN_FORMAT;
+        snprintf(message, size, "not a format FFmpeg knows (a guess, %s at %d of 100, that does not decode: %s)",
+                 decoder->format->iformat != NULL ? decoder->format->iformat->name : "?", decoder->format->probe_score, why);
+    }
+    reel_ff_close(decoder);
+    return NULL;
+}
+
 /// Opens the best audio stream's decoder of a demuxer just opened and takes its first frame;
 /// closes the decoder on failure.
 static reel_ff_decoder *finish_open(reel_ff_decoder *decoder, reel_ff_status *status, char *message, size_t size) {
@@ -476,8 +493,7 @@ static reel_ff_decoder *finish_open(reel_ff_decoder *decoder, reel_ff_status *st
     if (code < 0) {
         *status = status_of(code);
         describe(code, message, size);
-        reel_ff_close(decoder);
-        return NULL;
+        return failed_guess(decoder, status, message, size);
     }
     const AVCodec *codec = NULL;
     code = ff.find_best_stream(decoder->format, AVMEDIA_TYPE_AUDIO, -1, -1, &codec, 0);
@@ -490,8 +506,7 @@ static reel_ff_decoder *finish_open(reel_ff_decoder *decoder, reel_ff_status *st
         } else {
             snprintf(message, size, "it holds no audio stream");
         }
-        reel_ff_close(decoder);
-        return NULL;
+        return failed_guess(decoder, status, message, size);
     }
     decoder->stream = code;
     AVStream *stream = decoder->format->streams[code];
@@ -502,8 +517,7 @@ static reel_ff_decoder *finish_open(reel_ff_decoder *decoder, reel_ff_status *st
     if (decoder->codec == NULL || decoder->packet == NULL || decoder->frame == NULL) {
         *status = REEL_FF_IO;
         snprintf(message, size, "out of memory");
-        reel_ff_close(decoder);
-        return NULL;
+        return failed_guess(decoder, status, message, size);
     }
     code = ff.parameters_to_context(decoder->codec, stream->codecpar);
     if (code >= 0) {
@@ -513,16 +527,14 @@ static reel_ff_decoder *finish_open(reel_ff_decoder *decoder, reel_ff_status *st
     if (code < 0) {
         *status = REEL_FF_CORRUPT;
         describe(code, message, size);
-        reel_ff_close(decoder);
-        return NULL;
+        return failed_guess(decoder, status, message, size);
     }
     int rate = decoder->codec->sample_rate;
     int channels = decoder->codec->ch_layout.nb_channels;
     if (!sane_format(rate, channels)) {
         *status = REEL_FF_CORRUPT;
         snprintf(message, size, "it declares %d channels at %d Hz", channels, rate);
-        reel_ff_close(decoder);
-        return NULL;
+        return failed_guess(decoder, status, message, size);
     }
     snprintf(decoder->codec_name, sizeof decoder->codec_name, "%s", ff.codec_name(stream->codecpar->codec_id));
     snprintf(decoder->container_name, sizeof decoder->container_name, "%s",
@@ -540,8 +552,7 @@ static reel_ff_decoder *finish_open(reel_ff_decoder *decoder, reel_ff_status *st
     if (got <= 0) {
         *status = REEL_FF_CORRUPT;
         if (got == 0) snprintf(message, size, "it holds no audio that decodes");
-        reel_ff_close(decoder);
-        return NULL;
+        return failed_guess(decoder, status, message, size);
     }
     // The stream is what its first frame holds, which may not be what the codec's parameters
     // said (a decoder that learns its channels from the first packet): every frame handed out
@@ -551,8 +562,7 @@ static reel_ff_decoder *finish_open(reel_ff_decoder *decoder, reel_ff_status *st
     if (!sane_format(rate, channels)) {
         *status = REEL_FF_CORRUPT;
         snprintf(message, size, "its first frame holds %d channels at %d Hz", channels, rate);
-        reel_ff_close(decoder);
-        return NULL;
+        return failed_guess(decoder, status, message, size);
     }
     decoder->info.sample_rate = rate;
     int64_t first = frame_place(decoder, decoder->frame);
