@@ -130,10 +130,13 @@ let package = Package(
         .testTarget(name: "ReelProtocolTests", dependencies: ["ReelProtocol"]),
         .testTarget(name: "ReelStreamFormatsTests", dependencies: ["ReelStreamFormats"]),
         .testTarget(name: "ReelSnapcastTests", dependencies: ["ReelSnapcast", "ReelClient", "ReelProtocol", "ReelModel"]),
-        .testTarget(name: "ReelAudioTests", dependencies: ["ReelAudio"]),
+        // The test servers (Tests/Streams/*.py as child processes) and waiting helpers that
+        // several test targets share.
+        .target(name: "ReelTestSupport", path: "Tests/ReelTestSupport"),
+        .testTarget(name: "ReelAudioTests", dependencies: ["ReelAudio", "ReelTestSupport"]),
         .testTarget(name: "ReelTagsTests", dependencies: ["ReelTags", "ReelModel"]),
         .testTarget(name: "ReelLibraryTests", dependencies: ["ReelLibrary"]),
-        .testTarget(name: "ReelCoreTests", dependencies: ["ReelCore", "ReelAudio", "ReelLibrary", "ReelModel"]),
+        .testTarget(name: "ReelCoreTests", dependencies: ["ReelCore", "ReelAudio", "ReelLibrary", "ReelModel", "ReelTestSupport"]),
         .testTarget(
             name: "ReelDaemonTests",
             dependencies: [
@@ -143,7 +146,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]),
         // Runs the built binaries; uses ReelLibrary only to lay out large trees before a start.
-        .testTarget(name: "EndToEndTests", dependencies: ["ReelProtocol", "ReelLibrary"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["ReelProtocol", "ReelLibrary", "ReelTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

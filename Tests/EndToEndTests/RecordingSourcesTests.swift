@@ -5,6 +5,7 @@ import Foundation
 import Glibc
 import ReelProtocol
 import Testing
+import ReelTestSupport
 
 @Suite(.serialized) struct RecordingSourcesTests {
     let recording = RecordingTests()

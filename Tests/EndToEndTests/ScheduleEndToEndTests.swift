@@ -2,6 +2,7 @@ import Foundation
 import ReelModel
 import ReelProtocol
 import Testing
+import ReelTestSupport
 
 /// Schedules with the real clock through reeld and PulseAudio: an alarm set a minute ahead that
 /// plays a local stream (Tests/Streams/stream_server.py) fading in (the null sink's monitor

@@ -5,6 +5,7 @@
 import Foundation
 import ReelProtocol
 import Testing
+import ReelTestSupport
 
 @Suite(.serialized) struct StreamPlaybackTests {
     static func mapsCurl(_ pid: Int32) throws -> Bool {

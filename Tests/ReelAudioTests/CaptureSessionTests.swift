@@ -3,6 +3,7 @@ import Logging
 import ReelAudio
 import ReelModel
 import Testing
+import ReelTestSupport
 
 /// Sessions of takes through the capture engine, with a fake device producing a known signal
 /// (sample n holds n) and real encoders: segments join sample-exactly in every recording

@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 
 @testable import ReelAudio
+import ReelTestSupport
 
 /// A track whose length is an estimate until its frames are counted (an MP3 without a Xing/Info
 /// tag): the engine shows the estimate, does not hold seeks to it, and publishes the count when

@@ -6,6 +6,7 @@ import ReelModel
 import Testing
 
 @testable import ReelAudio
+import ReelTestSupport
 
 @Suite(.serialized) struct HLSStreamTests {
     static func open(_ url: String) throws(ReelError) -> (reader: AudioFileReader, stream: HTTPStream) {

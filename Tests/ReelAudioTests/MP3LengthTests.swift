@@ -3,6 +3,7 @@ import ReelModel
 import Testing
 
 @testable import ReelAudio
+import ReelTestSupport
 
 /// An MP3's length: from its Xing/Info tag at open, or else from a scan of the whole file on a
 /// background thread, with nothing in between shown as if it were exact.

@@ -3,6 +3,7 @@ import ReelModel
 import Testing
 
 @testable import ReelAudio
+import ReelTestSupport
 
 /// A seek in an MP3 lands on the exact frame and what follows is the same, byte for byte, as a
 /// decode from the start: with a Xing/Info tag or without, before the background scan's index

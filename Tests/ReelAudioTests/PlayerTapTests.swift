@@ -5,6 +5,7 @@ import Logging
 import ReelAudio
 import ReelModel
 import Testing
+import ReelTestSupport
 
 @Suite struct PlayerTapTests {
     typealias Harness = PlaybackEngineTests.Harness

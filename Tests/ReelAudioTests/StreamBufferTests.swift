@@ -7,6 +7,7 @@ import ReelModel
 import Testing
 
 @testable import ReelAudio
+import ReelTestSupport
 
 @Suite struct StreamBufferTests {
     static func write(_ buffer: StreamBuffer, _ bytes: [UInt8], generation: Int? = nil) -> Bool {

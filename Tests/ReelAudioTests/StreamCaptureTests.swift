@@ -6,6 +6,7 @@ import ReelModel
 import Testing
 
 @testable import ReelAudio
+import ReelTestSupport
 
 @Suite(.serialized) struct StreamCaptureTests {
     /// Records `seconds` of `url` into a FLAC file; returns the input and the file's samples.

@@ -7,6 +7,7 @@ import ReelModel
 import Testing
 
 @testable import ReelAudio
+import ReelTestSupport
 
 @Suite struct StreamDecoderChoiceTests {
     let adts: [UInt8] = [0xFF, 0xF1, 0x50, 0x80, 0x2B, 0x3F, 0xFC]

@@ -6,6 +6,7 @@ import ReelModel
 import Testing
 
 @testable import ReelAudio
+import ReelTestSupport
 
 @Suite struct StreamRulesTests {
     static func head(_ lines: [String]) -> HTTPResponseHead {

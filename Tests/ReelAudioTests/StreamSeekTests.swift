@@ -7,6 +7,7 @@ import ReelModel
 import Testing
 
 @testable import ReelAudio
+import ReelTestSupport
 
 @Suite(.serialized) struct StreamSeekTests {
     static func configuration(bufferBytes: Int? = nil) -> StreamConfiguration {

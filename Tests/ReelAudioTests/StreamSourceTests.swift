@@ -6,6 +6,7 @@ import ReelModel
 import Testing
 
 @testable import ReelAudio
+import ReelTestSupport
 
 @Suite(.serialized) struct StreamSourceTests {
     static let configuration: StreamConfiguration = {

@@ -4,6 +4,7 @@ import Foundation
 import ReelAudio
 import ReelModel
 import Testing
+import ReelTestSupport
 
 enum TestAudio {
     /// A fresh temporary directory, removed by the caller's `defer`.
@@ -128,16 +129,7 @@ enum TestAudio {
         try whole.write(to: URL(fileURLWithPath: path))
     }
 
-    static func run(_ executable: String, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw ReelError(.ioError, "\(executable) \(arguments.joined(separator: " ")) exited \(process.terminationStatus)")
-        }
-    }
+    static func run(_ executable: String, _ arguments: [String]) throws { try TestTool.run(executable, arguments) }
 
     /// Every frame from the reader's position to the end of the file, interleaved.
     static func decodeAll(_ reader: AudioFileReader) throws -> [Int16] {
@@ -150,14 +142,6 @@ enum TestAudio {
         }
         return samples
     }
-}
-
-/// Waits (up to a generous deadline, so a loaded machine does not fail the test) until `done`
-/// holds; returns whether it does.
-func waitUntil(seconds: Double = 60, _ done: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while !done() && Date() < deadline { usleep(1000) }
-    return done()
 }
 
 /// Waits until the reader's frame count is final (an MP3's background scan ended).

@@ -10,53 +10,12 @@ import ReelAudio
 @testable import ReelCore
 import ReelModel
 import Testing
+import ReelTestSupport
 
 @Suite(.serialized) struct StreamCaptureTests {
     static let rate = 44100
 
-    /// Tests/Streams/stream_server.py on a free loopback port serving `mp3`.
-    final class Server {
-        let port: Int
-        private let process = Process()
-
-        init(mp3: String) throws {
-            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-                .appendingPathComponent("Streams/stream_server.py").path
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-            process.arguments = [script, "--port", "0", "--mp3", mp3]
-            let output = Pipe()
-            process.standardOutput = output
-            try process.run()
-            var line = Data()
-            while !line.contains(0x0A) {
-                let byte = output.fileHandleForReading.readData(ofLength: 1)
-                if byte.isEmpty { break }
-                line.append(byte)
-            }
-            let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            guard text.hasPrefix("PORT "), let port = Int(text.dropFirst(5)) else {
-                kill(process.processIdentifier, SIGKILL)
-                throw ReelError(.ioError, "the stream server did not start (said \"\(text)\")")
-            }
-            self.port = port
-        }
-
-        deinit {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-
-        func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
-    }
-
-    static func run(_ tool: String, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw ReelError(.ioError, "\(tool) exited \(process.terminationStatus)") }
-    }
+    static func run(_ tool: String, _ arguments: [String]) throws { try TestTool.run(tool, arguments) }
 
     /// A podcast as encoders make it: ID3v2, a Xing/Info frame with a LAME tag, 128 kbit/s.
     static func podcast(in directory: String, seconds: Int) throws -> String {
@@ -150,7 +109,7 @@ import Testing
         let source = try Self.decode(mp3)
         #expect(source.count / 2 > 599 * Self.rate)
         #expect(Self.withoutSilence(source).count == source.count, "the source has no silence to take out")
-        let server = try Server(mp3: mp3)
+        let server = try StreamServer(mp3: mp3)
         // 9.6 MB, every connection cut after 4,000,000 bytes: cut twice, resumed by Range each time.
         let size = try #require(try FileManager.default.attributesOfItem(atPath: mp3)[.size] as? Int)
         #expect(size > 8_000_000 && size < 12_000_000)
