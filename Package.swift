@@ -61,10 +61,13 @@ let package = Package(
         .target(name: "ReelStreamFormats"),
         // A blocking or polled JSON-RPC connection to reeld's socket, for the CLI and the plugin.
         .target(name: "ReelClient", dependencies: ["ReelProtocol"]),
+        // What every thread-owning module shares: the one lock type, the monotonic clock, named
+        // threads of our own.
+        .target(name: "ReelRuntime"),
         .target(
             name: "ReelAudio",
             dependencies: [
-                "ReelModel", "ReelStreamFormats", "CALSA", "CSndFile", "CMPG123", "CVorbis", "CSoxr", "CFFmpeg", "CEBUR128", "CCurl",
+                "ReelModel", "ReelRuntime", "ReelStreamFormats", "CALSA", "CSndFile", "CMPG123", "CVorbis", "CSoxr", "CFFmpeg", "CEBUR128", "CCurl",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // Tags, stream properties and embedded pictures of the files of the music folders.
@@ -72,7 +75,7 @@ let package = Package(
         .target(
             name: "ReelLibrary",
             dependencies: [
-                "ReelModel",
+                "ReelModel", "ReelRuntime",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -80,7 +83,7 @@ let package = Package(
         .target(
             name: "ReelCore",
             dependencies: [
-                "ReelModel", "ReelProtocol", "ReelAudio", "ReelLibrary", "ReelTags", "ReelStreamFormats", "CTimerFD",
+                "ReelModel", "ReelProtocol", "ReelRuntime", "ReelAudio", "ReelLibrary", "ReelTags", "ReelStreamFormats", "CTimerFD",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .target(
@@ -88,7 +91,7 @@ let package = Package(
             dependencies: [
                 // Not ReelLibrary: front ends reach the library and the music index only
                 // through the core's named operations (ReelCore), which return model values.
-                "ReelModel", "ReelProtocol", "ReelAudio", "ReelCore", "CEpoll",
+                "ReelModel", "ReelProtocol", "ReelRuntime", "ReelAudio", "ReelCore", "CEpoll",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -124,7 +127,7 @@ let package = Package(
 
         // Measures the daemon for bench/; not installed.
         .executableTarget(
-            name: "reel-bench", dependencies: ["ReelProtocol", "ReelLibrary", "ReelAudio", "ReelTags", "ReelModel"]),
+            name: "reel-bench", dependencies: ["ReelProtocol", "ReelLibrary", "ReelRuntime", "ReelAudio", "ReelTags", "ReelModel"]),
 
         .testTarget(name: "ReelModelTests", dependencies: ["ReelModel"]),
         .testTarget(name: "ReelProtocolTests", dependencies: ["ReelProtocol"]),
@@ -133,14 +136,14 @@ let package = Package(
         // The test servers (Tests/Streams/*.py as child processes) and waiting helpers that
         // several test targets share.
         .target(name: "ReelTestSupport", path: "Tests/ReelTestSupport"),
-        .testTarget(name: "ReelAudioTests", dependencies: ["ReelAudio", "ReelTestSupport"]),
+        .testTarget(name: "ReelAudioTests", dependencies: ["ReelAudio", "ReelRuntime", "ReelTestSupport"]),
         .testTarget(name: "ReelTagsTests", dependencies: ["ReelTags", "ReelModel"]),
         .testTarget(name: "ReelLibraryTests", dependencies: ["ReelLibrary"]),
-        .testTarget(name: "ReelCoreTests", dependencies: ["ReelCore", "ReelAudio", "ReelLibrary", "ReelModel", "ReelTestSupport"]),
+        .testTarget(name: "ReelCoreTests", dependencies: ["ReelCore", "ReelRuntime", "ReelAudio", "ReelLibrary", "ReelModel", "ReelTestSupport"]),
         .testTarget(
             name: "ReelDaemonTests",
             dependencies: [
-                "ReelDaemon", "ReelCore", "ReelAudio", "ReelProtocol",
+                "ReelDaemon", "ReelCore", "ReelRuntime", "ReelAudio", "ReelProtocol",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -6,6 +6,7 @@ import ReelModel
 
 #if canImport(Glibc)
 import Glibc
+import ReelRuntime
 #endif
 
 /// What to record: where, in which codec and format, and for how long at most.
@@ -310,8 +311,8 @@ public final class CaptureEngine: @unchecked Sendable {
         let (capture, write) = (pendingThreads[0], pendingThreads[1])
         pendingThreads = []
         threads = [
-            AudioThread.start(name: "reel-capture", realtime: false, capture),
-            AudioThread.start(name: "reel-writer", realtime: false, write),
+            OSThread.start(name: "reel-capture", realtime: false, capture),
+            OSThread.start(name: "reel-writer", realtime: false, write),
         ]
     }
 

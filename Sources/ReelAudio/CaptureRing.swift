@@ -2,6 +2,7 @@
 
 #if canImport(Glibc)
 import Glibc
+import ReelRuntime
 #endif
 
 /// A single-producer, single-consumer ring of interleaved frames. The capture thread puts

@@ -3,6 +3,7 @@
 
 import Logging
 import ReelModel
+import ReelRuntime
 
 /// Logs the failures of the devices (the playback and capture PCMs, the pipe outputs) at
 /// warning, with the device, what failed and the system's reason. A failure is logged when it

@@ -2,6 +2,7 @@
 
 #if canImport(Glibc)
 import Glibc
+import ReelRuntime
 #endif
 
 /// A multi-producer, single-consumer queue with a condition variable, so that an idle audio
@@ -88,54 +89,4 @@ final class Mailbox<Message>: @unchecked Sendable {
         pthread_mutex_unlock(&mutex)
         return take(wait: false)
     }
-}
-
-/// A value guarded by a mutex, readable from any thread.
-///
-/// The mutex and the value live in memory of their own (pointers), not in stored properties:
-/// a stored property passed `inout` (`&mutex`, `body(&value)`) costs a dynamic exclusivity
-/// check on every lock, unlock and access, and this is taken on every command and every
-/// period.
-public final class Locked<Value>: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private let value: UnsafeMutablePointer<Value>
-
-    public init(_ value: Value) {
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
-        self.value = .allocate(capacity: 1)
-        self.value.initialize(to: value)
-    }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-        value.deinitialize(count: 1)
-        value.deallocate()
-    }
-
-    public func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body(&value.pointee)
-    }
-
-    public var current: Value { withLock { $0 } }
-}
-
-/// Initializes a condition variable whose timed waits use the monotonic clock.
-func initializeMonotonicCondition(_ condition: inout pthread_cond_t) {
-    var attributes = pthread_condattr_t()
-    pthread_condattr_init(&attributes)
-    pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-    pthread_cond_init(&condition, &attributes)
-    pthread_condattr_destroy(&attributes)
-}
-
-/// Monotonic time in nanoseconds.
-public func monotonicNanoseconds() -> UInt64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
 }

@@ -1,6 +1,7 @@
 // The length of an open MP3 and the scan that finds it off the audio thread.
 
 import CMPG123
+import ReelRuntime
 import Synchronization
 
 #if canImport(Glibc)
@@ -61,7 +62,7 @@ final class Mpg123Length: @unchecked Sendable {
             return
         }
         self.input = input
-        let thread = AudioThread.start(name: "reel-mp3-scan", realtime: false) { [self] in
+        let thread = OSThread.start(name: "reel-mp3-scan", realtime: false) { [self] in
             lowerPriority()
             scan(path: path, input: input, ignoringTag: ignoringTag)
             scanEnded.store(true, ordering: .releasing)

@@ -5,6 +5,7 @@ import ReelModel
 
 #if canImport(Glibc)
 import Glibc
+import ReelRuntime
 #endif
 
 /// Plays tracks on a dedicated thread, joining consecutive tracks of one format sample-exactly.
@@ -53,7 +54,7 @@ public final class PlaybackEngine: @unchecked Sendable {
 
     public func start() {
         let runner = self.runner
-        thread = AudioThread.start(name: "reel-playback") { runner.run() }
+        thread = OSThread.start(name: "reel-playback", realtime: true) { runner.run() }
     }
 
     /// Posts a command; its reply comes on the audio thread.

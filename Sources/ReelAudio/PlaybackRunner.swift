@@ -5,6 +5,7 @@ import ReelModel
 
 #if canImport(Glibc)
 import Glibc
+import ReelRuntime
 #endif
 
 /// A track whose frames are being written, or were written, to the device.

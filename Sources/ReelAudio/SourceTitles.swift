@@ -1,6 +1,7 @@
 // The titles a recorded source announced (a station's StreamTitle), each with the frame it began at.
 
 import ReelModel
+import ReelRuntime
 
 /// The title changes of a recording's source, by source frame (the frames the source has given
 /// the capture engine, which are the session's frames). Written by the capture thread, read by

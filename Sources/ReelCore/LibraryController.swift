@@ -5,6 +5,7 @@ import Logging
 import ReelAudio
 internal import ReelLibrary
 import ReelModel
+import ReelRuntime
 
 /// A folder's contents, as `library.list` and the folder stream give them.
 public typealias FolderListing = (folder: Item, items: [Item])

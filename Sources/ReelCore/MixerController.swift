@@ -4,6 +4,7 @@ import Dispatch
 import Logging
 import ReelAudio
 import ReelModel
+import ReelRuntime
 
 /// How the mixer is set up (`mixer`, `mixer_device`, `mixer_control`, `volume_on_start`).
 public struct MixerSettings: Sendable, Equatable {

@@ -5,6 +5,7 @@ import Logging
 import ReelAudio
 internal import ReelLibrary
 import ReelModel
+import ReelRuntime
 import ReelTags
 
 /// The music folders (`music_dirs`) as every front end sees them: a scan at start (a full one

@@ -4,6 +4,7 @@ import Dispatch
 import Logging
 import ReelAudio
 import ReelModel
+import ReelRuntime
 
 /// An output as the config gives it.
 public struct OutputConfiguration: Equatable, Sendable {

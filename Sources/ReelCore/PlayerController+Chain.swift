@@ -5,6 +5,7 @@ import Dispatch
 import ReelAudio
 internal import ReelLibrary
 import ReelModel
+import ReelRuntime
 
 extension PlayerController {
     /// An entry opened and ready for the engine.

@@ -4,6 +4,7 @@
 
 import ReelAudio
 import ReelModel
+import ReelRuntime
 
 extension PlayerController {
     /// A start's URL being opened (`Shared.connecting`).

@@ -5,6 +5,7 @@ import Logging
 import ReelAudio
 internal import ReelLibrary
 import ReelModel
+import ReelRuntime
 
 /// What `play` plays: a file by absolute path, or a recording (or a folder's recordings).
 public enum PlayRequest: Sendable, Equatable {

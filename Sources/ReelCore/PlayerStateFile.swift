@@ -5,6 +5,7 @@ import Logging
 import ReelAudio
 import ReelModel
 import ReelProtocol
+import ReelRuntime
 import Synchronization
 
 #if canImport(Glibc)

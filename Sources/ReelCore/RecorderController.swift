@@ -8,6 +8,7 @@ import ReelModel
 
 #if canImport(Glibc)
 import Glibc
+import ReelRuntime
 #endif
 
 /// What `recorder.start` asks for; nil takes the configured default.

@@ -1,6 +1,6 @@
 // Replies to clients' commands wait until what the command changed is saved.
 
-import Synchronization
+import ReelRuntime
 
 /// Holds the reply to a client's command (a queue edit, play, pause, seek, stop, the volume, an
 /// output on or off) until the state file has recorded the state the command left (see
@@ -23,7 +23,7 @@ final class SaveBarrier: Sendable {
         let save: Save
     }
 
-    private let connection = Mutex<Connection?>(nil)
+    private let connection = Locked<Connection?>(nil)
 
     /// From now on, replies wait for `save` (which records the state and then calls `then`).
     func connect(_ save: @escaping Save) {

@@ -1,6 +1,6 @@
 // Latest-value state that producers publish and front ends take: how a change leaves the core.
 
-import Synchronization
+import ReelRuntime
 
 /// One piece of state (the player's, the recorder's), published by whichever thread changes it
 /// and taken by the front ends, each on its own thread.
@@ -33,10 +33,10 @@ public final class StateFeed<Value: Sendable>: Sendable {
         var nextID = 1
     }
 
-    private let storage: Mutex<Storage>
+    private let storage: Locked<Storage>
 
     public init(_ initial: Value) {
-        storage = Mutex(Storage(value: initial))
+        storage = Locked(Storage(value: initial))
     }
 
     /// Stores `value` as the latest and wakes the consumers that are not already due.
@@ -120,7 +120,7 @@ public final class EventFeed<Event: Sendable>: Sendable {
     }
 
     public let capacity: Int
-    private let storage = Mutex(Storage())
+    private let storage = Locked(Storage())
 
     public init(capacity: Int = 4096) {
         precondition(capacity > 0)

@@ -4,6 +4,7 @@ import Logging
 import ReelAudio
 internal import ReelLibrary
 import ReelModel
+import ReelRuntime
 
 /// Gives each take's encoder a `LoudnessMeter` (through `makeWriter`, the capture engine's
 /// writer factory) and, when the take is finished, keeps its ReplayGain (−18 LUFS − its

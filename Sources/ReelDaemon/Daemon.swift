@@ -6,6 +6,7 @@ import NIOPosix
 import ReelAudio
 import ReelCore
 import ReelModel
+import ReelRuntime
 import ServiceLifecycle
 
 #if canImport(Glibc)

@@ -3,7 +3,7 @@ import Dispatch
 import GRDB
 import Logging
 import ReelModel
-import Synchronization
+import ReelRuntime
 
 /// The library's change delivery, built on GRDB's `TransactionObserver` plus SQL triggers.
 ///
@@ -28,7 +28,7 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
         var handlers: [UInt64: Handler] = [:]
     }
 
-    private let registry = Mutex(Registry())
+    private let registry = Locked(Registry())
     private let delivery = DispatchQueue(label: "reel.library.changes")
     private let logger: Logger
     /// The last change-log entry read. Touched only on the writer's queue.

@@ -1,9 +1,9 @@
 // The library tree on SQLite: opening the store, reading items, and changing the tree.
 import Foundation
 import GRDB
-import Synchronization
 import Logging
 import ReelModel
+import ReelRuntime
 
 /// The persisted tree of folders and recordings (`library.sqlite` under the data directory) and
 /// the audio files of the recordings (`audio/<id>.<ext>` beside it).
@@ -37,7 +37,7 @@ public final class LibraryStore: Sendable {
     let logger: Logger
     let hub: ChangeHub
     /// The `/Music` branch (`showMusicFolders`); nil without music folders.
-    let branch = Mutex<MusicBranch?>(nil)
+    let branch = Locked<MusicBranch?>(nil)
 
     /// Opens the library in `directory`, creating the directory, the database (migrated to the
     /// current schema), the root folder and `audio/` as needed.

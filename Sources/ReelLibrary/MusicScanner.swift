@@ -2,6 +2,7 @@
 import Foundation
 import Logging
 import ReelModel
+import ReelRuntime
 import Synchronization
 
 /// How a scan ended.
@@ -370,9 +371,9 @@ private final class ScanRun: Sendable {
         var error: ReelError?
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Serializes progress calls, so counts are delivered in order.
-    private let emitting = Mutex(())
+    private let emitting = Locked(())
     private let handler: @Sendable (MusicScanProgress) -> Void
 
     init(progress: @escaping @Sendable (MusicScanProgress) -> Void) {

@@ -3,7 +3,7 @@
 import Foundation
 import Glibc
 import Logging
-import Synchronization
+import ReelRuntime
 
 /// A file or folder renamed or moved inside the music folders, as inotify paired it.
 public struct MusicMove: Hashable, Sendable {
@@ -103,8 +103,8 @@ public final class MusicWatcher: @unchecked Sendable {
     private let logger: Logger
     private let started = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
-    private let wakeEnds = Mutex<(read: Int32, write: Int32)>((-1, -1))
-    private let threadIDs = Mutex<Int32?>(nil)
+    private let wakeEnds = Locked<(read: Int32, write: Int32)>((-1, -1))
+    private let threadIDs = Locked<Int32?>(nil)
 
     // The watcher thread's own state.
     private var inotify: Int32 = -1
@@ -186,7 +186,7 @@ public final class MusicWatcher: @unchecked Sendable {
         inotify = descriptor
         wakeEnds.withLock { $0 = (ends[0], ends[1]) }
         let thread = Thread { [self] in
-            Self.nameThisThread("reel.music.watch")
+            OSThread.nameThisThread("reel.music.watch")
             threadIDs.withLock { $0 = Self.currentThreadID() }
             setUp()
             started.signal()
@@ -601,16 +601,6 @@ public final class MusicWatcher: @unchecked Sendable {
         let ext = name.utf8[name.utf8.index(after: dot)...]
         guard ext.count <= 5, !ext.isEmpty else { return false }
         return extensions.contains(String(decoding: ext, as: UTF8.self).lowercased())
-    }
-
-    /// Names the calling thread for top and /proc (15 bytes: `reel.music.watc`), through
-    /// /proc/thread-self/comm (Glibc's pthread_setname_np is not visible to Swift).
-    static func nameThisThread(_ name: String) {
-        let descriptor = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return }
-        let bytes = Array(name.utf8.prefix(15))
-        _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-        close(descriptor)
     }
 
     /// The calling thread's Linux thread id, from `/proc/thread-self` (`PID/task/TID`).

@@ -19,6 +19,7 @@ import Glibc
 import ReelLibrary
 import ReelModel
 import ReelProtocol
+import ReelRuntime
 
 // MARK: - build-tree
 
@@ -53,7 +54,7 @@ func buildTreeCommand(_ arguments: [String]) -> Never {
         return String(repeating: "0", count: max(0, width - digits.count)) + digits
     }
 
-    let started = monotonicNanoseconds()
+    let started = Int(monotonicNanoseconds())
     let store: LibraryStore
     let folderItems: [Item]
     do {
@@ -114,7 +115,7 @@ func buildTreeCommand(_ arguments: [String]) -> Never {
         }
     }
     flush()
-    let seconds = Double(monotonicNanoseconds() - started) / 1e9
+    let seconds = Double(Int(monotonicNanoseconds()) - started) / 1e9
     printLine("folders=\(folderItems.count) recordings=\(recordings) files=\(files) seconds=\(fixed(seconds, 2))")
     exit(0)
 }
@@ -154,7 +155,7 @@ func startCommand(_ arguments: [String]) -> Never {
     let argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
     var pid: pid_t = 0
 
-    let started = monotonicNanoseconds()
+    let started = Int(monotonicNanoseconds())
     let spawned = posix_spawn(&pid, executable, &actions, nil, argv, environ)
     guard spawned == 0 else { fail("cannot start \(executable): \(String(cString: strerror(spawned)))", code: 1) }
     if let pidFile {
@@ -174,7 +175,7 @@ func startCommand(_ arguments: [String]) -> Never {
         if waitpid(pid, &status, WNOHANG) == pid {
             fail("\(executable) exited before it answered (wait status \(status)); see \(logPath)", code: 1)
         }
-        if monotonicNanoseconds() > deadline {
+        if Int(monotonicNanoseconds()) > deadline {
             stopChild(pid)
             fail("no daemon.info reply on \(socketPath) within \(timeout) s", code: 1)
         }
@@ -196,11 +197,11 @@ func startCommand(_ arguments: [String]) -> Never {
             stopChild(pid)
             fail("daemon.info failed: \(error)", code: 1)
         }
-        answered = monotonicNanoseconds()
+        answered = Int(monotonicNanoseconds())
     }
-    let stopping = monotonicNanoseconds()
+    let stopping = Int(monotonicNanoseconds())
     let status = stopChild(pid)
-    let stopped = monotonicNanoseconds()
+    let stopped = Int(monotonicNanoseconds())
     if status != 0 { printError("\(executable) exited with wait status \(status) after SIGTERM; see \(logPath)") }
     printLine(
         "start_ms=\(fixed(Double(answered - started) / 1e6, 1)) stop_ms=\(fixed(Double(stopped - stopping) / 1e6, 1)) pid=\(pid)")
@@ -211,10 +212,10 @@ func startCommand(_ arguments: [String]) -> Never {
 @discardableResult
 func stopChild(_ pid: pid_t) -> Int32 {
     kill(pid, SIGTERM)
-    let deadline = monotonicNanoseconds() + 10_000_000_000
+    let deadline = Int(monotonicNanoseconds()) + 10_000_000_000
     var status: Int32 = 0
     while waitpid(pid, &status, WNOHANG) == 0 {
-        if monotonicNanoseconds() > deadline {
+        if Int(monotonicNanoseconds()) > deadline {
             kill(pid, SIGKILL)
             waitpid(pid, &status, 0)
             break
@@ -285,12 +286,6 @@ func readReplyLine(_ fd: Int32) -> [UInt8]? {
 }
 
 // MARK: - Helpers
-
-func monotonicNanoseconds() -> Int {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return now.tv_sec * 1_000_000_000 + now.tv_nsec
-}
 
 /// `value` with `digits` decimals, without Foundation.
 func fixed(_ value: Double, _ digits: Int) -> String {

@@ -5,6 +5,7 @@ import Glibc
 #endif
 import ReelAudio
 import ReelModel
+import ReelRuntime
 
 /// `reel-bench mp3-length FILE...`: for each MP3, one line `file=… exact_s=… estimate_s=…
 /// estimate_error_pct=… first_frame_s=… first_frame_error_pct=… estimate_ms=… open_ms=…
@@ -16,15 +17,15 @@ import ReelModel
 func mp3LengthCommand(_ files: [String]) {
     guard !files.isEmpty else { fail("mp3-length needs one or more files") }
     func milliseconds(since start: UInt64) -> String {
-        String(format: "%.3f", Double(ReelAudio.monotonicNanoseconds() - start) / 1e6)
+        String(format: "%.3f", Double(ReelRuntime.monotonicNanoseconds() - start) / 1e6)
     }
     for path in files {
-        let estimateStart = ReelAudio.monotonicNanoseconds()
+        let estimateStart = ReelRuntime.monotonicNanoseconds()
         guard let estimates = Mpg123Reader.lengthEstimates(path: path) else {
             fail("\(path) does not start with MPEG Layer III frames", code: 1)
         }
         let estimateTime = milliseconds(since: estimateStart)
-        let openStart = ReelAudio.monotonicNanoseconds()
+        let openStart = ReelRuntime.monotonicNanoseconds()
         let opened: Mpg123Reader
         let exact: Int64
         do throws(ReelError) {

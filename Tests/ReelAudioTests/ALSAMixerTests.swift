@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 @testable import ReelAudio
 import ReelModel
+import ReelRuntime
 import Testing
 
 /// Control device names from PCM names (pure).

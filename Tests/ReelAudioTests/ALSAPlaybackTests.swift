@@ -3,6 +3,7 @@ import Glibc
 import Logging
 import ReelAudio
 import ReelModel
+import ReelRuntime
 import Testing
 
 /// The engine on real alsa-lib devices: `null` (unpaced), the `file` plugin (captures exactly the

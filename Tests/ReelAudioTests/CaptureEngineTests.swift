@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ReelAudio
 import ReelModel
+import ReelRuntime
 import Testing
 
 /// The capture engine with a fake device and an in-memory writer: limits, order, overruns,

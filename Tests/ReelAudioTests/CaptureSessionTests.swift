@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ReelAudio
 import ReelModel
+import ReelRuntime
 import Testing
 import ReelTestSupport
 

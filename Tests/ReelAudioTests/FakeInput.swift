@@ -3,6 +3,7 @@
 import Glibc
 import ReelAudio
 import ReelModel
+import ReelRuntime
 
 /// Produces a known ramp of 16-bit samples (sample n is `Int16(truncatingIfNeeded: n)`) as fast as
 /// it is read (like ALSA's `null` device), and returns scripted errors in order.

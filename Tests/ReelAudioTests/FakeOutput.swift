@@ -3,6 +3,7 @@
 import Glibc
 import ReelAudio
 import ReelModel
+import ReelRuntime
 
 /// Accepts writes instantly (like ALSA's `null` device) and returns scripted errors in order.
 /// Anything it is asked that the test did not expect is recorded in `calls` for assertions.

@@ -4,6 +4,7 @@ import Glibc
 import Logging
 import ReelAudio
 import ReelModel
+import ReelRuntime
 import Testing
 
 /// Consecutive tracks through the engine's chain, on real alsa-lib devices: the `file` plugin

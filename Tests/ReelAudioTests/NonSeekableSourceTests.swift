@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import ReelAudio
 import ReelModel
+import ReelRuntime
 import Testing
 
 /// A tone that comes as it is read and refuses every seek, as a stream does.

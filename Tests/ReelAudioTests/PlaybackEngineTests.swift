@@ -3,6 +3,7 @@ import Glibc
 import Logging
 import ReelAudio
 import ReelModel
+import ReelRuntime
 import Testing
 
 /// The engine's policy, with a fake device that accepts writes instantly or at a chosen pace and

@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import ReelAudio
 import ReelModel
+import ReelRuntime
 import Testing
 import ReelTestSupport
 

@@ -4,6 +4,7 @@
 
 import Foundation
 import ReelModel
+import ReelRuntime
 import Testing
 
 @testable import ReelAudio

@@ -6,6 +6,7 @@
 import Foundation
 import ReelAudio
 import ReelModel
+import ReelRuntime
 import Testing
 
 /// A tone that has nothing to give (waiting for data) for its first `waits` reads and again

@@ -3,6 +3,7 @@
 
 import Foundation
 import ReelModel
+import ReelRuntime
 import Testing
 
 @testable import ReelAudio

@@ -6,6 +6,7 @@ import Logging
 import ReelAudio
 import ReelLibrary
 import ReelModel
+import ReelRuntime
 import Testing
 
 @testable import ReelCore

@@ -4,6 +4,7 @@ import ReelAudio
 @testable import ReelCore
 import ReelLibrary
 import ReelModel
+import ReelRuntime
 import Testing
 
 /// A capture device giving a ramp (sample n holds n) only as far as the test allows: the frame

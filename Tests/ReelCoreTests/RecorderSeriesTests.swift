@@ -4,6 +4,7 @@ import ReelAudio
 @testable import ReelCore
 import ReelLibrary
 import ReelModel
+import ReelRuntime
 import Testing
 
 /// A capture device producing a ramp (sample n holds n) at many times real time.

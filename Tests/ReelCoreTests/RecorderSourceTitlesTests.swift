@@ -6,6 +6,7 @@ import ReelAudio
 @testable import ReelCore
 import ReelLibrary
 import ReelModel
+import ReelRuntime
 import Testing
 
 @Suite struct RecorderSourceTitlesTests {

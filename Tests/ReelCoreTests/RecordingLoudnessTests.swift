@@ -5,6 +5,7 @@ import ReelAudio
 @testable import ReelCore
 import ReelLibrary
 import ReelModel
+import ReelRuntime
 import Testing
 
 /// A take's ReplayGain through the core: a 1 kHz sine at −20 dBFS recorded for 2 s keeps its

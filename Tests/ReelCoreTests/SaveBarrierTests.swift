@@ -1,5 +1,6 @@
 @testable import ReelCore
 import ReelAudio
+import ReelRuntime
 import Testing
 
 /// The barrier between a command and its reply, alone.

@@ -6,6 +6,7 @@ import ReelAudio
 import ReelLibrary
 import ReelModel
 import ReelProtocol
+import ReelRuntime
 import Testing
 
 /// The saved state through the core: a client's command is answered only once the state it left

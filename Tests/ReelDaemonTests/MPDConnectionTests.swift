@@ -2,6 +2,7 @@ import Logging
 import NIOCore
 import NIOEmbedded
 import ReelAudio
+import ReelRuntime
 import Testing
 
 @testable import ReelDaemon

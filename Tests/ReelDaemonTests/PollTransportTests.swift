@@ -3,6 +3,7 @@ import Glibc
 import NIOCore
 @testable import ReelDaemon
 import ReelAudio
+import ReelRuntime
 import Testing
 
 /// The control socket's own event loop and connections, on a real socket pair: tasks and timers,

@@ -4,6 +4,7 @@ import ReelModel
 
 #if canImport(Glibc)
 import Glibc
+import ReelRuntime
 #endif
 
 /// The engine's device: the ALSA device and the pipe outputs, each on or off.

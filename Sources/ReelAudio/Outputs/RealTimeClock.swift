@@ -4,6 +4,7 @@ import ReelModel
 
 #if canImport(Glibc)
 import Glibc
+import ReelRuntime
 #endif
 
 /// A `PCMOutput` with no sound card: it takes frames up to its buffer ahead of `CLOCK_MONOTONIC`

@@ -9,6 +9,7 @@ import ReelModel
 
 #if canImport(Glibc)
 import Glibc
+import ReelRuntime
 #endif
 
 /// A stream's FFmpeg decoder, producing 16-bit frames (32-bit for a lossless stream of more
@@ -47,7 +48,7 @@ public final class FFmpegStreamReader: AudioFileReader {
             stream: stream, mediaType: mediaType, boundaries: boundaries,
             openDeadline: monotonicNanoseconds() + UInt64(milliseconds) * 1_000_000)
         self.decoding = decoding
-        let thread = AudioThread.start(name: "reel-decode", realtime: false) { decoding.run() }
+        let thread = OSThread.start(name: "reel-decode", realtime: false) { decoding.run() }
         pthread_detach(thread)
         // The thread gives up at the same deadline; a second more for it to say so.
         let outcome: Result<FFmpegStreamDecoding.Opened, ReelError>

@@ -3,6 +3,7 @@
 
 import CCurl
 import ReelModel
+import ReelRuntime
 import ReelStreamFormats
 
 #if canImport(Glibc)
@@ -38,7 +39,7 @@ final class HLSStream: @unchecked Sendable {
 
     /// Starts the fetching thread. Once.
     func start() {
-        let thread = AudioThread.start(name: "reel-hls", realtime: false) { [self] in run() }
+        let thread = OSThread.start(name: "reel-hls", realtime: false) { [self] in run() }
         pthread_detach(thread)
     }
 

@@ -3,6 +3,7 @@
 
 import CCurl
 import ReelModel
+import ReelRuntime
 import ReelStreamFormats
 import Synchronization
 
@@ -139,7 +140,7 @@ public final class HTTPStream: @unchecked Sendable {
 
     /// Starts the network thread. Once.
     public func start() {
-        let thread = AudioThread.start(name: "reel-stream", realtime: false) { [self] in run() }
+        let thread = OSThread.start(name: "reel-stream", realtime: false) { [self] in run() }
         pthread_detach(thread)
     }
 

@@ -5,6 +5,7 @@
 
 import CMPG123
 import ReelModel
+import ReelRuntime
 
 /// An MP3 stream's decoder, producing 16-bit frames.
 ///

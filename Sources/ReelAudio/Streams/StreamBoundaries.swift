@@ -1,5 +1,7 @@
 // Where a stream's bytes start over (an HLS discontinuity): the decoder opens a new demuxer there.
 
+import ReelRuntime
+
 /// Byte offsets of a stream (counted as `StreamBuffer` counts them, from the stream's first byte)
 /// at which what follows does not continue what came before: a new container starts (an HLS
 /// segment after `EXT-X-DISCONTINUITY`, a restarted encoder, an fMP4 init section). The

@@ -4,6 +4,7 @@ import ReelModel
 
 #if canImport(Glibc)
 import Glibc
+import ReelRuntime
 #endif
 
 /// A bounded ring of a stream's bytes. The network thread writes (`write`), the decoder reads

@@ -5,6 +5,7 @@ import ReelModel
 
 #if canImport(Glibc)
 import Glibc
+import ReelRuntime
 #endif
 
 /// A stream a station playlist lists: its URL (absolute, http or https) and the title the
@@ -82,7 +83,7 @@ public final class URLOpening: @unchecked Sendable {
     /// Starts the open; `completion` gets the outcome on the opening thread (a cancelled open
     /// gets `unreachable`, and whatever it had opened is closed first).
     public func start(completion: @escaping @Sendable (Result<URLContent, ReelError>) -> Void) {
-        let thread = AudioThread.start(name: "reel-open", realtime: false) { [self] in
+        let thread = OSThread.start(name: "reel-open", realtime: false) { [self] in
             let result: Result<URLContent, ReelError>
             do throws(ReelError) {
                 result = .success(try URLSource.open(url: url, configuration: configuration, onChange: onChange, cancel: canceller))
@@ -107,7 +108,7 @@ public final class URLOpening: @unchecked Sendable {
         completion: @escaping @Sendable (Result<[ListedStream]?, ReelError>) -> Void
     ) -> URLOpenCancel {
         let canceller = URLOpenCancel()
-        let thread = AudioThread.start(name: "reel-open", realtime: false) {
+        let thread = OSThread.start(name: "reel-open", realtime: false) {
             do throws(ReelError) {
                 completion(.success(try URLSource.fetchStations(url: url, configuration: configuration, cancel: canceller)))
             } catch {

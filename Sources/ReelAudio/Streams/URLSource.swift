@@ -2,6 +2,7 @@
 // streams, the choice of decoder.
 
 import ReelModel
+import ReelRuntime
 import ReelStreamFormats
 
 /// Opens URLs for the player.

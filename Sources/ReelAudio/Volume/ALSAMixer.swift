@@ -2,10 +2,10 @@
 
 import CALSA
 import ReelModel
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
+import ReelRuntime
 #endif
 
 /// One playback control of an ALSA control device (`hw:0`, `hw:CARD=X`, `pulse`, `default`),
@@ -44,7 +44,7 @@ public final class ALSAMixer: Sendable {
     public let rawRange: ClosedRange<Int>
     /// Whether the control has a playback switch (else mute is emulated).
     public let hasSwitch: Bool
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     private struct State {
         let mixer: OpaquePointer
@@ -126,7 +126,7 @@ public final class ALSAMixer: Sendable {
         var initial = State(
             mixer: mixer, configuration: localConfiguration, element: element, channels: channels, reported: (0, false))
         initial.reported = Self.read(&initial, scale: scale, rawRange: rawRange, hasSwitch: hasSwitch)
-        state = Mutex(initial)
+        state = Locked(initial)
     }
 
     deinit {

@@ -1,7 +1,7 @@
 // A thread that waits for external changes to a hardware mixer control and reports them.
 
 import ReelModel
-import Synchronization
+import ReelRuntime
 
 #if canImport(Glibc)
 import Glibc
@@ -22,7 +22,7 @@ public final class MixerWatcher: Sendable {
     public let mixer: ALSAMixer
     private let wakeReader: Int32
     private let wakeWriter: Int32
-    private let thread: Mutex<pthread_t?>
+    private let thread: Locked<pthread_t?>
 
     public init(
         mixer: ALSAMixer,
@@ -38,7 +38,7 @@ public final class MixerWatcher: Sendable {
         wakeWriter = ends[1]
         mixer.setWatched(true)
         let reader = wakeReader
-        thread = Mutex(AudioThread.start(name: "reel-mixer", realtime: false) {
+        thread = Locked(OSThread.start(name: "reel-mixer", realtime: false) {
             Self.run(mixer, wakeDescriptor: reader, onChange: onChange, onFailure: onFailure)
         })
     }
@@ -69,7 +69,6 @@ public final class MixerWatcher: Sendable {
         /// Wake-ups in a row that brought no event: past a few, the descriptors are not to be
         /// trusted and the control is read once a second.
         var emptyWakeups = 0
-        nameThisThread("reel-mixer")
         while true {
             var descriptors = emptyWakeups >= 3 ? [] : mixer.pollDescriptors()
             let timeout: Int32 = descriptors.isEmpty ? 1000 : -1
@@ -87,14 +86,4 @@ public final class MixerWatcher: Sendable {
             }
         }
     }
-}
-
-/// Names the calling thread (as `ps -L` and `/proc/<pid>/task/<tid>/comm` show it), through
-/// procfs: Glibc's `pthread_setname_np` is not visible to Swift.
-private func nameThisThread(_ name: String) {
-    let descriptor = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
-    guard descriptor >= 0 else { return }
-    defer { close(descriptor) }
-    var bytes = Array(name.utf8.prefix(15))
-    _ = write(descriptor, &bytes, bytes.count)
 }

@@ -4,6 +4,7 @@ internal import ReelLibrary
 import ReelAudio
 import ReelModel
 import ReelProtocol
+import ReelRuntime
 
 /// Keeps the schedules across restarts. Called on the schedules' queue only.
 public protocol ScheduleStorage: Sendable {

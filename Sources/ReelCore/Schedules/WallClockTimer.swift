@@ -4,6 +4,7 @@ import CTimerFD
 import Dispatch
 import ReelAudio
 import ReelModel
+import ReelRuntime
 
 #if canImport(Glibc)
 import Glibc
@@ -61,8 +62,8 @@ public final class WallClockTimer: ScheduleClock, @unchecked Sendable {
     public func start(_ handler: @escaping @Sendable (_ clockSet: Bool) -> Void) {
         guard descriptor >= 0 else { return }
         state.withLock { $0.running = true }
-        let thread = Thread { [self] in run(handler) }
-        thread.start()
+        // Detached: `stop` waits for `run` to end through `stopped`, not by joining.
+        pthread_detach(OSThread.start(name: "reel-schedules", realtime: false) { [self] in run(handler) })
     }
 
     public func wake(at deadline: Int64?) {
@@ -112,22 +113,5 @@ public final class WallClockTimer: ScheduleClock, @unchecked Sendable {
         }
         state.withLock { $0.running = false }
         stopped.signal()
-    }
-}
-
-/// A thread that runs one closure (a thread of its own: it spends its life asleep in `read`).
-private final class Thread: @unchecked Sendable {
-    private let body: () -> Void
-    init(_ body: @escaping () -> Void) { self.body = body }
-
-    func start() {
-        var thread = pthread_t()
-        let box = Unmanaged.passRetained(self).toOpaque()
-        pthread_create(&thread, nil, { pointer in
-            let me = Unmanaged<Thread>.fromOpaque(pointer!).takeRetainedValue()
-            me.body()
-            return nil
-        }, box)
-        pthread_detach(thread)
     }
 }

@@ -3,6 +3,7 @@
 import ReelAudio
 import ReelCore
 import ReelProtocol
+import ReelRuntime
 
 /// The facts `daemon.info` reports.
 struct DaemonInfoSource: Sendable {

@@ -3,6 +3,7 @@
 import Logging
 import NIOCore
 import ReelAudio
+import ReelRuntime
 
 /// Where connections register for idle events and the silence timeout (`MPDEventHub`).
 /// Called on the connection's event loop.

@@ -4,6 +4,7 @@
 import ReelAudio
 import ReelCore
 import ReelModel
+import ReelRuntime
 
 /// The music folders and the recordings tree as MPD's database (see `MPDLibraryView`,
 /// `MPDDatabase`). Every read runs on the core's read queue (`MusicController.browse`), never

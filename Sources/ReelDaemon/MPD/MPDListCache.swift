@@ -1,7 +1,7 @@
 // The answers of `list` without a filter, kept until the database changes.
 
 import ReelCore
-import Synchronization
+import ReelRuntime
 
 /// `list Album`, `list Artist group Date`, …: what clients (M.A.L.P., ncmpcpp, Home Assistant)
 /// ask again and again to draw their library views, and what only a scan or a change of the
@@ -19,7 +19,7 @@ final class MPDListCache: Sendable {
     }
 
     private let core: ReelCore
-    private let answers = Mutex<[String: (generation: Generation, response: MPDResponse)]>([:])
+    private let answers = Locked<[String: (generation: Generation, response: MPDResponse)]>([:])
     /// Distinct requests kept at most (each answer is one tag's values: tens of KiB).
     static let capacity = 32
 

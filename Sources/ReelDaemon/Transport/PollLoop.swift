@@ -5,6 +5,7 @@ import Dispatch
 import Glibc
 import NIOCore
 import ReelAudio
+import ReelRuntime
 
 /// Something registered with a `PollLoop`, told when its descriptor is ready. Called on the
 /// loop's thread only.
@@ -139,16 +140,7 @@ final class PollLoop: EventLoop, @unchecked Sendable {
     /// Starts the loop's thread (once).
     func start() {
         guard !lifecycle.withLock({ value in defer { value.started = true }; return value.started }) else { return }
-        let box = Unmanaged.passRetained(self)
-        var attributes = pthread_attr_t()
-        pthread_attr_init(&attributes)
-        defer { pthread_attr_destroy(&attributes) }
-        let result = pthread_create(&thread, &attributes, { pointer in
-            let loop = Unmanaged<PollLoop>.fromOpaque(pointer!).takeRetainedValue()
-            loop.run()
-            return nil
-        }, box.toOpaque())
-        precondition(result == 0, "cannot start the \(name) thread: \(String(cString: strerror(result)))")
+        thread = OSThread.start(name: name, realtime: false) { [self] in run() }
     }
 
     // MARK: Descriptors (on the loop's thread)
@@ -186,7 +178,6 @@ final class PollLoop: EventLoop, @unchecked Sendable {
 
     private func run() {
         thread = pthread_self()  // the same value `pthread_create` stores, before any task asks
-        String(name.prefix(15)).withCString { reel_name_this_thread($0) }
         var events = [epoll_event](repeating: epoll_event(), count: 256)
         var tasks: [() -> Void] = []
         while true {

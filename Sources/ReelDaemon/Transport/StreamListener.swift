@@ -120,6 +120,7 @@ final class StreamListener: Sendable {
 
 #if canImport(Glibc)
 import Glibc
+import ReelRuntime
 #endif
 
 extension StreamListener {

@@ -1,13 +1,14 @@
-// A dedicated OS thread for blocking audio I/O, off Swift's cooperative pool.
+// Threads of our own for blocking I/O (audio devices, the network, the event loops, file
+// watches, timers), off Swift's cooperative pool, each named for top and /proc.
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-enum AudioThread {
+public enum OSThread {
     /// Starts `body` on a new pthread. With `realtime`, asks for real-time scheduling (granted to
     /// root or with an rtprio limit; without it the thread runs at normal priority).
-    static func start(name: String, realtime: Bool = true, _ body: @escaping @Sendable () -> Void) -> pthread_t {
+    public static func start(name: String, realtime: Bool, _ body: @escaping @Sendable () -> Void) -> pthread_t {
         final class Box: @unchecked Sendable {
             let body: @Sendable () -> Void
             let name: String
@@ -40,7 +41,7 @@ enum AudioThread {
 
     /// Names the calling thread (15 bytes at most) for top, /proc and the benchmarks' per-thread
     /// figures, through /proc/thread-self/comm (Glibc's pthread_setname_np is not visible here).
-    static func nameThisThread(_ name: String) {
+    public static func nameThisThread(_ name: String) {
         let descriptor = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return }
         let bytes = Array(name.utf8.prefix(15))
