@@ -33,19 +33,21 @@ let package = Package(
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CMPG123", pkgConfig: "libmpg123", providers: [.apt(["libmpg123-dev"])]),
         .systemLibrary(name: "CVorbis", pkgConfig: "vorbisenc", providers: [.apt(["libvorbis-dev"])]),
+        // dlopen and dlsym for the libraries loaded when first needed, with errors that name them.
+        .target(name: "CDynamicLibrary", linkerSettings: [.linkedLibrary("dl")]),
         // libsoxr (<soxr.h> from Debian's libsoxr-dev), loaded with dlopen by the first resampler
         // made rather than linked: a daemon that never resamples does not map it (nor libgomp).
-        .target(name: "CSoxr", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CSoxr", dependencies: ["CDynamicLibrary"]),
         // FFmpeg's decoders (<libavformat/…> from Debian's libavformat-dev and libavcodec-dev),
         // loaded with dlopen by the first file that needs them rather than linked: a daemon that
         // never plays such a file maps none of FFmpeg.
         .target(name: "CFFmpeg", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("m")]),
         // libebur128 (<ebur128.h> from Debian's libebur128-dev), loaded with dlopen by the first
         // take measured rather than linked: a daemon that never records does not map it.
-        .target(name: "CEBUR128", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CEBUR128", dependencies: ["CDynamicLibrary"]),
         // libcurl (<curl/curl.h> from Debian's libcurl4-openssl-dev), loaded with dlopen by the
         // first URL played rather than linked: a daemon that never plays a stream maps none of it.
-        .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CCurl", dependencies: ["CDynamicLibrary"]),
         // epoll and eventfd from the C library, for the control socket's event loop.
         .systemLibrary(name: "CEpoll"),
         // timerfd from the C library, for the schedules' timer on the wall clock.

@@ -3,8 +3,9 @@
 #define CURL_DISABLE_TYPECHECK 1
 #include "CCurl.h"
 
+#include "CDynamicLibrary.h"
+
 #include <curl/curl.h>
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -27,35 +28,24 @@ static char load_error_text[512];
 static int loaded;
 
 static void load(void) {
-    // RTLD_LOCAL: nothing else in the process binds to its symbols; never unloaded.
-    void *library = dlopen(REEL_CURL_LIBRARY, RTLD_NOW | RTLD_LOCAL);
-    if (library == NULL) {
-        const char *detail = dlerror();
-        snprintf(load_error_text, sizeof load_error_text, "cannot load %s: %s", REEL_CURL_LIBRARY,
-                 detail != NULL ? detail : "unknown error");
+    const reel_library_symbol symbols[] = {
+        REEL_SYMBOL(functions.global_init, "curl_global_init"),
+        REEL_SYMBOL(functions.easy_init, "curl_easy_init"),
+        REEL_SYMBOL(functions.easy_setopt, "curl_easy_setopt"),
+        REEL_SYMBOL(functions.easy_perform, "curl_easy_perform"),
+        REEL_SYMBOL(functions.easy_getinfo, "curl_easy_getinfo"),
+        REEL_SYMBOL(functions.easy_cleanup, "curl_easy_cleanup"),
+        REEL_SYMBOL(functions.easy_strerror, "curl_easy_strerror"),
+        REEL_SYMBOL(functions.slist_append, "curl_slist_append"),
+        REEL_SYMBOL(functions.slist_free_all, "curl_slist_free_all"),
+    };
+    void *library = reel_library_open(REEL_CURL_LIBRARY, load_error_text, sizeof load_error_text);
+    if (library == NULL ||
+        reel_library_find(library, REEL_CURL_LIBRARY, symbols, sizeof symbols / sizeof *symbols, load_error_text,
+                          sizeof load_error_text) != 0) {
         load_error = load_error_text;
         return;
     }
-#define FIND(field, name)                                                                          \
-    do {                                                                                           \
-        *(void **)&functions.field = dlsym(library, name);                                         \
-        if (functions.field == NULL) {                                                             \
-            snprintf(load_error_text, sizeof load_error_text, "%s has no %s", REEL_CURL_LIBRARY,    \
-                     name);                                                                        \
-            load_error = load_error_text;                                                          \
-            return;                                                                                \
-        }                                                                                          \
-    } while (0)
-    FIND(global_init, "curl_global_init");
-    FIND(easy_init, "curl_easy_init");
-    FIND(easy_setopt, "curl_easy_setopt");
-    FIND(easy_perform, "curl_easy_perform");
-    FIND(easy_getinfo, "curl_easy_getinfo");
-    FIND(easy_cleanup, "curl_easy_cleanup");
-    FIND(easy_strerror, "curl_easy_strerror");
-    FIND(slist_append, "curl_slist_append");
-    FIND(slist_free_all, "curl_slist_free_all");
-#undef FIND
     // Once, before any other thread uses libcurl (pthread_once orders it before every transfer).
     if (functions.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
         snprintf(load_error_text, sizeof load_error_text, "%s did not initialise", REEL_CURL_LIBRARY);

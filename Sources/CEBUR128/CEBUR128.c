@@ -2,7 +2,8 @@
 
 #include "CEBUR128.h"
 
-#include <dlfcn.h>
+#include "CDynamicLibrary.h"
+
 #include <pthread.h>
 #include <stdio.h>
 
@@ -19,31 +20,19 @@ static const char *load_error;
 static char load_error_text[512];
 
 static void load(void) {
-    // RTLD_LOCAL: nothing else in the process binds to its symbols; never unloaded.
-    void *library = dlopen(REEL_EBUR128_LIBRARY, RTLD_NOW | RTLD_LOCAL);
-    if (library == NULL) {
-        const char *detail = dlerror();
-        snprintf(load_error_text, sizeof load_error_text, "cannot load %s: %s", REEL_EBUR128_LIBRARY,
-                 detail != NULL ? detail : "unknown error");
+    const reel_library_symbol symbols[] = {
+        REEL_SYMBOL(functions.init, "ebur128_init"),
+        REEL_SYMBOL(functions.destroy, "ebur128_destroy"),
+        REEL_SYMBOL(functions.add_frames_short, "ebur128_add_frames_short"),
+        REEL_SYMBOL(functions.loudness_global, "ebur128_loudness_global"),
+        REEL_SYMBOL(functions.sample_peak, "ebur128_sample_peak"),
+    };
+    void *library = reel_library_open(REEL_EBUR128_LIBRARY, load_error_text, sizeof load_error_text);
+    if (library == NULL ||
+        reel_library_find(library, REEL_EBUR128_LIBRARY, symbols, sizeof symbols / sizeof *symbols, load_error_text,
+                          sizeof load_error_text) != 0) {
         load_error = load_error_text;
-        return;
     }
-#define FIND(field, name)                                                                          \
-    do {                                                                                           \
-        *(void **)&functions.field = dlsym(library, name);                                         \
-        if (functions.field == NULL) {                                                             \
-            snprintf(load_error_text, sizeof load_error_text, "%s has no %s", REEL_EBUR128_LIBRARY, \
-                     name);                                                                        \
-            load_error = load_error_text;                                                          \
-            return;                                                                                \
-        }                                                                                          \
-    } while (0)
-    FIND(init, "ebur128_init");
-    FIND(destroy, "ebur128_destroy");
-    FIND(add_frames_short, "ebur128_add_frames_short");
-    FIND(loudness_global, "ebur128_loudness_global");
-    FIND(sample_peak, "ebur128_sample_peak");
-#undef FIND
 }
 
 const char *reel_ebur128_load(void) {

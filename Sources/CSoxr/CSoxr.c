@@ -2,7 +2,8 @@
 
 #include "CSoxr.h"
 
-#include <dlfcn.h>
+#include "CDynamicLibrary.h"
+
 #include <pthread.h>
 #include <stdio.h>
 
@@ -22,33 +23,22 @@ static char load_error_text[512];
 static int loaded;
 
 static void load(void) {
-    // RTLD_LOCAL: nothing else in the process binds to its symbols; never unloaded.
-    void *library = dlopen(REEL_SOXR_LIBRARY, RTLD_NOW | RTLD_LOCAL);
-    if (library == NULL) {
-        const char *detail = dlerror();
-        snprintf(load_error_text, sizeof load_error_text, "cannot load %s: %s", REEL_SOXR_LIBRARY,
-                 detail != NULL ? detail : "unknown error");
+    const reel_library_symbol symbols[] = {
+        REEL_SYMBOL(functions.io_spec, "soxr_io_spec"),
+        REEL_SYMBOL(functions.quality_spec, "soxr_quality_spec"),
+        REEL_SYMBOL(functions.runtime_spec, "soxr_runtime_spec"),
+        REEL_SYMBOL(functions.create, "soxr_create"),
+        REEL_SYMBOL(functions.process, "soxr_process"),
+        REEL_SYMBOL(functions.clear, "soxr_clear"),
+        REEL_SYMBOL(functions.delete_, "soxr_delete"),
+    };
+    void *library = reel_library_open(REEL_SOXR_LIBRARY, load_error_text, sizeof load_error_text);
+    if (library == NULL ||
+        reel_library_find(library, REEL_SOXR_LIBRARY, symbols, sizeof symbols / sizeof *symbols, load_error_text,
+                          sizeof load_error_text) != 0) {
         load_error = load_error_text;
         return;
     }
-#define FIND(field, name)                                                                          \
-    do {                                                                                           \
-        *(void **)&functions.field = dlsym(library, name);                                         \
-        if (functions.field == NULL) {                                                             \
-            snprintf(load_error_text, sizeof load_error_text, "%s has no %s", REEL_SOXR_LIBRARY,    \
-                     name);                                                                        \
-            load_error = load_error_text;                                                          \
-            return;                                                                                \
-        }                                                                                          \
-    } while (0)
-    FIND(io_spec, "soxr_io_spec");
-    FIND(quality_spec, "soxr_quality_spec");
-    FIND(runtime_spec, "soxr_runtime_spec");
-    FIND(create, "soxr_create");
-    FIND(process, "soxr_process");
-    FIND(clear, "soxr_clear");
-    FIND(delete_, "soxr_delete");
-#undef FIND
     __atomic_store_n(&loaded, 1, __ATOMIC_RELEASE);
 }
 
