@@ -992,7 +992,7 @@ MUSIC_TRANSCRIPTS.update({
 # also holds FOLDER_PLAYLISTS (test_differential.folder_playlist_servers). Lines are relative to
 # the playlist's own folder; a line that climbs out of the music folder, names no file of it, or
 # names a file relative to the music folder rather than the playlist's folder is missing.
-# (No `#EXTINF` here: MPD merges its title as `Name:` and its length as `Time:` into the song
+# (No `#EXTINF` nor PLS `TitleN=` here: MPD merges the title and length they give into the song
 # that `listplaylistinfo` prints, Reel prints the file's own tags; MPD-REPLIES.md.)
 FOLDER_PLAYLISTS: dict[str, bytes] = {
     "Alpha Band/First Light/list.m3u": (
@@ -1011,7 +1011,6 @@ FOLDER_PLAYLISTS: dict[str, bytes] = {
         b"[playlist]\n"
         b"NumberOfEntries=3\n"
         b"File1=02 Other.opus\n"
-        b"Title1=Other\n"
         b"File2=http://radio.example/pls\n"
         b"File3=03 Third.flac\n"
         b"Version=2\n"),
