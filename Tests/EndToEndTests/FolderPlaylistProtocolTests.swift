@@ -1,0 +1,44 @@
+// Playlist files in a music folder over JSON-RPC, through the real reeld: `playlists.get` and
+// `playlists.load` take one by its path in the music folder, entries relative to its folder.
+
+import Foundation
+import ReelProtocol
+import Testing
+
+@Suite struct FolderPlaylistProtocolTests {
+    @Test func aPlaylistFileOfTheMusicFolderIsReadAndLoadedByItsPath() throws {
+        let music = FileManager.default.temporaryDirectory.appendingPathComponent("reel-music-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: music) }
+        try MusicFoldersTests.makeCollection(at: music)
+        let list = music.appendingPathComponent("Trane/Blue Train/side.m3u")
+        try "#EXTM3U\n02 Locomotion.flac\n../../loose.wav\ngone.flac\n../../../../etc/passwd\n"
+            .write(to: list, atomically: true, encoding: .utf8)
+        let daemon = try DaemonProcess(environment: ["REEL_MUSIC_DIRS": music.path])
+        let client = try daemon.client()
+        _ = try client.result("subscribe", ["stream": "scan"])
+        _ = try MusicFoldersTests.scanEnded(client, atLeast: 1)
+
+        let listing = try client.result("playlists.get", ["name": "Trane/Blue Train/side.m3u"])
+        #expect(listing["length"] == 4)
+        let entries = listing["entries"]?.arrayValue ?? []
+        #expect(entries.count == 4)
+        #expect(entries.first?["source"]?["path"]?.stringValue == music.path + "/Trane/Blue Train/02 Locomotion.flac")
+        #expect(entries.map { $0["missing"] == true } == [false, false, true, true])
+
+        let loaded = try client.result("playlists.load", ["name": "Trane/Blue Train/side.m3u"])
+        #expect(loaded["entries"]?.arrayValue?.count == 2)
+        let skipped = loaded["skipped"]?.arrayValue ?? []
+        #expect(skipped.map { $0["position"]?.intValue } == [2, 3])
+        #expect(skipped.map { $0["entry"]?.stringValue } == ["Trane/Blue Train/gone.flac", "etc/passwd"])
+        #expect(skipped.last?["message"]?.stringValue?.contains("climbs out of the music folder") == true)
+        #expect(try client.result("queue.list")["length"] == 2)
+
+        // Not a playlist file of the music folder: not_found, the queue unchanged.
+        guard case .failure(let error) = try client.call("playlists.load", ["name": "Trane/Blue Train/none.m3u"]) else {
+            Issue.record("a playlist file that is not there loaded")
+            return
+        }
+        #expect(error.reason == "not_found")
+        #expect(try client.result("queue.list")["length"] == 2)
+    }
+}
