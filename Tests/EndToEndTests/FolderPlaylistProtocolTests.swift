@@ -40,5 +40,14 @@ import Testing
         }
         #expect(error.reason == "not_found")
         #expect(try client.result("queue.list")["length"] == 2)
+
+        // The CLI: `reel playlist PATH` shows it, `reel load PATH` loads it, naming what it skips.
+        let env = ["REEL_SOCKET": daemon.socketPath]
+        let show = try CLI.run(["playlist", "Trane/Blue Train/side.m3u"], environment: env)
+        #expect(show.status == 0 && show.stdout.contains("1. Trane — Locomotion"), "\(show)")
+        #expect(show.stdout.contains("4. etc/passwd  (missing)"), "\(show)")
+        let load = try CLI.run(["load", "Trane/Blue Train/side.m3u"], environment: env)
+        #expect(load.status == 0 && load.stdout.contains("added 2 entries"), "\(load)")
+        #expect(load.stderr.contains("skipped 4. etc/passwd"), "\(load)")
     }
 }
