@@ -41,6 +41,34 @@ import Testing
         #expect(error.reason == "not_found")
         #expect(try client.result("queue.list")["length"] == 2)
 
+        // The `/Music` branch lists it as an item of kind `playlist`, after the folder's tracks;
+        // adding or playing it adds its entries; adding its folder adds the tracks only.
+        let album = try client.result("library.list", ["path": "/Music/Trane/Blue Train"])
+        let items = album["items"]?.arrayValue ?? []
+        #expect(items.compactMap { $0["name"]?.stringValue } == [
+            "01 Moment.flac", "02 Locomotion.flac", "03 Lazy Bird.flac", "side.m3u",
+        ])
+        let item = try #require(items.last)
+        #expect(item["kind"] == .string("playlist") && item["id"] == .string("music:/Trane/Blue Train/side.m3u"))
+        #expect(item["readOnly"] == .bool(true) && item["file"]?.stringValue == list.path)
+        #expect(try client.result("library.get", ["path": "/Music/Trane/Blue Train/side.m3u"])["kind"] == .string("playlist"))
+        _ = try client.result("queue.clear")
+        let added = try client.result("queue.add", ["item": "music:/Trane/Blue Train/side.m3u"])
+        #expect(added["entries"]?.arrayValue?.compactMap { $0["source"]?["path"]?.stringValue } == [
+            music.path + "/Trane/Blue Train/02 Locomotion.flac", music.path + "/loose.wav",
+        ])
+        _ = try client.result("queue.clear")
+        _ = try client.result("queue.add", ["path": "/Music/Trane/Blue Train"])
+        #expect(try client.result("queue.list")["length"] == 3, "a folder adds its tracks, not its playlist files")
+        _ = try client.result("player.play", ["path": "/Music/Trane/Blue Train/side.m3u"])
+        let queue = try client.result("queue.list")["entries"]?.arrayValue ?? []
+        #expect(queue.contains { $0["source"]?["path"]?.stringValue == music.path + "/loose.wav" })
+        guard case .failure(let gone) = try client.call("queue.add", ["path": "/Music/Trane/Blue Train/none.m3u"]) else {
+            Issue.record("a playlist file that is not there was added")
+            return
+        }
+        #expect(gone.reason == "not_found")
+
         // The CLI: `reel playlist PATH` shows it, `reel load PATH` loads it, naming what it skips.
         let env = ["REEL_SOCKET": daemon.socketPath]
         let show = try CLI.run(["playlist", "Trane/Blue Train/side.m3u"], environment: env)

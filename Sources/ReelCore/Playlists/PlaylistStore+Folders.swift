@@ -78,6 +78,17 @@ extension PlaylistStore {
         return resolved
     }
 
+    /// What each entry of a playlist item of the `/Music` branch adds (`queue.add` and
+    /// `player.play` of the item), or why it adds nothing; `not_found` when the index has no
+    /// such playlist file. Any thread (it reads only what never changes: the paths, the index,
+    /// the media roots).
+    func additions(ofPlaylistItem item: Item) throws(ReelError) -> [Result<QueueAddition, ReelError>] {
+        guard let location = store.musicBranch?.musicLocation(ofTreePath: item.path),
+            let entries = try folderPlaylist(paths.line(root: location.root, path: location.relativePath))
+        else { throw ReelError(.notFound, "no playlist file at \(item.path)") }
+        return additions(for: entries.map(\.uri), locations: entries.map(\.location), indexedOnly: true)
+    }
+
     /// A file outside the music folders named by a playlist file: played only inside a media
     /// root (a playlist in a music folder is not a client: with no media root it reaches no
     /// other file).

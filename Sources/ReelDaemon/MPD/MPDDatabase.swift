@@ -100,7 +100,7 @@ struct MPDDatabase {
                 switch item.kind {
                 case .recording: songs.append(Song(song: view.song(of: item), source: .recording(item)))
                 case .folder: directories.append((view.directoryURI(ofFolder: item.path), item.created, .recordings(item)))
-                case .track: break
+                case .track, .playlist: break
                 }
             }
         case .music(let root, let path):
@@ -243,7 +243,7 @@ struct MPDDatabase {
                 switch item.kind {
                 case .recording: found.append(Song(song: view.song(of: item), source: .recording(item)))
                 case .folder: folders.append(item)
-                case .track: break
+                case .track, .playlist: break
                 }
             }
         }
