@@ -128,3 +128,29 @@ import Testing
                 "a link out is not followed; a link to a file already found is not recorded twice")
     }
 }
+
+@Suite struct MusicPlaylistBranchTests {
+    @Test func theBranchListsPlaylistFilesAsPlaylistItemsAfterTheTracks() throws {
+        let music = try MusicFixture()
+        let tree = music.tree()
+        tree.add("Album/b.flac", title: "B")
+        tree.add("Album/a.flac", title: "A")
+        tree.write("Album/side.m3u", "a.flac\n")
+        tree.write("Album/Another.PLS", "[playlist]\nFile1=b.flac\n")
+        tree.setModified("Album/side.m3u", 1_600_000_000)
+        try music.scan([tree.root])
+        music.store.showMusicFolders([tree.root])
+
+        let listing = try music.store.list(folder: .path("/Music/Album"))
+        #expect(listing.items.map(\.name) == ["a.flac", "b.flac", "Another.PLS", "side.m3u"])
+        #expect(listing.items.map(\.kind) == [.track, .track, .playlist, .playlist])
+        let side = try music.store.item(.path("/Music/Album/side.m3u"))
+        #expect(side == Item(
+            id: "music:/Album/side.m3u", kind: .playlist, name: "side.m3u", parent: "music:/Album",
+            path: "/Music/Album/side.m3u", created: "2020-09-13T12:26:40Z", size: 7, readOnly: true,
+            file: tree.root + "/Album/side.m3u"))
+        #expect(try music.store.item(.id("music:/Album/side.m3u")) == side)
+        #expect(throws: ReelError.self) { try music.store.list(folder: .path("/Music/Album/side.m3u")) }
+        #expect(throws: ReelError.self) { try music.store.item(.path("/Music/Album/none.m3u")) }
+    }
+}
