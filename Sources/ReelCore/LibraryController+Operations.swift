@@ -83,7 +83,7 @@ extension LibraryController {
             let listing = try store.list(folder: folder)
             for item in listing.items {
                 switch item.kind {
-                case .folder where item.readOnly, .track:
+                case .folder where item.readOnly, .track, .playlist:
                     break  // the music folders' branch: counted from the index
                 case .folder:
                     folders.append(.id(item.id))

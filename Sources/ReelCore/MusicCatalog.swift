@@ -5,7 +5,7 @@ import ReelModel
 
 /// The reads a front end that shows the music folders and the recordings as one database
 /// makes (MPD's `lsinfo`, `listallinfo`, `find`, `list`, `add`), each answering with model
-/// values (`Item`, `MusicTrack`, `MusicSubfolder`); the store and the index stay in the core.
+/// values (`Item`, `MusicTrack`, `MusicSubfolder`, `MusicPlaylistFile`); the store and the index stay in the core.
 ///
 /// A catalog is handed to a `MusicController.browse` body, which runs on the core's read queue:
 /// a large listing (`listallinfo` of 100,000 files) is read and encoded there, in one job,
@@ -49,6 +49,17 @@ public struct MusicCatalog: Sendable {
     /// The folders directly in `folder` of `root` that hold files present.
     public func subfolders(root: String, of folder: String) throws(ReelError) -> [MusicSubfolder] {
         try index.subfolders(root: root, of: folder)
+    }
+
+    /// The playlist files (`.m3u`, `.m3u8`, `.pls`) present directly in `folder` ("" for the
+    /// top) of `root`, by path.
+    public func playlists(root: String, in folder: String) throws(ReelError) -> [MusicPlaylistFile] {
+        try index.playlists(root: root, in: folder)
+    }
+
+    /// The playlist files present anywhere under `folder` ("" for all) of `root`, by path.
+    public func playlists(root: String, under folder: String) throws(ReelError) -> [MusicPlaylistFile] {
+        try index.playlists(root: root, under: folder)
     }
 
     /// The files present that `query` may match: those its conditions on tags keep

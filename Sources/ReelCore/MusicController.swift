@@ -60,7 +60,7 @@ public final class MusicController: @unchecked Sendable {
         if let scanner {
             let box = WeakController()
             watcher = MusicWatcher(
-                roots: roots, extensions: extensions, timing: watchTiming, logger: logger,
+                roots: roots, extensions: extensions.union(MusicPlaylistFile.suffixes), timing: watchTiming, logger: logger,
                 isPresent: { root in
                     do throws(ReelError) { return try scanner.absence(of: root) == nil } catch { return false }
                 },

@@ -463,6 +463,7 @@ extension PlayerController {
                 durationEstimated: length?.estimated ?? false)]
         case .recording(let reference):
             let item = try store.item(reference)
+            if item.kind == .playlist { return try playlistEntries(item, checked: &checked) }
             guard item.kind == .folder else { return [try entry(of: item)] }
             var entries: [NewQueueEntry] = []
             try collectRecordings(in: item, into: &entries)
@@ -526,6 +527,33 @@ extension PlayerController {
         return NewQueueEntry(source: .file(path: file), duration: item.duration, format: item.format, tags: item.tags)
     }
 
+    /// The entries of a playlist file of the `/Music` branch: what each of its entries adds;
+    /// one that names nothing playable is skipped and logged (as `playlists.load` skips it).
+    /// None playable is `not_found`.
+    private func playlistEntries(_ item: Item, checked: inout Set<String>) throws(ReelError) -> [NewQueueEntry] {
+        guard let additions = try playlistFileAdditions.withLock({ $0 })?(item) else {
+            throw ReelError(.notFound, "cannot read the playlist \(item.path)")
+        }
+        var entries: [NewQueueEntry] = []
+        var skipped: [String] = []
+        for addition in additions {
+            do throws(ReelError) {
+                entries += try resolve(addition.get(), checked: &checked)
+            } catch {
+                skipped.append(error.message)
+            }
+        }
+        if !skipped.isEmpty {
+            logger.notice(
+                "skipped playlist entries that name nothing playable",
+                metadata: ["playlist": "\(item.path)", "skipped": "\(skipped.count)", "first": "\(skipped[0])"])
+        }
+        guard !entries.isEmpty else {
+            throw ReelError(.notFound, "the playlist \(item.path) has no entry that can be played")
+        }
+        return entries
+    }
+
     /// A folder's recordings (or a music folder's tracks) by name (case folded, as MPD and the tree's listing order them),
     /// then each subfolder's the same way.
     private func collectRecordings(in folder: Item, into entries: inout [NewQueueEntry]) throws(ReelError) {
@@ -533,7 +561,8 @@ extension PlayerController {
             let (foldedA, foldedB) = (a.name.lowercased(), b.name.lowercased())
             return foldedA != foldedB ? foldedA < foldedB : a.name < b.name
         }
-        for item in items where item.kind != .folder {
+        // (A music folder's playlist files are not added with it, as MPD's `add DIR`.)
+        for item in items where item.kind == .recording || item.kind == .track {
             entries.append(try entry(of: item))
         }
         for item in items where item.kind == .folder {

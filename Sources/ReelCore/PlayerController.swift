@@ -96,6 +96,10 @@ public final class PlayerController: @unchecked Sendable {
     let saves = SaveBarrier()
     /// The ReplayGain settings (the mixer's; see `PlayerController+ReplayGain`).
     let replayGainSettings = Locked(ReplayGainSettings())
+    /// What a playlist item of the `/Music` branch adds (its entries, each or why not), set once
+    /// by the core to the stored playlists' reading of playlist files
+    /// (`PlaylistStore.additions(ofPlaylistItem:)`); called on `work`.
+    let playlistFileAdditions = Locked<(@Sendable (Item) throws(ReelError) -> [Result<QueueAddition, ReelError>])?>(nil)
     /// When the sleep timer stops the player (`PlayerController+Sleep`), shown in the state.
     let sleep = Locked(SleepTimerState())
 

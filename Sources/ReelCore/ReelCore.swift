@@ -122,6 +122,13 @@ public final class ReelCore: Sendable {
             paths: PlaylistPaths(recordingsDirectory: recordingsDirectory, musicRoots: music.roots),
             store: store, player: player, logger: playlistLogger)
         playlists.follow(library.updates)
+        let playlistStore = playlists
+        player.playlistFileAdditions.withLock {
+            $0 = { [weak playlistStore] item throws(ReelError) in
+                guard let playlistStore else { throw ReelError(.notFound, "the playlists are closed") }
+                return try playlistStore.additions(ofPlaylistItem: item)
+            }
+        }
         var scheduleLogger = logger
         scheduleLogger[metadataKey: "subsystem"] = "reel.schedules"
         schedules = ScheduleController(

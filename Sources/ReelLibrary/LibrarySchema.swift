@@ -64,6 +64,7 @@ enum LibrarySchema {
         }
         migrator.registerMigration("schedules") { db in try db.execute(sql: schedulesSQL) }
         migrator.registerMigration("marks") { db in try db.execute(sql: marksSQL) }
+        migrator.registerMigration("music_playlists") { db in try db.execute(sql: musicPlaylistsSQL) }
         return migrator
     }
 

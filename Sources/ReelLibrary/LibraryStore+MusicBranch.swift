@@ -73,6 +73,12 @@ extension LibraryStore {
             {
                 return item
             }
+            if MusicPlaylistFile.isPlaylistName(relative),
+                let file = try index.playlist(root: root.folder, relativePath: relative), !file.missing,
+                let item = branch.playlistItem(file)
+            {
+                return item
+            }
             guard try index.hasFolder(root: root.folder, relative) else {
                 throw ReelError(.notFound, "no item at \(named)")
             }
@@ -80,16 +86,17 @@ extension LibraryStore {
         }
     }
 
-    /// A branch folder and what is directly in it (folders, then tracks, each by name under the
-    /// tree's order); nil for a reference outside the branch.
+    /// A branch folder and what is directly in it (folders, then tracks, then playlist files,
+    /// each by name under the tree's order); nil for a reference outside the branch.
     func branchListing(_ reference: ItemReference) throws(ReelError) -> (folder: Item, items: [Item])? {
         guard let branch = musicBranch, let folder = try branchItem(reference) else { return nil }
         guard folder.kind == .folder else {
-            throw ReelError(.notAFolder, "cannot list \(folder.path): it is a track, not a folder")
+            throw ReelError(.notAFolder, "cannot list \(folder.path): it is a \(folder.kind.rawValue), not a folder")
         }
         let sub = MusicBranch.subPath(ofTreePath: folder.path) ?? ""
         var folders: [Item] = []
         var tracks: [Item] = []
+        var playlists: [Item] = []
         switch branch.place(ofSubPath: sub) {
         case .branch:
             folders = branch.roots.map { branch.folderItem(subPath: $0.name) }
@@ -99,10 +106,11 @@ extension LibraryStore {
                 branch.folderItem(subPath: sub.isEmpty ? folder.name : sub + "/" + folder.name, modified: folder.modified)
             }
             tracks = try index.files(root: root.folder, in: relative).compactMap(branch.trackItem)
+            playlists = try index.playlists(root: root.folder, in: relative).compactMap(branch.playlistItem)
         case nil:
             break
         }
-        return (folder, Self.treeOrder(folders) + Self.treeOrder(tracks))
+        return (folder, Self.treeOrder(folders) + Self.treeOrder(tracks) + Self.treeOrder(playlists))
     }
 
     /// By name ignoring case, then byte for byte (the tree's order).

@@ -12,8 +12,8 @@ import Glibc
 /// folder with the same name gets ` (2)`, in configuration order).
 ///
 /// Ids: a folder is `music:` and its path under `/Music` (`music:/` is the branch,
-/// `music:/Trane/Blue Train` a folder); a track is `track:` and the index's id (`track:42`), kept
-/// across renames and moves the index sees. Everything here is read-only (`read_only`).
+/// `music:/Trane/Blue Train` a folder, `music:/Trane/Blue Train/side.m3u` a playlist file); a
+/// track is `track:` and the index's id (`track:42`), kept across renames and moves the index sees. Everything here is read-only (`read_only`).
 ///
 /// Pure naming, and items built from the index's rows; any thread.
 public struct MusicBranch: Sendable {
@@ -146,6 +146,29 @@ public struct MusicBranch: Sendable {
             duration: audio.duration,
             format: AudioFormat(codec: audio.codec, sampleRate: audio.sampleRate, channels: audio.channels),
             size: track.size, readOnly: true, file: track.path, tags: track.displayTags)
+    }
+
+    /// A playlist file of the index as an item (kind `playlist`, id `music:` and its path under
+    /// `/Music`); nil for one of a music folder the branch does not have.
+    func playlistItem(_ file: MusicPlaylistFile) -> Item? {
+        guard let root = roots.first(where: { $0.folder == file.root }) else { return nil }
+        let sub = subPath(of: root, relative: file.relativePath)
+        let slash = sub.lastIndex(of: "/")
+        return Item(
+            id: Self.folderID(ofSubPath: sub), kind: .playlist,
+            name: String(sub[(slash.map { sub.index(after: $0) } ?? sub.startIndex)...]),
+            parent: Self.folderID(ofSubPath: slash.map { String(sub[..<$0]) } ?? ""),
+            path: Self.treePath(ofSubPath: sub), created: Timestamp.iso8601(Int(file.modified)), size: file.size,
+            readOnly: true, file: file.path)
+    }
+
+    /// The music folder and path there of a branch item's tree path (a playlist item's file), or
+    /// nil when it lies in none.
+    public func musicLocation(ofTreePath path: String) -> (root: String, relativePath: String)? {
+        guard let sub = Self.subPath(ofTreePath: path), case .inFolder(let root, let relative) = place(ofSubPath: sub),
+            !relative.isEmpty
+        else { return nil }
+        return (root.folder, relative)
     }
 
     /// A directory's modification time, ISO 8601 (the epoch if it cannot be read).

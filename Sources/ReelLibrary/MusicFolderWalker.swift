@@ -1,10 +1,14 @@
 // Finding the audio files of the music folders on disk (opendir/readdir, one stat per audio file).
 import Foundation
+import ReelModel
 
-/// Lists the audio files under the music folders that are present, with their stamps.
+/// Lists the audio files and the playlist files under the music folders that are present, with
+/// their stamps.
 ///
 /// The rules:
-/// - A file is an audio file by its extension (`MusicScanner.extensions`, any letter case).
+/// - A file is an audio file by its extension (`MusicScanner.extensions`, any letter case), a
+///   playlist file by its own (`MusicPlaylistFile.suffixes`: `.m3u`, `.m3u8`, `.pls`). Links
+///   to playlist files are followed by the same rule as links to audio files.
 /// - Names that begin with "." are skipped, files and folders: hidden folders (`.Trash-1000`,
 ///   `.git`) and macOS's `._name.mp3` companions on USB disks are not music.
 /// - A symbolic link is followed only if its real path (`realpath`) lies inside a music folder
@@ -34,6 +38,8 @@ struct MusicFolderWalker {
     /// What a walk found under one root.
     struct RootResult: Sendable {
         var files: [Found] = []
+        /// The playlist files (`.m3u`, `.m3u8`, `.pls`).
+        var playlists: [Found] = []
         var failures: [MusicFileFailure] = []
         /// Relative paths of folders not read (their files are not known), "" for the root.
         var unreadable: [String] = []
@@ -136,7 +142,11 @@ struct MusicFolderWalker {
                 case UInt8(DT_DIR):
                     stack.append(child)
                 case UInt8(DT_REG):
-                    if isAudio(name) { addFile(root: root, relativePath: child) }
+                    if isAudio(name) {
+                        addFile(root: root, relativePath: child)
+                    } else if MusicPlaylistFile.isPlaylistName(name) {
+                        addFile(root: root, relativePath: child, playlist: true)
+                    }
                 case UInt8(DT_LNK):
                     links.append((root, child))
                 default:
@@ -166,7 +176,11 @@ struct MusicFolderWalker {
             walkFolder(root: root, relativePath: relativePath)
         case UInt8(DT_REG):
             let name = relativePath.split(separator: "/").last.map(String.init) ?? relativePath
-            if isAudio(name) { addFile(root: root, relativePath: relativePath, info: info) }
+            if isAudio(name) {
+                addFile(root: root, relativePath: relativePath, info: info)
+            } else if MusicPlaylistFile.isPlaylistName(name) {
+                addFile(root: root, relativePath: relativePath, info: info, playlist: true)
+            }
         case UInt8(DT_LNK):
             links.append((root, relativePath))
         default:
@@ -192,15 +206,16 @@ struct MusicFolderWalker {
             walkFolder(root: root, relativePath: relativePath)
         case UInt8(DT_REG):
             let name = relativePath.split(separator: "/").last.map(String.init) ?? relativePath
-            if isAudio(name), !foundFiles.contains(FileID(info)) {
-                addFile(root: root, relativePath: relativePath, info: info)
+            let playlist = !isAudio(name) && MusicPlaylistFile.isPlaylistName(name)
+            if isAudio(name) || playlist, !foundFiles.contains(FileID(info)) {
+                addFile(root: root, relativePath: relativePath, info: info, playlist: playlist)
             }
         default:
             break
         }
     }
 
-    private mutating func addFile(root: Int, relativePath: String, info known: stat? = nil) {
+    private mutating func addFile(root: Int, relativePath: String, info known: stat? = nil, playlist: Bool = false) {
         var info = stat()
         if let known {
             info = known
@@ -211,8 +226,8 @@ struct MusicFolderWalker {
         }
         foundFiles.insert(FileID(info))
         let nanoseconds = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
-        results[root].files.append(
-            Found(relativePath: relativePath, stamp: MusicFileStamp(size: Int64(info.st_size), modifiedNanoseconds: nanoseconds)))
+        let found = Found(relativePath: relativePath, stamp: MusicFileStamp(size: Int64(info.st_size), modifiedNanoseconds: nanoseconds))
+        if playlist { results[root].playlists.append(found) } else { results[root].files.append(found) }
     }
 
     private mutating func fail(_ root: Int, _ relativePath: String, folder: Bool, _ reason: String) {

@@ -13,7 +13,7 @@ extension MusicIndex {
     }
 
     /// The folders directly in `folder` ("" for the music folder itself) of `root` that hold
-    /// files (at any depth), by name.
+    /// files or playlist files (at any depth), by name.
     public func subfolders(root: String, of folder: String) throws(ReelError) -> [MusicSubfolder] {
         let prefix = folder.isEmpty ? "" : folder + "/"
         let start = prefix.unicodeScalars.count + 1
@@ -22,11 +22,16 @@ extension MusicIndex {
                 db.cachedStatement(
                     sql: """
                         SELECT substr(path, ?, instr(substr(path, ?), '/') - 1) AS name, max(mtime_ns)
-                        FROM music_files
-                        WHERE root = ? AND path >= ? AND path < ? AND missing = 0 AND instr(substr(path, ?), '/') > 0
+                        FROM (
+                          SELECT path, mtime_ns FROM music_files
+                          WHERE root = ? AND path >= ? AND path < ? AND missing = 0 AND instr(substr(path, ?), '/') > 0
+                          UNION ALL
+                          SELECT path, mtime_ns FROM music_playlists
+                          WHERE root = ? AND path >= ? AND path < ? AND missing = 0 AND instr(substr(path, ?), '/') > 0)
                         GROUP BY name ORDER BY name
                         """),
-                arguments: StatementArguments([start, start] + Self.range(root, prefix) + [start])
+                arguments: StatementArguments(
+                    [start, start] + Self.range(root, prefix) + [start] + Self.range(root, prefix) + [start])
             ).map { row in MusicSubfolder(name: row[0], modified: Double(row[1] as Int64) / 1_000_000_000) }
         }
     }
@@ -55,15 +60,18 @@ extension MusicIndex {
         }
     }
 
-    /// Whether `folder` of `root` holds a file present (at any depth); "" is the music folder,
-    /// which is there when it holds one.
+    /// Whether `folder` of `root` holds a file or a playlist file present (at any depth); "" is
+    /// the music folder, which is there when it holds one.
     public func hasFolder(root: String, _ folder: String) throws(ReelError) -> Bool {
         let prefix = folder.isEmpty ? "" : folder + "/"
         return try store.reading("look for \(folder) in \(root)") { db in
             try Bool.fetchOne(
                 db.cachedStatement(
-                    sql: "SELECT EXISTS (SELECT 1 FROM music_files WHERE root = ? AND path >= ? AND path < ? AND missing = 0)"),
-                arguments: StatementArguments(Self.range(root, prefix))) ?? false
+                    sql: """
+                        SELECT EXISTS (SELECT 1 FROM music_files WHERE root = ? AND path >= ? AND path < ? AND missing = 0)
+                          OR EXISTS (SELECT 1 FROM music_playlists WHERE root = ? AND path >= ? AND path < ? AND missing = 0)
+                        """),
+                arguments: StatementArguments(Self.range(root, prefix) + Self.range(root, prefix))) ?? false
         }
     }
 

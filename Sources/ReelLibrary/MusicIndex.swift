@@ -182,6 +182,9 @@ public final class MusicIndex: Sendable {
                     : "UPDATE music_files SET missing = 0 WHERE root = ? AND missing = 1",
                 arguments: [root])
             let changed = db.changesCount
+            try db.execute(
+                sql: "UPDATE music_playlists SET missing = ? WHERE root = ? AND missing <> ?",
+                arguments: [missing, root, missing])
             if missing {
                 let kept = try Int.fetchOne(db, sql: "SELECT count(*) FROM music_files WHERE root = ?", arguments: [root]) ?? 0
                 try db.execute(sql: "DELETE FROM music_failures WHERE root = ?", arguments: [root])
@@ -215,7 +218,23 @@ public final class MusicIndex: Sendable {
                     WHERE root = ? AND (path = ? OR (path > ? AND path < ?))
                     """,
                 arguments: [root, from, from + "/", from + "0"])
-            guard !rows.isEmpty else { return 0 }
+            // Playlist files move with their folder (or alone), replacing any at the destination.
+            let playlists = try String.fetchAll(
+                db,
+                sql: "SELECT path FROM music_playlists WHERE root = ? AND (path = ? OR (path > ? AND path < ?))",
+                arguments: [root, from, from + "/", from + "0"])
+            if !playlists.isEmpty {
+                try db.execute(
+                    sql: "DELETE FROM music_playlists WHERE root = ? AND (path = ? OR (path > ? AND path < ?))",
+                    arguments: [toRoot, to, to + "/", to + "0"])
+                let movePlaylist = try db.cachedStatement(
+                    sql: "UPDATE music_playlists SET root = ?, path = ? WHERE root = ? AND path = ?")
+                for old in playlists {
+                    let path = to + String(decoding: old.utf8.dropFirst(from.utf8.count), as: UTF8.self)
+                    try movePlaylist.execute(arguments: [toRoot, path, root, old])
+                }
+            }
+            guard !rows.isEmpty else { return playlists.count }
             // What the move replaced at the destination (never a moving file: a folder cannot
             // move into itself).
             try db.execute(
@@ -232,7 +251,7 @@ public final class MusicIndex: Sendable {
                 if row[2] { try retitle.execute(arguments: [LibrarySchema.fold(Self.stem(of: path)), id]) }
                 try clearFailure.execute(arguments: [toRoot, path])
             }
-            return rows.count
+            return rows.count + playlists.count
         }
     }
 
@@ -270,12 +289,17 @@ public final class MusicIndex: Sendable {
     public func removeRoots(notIn roots: [String]) throws(ReelError) -> Int {
         try store.writing("drop music folders no longer configured") { db in
             let known = try String.fetchAll(
-                db, sql: "SELECT DISTINCT root FROM music_files UNION SELECT DISTINCT root FROM music_failures")
+                db,
+                sql: """
+                    SELECT DISTINCT root FROM music_files UNION SELECT DISTINCT root FROM music_failures
+                    UNION SELECT DISTINCT root FROM music_playlists
+                    """)
             var removed = 0
             for root in known where !roots.contains(root) {
                 try db.execute(sql: "DELETE FROM music_files WHERE root = ?", arguments: [root])
                 removed += db.changesCount
                 try db.execute(sql: "DELETE FROM music_failures WHERE root = ?", arguments: [root])
+                try db.execute(sql: "DELETE FROM music_playlists WHERE root = ?", arguments: [root])
             }
             return removed
         }

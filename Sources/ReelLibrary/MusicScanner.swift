@@ -194,6 +194,7 @@ public final class MusicScanner: Sendable {
         var vanished: [MusicFileStamp: [Int64]] = [:]
         var forgottenFailures: [(root: String, paths: [String])] = []
         var walkFailures: [MusicFileFailure] = []
+        var playlistChanges: [(root: String, found: [ScannedPlaylistFile], gone: [String])] = []
         for (number, (root, result)) in zip(present, walked).enumerated() {
             var indexed: [String: MusicIndexedFile] = [:]
             var failed: [String: MusicFileStamp] = [:]
@@ -231,6 +232,20 @@ public final class MusicScanner: Sendable {
                 keptUnder.contains { $0.isEmpty || path.hasPrefix($0) || $0 == path + "/" }
                     || (!skipping.isEmpty && skipping.contains(MusicPath(root: root, relativePath: path)))
             }
+            // Playlist files: only their stamps are kept, so they are written here, not read.
+            var indexedPlaylists: [String: MusicFileStamp] = [:]
+            for path in only?[number] ?? [""] {
+                indexedPlaylists.merge(try index.indexedPlaylists(root: root, under: path)) { first, _ in first }
+            }
+            let playlistsOnDisk = Set(result.playlists.map(\.relativePath))
+            let changedPlaylists = result.playlists
+                .filter { indexedPlaylists[$0.relativePath] != $0.stamp }
+                .map { ScannedPlaylistFile(relativePath: $0.relativePath, stamp: $0.stamp) }
+            let gonePlaylists = walker.wasCancelled
+                ? [] : indexedPlaylists.keys.filter { !playlistsOnDisk.contains($0) && !kept($0) }
+            if !changedPlaylists.isEmpty || !gonePlaylists.isEmpty {
+                playlistChanges.append((root, changedPlaylists, gonePlaylists))
+            }
             if !walker.wasCancelled {
                 for (path, file) in indexed where !onDisk.contains(path) && !kept(path) {
                     vanished[file.stamp, default: []].append(file.id)
@@ -246,6 +261,10 @@ public final class MusicScanner: Sendable {
         }
         run.vanished = vanished
         if !walkFailures.isEmpty { try index.write(files: [], failures: walkFailures) }
+        for change in playlistChanges {
+            let changed = try index.writePlaylists(root: change.root, found: change.found, gone: change.gone)
+            run.count { $0.playlists += changed }
+        }
         run.emit()
 
         // Read what is new or changed, on the reader threads; they write full batches.

@@ -1,9 +1,10 @@
 // A node of the library tree: a folder or a recording.
 
-/// What a tree node is: a folder, a recording of the library, or a track (an audio file of a
-/// music folder, in the read-only `/Music` branch).
+/// What a tree node is: a folder, a recording of the library, a track (an audio file of a
+/// music folder, in the read-only `/Music` branch), or a playlist (a `.m3u`, `.m3u8` or `.pls`
+/// file of a music folder in that branch: adding or playing it adds its entries).
 public enum ItemKind: String, Sendable, Equatable {
-    case folder, recording, track
+    case folder, recording, track, playlist
 }
 
 /// A folder, recording or track (`Item` in `protocol.md`). Recordings and tracks carry their
@@ -25,7 +26,7 @@ public struct Item: Equatable, Sendable {
     public var size: Int64?
     /// In the `/Music` branch: reeld never renames, moves or deletes it (`read_only`).
     public var readOnly: Bool
-    /// Tracks only: the audio file's absolute path, and its tags.
+    /// Tracks (and playlists): the file's absolute path; tracks: their tags.
     public var file: String?
     public var tags: DisplayTags?
     /// Recordings only, when read one at a time (`library.get`): its marks, by frame; nil in

@@ -146,11 +146,15 @@ public struct MusicScanProgress: Equatable, Sendable {
     /// The music folders found missing (not there, not a readable folder, or empty while the
     /// index has files of them): their files are kept, hidden until they come back.
     public var missingFolders: [String]
+    /// Playlist files (`.m3u`, `.m3u8`, `.pls`) found, changed or gone in this scan.
+    public var playlists: Int
 
     public init(
         scan: Int = 0, running: Bool = false, seen: Int = 0, indexed: Int = 0, unchanged: Int = 0, failed: Int = 0,
-        removed: Int = 0, moved: Int = 0, missing: Int = 0, restored: Int = 0, missingFolders: [String] = []
+        removed: Int = 0, moved: Int = 0, missing: Int = 0, restored: Int = 0, missingFolders: [String] = [],
+        playlists: Int = 0
     ) {
+        self.playlists = playlists
         self.missingFolders = missingFolders
         self.scan = scan
         self.running = running
@@ -165,9 +169,10 @@ public struct MusicScanProgress: Equatable, Sendable {
     }
 
     /// Whether the scan changed what the index shows: files read, removed, moved, marked
-    /// missing or present again (what MPD's `database` idle event stands for).
+    /// missing or present again, playlist files found, changed or gone (what MPD's `database`
+    /// idle event stands for).
     public var changedIndex: Bool {
-        indexed > 0 || removed > 0 || moved > 0 || missing > 0 || restored > 0
+        indexed > 0 || removed > 0 || moved > 0 || missing > 0 || restored > 0 || playlists > 0
     }
 }
 

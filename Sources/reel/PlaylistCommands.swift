@@ -144,7 +144,11 @@ struct LoadCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "load",
         abstract: "Add a stored playlist's entries to the queue.",
-        discussion: "As one change of the queue. Entries whose file or recording is gone are skipped and named (they stay in the playlist).")
+        discussion: """
+            As one change of the queue. Entries whose file or recording is gone are skipped and named (they stay in the playlist). \
+            NAME may also be a playlist file of the music folder by its path there (Artist/Album/list.m3u, .m3u8 or .pls), \
+            its entries relative to its own folder.
+            """)
 
     @OptionGroup var connection: ConnectionOptions
     @Argument(help: "The playlist's name.") var name: String

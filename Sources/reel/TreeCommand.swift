@@ -67,6 +67,8 @@ struct TreeCommand: ParsableCommand {
             case .track:
                 counts.tracks += 1
                 Output.line(prefix + branch + item.name + "  " + Output.duration(item))
+            case .playlist:
+                Output.line(prefix + branch + item.name + "  (playlist)")
             }
         }
     }

@@ -17,14 +17,15 @@ import pytest
 
 import mpdtest
 from mpdtest import Raw, today
-from transcripts import MUSIC_TRANSCRIPTS, SEED_PLAYLIST, TRANSCRIPTS
+from transcripts import (FOLDER_PLAYLIST_TRANSCRIPTS, FOLDER_PLAYLISTS, MUSIC_TRANSCRIPTS, SEED_PLAYLIST,
+                         TRANSCRIPTS)
 
 READ_TIMEOUT = mpdtest.DEADLINE / 2
 
 # Fields whose values legitimately differ between two servers (or two runs). `outputname` and
 # `plugin`: MPD's test output is `null`, Reel's the ALSA device; `error`: each server words the
 # player's error its own way (that there is one is compared).
-MASKED = {"Last-Modified", "playlist", "elapsed", "bitrate", "uptime", "playtime", "db_update",
+MASKED = {"Last-Modified", "elapsed", "bitrate", "uptime", "playtime", "db_update",
           "mixrampdb", "updating_db", "outputname", "plugin", "error"}
 # In the reply to a "~ CMD" step the position is not compared either (see transcripts.py).
 POSITION = {"time", "elapsed"}
@@ -74,7 +75,8 @@ def mask(lines: list[str]) -> list[str]:
             value = "<position>"
         elif key == "elapsed" and state == "pause":
             value = f"{float(value):.0f} s"  # paused: where it was paused or sought to
-        elif key in MASKED:
+        elif key in MASKED or (key == "playlist" and value.isdigit()):
+            # (`playlist` is the queue's version in `status`, a name elsewhere.)
             value = "<masked>"
         elif key == "time" and re.fullmatch(r"\d+:\d+", value) and state != "pause":
             value = "<elapsed>:" + value.split(":")[1]
@@ -207,6 +209,30 @@ def music_servers(media, music, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def folder_playlist_servers(media, music, tmp_path_factory):
+    """As music_servers, with the playlist files of transcripts.FOLDER_PLAYLISTS added to a copy
+    of the collection."""
+    if shutil.which("mpd") is None:
+        pytest.skip("Debian's mpd is not installed (scripts/install-deps --test)")
+    kind = mpdtest.target()
+    if kind == "reel" and (reason := mpdtest.reeld_supports_mpd()):
+        pytest.fail(f"cannot test Reel: {reason}")
+    base = tmp_path_factory.mktemp("differential-folder-playlists")
+    collection = base / "Music"
+    shutil.copytree(music, collection)
+    for path, content in FOLDER_PLAYLISTS.items():
+        (collection / path).write_bytes(content)
+    started = []
+    try:
+        for i, k in enumerate(("mpd", kind)):
+            started.append(mpdtest.start_server(k, base / f"{k}{i}", media, music=collection))
+        yield started
+    finally:
+        for s in started:
+            s.stop()
+
+
+@pytest.fixture(scope="module")
 def dump():
     path = os.environ.get("REEL_MPD_DUMP")
     chunks: list[str] = []
@@ -227,6 +253,11 @@ def test_transcript(servers, dump, name):
 @pytest.mark.parametrize("name", list(MUSIC_TRANSCRIPTS))
 def test_music_transcript(music_servers, dump, name):
     compare(music_servers, dump, name, MUSIC_TRANSCRIPTS[name])
+
+
+@pytest.mark.parametrize("name", list(FOLDER_PLAYLIST_TRANSCRIPTS))
+def test_folder_playlist_transcript(folder_playlist_servers, dump, name):
+    compare(folder_playlist_servers, dump, name, FOLDER_PLAYLIST_TRANSCRIPTS[name])
 
 
 def compare(servers, dump, name, steps):

@@ -987,3 +987,78 @@ MUSIC_TRANSCRIPTS.update({
         "<",
     ],
 })
+
+# Playlist files inside the music folder (`.m3u`, `.m3u8`, `.pls`), on servers whose collection
+# also holds FOLDER_PLAYLISTS (test_differential.folder_playlist_servers). Lines are relative to
+# the playlist's own folder; a line that climbs out of the music folder, names no file of it, or
+# names a file relative to the music folder rather than the playlist's folder is missing.
+# (No `#EXTINF` nor PLS `TitleN=` here: MPD merges the title and length they give into the song
+# that `listplaylistinfo` prints, Reel prints the file's own tags; MPD-REPLIES.md.)
+FOLDER_PLAYLISTS: dict[str, bytes] = {
+    "Alpha Band/First Light/list.m3u": (
+        b"#EXTM3U\n"
+        b"# a comment\n"
+        b"01 Dawn.flac\n"
+        b"02 Noon.flac\n"
+        b"missing.flac\n"
+        b"../Second Wind/01 Gale.mp3\n"
+        b"../../../etc/passwd\n"
+        b"Alpha Band/First Light/03 Dusk.mp3\n"
+        b"http://radio.example/stream\n"
+        b"03 Dusk.mp3\n"),
+    "top.m3u": b"loose.ogg\nVarious/Compilation/01 Song.ogg\nnothing.flac\n",
+    "Various/Compilation/mix.pls": (
+        b"[playlist]\n"
+        b"NumberOfEntries=3\n"
+        b"File1=02 Other.opus\n"
+        b"File2=http://radio.example/pls\n"
+        b"File3=03 Third.flac\n"
+        b"Version=2\n"),
+    "Zoë Keating/Ünïcödé/list.m3u8": "01 Café.flac\n".encode(),
+    "Various/notes.txt": b"not a playlist\n",
+}
+
+FOLDER_PLAYLIST_TRANSCRIPTS: dict[str, list[str]] = {
+    "folder playlists: lsinfo, listall, listallinfo": [
+        "lsinfo",
+        'lsinfo "Alpha Band/First Light"',
+        "lsinfo Various/Compilation",
+        "lsinfo Various",
+        'lsinfo "Alpha Band/First Light/list.m3u"',
+        "lsinfo top.m3u",
+        'listall "Alpha Band"',
+        "listallinfo Various",
+        "listall",
+        "listallinfo",
+        "listplaylists",
+    ],
+    "folder playlists: listplaylist and listplaylistinfo": [
+        'listplaylist "Alpha Band/First Light/list.m3u"',
+        'listplaylistinfo "Alpha Band/First Light/list.m3u"',
+        "listplaylist top.m3u",
+        "listplaylistinfo top.m3u",
+        "listplaylist Various/Compilation/mix.pls",
+        "listplaylistinfo Various/Compilation/mix.pls",
+        'listplaylist "Zoë Keating/Ünïcödé/list.m3u8"',
+        'listplaylist "Alpha Band/none.m3u"',
+        'listplaylistinfo "Alpha Band/none.m3u"',
+        "listplaylist Various/notes.txt",
+    ],
+    "folder playlists: load": [
+        'load "Alpha Band/First Light/list.m3u"',
+        "playlist",
+        "clear",
+        'load "Alpha Band/First Light/list.m3u" 1:4',
+        "playlist",
+        "load top.m3u 0:2 1",
+        "playlist",
+        "clear",
+        "load Various/Compilation/mix.pls",
+        "playlist",
+        'load "Zoë Keating/Ünïcödé/list.m3u8"',
+        "playlist",
+        'load "Alpha Band/none.m3u"',
+        "load ../top.m3u",
+        "load Various/notes.txt",
+    ],
+}

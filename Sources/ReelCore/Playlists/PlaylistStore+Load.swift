@@ -12,24 +12,27 @@ extension PlaylistStore {
     /// appends) as one change (`PlayerController.add(_:skippable:…)`: one queue version). An
     /// entry that names nothing now — a file or recording gone, a line Reel cannot play — is
     /// skipped, named in the outcome and the log, and stays in the file. When every entry is
-    /// skipped (or the range is empty) the queue does not change.
+    /// skipped (or the range is empty) the queue does not change. `name` may also be the URI of
+    /// a playlist file in a music folder (`source(_:)`), when no stored playlist has that name.
     public func load(
         _ name: String, start: Int = 0, end: Int? = nil, at position: Int? = nil,
         reply: @escaping Reply<PlaylistLoadOutcome>
     ) {
         queue.async { [self] in
             let lines: [String]
+            let additions: [Result<QueueAddition, ReelError>]
             do throws(ReelError) {
-                try checkExisting(name)
-                let all = try files.read(name).entries
+                let source = try self.source(name)
+                let all = source.uris
                 guard start >= 0, start <= all.count, (end ?? all.count) >= start else {
                     throw ReelError(.outOfRange, "the range \(start):\(end.map(String.init) ?? "") is outside the playlist \(name) (0…\(all.count))")
                 }
-                lines = Array(all[start..<min(end ?? all.count, all.count)])
+                let window = start..<min(end ?? all.count, all.count)
+                lines = Array(all[window])
+                additions = self.additions(for: source, window)
             } catch {
                 return reply(.failure(error))
             }
-            let additions = self.additions(for: lines)
             var skipped: [(position: Int, uri: String, error: ReelError)] = []
             var queued: [QueueAddition] = []
             var positions: [Int] = []
@@ -69,15 +72,33 @@ extension PlaylistStore {
         }
     }
 
+    /// What each entry of `window` of a playlist adds to the queue, or why it adds nothing.
+    func additions(for source: Source, _ window: Range<Int>) -> [Result<QueueAddition, ReelError>] {
+        switch source {
+        case .stored(let playlist): return additions(for: Array(playlist.entries[window]))
+        case .folder(let entries):
+            let slice = entries[window]
+            return additions(for: slice.map(\.uri), locations: slice.map(\.location), indexedOnly: true)
+        }
+    }
+
     /// What each line adds to the queue, or why it adds nothing: the music folders' files from
-    /// the index in one query per folder (no file opened), recordings from the tree.
-    func additions(for lines: [String]) -> [Result<QueueAddition, ReelError>] {
-        let locations = lines.map(paths.location(of:))
+    /// the index in one query per folder (no file opened), recordings from the tree. With
+    /// `indexedOnly` (a playlist file of a music folder), a music folder path the index does
+    /// not have names nothing (as MPD, which looks it up in its database); otherwise it is the
+    /// file itself, checked when added.
+    func additions(
+        for lines: [String], locations given: [PlaylistPaths.Location]? = nil, indexedOnly: Bool = false
+    ) -> [Result<QueueAddition, ReelError>] {
+        let locations = given ?? lines.map(paths.location(of:))
         let tracks = indexedTracks(locations)
         return locations.indices.map { index -> Result<QueueAddition, ReelError> in
             switch locations[index] {
             case .music(let root, let path):
                 if let track = tracks[root]?[path] { return .success(.musicTracks([track])) }
+                if indexedOnly {
+                    return .failure(ReelError(.notFound, "\(lines[index]) is not a file of the music folders"))
+                }
                 // Not indexed (yet): the file itself, checked when added.
                 return .success(.file(PlaylistPaths.absolutePath(root: root, path: path)))
             case .recording(let treePath):
@@ -100,9 +121,10 @@ extension PlaylistStore {
         }
     }
 
-    /// What each line names now (`playlists.get`, MPD's `listplaylistinfo`).
-    func targets(of lines: [String]) throws(ReelError) -> [PlaylistEntry.Target] {
-        let locations = lines.map(paths.location(of:))
+    /// What each line names now (`playlists.get`, MPD's `listplaylistinfo`); `locations`, when
+    /// given, are the lines' (a playlist file's entries resolved against its folder).
+    func targets(of lines: [String], locations given: [PlaylistPaths.Location]? = nil) throws(ReelError) -> [PlaylistEntry.Target] {
+        let locations = given ?? lines.map(paths.location(of:))
         let tracks = indexedTracks(locations)
         return locations.map { location -> PlaylistEntry.Target in
             switch location {

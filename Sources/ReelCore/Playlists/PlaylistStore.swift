@@ -88,20 +88,26 @@ public final class PlaylistStore: @unchecked Sendable {
         _ name: String, start: Int = 0, count: Int? = nil, describe: Bool = true, reply: @escaping Reply<PlaylistListing>
     ) {
         run({ [self] () throws(ReelError) in
-            try checkExisting(name)
-            let playlist = try files.read(name)
-            let lines = playlist.entries
+            let source = try self.source(name)
+            let lines = source.uris
             guard start >= 0, start <= lines.count else {
                 throw ReelError(.outOfRange, "start \(start) is outside the playlist \(name) (0…\(lines.count))")
             }
             if let count, count < 0 { throw ReelError(.outOfRange, "count \(count) is negative") }
             let end = count.map { min(start + $0, lines.count) } ?? lines.count
             let window = Array(lines[start..<end])
-            let targets = describe ? try self.targets(of: window) : window.map { _ in .missing }
+            var targets: [ReelModel.PlaylistEntry.Target] = window.map { _ in .missing }
+            if describe {
+                switch source {
+                case .stored: targets = try self.targets(of: window)
+                case .folder(let resolved):
+                    targets = try self.targets(of: window, locations: resolved[start..<end].map(\.location))
+                }
+            }
             let entries = window.indices.map { PlaylistEntry(position: start + $0, uri: window[$0], target: targets[$0]) }
             return PlaylistListing(
                 name: name, length: lines.count, entries: entries,
-                brokenLines: playlist.brokenLines.map { PlaylistBrokenLine(line: $0.line, reason: $0.reason) })
+                brokenLines: source.brokenLines)
         }, reply: reply)
     }
 

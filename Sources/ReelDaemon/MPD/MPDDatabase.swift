@@ -64,15 +64,22 @@ struct MPDDatabase {
 
     // MARK: Listing
 
-    /// One directory's songs and subdirectories, each in MPD's order (songs by URI, then
-    /// directories by name, collated).
-    func contents(of directory: Directory) throws(ReelError) -> (songs: [Song], directories: [(uri: String, modified: String?, directory: Directory)]) {
+    /// A playlist file of a music folder as a directory lists it: its URI and mtime.
+    typealias PlaylistFile = (uri: String, modified: String)
+
+    /// One directory's songs, playlist files and subdirectories, each in MPD's order (songs by
+    /// URI, playlist files by URI, then directories by name, collated).
+    func contents(
+        of directory: Directory
+    ) throws(ReelError) -> (songs: [Song], playlists: [PlaylistFile], directories: [(uri: String, modified: String?, directory: Directory)]) {
         var songs: [Song] = []
+        var playlists: [PlaylistFile] = []
         var directories: [(uri: String, modified: String?, directory: Directory)] = []
         switch directory {
         case .root:
             if let single = view.musicFolders.first, single.directory.isEmpty {
                 songs += try catalog.files(root: single.root, in: "").map(song)
+                playlists += try catalog.playlists(root: single.root, in: "").map(playlistFile)
                 for folder in try catalog.subfolders(root: single.root, of: "") where folder.name != view.recordingsDirectory {
                     directories.append((folder.name, isoTime(Int(folder.modified)), .music(root: single.root, path: folder.name)))
                 }
@@ -93,23 +100,35 @@ struct MPDDatabase {
                 switch item.kind {
                 case .recording: songs.append(Song(song: view.song(of: item), source: .recording(item)))
                 case .folder: directories.append((view.directoryURI(ofFolder: item.path), item.created, .recordings(item)))
-                case .track: break
+                case .track, .playlist: break
                 }
             }
         case .music(let root, let path):
             songs += try catalog.files(root: root, in: path).map(song)
+            playlists += try catalog.playlists(root: root, in: path).map(playlistFile)
             for folder in try catalog.subfolders(root: root, of: path) {
                 let child = path.isEmpty ? folder.name : path + "/" + folder.name
                 directories.append((view.musicURI(root: root, path: child), isoTime(Int(folder.modified)), .music(root: root, path: child)))
             }
         }
         songs = songs.sortedByCollation { $0.song.uri[...] }
+        playlists = playlists.sortedByCollation { $0.uri[...] }
         directories = directories.sortedByCollation { Self.lastComponent($0.uri) }
-        return (songs, directories)
+        return (songs, playlists, directories)
     }
 
-    /// `lsinfo`/`listall`/`listallinfo` of a directory: its songs, then each subdirectory (and,
-    /// when recursive, the subdirectory's own contents right after it).
+    private func playlistFile(_ file: MusicPlaylistFile) -> PlaylistFile {
+        (view.musicURI(root: file.root, path: file.relativePath), isoTime(Int(file.modified)))
+    }
+
+    /// A playlist file as `lsinfo`/`listallinfo` (with its time) and `listall` print it.
+    private static func write(_ playlist: PlaylistFile, songInfo: Bool, into response: inout MPDResponse) {
+        response.field("playlist", playlist.uri)
+        if songInfo { response.field("Last-Modified", playlist.modified) }
+    }
+
+    /// `lsinfo`/`listall`/`listallinfo` of a directory: its songs, its playlist files, then each
+    /// subdirectory (and, when recursive, the subdirectory's own contents right after it).
     /// With `header`, a directory other than the root first names itself (as `listall` and
     /// `listallinfo` do).
     func write(
@@ -120,6 +139,7 @@ struct MPDDatabase {
             // A whole music subtree in one query, laid out in Swift.
             let tree = MPDMusicTree(base: path)
             for track in try catalog.files(root: root, under: path) { tree.insert(track) }
+            for playlist in try catalog.playlists(root: root, under: path) { tree.insert(playlist) }
             if header {
                 response.field("directory", view.musicURI(root: root, path: path))
                 if songInfo { response.field("Last-Modified", isoTime(Int(tree.modified))) }
@@ -131,10 +151,11 @@ struct MPDDatabase {
             response.field("directory", view.directoryURI(ofFolder: folder.path))
             if songInfo { response.field("Last-Modified", folder.created) }
         }
-        let (songs, directories) = try contents(of: directory)
+        let (songs, playlists, directories) = try contents(of: directory)
         for song in songs {
             if songInfo { song.song.write(into: &response, tags: tags) } else { response.field("file", song.song.uri) }
         }
+        for playlist in playlists { Self.write(playlist, songInfo: songInfo, into: &response) }
         for child in directories {
             response.field("directory", child.uri)
             if let modified = child.modified, songInfo { response.field("Last-Modified", modified) }
@@ -149,6 +170,8 @@ struct MPDDatabase {
         for song in songs {
             if songInfo { song.write(into: &response, tags: tags) } else { response.field("file", song.uri) }
         }
+        let playlists = tree.playlists.map(playlistFile).sortedByCollation { $0.uri[...] }
+        for playlist in playlists { Self.write(playlist, songInfo: songInfo, into: &response) }
         for name in Array(tree.children.keys).sortedByCollation({ $0[...] }) {
             // The recordings tree hides a single music folder's own folder of its name.
             if path.isEmpty, name == view.recordingsDirectory, view.musicDirectory(ofRoot: root).isEmpty { continue }
@@ -220,7 +243,7 @@ struct MPDDatabase {
                 switch item.kind {
                 case .recording: found.append(Song(song: view.song(of: item), source: .recording(item)))
                 case .folder: folders.append(item)
-                case .track: break
+                case .track, .playlist: break
                 }
             }
         }
@@ -251,9 +274,11 @@ struct MPDDatabase {
     }
 }
 
-/// A music folder's files laid out as folders, with each folder's newest file time.
+/// A music folder's files (and playlist files) laid out as folders, with each folder's newest
+/// file time.
 final class MPDMusicTree {
     var files: [MusicTrack] = []
+    var playlists: [MusicPlaylistFile] = []
     var children: [String: MPDMusicTree] = [:]
     var modified: Double = 0
     private let baseCount: Int
@@ -267,10 +292,22 @@ final class MPDMusicTree {
     }
 
     func insert(_ track: MusicTrack) {
-        let parts = track.relativePath.split(separator: "/").dropFirst(baseCount)
+        let node = folder(of: track.relativePath, modified: track.modified)
+        node.files.append(track)
+    }
+
+    func insert(_ playlist: MusicPlaylistFile) {
+        let node = folder(of: playlist.relativePath, modified: playlist.modified)
+        node.playlists.append(playlist)
+    }
+
+    /// The node of the folder holding `relativePath` (made as needed), each folder on the way
+    /// taking `modified` if it is newer.
+    private func folder(of relativePath: String, modified: Double) -> MPDMusicTree {
+        let parts = relativePath.split(separator: "/").dropFirst(baseCount)
         var node = self
         for part in parts.dropLast() {
-            node.modified = max(node.modified, track.modified)
+            node.modified = max(node.modified, modified)
             let name = String(part)
             if let child = node.children[name] {
                 node = child
@@ -280,7 +317,7 @@ final class MPDMusicTree {
                 node = child
             }
         }
-        node.modified = max(node.modified, track.modified)
-        node.files.append(track)
+        node.modified = max(node.modified, modified)
+        return node
     }
 }

@@ -659,6 +659,7 @@ function itemRow(it, withPath) {
   const folder = it.kind === 'folder';
   const meta = folder ? '' : clock(it.duration);
   const sub = withPath ? it.path : folder ? 'folder'
+    : it.kind === 'playlist' ? 'playlist'
     : it.kind === 'track' ? joined([it.artist, it.album, kept(formatText(it.format))])
     : joined([kept(formatText(it.format)), kept(it.created.slice(0, 10))]);
   const li = h('li', { class: 'row ' + it.kind, dataset: { id: it.id, name: it.name, kind: it.kind } },
