@@ -94,6 +94,7 @@ public final class ReelCore: Sendable {
             streams: streams)
         recorder.repairUnfinished()
         recorder.listenForPreroll()
+        player.writeChapters = { [recorder] recording, done in recorder.writeChapters(ofRecording: recording, done: done) }
         var musicLogger = logger
         musicLogger[metadataKey: "subsystem"] = "reel.music"
         music = MusicController(
