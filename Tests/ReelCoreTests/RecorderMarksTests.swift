@@ -153,6 +153,44 @@ final class GatedRampInput: PCMInput, @unchecked Sendable {
         #expect(reader.frameCount == 8000)
     }
 
+    /// `player.mark`'s chapter writing (`writeChapters(ofRecording:done:)`) never rewrites a
+    /// file the recorder is writing: for the take being made it is done at once and the take's
+    /// close writes every mark; for a take closing (its row still in progress) it waits until
+    /// the row is finished, then writes the recording's own marks.
+    @Test func chaptersOfAMarkMadeWhilePlayingWaitForTheRecorder() throws {
+        let (recorder, store, directory) = try recorder()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let started = try start(recorder, RecordingRequest(name: "Take", codec: "flac", sampleRate: 8000, channels: 1))
+        let take = try #require(started.item)
+        #expect(capture(recorder, through: 8000))
+        _ = try store.addMark(recording: take.id, frame: 4000, label: "played")
+        let answered = Locked(false)
+        recorder.writeChapters(ofRecording: take.id) { answered.withLock { $0 = true } }
+        #expect(waitUntil { answered.current })
+        #expect(capture(recorder, through: 16000))
+        let finished = try #require(try stop(recorder))
+        let takeFile = try store.audioPath(for: finished)
+        #expect(try chapters(takeFile).map(\.start) == [0.5], "the take's close wrote the mark")
+
+        let closing = try store.addRecording(name: "Closing", format: AudioFormat(codec: "flac", sampleRate: 8000, channels: 1))
+        let closingFile = try store.audioPath(for: closing)
+        try FileManager.default.copyItem(atPath: takeFile, toPath: closingFile)
+        try store.updateRecording(id: closing.id, duration: 2, size: finished.size)
+        _ = try store.addMark(recording: closing.id, frame: 8000, label: "later")
+        let waited = Locked(false)
+        recorder.writeChapters(ofRecording: closing.id) { waited.withLock { $0 = true } }
+        recorder.queue.sync {}
+        #expect(!waited.current, "it did not wait for the closing take")
+        #expect(try chapters(closingFile).map(\.start) == [0.5], "the closing take's file was rewritten")
+        try store.updateRecording(id: closing.id, finished: true)
+        recorder.queue.sync { recorder.finishPendingChapters(ofRecording: closing.id) }
+        #expect(waited.current)
+        let found = try chapters(closingFile)
+        #expect(found.map(\.start) == [1] && found.first?.title == "later", "\(found)")
+        #expect(try store.item(id: closing.id).size == Int64(try #require(
+            try FileManager.default.attributesOfItem(atPath: closingFile)[.size] as? Int)))
+    }
+
     @Test func aMarkIsKeptWhenItIsAnswered() throws {
         let (recorder, _, directory) = try recorder()
         defer { try? FileManager.default.removeItem(atPath: directory) }
