@@ -68,6 +68,7 @@ public final class ReelCore: Sendable {
                     "strayFiles": "\(report.strayFiles.count)", "missingRecordings": "\(report.missingRecordings.count)",
                     "partialImports": "\(report.partialImports.count)",
                     "restoredRecordings": "\(report.restoredRecordings.count)",
+                    "resizedRecordings": "\(report.resizedRecordings.count)",
                 ])
         }
         var audioLogger = logger
