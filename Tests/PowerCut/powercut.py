@@ -930,6 +930,10 @@ class Harness:
               f"{self.stats['takes finished']} finished takes checked, {len(self.model.items)} items at the end, "
               f"{self.stats['strays']} files in lost+found, {self.stats.get('ESTALE from cutfs', 0)} ESTALE from cutfs; "
               f"{len(self.failures)} failures")
+        armed, recording = (self.stats.get(f"triggered sessions cut while {s}", 0) for s in ("armed", "recording"))
+        if armed or recording:
+            print(f"powercut: triggered sessions cut: {armed} while armed, {recording} with a take open; "
+                  f"{self.stats.get('triggered takes checked', 0)} of their takes checked against the input")
         for codec in sorted({c for _, c in self.losses}):
             values = sorted(loss for loss, c in self.losses if c == codec)
             print(f"powercut: {codec}: {len(values)} cut takes, loss median {values[len(values) // 2]:.3f} s, "
