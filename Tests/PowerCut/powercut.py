@@ -682,6 +682,11 @@ class Harness:
                           f"the file decodes to {frames / RATE:.4f} s")
             start = starts.get(item["path"])
             if start is None:
+                if item is takes[-1]:
+                    # Opened as the power went: reeld logs a take once its row and file are
+                    # synced, and the cut came between the two (its audio was never synced).
+                    self.stats["triggered takes opened at the cut"] = self.stats.get("triggered takes opened at the cut", 0) + 1
+                    continue
                 self.fail(f"{where}: {item['path']}: reeld's log names no first frame for it")
                 continue
             self.stats["triggered takes checked"] = self.stats.get("triggered takes checked", 0) + 1
