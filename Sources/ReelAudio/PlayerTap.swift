@@ -20,7 +20,7 @@ import Glibc
 /// pointer or read two counters (and by the audio thread to convert and copy); it converts the
 /// frames to the recording's format (`PipeConverter`: channels mapped, 32-bit samples rounded to 16, another sample rate
 /// resampled with libsoxr) and puts them into a bounded ring; what does not fit is dropped and
-/// counted (`PlayerTapInput` logs it), never waited for.
+/// counted (`PlayerTapInput` logs it and reports it as an overrun), never waited for.
 public final class PlayerTap: @unchecked Sendable {
     private var mutex = pthread_mutex_t()
     /// The recorder's end, while one is attached; under `mutex`.

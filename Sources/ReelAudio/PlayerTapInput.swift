@@ -58,17 +58,22 @@ public final class PlayerTapInput: PCMInput, @unchecked Sendable {
         return 0
     }
 
+    /// Frames heard since the last read, or -EAGAIN when none were. Frames the tap dropped since
+    /// the last read (the ring was full) are an overrun, as a capture device's: logged, and this
+    /// read answers -EPIPE (the engine counts it in `overruns`, prepares, reads again; what the
+    /// ring holds is kept for that read).
     public func read(into buffer: UnsafeMutableRawPointer, frames: Int) -> Int {
         guard let sink else { return -Int(EBADF) }
-        titles.note(title(), atFrame: given)
-        let taken = sink.ring.take(into: buffer, maxFrames: frames, timeoutMilliseconds: 0)
         let dropped = tap.counts(sink).dropped
         if dropped > droppedLogged {
             logger.warning(
                 "recording what plays: the recorder fell behind and frames were dropped",
                 metadata: ["droppedFrames": "\(dropped)", "since": "\(dropped - droppedLogged)"])
             droppedLogged = dropped
+            return -Int(EPIPE)
         }
+        titles.note(title(), atFrame: given)
+        let taken = sink.ring.take(into: buffer, maxFrames: frames, timeoutMilliseconds: 0)
         guard taken > 0 else { return -Int(EAGAIN) }
         given += Int64(taken)
         return taken

@@ -6,21 +6,28 @@ import ReelModel
 
 extension PlayerController {
     /// `player.mark {label?}`: a mark at the audible position of the recording playing or
-    /// paused, kept with its item (committed before the reply). Marks are written into the
-    /// file's chapters when a take closes; a mark made while playing is kept in the library
-    /// only (the file is not rewritten). `not_playing` when stopped; `not_a_recording` for a
-    /// file or a URL.
+    /// paused, kept with its item (committed before the reply), and written into the file's
+    /// chapters (FLAC, Ogg Vorbis, Opus; WAV keeps marks in the library only) before the reply
+    /// (`writeChapters`: through a synced copy renamed over the file, not while the recorder
+    /// writes it; a take being recorded gets them when it closes). A file that cannot be
+    /// rewritten keeps the mark in the library (logged). `not_playing` when stopped;
+    /// `not_a_recording` for a file or a URL.
     public func mark(label: String?, reply: @escaping @Sendable (Result<Mark, ReelError>) -> Void) {
         let state = self.state
         work.async { [self] in
-            reply(Result { () throws(ReelError) -> Mark in
+            let result = Result { () throws(ReelError) -> (Mark, Item) in
                 let label = try Mark.validate(label: label)
                 let item = try playingRecording(state)
                 let rate = Double(item.format?.sampleRate ?? 0)
                 let stored = try store.addMark(recording: item.id, frame: frameIndex(seconds: state.position, rate: rate), label: label)
                 logger.info("mark", metadata: ["path": "\(item.path)", "frame": "\(stored.mark.frame)", "label": "\(label ?? "")"])
-                return stored.mark
-            })
+                return (stored.mark, item)
+            }
+            guard case .success(let (mark, item)) = result, let writeChapters else {
+                reply(result.map(\.0))
+                return
+            }
+            writeChapters(item.id) { reply(.success(mark)) }
         }
     }
 

@@ -47,6 +47,10 @@ public final class PlayerController: @unchecked Sendable {
     let logger: Logger
     /// Opens files, reads the library, reacts to the engine: never the event loop or the audio thread.
     let work = DispatchQueue(label: "reel.player.work")
+    /// Writes a recording's marks into its file as chapters, then calls `done` (the recorder's
+    /// `writeChapters(ofRecording:done:)`, which never touches a file it is writing). Set once by
+    /// `ReelCore` before any command; nil keeps `player.mark`'s marks in the library only.
+    var writeChapters: (@Sendable (_ recording: String, _ done: @escaping @Sendable () -> Void) -> Void)?
 
     /// A track handed to the engine: which entry it plays, from which file.
     struct Track {

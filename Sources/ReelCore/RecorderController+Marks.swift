@@ -144,6 +144,55 @@ extension RecorderController {
         }
     }
 
+    /// `player.mark` in a recording of the library: its marks written into its file as chapters
+    /// where the format has them, its size brought up to date; then `done`, on the queue. Never
+    /// while the recorder writes that file: the take being made gets its marks when it closes,
+    /// and a take closing now (its row not yet finished) once it is (`closedTake`).
+    public func writeChapters(ofRecording id: String, done: @escaping @Sendable () -> Void) {
+        queue.async { [self] in
+            if shared.current.take?.item.id == id {
+                done()
+                return
+            }
+            let closing = (try? store.inProgressRecordings())?.contains { $0.id == id } ?? false
+            if closing {
+                shared.withLock { $0.pendingChapters[id, default: []].append(done) }
+                return
+            }
+            rewriteChapters(ofRecording: id)
+            done()
+        }
+    }
+
+    /// A take's row is finished, or the take discarded (on the queue): the chapter writes that
+    /// waited for it are done now.
+    func finishPendingChapters(ofRecording id: String) {
+        let waiting = shared.withLock { $0.pendingChapters.removeValue(forKey: id) } ?? []
+        guard !waiting.isEmpty else { return }
+        rewriteChapters(ofRecording: id)
+        for done in waiting { done() }
+    }
+
+    /// Writes every mark of a finished recording into its file as chapters (none for WAV, MP3 or
+    /// a recording deleted meanwhile); on the queue.
+    private func rewriteChapters(ofRecording id: String) {
+        guard let item = try? store.item(id: id), let codec = item.format?.codec, ChapterWriter.holdsChapters(codec: codec) else {
+            return
+        }
+        do throws(ReelError) {
+            let path = try store.audioPath(for: item)
+            // Within the file (a segment's mark not yet carried into the next take is past it).
+            let frames = item.duration.map { frameIndex(seconds: $0, rate: Double(item.format?.sampleRate ?? 0)) }
+            let chapters = try store.marks(ofRecording: id).map(\.mark).filter { frames == nil || $0.frame < frames! }
+            guard !chapters.isEmpty else { return }
+            writeChapters(chapters, of: Take(item: item, path: path))
+        } catch {
+            logger.warning(
+                "cannot write the recording's marks into its file as chapters; they are kept in the library",
+                metadata: ["path": "\(item.path)", "error": "\(error.message)"])
+        }
+    }
+
     /// Writes the chapters into the closed take's file (through a synced copy renamed over it)
     /// and brings its size up to date; on the queue (retention, which deletes takes, runs
     /// there too). A take deleted meanwhile is not brought back.

@@ -177,6 +177,9 @@ public final class RecorderController: @unchecked Sendable {
         var lastOverruns = 0
         var lastElapsed = 0.0
         var disk: RecorderDisk?
+        /// `player.mark`s' chapter writes waiting for a take that is closing (its row not yet
+        /// finished), by item id: done once it is (`RecorderController+Marks`).
+        var pendingChapters: [String: [@Sendable () -> Void]] = [:]
     }
     let shared = Locked(Shared())
     /// Held while a mark is added to the take being made, and while that take stops being the
@@ -638,7 +641,10 @@ public final class RecorderController: @unchecked Sendable {
                 logger.warning(
                     "cannot remove a discarded take", metadata: ["path": "\(current.item.path)", "error": "\(error.message)"])
             }
-            queue.async { [self] in notify() }
+            queue.async { [self] in
+                finishPendingChapters(ofRecording: current.item.id)
+                notify()
+            }
             return
         }
         var frames = frames
@@ -677,7 +683,8 @@ public final class RecorderController: @unchecked Sendable {
             shared.session?.lastTake = item
             shared.last = item
         }
-        queue.async { [self] in
+        queue.async { [self, id = item.id] in
+            finishPendingChapters(ofRecording: id)
             applyRetention()
             notify()
         }

@@ -68,6 +68,7 @@ public final class ReelCore: Sendable {
                     "strayFiles": "\(report.strayFiles.count)", "missingRecordings": "\(report.missingRecordings.count)",
                     "partialImports": "\(report.partialImports.count)",
                     "restoredRecordings": "\(report.restoredRecordings.count)",
+                    "resizedRecordings": "\(report.resizedRecordings.count)",
                 ])
         }
         var audioLogger = logger
@@ -94,6 +95,7 @@ public final class ReelCore: Sendable {
             streams: streams)
         recorder.repairUnfinished()
         recorder.listenForPreroll()
+        player.writeChapters = { [recorder] recording, done in recorder.writeChapters(ofRecording: recording, done: done) }
         var musicLogger = logger
         musicLogger[metadataKey: "subsystem"] = "reel.music"
         music = MusicController(

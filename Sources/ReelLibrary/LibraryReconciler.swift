@@ -15,12 +15,16 @@ public struct ReconcileReport: Equatable, Sendable {
     public var missingRecordings: [Item] = []
     /// Recordings marked missing at an earlier start whose file is back (size read again).
     public var restoredRecordings: [Item] = []
+    /// Recordings with marks whose listed size was not their file's (a crash between a chapter
+    /// rewrite's rename and the row's update), by tree path: the size was read again.
+    public var resizedRecordings: [String] = []
 
     public init() {}
 
     /// Nothing was out of place.
     public var isClean: Bool {
         strayFiles.isEmpty && partialImports.isEmpty && missingRecordings.isEmpty && restoredRecordings.isEmpty
+            && resizedRecordings.isEmpty
     }
 }
 
@@ -121,6 +125,7 @@ extension LibraryStore {
         if !report.strayFiles.isEmpty || !report.partialImports.isEmpty || !finishedImports.isEmpty {
             AudioFiles.syncDirectory(audioDirectory)
         }
+        report.resizedRecordings = try resizeRewrittenRecordings()
         let gone = unseen.map { String($0.prefix { $0 != "." }) }
         guard !gone.isEmpty || !back.isEmpty else { return report }
         let (missing, restored) = try writing("mark recordings whose file is missing") { db in
@@ -150,6 +155,38 @@ extension LibraryStore {
         report.strayFiles.sort()
         report.partialImports.sort()
         return report
+    }
+
+    /// The recordings whose files get chapters rewritten (those with marks, finished): a size
+    /// that is not the file's (the rewrite's rename reached the disk, the row's update did not)
+    /// is read again. Returns their paths.
+    private func resizeRewrittenRecordings() throws(ReelError) -> [String] {
+        let listed = try reading("read the sizes of recordings with marks") { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT id, id || '.' || file_ext, size FROM items
+                    WHERE kind = 'recording' AND missing = 0 AND in_progress = 0
+                      AND EXISTS (SELECT 1 FROM marks WHERE marks.item = items.id)
+                    """
+            ).map { (id: $0[0] as String, file: $0[1] as String, size: $0[2] as Int64?) }
+        }
+        let changed = listed.compactMap { recording -> (id: String, size: Int64)? in
+            guard let size = AudioFiles.regularFileSize("\(audioDirectory)/\(recording.file)"), size != recording.size else { return nil }
+            return (recording.id, size)
+        }
+        guard !changed.isEmpty else { return [] }
+        let paths = try writing("bring the sizes of rewritten recordings up to date") { db in
+            var paths = TreePaths(db)
+            return try changed.compactMap { recording -> String? in
+                try db.execute(sql: "UPDATE items SET size = ? WHERE id = ?", arguments: [recording.size, recording.id])
+                return try self.fetchRow(id: recording.id, db).map { try paths.item($0).path }
+            }
+        }
+        for path in paths {
+            logger.notice("a recording's size was not its file's (its chapters were being written); read again", metadata: ["path": "\(path)"])
+        }
+        return paths.sorted()
     }
 
     /// Moves `audio/<name>` to `lost+found/`, under a free name; returns that name.

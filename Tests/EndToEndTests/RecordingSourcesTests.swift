@@ -127,6 +127,108 @@ import ReelTestSupport
         #expect(try client.result("player.status")["state"] == .string("stopped"))
     }
 
+    /// A station recorded in segments (`segmentSeconds: 2`, `maxDuration: 7`): four takes of
+    /// 2, 2, 2 and 1 s whose samples, joined in order, are the stream's continuous decode from
+    /// one offset: no frame lost or repeated at a boundary.
+    @Test func aStationInSegmentsJoinsIntoTheStreamsContinuousDecode() throws {
+        let server = try StreamServer(seconds: 14, extra: ["--pace", "4"], source: "anoisesrc=d=%SECONDS%:c=pink:r=44100:a=0.3")
+        let daemon = try DaemonProcess()
+        let client = try daemon.client()
+        _ = try client.call(
+            "recorder.start",
+            ["source": .object(["url": .string(server.url("/live.mp3"))]), "format": "flac", "segmentSeconds": 2,
+             "maxDuration": 7, "name": "station"],
+            timeout: 60
+        ).get()
+        let idle = try waitUntilIdle(client, timeout: 120)
+        #expect(idle["error"] == .null)
+        let takes = try Self.series(client, "station")
+        #expect(takes.map(\.0) == ["station 001", "station 002", "station 003", "station 004"])
+        var joined: [Int16] = []
+        var lengths: [Int] = []
+        for (_, item) in takes {
+            let take = Self.samples(try AudioAnalysis.rawSamples(try recording.audioFile(daemon, item)))
+            lengths.append(take.count / 2)
+            joined += take
+        }
+        #expect(lengths == [88200, 88200, 88200, 44100], "segment lengths \(lengths)")
+        let source = Self.samples(try Self.decodeMP3(server.mp3Path))
+        let offset = try #require(Self.alignment(of: joined, in: source), "the first segment does not line up with the stream")
+        let overlap = min(joined.count, source.count - offset)
+        #expect(overlap == joined.count)
+        // A frame lost or repeated at a boundary would put everything after it out of line.
+        var far = 0
+        for index in 0..<overlap where abs(Int(joined[index]) - Int(source[offset + index])) > 4 { far += 1 }
+        #expect(far <= overlap / 1000, "\(far) of \(overlap) samples differ from the stream's decode by more than 4")
+        for (number, start) in [88200, 176_400, 264_600].enumerated() {
+            var off = 0
+            for index in start * 2..<(start + 4410) * 2 where abs(Int(joined[index]) - Int(source[offset + index])) > 4 { off += 1 }
+            #expect(off <= 8, "the first 0.1 s of segment \(number + 2) is off the stream by \(off) samples")
+        }
+    }
+
+    /// A trigger on a station with silences: pink noise loud from 2 to 4 s and from 7 to 9 s of
+    /// the stream, silent around. Two takes, each beginning the pre-roll (0.5 s) before its
+    /// burst's first loud sample and holding it, its samples the stream's from there, and each
+    /// ending `hold` (1 s) after its burst's last loud sample.
+    @Test func aTriggerOnAStationWithSilencesMakesOneTakePerBurst() throws {
+        let server = try StreamServer(
+            seconds: 14, extra: ["--pace", "4"],
+            source: "anoisesrc=d=%SECONDS%:c=pink:r=44100:a=0.3,volume=volume=0:enable='lt(t,2)+between(t,4,7)+gt(t,9)'")
+        let daemon = try DaemonProcess()
+        let client = try daemon.client()
+        let started = try client.call(
+            "recorder.start",
+            ["source": .object(["url": .string(server.url("/live.mp3"))]), "format": "flac", "maxDuration": 12,
+             "trigger": ["level": -30, "hold": 1, "preroll": 0.5, "minLength": 0.5], "name": "voice"],
+            timeout: 60
+        ).get()
+        #expect(started["state"] == .string("armed"))
+        let idle = try waitUntilIdle(client, timeout: 120)
+        #expect(idle["error"] == .null)
+        let takes = try Self.series(client, "voice")
+        #expect(takes.map(\.0) == ["voice 001", "voice 002"])
+        let source = Self.samples(try Self.decodeMP3(server.mp3Path))
+        let threshold = 1036  // -30 dBFS of 32768
+        let loud: ([Int16], Int) -> Int? = { samples, from in
+            (from..<samples.count / 2).first { abs(Int(samples[2 * $0])) >= threshold || abs(Int(samples[2 * $0 + 1])) >= threshold }
+        }
+        let quiet: ([Int16], Int) -> Int? = { samples, from in
+            // The first frame after `from` followed by 0.5 s below the level.
+            var run = 0
+            for frame in from..<samples.count / 2 {
+                if abs(Int(samples[2 * frame])) < threshold && abs(Int(samples[2 * frame + 1])) < threshold {
+                    run += 1
+                    if run == 22050 { return frame - run + 1 }
+                } else {
+                    run = 0
+                }
+            }
+            return nil
+        }
+        var searchFrom = 0
+        for (name, item) in takes {
+            let take = Self.samples(try AudioAnalysis.rawSamples(try recording.audioFile(daemon, item)))
+            // The burst in the stream's decode, and in the take.
+            let burst = try #require(loud(source, searchFrom), "no burst in the stream after frame \(searchFrom)")
+            let burstEnd = try #require(quiet(source, burst))
+            searchFrom = burstEnd + 22050
+            let onset = try #require(loud(take, 0), "\(name) holds no loud sample")
+            #expect(onset <= 22050 && onset >= 22050 - 1152, "\(name): its first loud sample is at frame \(onset), not after 0.5 s of pre-roll")
+            // The take is the stream from the pre-roll before its burst (within the decoders' rounding).
+            let offset = (burst - onset) * 2
+            #expect(offset >= 0)
+            var far = 0
+            let overlap = min(take.count, source.count - offset)
+            for index in 0..<overlap where abs(Int(take[index]) - Int(source[offset + index])) > 4 { far += 1 }
+            #expect(far <= overlap / 1000, "\(name): \(far) of \(overlap) samples differ from the stream's decode by more than 4")
+            // It ends `hold` after the burst's last loud sample.
+            let lastLoud = try #require((0..<take.count / 2).last { abs(Int(take[2 * $0])) >= threshold || abs(Int(take[2 * $0 + 1])) >= threshold })
+            #expect(take.count / 2 - 1 - lastLoud == 44100, "\(name): \(take.count / 2 - 1 - lastLoud) frames after its last loud one")
+            #expect(abs((burstEnd - burst) - (lastLoud - onset + 1)) <= 1152, "\(name): the burst is \(burstEnd - burst) frames, the take's \(lastLoud - onset + 1)")
+        }
+    }
+
     @Test func sourcesThatCannotBeRecordedAreErrorsNamingThem() throws {
         let server = try StreamServer()
         let daemon = try DaemonProcess()
@@ -166,6 +268,15 @@ import ReelTestSupport
     }
 
     // MARK: Helpers
+
+    /// The recordings `NAME 001`, `NAME 002`, … at the library's root, in order.
+    static func series(_ client: RPCTestClient, _ name: String) throws -> [(String, JSONValue)] {
+        let items = try client.result("library.list")["items"]?.arrayValue ?? []
+        return items.compactMap { item -> (String, JSONValue)? in
+            guard let itemName = item["name"]?.stringValue, itemName.hasPrefix(name + " ") else { return nil }
+            return (itemName, item)
+        }.sorted { $0.0 < $1.0 }
+    }
 
     static func samples(_ data: Data) -> [Int16] {
         data.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }

@@ -1,7 +1,7 @@
 """Power cuts under reeld: its data directory on cutfs, the power cut at random moments.
 
     python3 Tests/PowerCut/powercut.py --reeld BIN --cutfs BIN --work DIR [--cuts N] [--seed S]
-        [--modes plain,library,mixed,segmented] [--formats flac,wav,ogg,opus] [--max-loss SECONDS]
+        [--modes plain,library,mixed,segmented,triggered] [--formats flac,wav,ogg,opus] [--max-loss SECONDS]
 
 Needs PULSE_SERVER (a PulseAudio whose default source paces the capture: scripts/test-powercut
 and bench/powercut start a private null sink) and /dev/fuse. Every cycle mounts cutfs over
@@ -23,14 +23,16 @@ reeld starts (repairing and reconciling), and the checks run:
 A mode is a class with `run(harness)` (the driver, in a thread of its own: it sends requests
 and records each answered one in the model) and a name in MODES: `plain` (takes), `library`
 (library writes), `mixed` (both at once), `segmented` (sessions of 1 s segments, whose takes
-must join into the ramp). A triggered mode would add a class (the ramp is always loud: it needs a
-capture input with silences). Exit status 0 when every check passed; the last line says how
-many cuts were made and the worst loss.
+must join into the ramp), `triggered` (level-triggered sessions on the ramp with silent
+stretches, a second ALSA device: takes start and end during the session; each holds the input
+from its first frame, read from reeld's log). Exit status 0 when every check passed; the last
+line says how many cuts were made and the worst loss.
 """
 import argparse
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import socket
@@ -132,29 +134,40 @@ class Model:
         self.deleted.discard(item["id"])
 
 
+def start_reeld(command, socket_path, log_path, env, header=None):
+    """Starts reeld (`command`, its output appended to `log_path` after `header`) and waits for
+    its socket: (the process, an RPC on it). `Failure` when it exits or does not answer in 60 s."""
+    with open(log_path, "ab") as log_file:
+        if header:
+            log_file.write(header.encode())
+            log_file.flush()
+        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT, env=env)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            return process, RPC(socket_path)
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                if process.poll() is None:
+                    process.kill()
+                process.wait()
+                raise Failure(f"reeld did not start; see {log_path}")
+            time.sleep(0.05)
+
+
 class Reeld:
-    def __init__(self, harness):
+    """reeld with its data directory on the mount, capturing from the ALSA device `capture`
+    (`feed`: the ramp; `feedgaps`: the ramp with silent stretches)."""
+
+    def __init__(self, harness, capture="feed"):
         h = harness
+        self.capture = capture
         self.socket = os.path.join(h.work, "reel.sock")
         self.log = os.path.join(h.work, "reeld.log")
         env = dict(os.environ, HOME=h.home, REEL_MPD_LISTEN="none", REEL_HTTP_LISTEN="none")
-        with open(self.log, "ab") as log_file:
-            log_file.write(f"---- cycle {h.cycle}\n".encode())
-            log_file.flush()
-            self.process = subprocess.Popen(
-                [h.reeld, "--config", h.config, "--socket", self.socket, "--data-dir", h.data,
-                 "--device", "null", "--capture-device", "feed", "--log-level", "info"],
-                stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT, env=env)
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                self.rpc = RPC(self.socket)
-                return
-            except OSError:
-                if self.process.poll() is not None or time.monotonic() > deadline:
-                    self.kill()
-                    raise Failure(f"reeld did not start (cycle {h.cycle}); see {self.log}")
-                time.sleep(0.05)
+        command = [h.reeld, "--config", h.config, "--socket", self.socket, "--data-dir", h.data,
+                   "--device", "null", "--capture-device", capture, "--log-level", "info"]
+        self.process, self.rpc = start_reeld(command, self.socket, self.log, env, header=f"---- cycle {h.cycle}\n")
 
     def kill(self):
         if self.process.poll() is None:
@@ -174,9 +187,46 @@ class Reeld:
 
 class Mode:
     name = "?"
+    # The ALSA device reeld captures from in this mode's cycles (see Harness.prepare).
+    capture = "feed"
 
     def run(self, harness):
         raise NotImplementedError
+
+    def session(self, h, rpc, params, seconds, started=None, stopped=None):
+        """One recorder session: `recorder.start` with `params`, then `recorder.stop` after
+        `seconds` unless the power is cut first. Each request is in flight until answered;
+        `started(state)` and `stopped(reply)` run under the model's lock when the answers come
+        (`started` returns the ids the stop may change). A start refused for what the other
+        driver did (a folder deleted, a name taken) ends the session at once; a stop that finds
+        nothing recording (the take deleted meanwhile) changes nothing."""
+        model = h.model
+        model.in_flight[self.name] = ("recorder.start", set())
+        try:
+            state = rpc.call("recorder.start", params)
+        except RPC.ReplyError as error:
+            model.in_flight.pop(self.name, None)
+            if error.reason in ("not_found", "name_taken", "busy"):
+                time.sleep(0.05)
+                return
+            raise
+        with model.lock:
+            ids = (started(state) if started else None) or set()
+            model.in_flight.pop(self.name, None)
+        h.wait_or_cut(seconds)
+        if h.cutting.is_set():
+            return
+        model.in_flight[self.name] = ("recorder.stop", ids)
+        try:
+            done = rpc.call("recorder.stop")
+        except RPC.ReplyError as error:
+            if error.reason != "not_recording":
+                raise
+            done = None
+        with model.lock:
+            if done is not None and stopped:
+                stopped(done)
+            model.in_flight.pop(self.name, None)
 
 
 class PlainRecording(Mode):
@@ -191,38 +241,22 @@ class PlainRecording(Mode):
             with model.lock:
                 folder = h.random.choice(model.folders())
             name = f"take {h.cycle} {h.random.randrange(10**6)}"
-            model.in_flight[self.name] = ("recorder.start", set())
-            try:
-                state = rpc.call("recorder.start", {"format": codec, "folder": folder, "name": name})
-            except RPC.ReplyError as error:
-                model.in_flight.pop(self.name, None)
-                if error.reason in ("not_found", "name_taken", "busy"):
-                    time.sleep(0.05)
-                    continue
-                raise
-            item = state["item"]
-            with model.lock:
+
+            def started(state, codec=codec):
+                item = state["item"]
                 model.add(item)
                 model.takes[item["id"]] = {"codec": codec, "frames": None}
-                model.in_flight.pop(self.name, None)
-            h.current_take = item["id"]
-            h.wait_or_cut(h.random.uniform(0.2, 4.0))
-            if h.cutting.is_set():
-                return
-            model.in_flight[self.name] = ("recorder.stop", {item["id"]})
-            try:
-                done = rpc.call("recorder.stop")
-            except RPC.ReplyError as error:
-                # The take may have been deleted by the library driver meanwhile.
-                if error.reason != "not_recording":
-                    raise
-                model.in_flight.pop(self.name, None)
-                continue
-            with model.lock:
+                h.current_take = item["id"]
+                return {item["id"]}
+
+            def stopped(done):
                 if done["id"] in model.takes:
                     model.takes[done["id"]]["frames"] = round(done["duration"] * RATE)
-                model.in_flight.pop(self.name, None)
-            h.current_take = None
+
+            self.session(h, rpc, {"format": codec, "folder": folder, "name": name}, h.random.uniform(0.2, 4.0),
+                         started, stopped)
+            if not h.cutting.is_set():
+                h.current_take = None
 
 
 class LibraryWrites(Mode):
@@ -306,31 +340,45 @@ class SegmentedRecording(Mode):
             with model.lock:
                 folder = h.random.choice(model.folders())
             name = f"seg {h.cycle} {h.random.randrange(10**6)}"
-            model.in_flight[self.name] = ("recorder.start", set())
-            try:
-                state = rpc.call("recorder.start", {"format": codec, "folder": folder, "name": name, "segmentSeconds": 1})
-            except RPC.ReplyError as error:
-                model.in_flight.pop(self.name, None)
-                if error.reason in ("not_found", "name_taken", "busy"):
-                    time.sleep(0.05)
-                    continue
-                raise
-            item = state["item"]
+
+            def started(state, name=name, codec=codec):
+                model.add(state["item"])
+                h.current_series = ("segmented", state["item"]["parent"], name, codec)
+
+            self.session(h, rpc, {"format": codec, "folder": folder, "name": name, "segmentSeconds": 1},
+                         h.random.uniform(0.5, 5.0), started)
+            if not h.cutting.is_set():
+                h.current_series = None
+
+
+class TriggeredRecording(Mode):
+    """One level-triggered session after another on the ramp with silent stretches (loud
+    0.3-2 s, silent 0.6-2 s: takes start and end during the run), each stopped after 1-6 s or
+    cut by the power, so cuts land while armed, recording and closing a take. A take's first
+    frame (counted from the session's, which is the input's first) is read from reeld's log.
+    Each listed take decodes to the length the tree says; the lossless ones hold exactly the
+    input from their first frame (pre-roll included); the take open at the cut lost at most
+    --max-loss against what it had captured."""
+    name = "triggered"
+    capture = "feedgaps"
+    TRIGGER = {"level": -30, "hold": 0.3, "preroll": 0.2, "minLength": 0.1}
+
+    def run(self, h):
+        rpc = RPC(h.reeld_process.socket)
+        model = h.model
+        while not h.cutting.is_set():
+            codec = h.random.choice(h.formats)
             with model.lock:
-                model.add(item)
-                model.in_flight.pop(self.name, None)
-            h.current_series = (item["parent"], name, codec)
-            h.wait_or_cut(h.random.uniform(0.5, 5.0))
-            if h.cutting.is_set():
-                return
-            model.in_flight[self.name] = ("recorder.stop", set())
-            try:
-                rpc.call("recorder.stop")
-            except RPC.ReplyError as error:
-                if error.reason != "not_recording":
-                    raise
-            model.in_flight.pop(self.name, None)
-            h.current_series = None
+                folder = h.random.choice(model.folders())
+            name = f"vox {h.cycle} {h.random.randrange(10**6)}"
+
+            def started(state, folder=folder, name=name, codec=codec):
+                h.current_series = ("triggered", folder, name, codec)
+
+            self.session(h, rpc, {"format": codec, "folder": folder, "name": name, "trigger": self.TRIGGER},
+                         h.random.uniform(1.0, 6.0), started)
+            if not h.cutting.is_set():
+                h.current_series = None
 
 
 class Mixed(Mode):
@@ -344,7 +392,7 @@ class Mixed(Mode):
         other.join()
 
 
-MODES = {mode.name: mode for mode in (PlainRecording, LibraryWrites, Mixed, SegmentedRecording)}
+MODES = {mode.name: mode for mode in (PlainRecording, LibraryWrites, Mixed, SegmentedRecording, TriggeredRecording)}
 
 
 # ---- The harness.
@@ -369,7 +417,7 @@ class Harness:
         self.fs = None
         self.reeld_process = None
         self.current_take = None
-        # A segmented session being recorded: (folder id, its name, codec).
+        # A session of many takes being recorded: ("segmented" or "triggered", folder id, its name, codec).
         self.current_series = None
         self.cutting = threading.Event()
         self.driver_errors = []
@@ -390,8 +438,22 @@ class Harness:
                 total -= len(pattern)
         with open(ramp, "rb") as f:
             self.ramp = f.read()
+        # The ramp with silent stretches, for triggered takes: loud 0.3-2 s, silent 0.6-2 s
+        # (always longer than the trigger's hold), from a fixed seed; silent for its first 0.5 s.
+        gaps = bytearray(self.ramp)
+        layout, at = random.Random(28), 0
+        while at < len(gaps) // 2:
+            silent = layout.uniform(0.6, 2.0) if at else 0.5
+            end = min(len(gaps) // 2, at + int(silent * RATE))
+            gaps[at * 2:end * 2] = bytes((end - at) * 2)
+            at = end + int(layout.uniform(0.3, 2.0) * RATE)
+        self.gaps = bytes(gaps)
+        gaps_path = os.path.join(self.work, "ramp-gaps.raw")
+        with open(gaps_path, "wb") as f:
+            f.write(self.gaps)
         with open(os.path.join(self.home, ".asoundrc"), "w") as f:
-            f.write(f'pcm.feed {{\n type file\n slave.pcm "pulse"\n file "/dev/null"\n infile "{ramp}"\n format raw\n}}\n')
+            for device, infile in (("feed", ramp), ("feedgaps", gaps_path)):
+                f.write(f'pcm.{device} {{\n type file\n slave.pcm "pulse"\n file "/dev/null"\n infile "{infile}"\n format raw\n}}\n')
         sources = os.path.join(self.work, "sources")
         os.makedirs(sources, exist_ok=True)
         self.sources = []
@@ -416,8 +478,7 @@ class Harness:
             if not self.cutting.is_set():
                 self.driver_errors.append(f"{mode.name}: {error!r}")
 
-    def run_cycle(self):
-        mode = self.random.choice(self.modes)
+    def run_cycle(self, mode):
         self.cutting.clear()
         self.current_take = None
         self.current_series = None
@@ -437,15 +498,21 @@ class Harness:
         self.model.in_flight = {}
         cut_take = None
         series = self.current_series
-        if status and status["state"] == "recording" and status["item"]:
-            # `elapsed` is the session's: for a segmented one, of all its takes together.
+        if status and status["state"] in ("recording", "armed"):
+            # `elapsed` is the session's: for a segmented or triggered one, of all its takes
+            # together (and, triggered, of the time armed).
             captured = status["elapsed"] + (stopped - asked)
             if status.get("series") and series:
-                cut_take = (("series",) + series, captured, series[2])
-            else:
+                # Triggered: the id of the take open at the cut (None while armed).
+                open_take = status["item"]["id"] if status["state"] == "recording" and status["item"] else None
+                cut_take = (series, captured, series[3], open_take)
+                if series[0] == "triggered":
+                    key = f"triggered sessions cut while {'recording' if open_take else 'armed'}"
+                    self.stats[key] = self.stats.get(key, 0) + 1
+            elif status["item"] and status["state"] == "recording":
                 cut_take = (status["item"]["id"], captured, status["format"]["codec"])
         log(f"cycle {self.cycle}: {mode.name}, cut after {at:.2f} s"
-            + (f" while recording {cut_take[2]} ({cut_take[1]:.2f} s captured)" if cut_take else "")
+            + (f" while {status['state']} {cut_take[2]} ({cut_take[1]:.2f} s captured)" if cut_take else "")
             + "".join(f", {method} unanswered" for method, _ in in_flight))
         self.fs.unmount()
         for error in self.driver_errors:
@@ -577,6 +644,65 @@ class Harness:
         if loss > self.max_loss:
             self.fail(f"{where}: lost {loss:.3f} s (captured {captured:.3f} s, kept {frames / RATE:.3f} s)")
 
+    def take_starts(self):
+        """The first frame of each take reeld opened, by its tree path (unique: the session names
+        hold the cycle and a random number), counted from the session's first frame: reeld's
+        log, `… path=/NAME 001 startFrame=N … take`."""
+        starts = {}
+        with open(self.reeld_process.log, errors="replace") as f:
+            for line in f:
+                if line.rstrip().endswith("] take"):
+                    found = re.search(r" path=(/.*?) startFrame=(-?\d+) ", line)
+                    if found:
+                        starts[found.group(1)] = int(found.group(2))
+        return starts
+
+    def check_triggered(self, takes, codec, captured, open_take):
+        """The takes of a triggered session cut by the power: each decodes to the length the tree
+        says, the lossless ones hold exactly the input (the ramp with silences) from their first
+        frame, and the take open at the cut lost at most --max-loss against what it had
+        captured (the session's captured time less the take's first frame)."""
+        where = f"cycle {self.cycle}: triggered session ({codec}, {len(takes)} takes)"
+        self.stats["takes cut"] += 1 if open_take else 0
+        starts = self.take_starts()
+        for item in takes:
+            path = self.audio_file(item)
+            if not os.path.exists(path):
+                continue  # reported by the listing check
+            samples, complaints = self.decode(path)
+            if complaints and not item.get("duration") and codec in ("opus", "vorbis", "ogg"):
+                self.stats["empty ogg takes"] = self.stats.get("empty ogg takes", 0) + 1
+                samples, complaints = b"", ""
+            if complaints:
+                self.fail(f"{where}: {item['path']} does not decode cleanly: {complaints[:300]}")
+                continue
+            frames = len(samples) // 2
+            if abs(round((item.get("duration") or 0) * RATE) - frames) > (0 if codec in LOSSLESS else 960):
+                self.fail(f"{where}: {item['path']}: the tree says {item.get('duration') or 0:.4f} s, "
+                          f"the file decodes to {frames / RATE:.4f} s")
+            start = starts.get(item["path"])
+            if start is None:
+                if item is takes[-1]:
+                    # Opened as the power went: reeld logs a take once its row and file are
+                    # synced, and the cut came between the two (its audio was never synced).
+                    self.stats["triggered takes opened at the cut"] = self.stats.get("triggered takes opened at the cut", 0) + 1
+                    continue
+                self.fail(f"{where}: {item['path']}: reeld's log names no first frame for it")
+                continue
+            self.stats["triggered takes checked"] = self.stats.get("triggered takes checked", 0) + 1
+            if codec in LOSSLESS:
+                expected = self.gaps[max(0, start) * 2:max(0, start) * 2 + len(samples)]
+                if start < 0 or samples != expected:
+                    first = next((i for i in range(0, len(samples), 2) if samples[i:i + 2] != expected[i:i + 2]), 0) // 2
+                    self.fail(f"{where}: {item['path']}: frame {first} of {frames} is not the input's "
+                              f"frame {start + first} (the take's first is {start})")
+            if item["id"] == open_take:
+                loss = captured - start / RATE - frames / RATE
+                self.losses.append((loss, codec + " triggered"))
+                if loss > self.max_loss:
+                    self.fail(f"{where}: {item['path']} lost {loss:.3f} s (captured {captured - start / RATE:.3f} s, "
+                              f"kept {frames / RATE:.3f} s)")
+
     def check_after_restart(self, in_flight, cut_take):
         m = self.model
         rpc = self.reeld_process.rpc
@@ -598,14 +724,19 @@ class Harness:
             if item_id in tree:
                 self.fail(f"{where}: {tree[item_id]['path']} is back after its deletion was answered")
         # A segmented session cut: its takes join into the ramp and lose at most --max-loss.
+        # A triggered one: each take holds the input from its first frame, the open one lost
+        # at most --max-loss.
         series_ids = set()
         if cut_take and isinstance(cut_take[0], tuple):
-            _, folder, name, codec = cut_take[0]
+            kind, folder, name, codec = cut_take[0]
             takes = sorted((i for i in tree.values() if i["kind"] == "recording" and i["parent"] == folder
                             and i["name"].startswith(name + " ") and i["name"][len(name) + 1:].isdigit()),
                            key=lambda i: int(i["name"][len(name) + 1:]))
             series_ids = {i["id"] for i in takes}
-            self.check_series(takes, codec, cut_take[1])
+            if kind == "triggered":
+                self.check_triggered(takes, codec, cut_take[1], cut_take[3])
+            else:
+                self.check_series(takes, codec, cut_take[1])
         # Every listed recording has its file, and it decodes.
         audio = os.path.join(self.data, "audio")
         for item in tree.values():
@@ -762,11 +893,11 @@ class Harness:
 
     # The whole run
 
-    def boot(self):
+    def boot(self, capture="feed"):
         self.fs = cutfs.CutFS(self.cutfs_binary, self.backing, self.mnt, log=os.path.join(self.work, "cutfs.log"))
         self.fs.mount()
         self.check_database_as_left()
-        self.reeld_process = Reeld(self)
+        self.reeld_process = Reeld(self, capture)
 
     def run(self, cuts, crash_ops=()):
         self.prepare()
@@ -775,11 +906,18 @@ class Harness:
             if crash_ops:
                 self.crash_points(crash_ops)
             random_cuts = 0
+            mode = self.random.choice(self.modes)
             while random_cuts < cuts and len(self.failures) <= 20:
                 random_cuts += 1
                 self.cycle += 1
-                in_flight, cut_take = self.run_cycle()
-                self.boot()
+                if self.reeld_process.capture != mode.capture:
+                    # Another input (the triggered mode's has silences): reeld starts again on it.
+                    self.reeld_process.terminate()
+                    self.reeld_process = Reeld(self, mode.capture)
+                in_flight, cut_take = self.run_cycle(mode)
+                # The next cycle's mode now: reeld restarts on its input.
+                mode = self.random.choice(self.modes)
+                self.boot(mode.capture)
                 self.check_after_restart(in_flight, cut_take)
             self.reeld_process.terminate()
         finally:
@@ -797,6 +935,10 @@ class Harness:
               f"{self.stats['takes finished']} finished takes checked, {len(self.model.items)} items at the end, "
               f"{self.stats['strays']} files in lost+found, {self.stats.get('ESTALE from cutfs', 0)} ESTALE from cutfs; "
               f"{len(self.failures)} failures")
+        armed, recording = (self.stats.get(f"triggered sessions cut while {s}", 0) for s in ("armed", "recording"))
+        if armed or recording:
+            print(f"powercut: triggered sessions cut: {armed} while armed, {recording} with a take open; "
+                  f"{self.stats.get('triggered takes checked', 0)} of their takes checked against the input")
         for codec in sorted({c for _, c in self.losses}):
             values = sorted(loss for loss, c in self.losses if c == codec)
             print(f"powercut: {codec}: {len(values)} cut takes, loss median {values[len(values) // 2]:.3f} s, "
@@ -811,7 +953,7 @@ def main():
     parser.add_argument("--work", required=True, help="an empty directory for the disk, the mount and logs")
     parser.add_argument("--cuts", type=int, default=5)
     parser.add_argument("--seed", type=int, default=None)
-    parser.add_argument("--modes", default="plain,library,mixed,segmented", help=f"any of {', '.join(MODES)}")
+    parser.add_argument("--modes", default="plain,library,mixed,segmented,triggered", help=f"any of {', '.join(MODES)}")
     parser.add_argument("--crash-points", default="",
                         help=f"first cut at every sync of these operations in turn ({', '.join(Harness.CRASH_OPS)}, or all)")
     parser.add_argument("--formats", default="flac,wav,ogg,opus")

@@ -11,13 +11,12 @@ Needs PULSE_SERVER (a PulseAudio whose default source paces the capture, as powe
 """
 import argparse
 import os
-import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cutfs  # noqa: E402
-from powercut import RPC  # noqa: E402
+from powercut import RPC, Failure, start_reeld  # noqa: E402
 
 
 def main():
@@ -34,21 +33,15 @@ def main():
     config = os.path.join(work, "empty-eio.toml")
     open(config, "w").close()
     env = dict(os.environ, REEL_MPD_LISTEN="none", REEL_HTTP_LISTEN="none")
-    reeld = subprocess.Popen(
-        [args.reeld, "--config", config, "--socket", socket_path, "--data-dir", os.path.join(work, "mnt", "data"),
-         "--device", "null", "--capture-device", "pulse", "--log-level", "info"],
-        stdin=subprocess.DEVNULL, stdout=open(log_path, "ab"), stderr=subprocess.STDOUT, env=env)
+    command = [args.reeld, "--config", config, "--socket", socket_path, "--data-dir", os.path.join(work, "mnt", "data"),
+               "--device", "null", "--capture-device", "pulse", "--log-level", "info"]
+    reeld = None
     failures = []
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                rpc = RPC(socket_path)
-                break
-            except OSError:
-                if reeld.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit(f"test_eio: reeld did not start; see {log_path}")
-                time.sleep(0.05)
+        try:
+            reeld, rpc = start_reeld(command, socket_path, log_path, env)
+        except Failure as failure:
+            raise SystemExit(f"test_eio: {failure}")
         # One format: after the cut every operation fails, so the disk serves one take.
         codec = "flac"
         state = rpc.call("recorder.start", {"format": codec, "name": f"eio {codec}"})
@@ -75,9 +68,10 @@ def main():
             print(f"test_eio: the recorder state says: {problem['message']}")
         rpc.close()
     finally:
-        if reeld.poll() is None:
+        if reeld and reeld.poll() is None:
             reeld.kill()
-        reeld.wait()
+        if reeld:
+            reeld.wait()
         fs.unmount()
     for failure in failures:
         print(f"test_eio: FAILED: {failure}", file=sys.stderr)

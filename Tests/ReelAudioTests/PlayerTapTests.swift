@@ -125,6 +125,51 @@ import ReelTestSupport
         #expect(input.droppedFrames == Int64(tone.samples.count / 2 - 4410), "\(input.droppedFrames) dropped")
     }
 
+    /// Frames the tap drops are an overrun, as a capture device's: the read after a drop
+    /// answers -EPIPE once (and the drop is logged); after `prepare` the frames the ring holds
+    /// are read, then nothing more.
+    @Test func aReadAfterDroppedFramesIsAnOverrun() throws {
+        let tone = UnseekableTone(seconds: 1)
+        let harness = Harness()
+        let input = PlayerTapInput(tap: harness.engine.tap, ringSeconds: 0.1, logger: Logger(label: "test"))
+        _ = try input.open(PCMFormat(sample: .s16, sampleRate: 44100, channels: 2), timing: PCMTiming())
+        defer { input.close() }
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: 8820 * 4, alignment: 16)
+        defer { buffer.deallocate() }
+        #expect(input.read(into: buffer, frames: 8820) == -Int(EAGAIN))
+        _ = try harness.run(timeout: 10) { .load(ReaderBox(tone), token: 1, startFrame: 0, startPlaying: true, $0) }.get()
+        #expect(harness.waitUntil(timeout: 30) { $0.activity == .stopped })
+        #expect(input.droppedFrames == Int64(tone.samples.count / 2 - 4410))
+        #expect(input.read(into: buffer, frames: 8820) == -Int(EPIPE))
+        #expect(input.prepare() == 0)
+        #expect(input.read(into: buffer, frames: 8820) == 4410)
+        #expect(input.read(into: buffer, frames: 8820) == -Int(EAGAIN))
+    }
+
+    /// A recording of what plays counts the frames the tap dropped in its overruns: the engine
+    /// reads nothing while the player plays a tone into a tap ring of a tenth of a second, then
+    /// finds the overrun, counts it once, and records what the ring held.
+    @Test func framesTheTapDroppedAreTheRecordingsOverruns() throws {
+        let directory = TestAudio.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let tone = UnseekableTone(seconds: 1)
+        let harness = Harness()
+        let input = HeldInput(PlayerTapInput(tap: harness.engine.tap, ringSeconds: 0.1, logger: Logger(label: "test")))
+        let engine = CaptureEngine(device: input, logger: Logger(label: "test"))
+        let take = directory.appendingPathComponent("dropped.flac").path
+        try engine.start(
+            CaptureRequest(path: take, codec: "flac", format: PCMFormat(sample: .s16, sampleRate: 44100, channels: 2)),
+            onProgress: { _ in }, onEnd: { _ in })
+        _ = try harness.run(timeout: 10) { .load(ReaderBox(tone), token: 1, startFrame: 0, startPlaying: true, $0) }.get()
+        #expect(harness.waitUntil(timeout: 30) { $0.activity == .stopped })
+        #expect(engine.snapshot.overruns == 0)
+        input.release()
+        #expect(waitUntil(seconds: 30) { engine.snapshot.overruns == 1 && engine.snapshot.capturedFrames == 4410 })
+        engine.stop()
+        #expect(input.inner.droppedFrames == Int64(tone.samples.count / 2 - 4410))
+        #expect(try decode(take).count == 4410 * 2)
+    }
+
     /// Nothing plays, nothing is recorded: the session's clock stands still while paused.
     @Test func pausedPlaysNothingIntoTheTake() throws {
         let directory = TestAudio.temporaryDirectory()
@@ -163,4 +208,30 @@ import ReelTestSupport
         #expect((0..<frames).allSatisfy { abs(Int(recorded[2 * $0]) - Int(recorded[2 * $0 + 1])) <= 2 })
         #expect(recorded.contains { abs(Int($0)) > 8000 }, "the converted tone is silent")
     }
+}
+
+/// A capture input that reads nothing (-EAGAIN) until `release()`: the tap behind it fills
+/// meanwhile, as when the recorder falls behind.
+private final class HeldInput: PCMInput, @unchecked Sendable {
+    let inner: PlayerTapInput
+    private let released = Locked(false)
+    var name: String { inner.name }
+
+    init(_ inner: PlayerTapInput) { self.inner = inner }
+
+    func release() { released.withLock { $0 = true } }
+
+    func open(_ format: PCMFormat, timing: PCMTiming) throws(ReelError) -> PCMConfiguration {
+        try inner.open(format, timing: timing)
+    }
+
+    func read(into buffer: UnsafeMutableRawPointer, frames: Int) -> Int {
+        released.current ? inner.read(into: buffer, frames: frames) : -Int(EAGAIN)
+    }
+
+    func prepare() -> Int32 { inner.prepare() }
+    func resume() -> Int32 { inner.resume() }
+    func drop() { inner.drop() }
+    func wait(timeoutMilliseconds: Int) -> Int32 { inner.wait(timeoutMilliseconds: timeoutMilliseconds) }
+    func close() { inner.close() }
 }

@@ -154,6 +154,44 @@ final class GatedRampInput: PCMInput, @unchecked Sendable {
         #expect(reader.frameCount == 8000)
     }
 
+    /// `player.mark`'s chapter writing (`writeChapters(ofRecording:done:)`) never rewrites a
+    /// file the recorder is writing: for the take being made it is done at once and the take's
+    /// close writes every mark; for a take closing (its row still in progress) it waits until
+    /// the row is finished, then writes the recording's own marks.
+    @Test func chaptersOfAMarkMadeWhilePlayingWaitForTheRecorder() throws {
+        let (recorder, store, directory) = try recorder()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let started = try start(recorder, RecordingRequest(name: "Take", codec: "flac", sampleRate: 8000, channels: 1))
+        let take = try #require(started.item)
+        #expect(capture(recorder, through: 8000))
+        _ = try store.addMark(recording: take.id, frame: 4000, label: "played")
+        let answered = Locked(false)
+        recorder.writeChapters(ofRecording: take.id) { answered.withLock { $0 = true } }
+        #expect(waitUntil { answered.current })
+        #expect(capture(recorder, through: 16000))
+        let finished = try #require(try stop(recorder))
+        let takeFile = try store.audioPath(for: finished)
+        #expect(try chapters(takeFile).map(\.start) == [0.5], "the take's close wrote the mark")
+
+        let closing = try store.addRecording(name: "Closing", format: AudioFormat(codec: "flac", sampleRate: 8000, channels: 1))
+        let closingFile = try store.audioPath(for: closing)
+        try FileManager.default.copyItem(atPath: takeFile, toPath: closingFile)
+        try store.updateRecording(id: closing.id, duration: 2, size: finished.size)
+        _ = try store.addMark(recording: closing.id, frame: 8000, label: "later")
+        let waited = Locked(false)
+        recorder.writeChapters(ofRecording: closing.id) { waited.withLock { $0 = true } }
+        recorder.queue.sync {}
+        #expect(!waited.current, "it did not wait for the closing take")
+        #expect(try chapters(closingFile).map(\.start) == [0.5], "the closing take's file was rewritten")
+        try store.updateRecording(id: closing.id, finished: true)
+        recorder.queue.sync { recorder.finishPendingChapters(ofRecording: closing.id) }
+        #expect(waited.current)
+        let found = try chapters(closingFile)
+        #expect(found.map(\.start) == [1] && found.first?.title == "later", "\(found)")
+        #expect(try store.item(id: closing.id).size == Int64(try #require(
+            try FileManager.default.attributesOfItem(atPath: closingFile)[.size] as? Int)))
+    }
+
     @Test func aMarkIsKeptWhenItIsAnswered() throws {
         let (recorder, _, directory) = try recorder()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -270,10 +308,14 @@ final class GatedRampInput: PCMInput, @unchecked Sendable {
         core.player.load(entry: entry.id, position: 12.3456, playing: false) { loaded.put($0) }
         #expect((try? loaded.get()?.get())?.state == .paused)
 
+        let file = try core.player.store.audioPath(for: item)
+        let before = try Data(contentsOf: URL(fileURLWithPath: file))
         let marked = Awaited<Result<Mark, ReelError>>()
         core.player.mark(label: "Point") { marked.put($0) }
         let mark = try #require(marked.get()).get()
         #expect(mark.frame == 98765)
+        // A WAV has no chapters: the mark is in the library only, the file as it was.
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == before)
 
         let away = Awaited<Result<PlayerState, ReelError>>()
         core.player.seek(.absolute(40)) { away.put($0) }
@@ -291,5 +333,59 @@ final class GatedRampInput: PCMInput, @unchecked Sendable {
         }
         #expect(outOfRange.reason == .outOfRange)
         #expect(outOfRange.message.contains("1 mark"))
+    }
+
+    /// A mark made while playing a finished FLAC recording is written into its file as a
+    /// chapter before the reply, with the marks already there: through a copy renamed over the
+    /// file, which stays whole, and the library's size is the new file's.
+    @Test func aMarkMadeWhilePlayingAFinishedRecordingIsWrittenIntoItsFileAsAChapter() throws {
+        let (core, directory) = try makeCore()
+        defer { core.shutdown() }
+        let wav = directory + "/talk.wav"
+        try writeWAV(wav, frames: 8000 * 60)
+        let upload = core.library.newUploadPath()
+        let encoded = Process()
+        encoded.executableURL = URL(fileURLWithPath: "/usr/bin/flac")
+        encoded.arguments = ["-s", "-f", "-o", upload, wav]
+        try encoded.run()
+        encoded.waitUntilExit()
+        #expect(encoded.terminationStatus == 0)
+        let imported = Awaited<Result<Item, ReelError>>()
+        core.library.importUpload(path: upload, folder: .root, name: "Talk", displayName: "talk.flac") { imported.put($0) }
+        let item = try #require(imported.get()).get()
+        #expect(item.format?.codec == "flac")
+        let store = core.player.store
+        let file = try store.audioPath(for: item)
+
+        let added = Awaited<Result<[QueueEntry], ReelError>>()
+        core.player.add(.recording(.id(item.id)), at: nil, afterCurrent: false) { added.put($0) }
+        let entry = try #require(try added.get()?.get().first)
+        let loaded = Awaited<Result<PlayerState, ReelError>>()
+        core.player.load(entry: entry.id, position: 12.3456, playing: false) { loaded.put($0) }
+        #expect((try? loaded.get()?.get())?.state == .paused)
+        let first = Awaited<Result<Mark, ReelError>>()
+        core.player.mark(label: "Point") { first.put($0) }
+        #expect(try #require(first.get()).get().frame == 98765)
+        let chapters = RecorderMarksTests()
+        var found = try chapters.chapters(file)
+        #expect(found.count == 1 && found.first?.start == 12.345 && found.first?.title == "Point", "\(found)")
+
+        let away = Awaited<Result<PlayerState, ReelError>>()
+        core.player.seek(.absolute(30)) { away.put($0) }
+        _ = try #require(away.get()).get()
+        let second = Awaited<Result<Mark, ReelError>>()
+        core.player.mark(label: nil) { second.put($0) }
+        #expect(try #require(second.get()).get().frame == 240_000)
+        found = try chapters.chapters(file)
+        #expect(found.map(\.start) == [12.345, 30] && found.map(\.title) == ["Point", nil], "\(found)")
+        let tags = try chapters.run("/usr/bin/metaflac", ["--export-tags-to=-", file])
+        #expect(tags.contains("CHAPTER001=00:00:12.345\nCHAPTER001NAME=Point\nCHAPTER002=00:00:30.000\n"), "\(tags)")
+
+        // Whole, the same length, listed at its new size; no copy left beside it.
+        #expect(try AudioFileOpener.open(path: file).frameCount == 8000 * 60)
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int)
+        #expect(try store.item(id: item.id).size == Int64(size))
+        #expect(!FileManager.default.fileExists(atPath: store.chaptersCopyPath(forRecording: item.id)))
+        #expect(try store.itemWithMarks(.id(item.id)).marks?.count == 2)
     }
 }

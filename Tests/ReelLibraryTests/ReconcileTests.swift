@@ -85,6 +85,35 @@ import Testing
         #expect(try reopened.reconcile().partialImports == [".import-0badf00d-0000-0000-0000-000000000000.part"])
     }
 
+    /// A power cut after a chapter rewrite's rename and before the row's new size: the next
+    /// start reads the size of each recording with marks again (only those: the others' files
+    /// are never rewritten).
+    @Test func aRecordingWithMarksWhoseSizeIsNotItsFilesIsResized() throws {
+        var store: LibraryStore? = try LibraryStore(directory: directory.path, logger: logs.logger())
+        let marked = try store!.addRecording(name: "marked", format: flac)
+        let plain = try store!.addRecording(name: "plain", format: flac)
+        for item in [marked, plain] {
+            _ = FileManager.default.createFile(atPath: try store!.audioPath(for: item), contents: Data("abc".utf8))
+            try store!.updateRecording(id: item.id, size: 3, finished: true)
+        }
+        _ = try store!.addMark(recording: marked.id, frame: 10, label: "here")
+        #expect(try store!.reconcile() == ReconcileReport())
+        // The rewritten files (one more byte each), their rows not updated.
+        for item in [marked, plain] {
+            _ = FileManager.default.createFile(atPath: try store!.audioPath(for: item), contents: Data("abcd".utf8))
+        }
+        store = nil
+
+        let reopened = try LibraryStore(directory: directory.path, logger: logs.logger())
+        let report = try reopened.reconcile()
+        #expect(report.resizedRecordings == ["/marked"])
+        #expect(!report.isClean)
+        #expect(try reopened.item(id: marked.id).size == 4)
+        #expect(try reopened.item(id: plain.id).size == 3)
+        #expect(logs.all.contains { $0.level == .notice && $0.metadata["path"] == "/marked" })
+        #expect(try reopened.reconcile().isClean)
+    }
+
     @Test func aConsistentLibraryReconcilesCleanlyAndLogsNothing() throws {
         let store = try LibraryStore(directory: directory.path, logger: logs.logger())
         let recording = try store.addRecording(name: "R", format: flac)
