@@ -11,7 +11,9 @@ an empty config: the pause buffer at its default 300 s). Every process is stoppe
 
 1. Idle RSS: a fresh reeld, 2 s after its socket answers: VmRSS, and whether libcurl and FFmpeg's
    libavcodec are mapped (/proc/PID/maps); then after its first stream.
-2. In each round, for MP3 then AAC, each daemon in turn (the order swapping every round): from
+2. In each round, for MP3 then AAC: a raw listener's connect to its first audio byte (what the
+   server itself takes, a floor for both daemons' first sound); then each daemon in turn (the
+   order swapping every round): from
    sending `add`+`play` (MPD: `clear`, `add URL`, `play` in one command list; reeld:
    `player.play {url}`) to the first sound at the null sink's monitor (parec); then 3 s later its
    process CPU clock and peak VmRSS over S s (`compare.Sampler`), divided by the audio seconds
@@ -216,6 +218,25 @@ def play_and_measure(daemon, url, monitor, seconds):
     return first_ms, window["cpu_ns"] / 1e6 / audio, window["rss_kb"] / 1024
 
 
+def listener_first_byte(port, mount):
+    """Seconds from a raw listener's connect to its first audio byte from `mount` (the server's
+    own part of a first sound), or None."""
+    import socket
+    t0 = time.monotonic()
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+            sock.sendall(f"GET {mount} HTTP/1.0\r\nHost: 127.0.0.1\r\nIcy-MetaData: 1\r\n\r\n".encode())
+            data = b""
+            while b"\r\n\r\n" not in data or not data.split(b"\r\n\r\n", 1)[1]:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    return None
+                data += chunk
+            return time.monotonic() - t0
+    except OSError:
+        return None
+
+
 def first_audio_byte(port, mount, deadline):
     """The monotonic time a raw listener, connecting again and again, gets its first audio
     byte from `mount` (the server's own delay after it is back), or None."""
@@ -344,6 +365,10 @@ def main(argv):
         for round_ in range(1, rounds + 1):
             order = ["reel", "mpd"] if round_ % 2 else ["mpd", "reel"]
             for codec in CODECS:
+                raw = listener_first_byte(ice.port, f"/live.{codec}")
+                if raw is not None:
+                    log(f"round {round_}, {codec}, a raw listener: first audio byte {raw * 1000:.0f} ms after connecting")
+                    results.setdefault(("listener", codec, "first"), []).append(raw * 1000)
                 for name in order:
                     got = play_and_measure(daemons[name], ice.url(f"/live.{codec}"), monitor, seconds)
                     if isinstance(got, str):
@@ -402,6 +427,9 @@ def main(argv):
     for codec in CODECS:
         print(f"{'add+play → first sound, ' + NAMES[codec] + ' (ms)':52} {cell('reel', codec, 'first', 0):>30} "
               f"{cell('mpd', codec, 'first', 0):>30} {ratio(codec, 'first'):>10}  ≤ MPD and ≤ 300 ms")
+    for codec in CODECS:
+        print(f"{'  the server alone: connect → first byte, ' + codec.upper() + ' (ms)':52} "
+              f"{cell('listener', codec, 'first', 0):>30} {'':>30} {'':>10}  (a raw listener, each round)")
     for codec in CODECS:
         print(f"{'peak RSS while playing, ' + NAMES[codec] + ' (MB)':52} {cell('reel', codec, 'rss', 1):>30} "
               f"{cell('mpd', codec, 'rss', 1):>30} {ratio(codec, 'rss'):>10}  ≤ 0.5× MPD")

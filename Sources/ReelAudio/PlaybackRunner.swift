@@ -97,6 +97,9 @@ final class PlaybackRunner: @unchecked Sendable {
     var drainDeadline: UInt64 = 0
     /// When what was queued as draining started should have been heard (monotonic ns).
     var drainExpectedEnd: UInt64 = 0
+    /// Silence was written since the stream of the last segment last gave audio (it waits for
+    /// the network).
+    var silenceQueued = false
     /// The track whose successor the control side was asked for and has not answered yet.
     var awaitingLineUp: Int?
     var running = true
@@ -483,16 +486,29 @@ final class PlaybackRunner: @unchecked Sendable {
             }
             if count == 0 && decoding.reader.isWaitingForData {
                 // A stream waiting for the network: a little silence keeps the device playing,
-                // outside the track's frames (its position holds still meanwhile).
-                let filler = max(configuration.periodFrames / 10, 1)
+                // outside the track's frames (its position holds still meanwhile); no more than
+                // it needs, so that the audio that comes is heard soon.
+                let step = StreamStarvation.whileWaiting(
+                    queuedFrames: device.delay(), periodFrames: configuration.periodFrames,
+                    sampleRate: configuration.format.sampleRate)
+                guard case .fill(let filler) = step else {
+                    if case .wait(let milliseconds) = step { sleepOrCommand(milliseconds: milliseconds) }
+                    publish(changed: measure())
+                    return
+                }
                 buffer.initializeMemory(as: UInt8.self, repeating: 0, count: filler * configuration.format.bytesPerFrame)
                 segments[segments.count - 1].addGap(at: deviceWritten, length: Int64(filler))
+                silenceQueued = true
                 pendingFrames = filler
                 pendingOffset = 0
             } else if count == 0 {
                 decoderEnded(configuration: configuration)
                 return
             } else {
+                if silenceQueued {
+                    silenceQueued = false
+                    if rejoinAfterSilence(configuration: configuration) { return }
+                }
                 // The recorder's tap takes the decoded signal, before the volume and fades (the
                 // filler above is not the track's: never recorded).
                 tapLine.decoded(buffer, count: count, format: configuration.format, at: deviceWritten)
@@ -550,6 +566,22 @@ final class PlaybackRunner: @unchecked Sendable {
         }
         sleepOrCommand(milliseconds: device.waitLimit(min(untilHeard, waitMilliseconds)))
         publish(changed: measure())
+    }
+
+    /// The stream of the last segment has audio again after silence was written while it
+    /// waited: when the listener hears only that silence, it is dropped and the audio is written
+    /// to the device afresh, heard at once (`StreamStarvation.rejoin`). True when it was (the
+    /// frames just read are read again from the audible frame).
+    func rejoinAfterSilence(configuration: PCMConfiguration) -> Bool {
+        guard segments.count == 1 else { return false }
+        _ = measure()
+        let rejoin = StreamStarvation.rejoin(
+            queuedFrames: device.delay(), unheardSourceFrames: state.writtenFrame - state.audibleFrame,
+            periodFrames: configuration.periodFrames)
+        guard rejoin == .restart else { return false }
+        logger.debug("stream audio again: the silence queued is dropped", metadata: ["file": "\(segments[0].reader.path)"])
+        if refillAndContinue(from: state.audibleFrame) == nil { publish(changed: false) }
+        return true
     }
 
     /// The decoder of the last segment returned no more frames: the next lined-up track of the
@@ -765,6 +797,7 @@ final class PlaybackRunner: @unchecked Sendable {
     func dropQueued() {
         if configuration != nil { device.drop() }
         tapLine.discard()
+        silenceQueued = false
         pendingFrames = 0
         pendingOffset = 0
         draining = false

@@ -80,6 +80,29 @@ final class StallingTone: AudioFileReader {
         #expect(Self.withoutSilence(written) == Self.withoutSilence(silence + tone.samples + silence))
     }
 
+    @Test func audioAfterAWaitIsNotQueuedBehindTheSilence() throws {
+        // Waits 50 reads, gives 1 s, then waits for ever; the device always has 500 frames queued
+        // and a drop takes them back (they are never heard).
+        let tone = StallingTone(seconds: 1, waits: 50)
+        let harness = Harness()
+        harness.device.script { state in
+            state.delayFrames = 500
+            state.dropDiscardsQueued = true
+        }
+        _ = try harness.run(timeout: 10) { .load(ReaderBox(tone), token: 1, startFrame: 0, startPlaying: true, $0) }.get()
+        #expect(harness.waitUntil(timeout: 30) { _ in harness.device.state.framesWritten > 3 * 44100 })
+        // When the tone came, the listener heard silence: the silence queued was dropped (once:
+        // the load opened the device fresh, nothing else drops) and the tone written at once.
+        let drops = harness.device.state.calls.filter { $0 == "drop" }.count
+        #expect(drops == 1, "calls: \(harness.device.state.calls)")
+        let position = harness.engine.snapshot.position(at: monotonicNanoseconds())
+        #expect(position == 1.0, "the position counted the silence: \(position) s")
+        // What was heard: silence, the whole tone once, silence.
+        let written = harness.device.state.written.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+        let silence = [Int16](repeating: 0, count: 128)
+        #expect(Self.withoutSilence(written) == Self.withoutSilence(silence + tone.samples + silence))
+    }
+
     /// Stereo `samples` without runs of 32 or more frames of exact silence.
     static func withoutSilence(_ samples: [Int16]) -> [Int16] {
         var out: [Int16] = []

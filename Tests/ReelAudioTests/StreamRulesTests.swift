@@ -65,7 +65,7 @@ import ReelTestSupport
         #expect(StreamReconnect.decide(url: url, everPlayed: false, received: 0, length: nil, rangesWork: false, failure: refused, attempt: 1) == .fail(refused))
         // A live stream that dropped: again, afresh, with backoff.
         #expect(StreamReconnect.decide(url: url, everPlayed: true, received: 5000, length: nil, rangesWork: false, failure: refused, attempt: 1) == .retry(milliseconds: 250, from: nil))
-        #expect(StreamReconnect.decide(url: url, everPlayed: true, received: 5000, length: nil, rangesWork: false, failure: nil, attempt: 3) == .retry(milliseconds: 500, from: nil))
+        #expect(StreamReconnect.decide(url: url, everPlayed: true, received: 5000, length: nil, rangesWork: false, failure: nil, attempt: 3) == .retry(milliseconds: 250, from: nil))
         // A finite file with ranges: from the byte where it stopped.
         #expect(StreamReconnect.decide(url: url, everPlayed: true, received: 5000, length: 9000, rangesWork: true, failure: refused, attempt: 1) == .retry(milliseconds: 250, from: 5000))
         // All of it came: finished.
@@ -81,9 +81,12 @@ import ReelTestSupport
             Issue.record("reconnected forever")
             return
         }
-        // Every half second for the first 20 s (a server back is heard within a second), then 5 s.
-        #expect(StreamReconnect.backoff(attempt: 1) == 250 && StreamReconnect.backoff(attempt: 2) == 500)
-        #expect(StreamReconnect.backoff(attempt: StreamReconnect.quickAttempts) == 500)
+        // Every quarter of a second for the first 20 s (a server back is connected to within
+        // 250 ms), then 5 s.
+        #expect(StreamReconnect.backoff(attempt: 1) == 250 && StreamReconnect.backoff(attempt: 2) == 250)
+        #expect(StreamReconnect.backoff(attempt: StreamReconnect.quickAttempts) == 250)
+        let quick = (1...StreamReconnect.quickAttempts).map(StreamReconnect.backoff(attempt:)).reduce(0, +)
+        #expect(quick == 20_000, "quick attempts for 20 s: \(quick) ms")
         #expect(StreamReconnect.backoff(attempt: StreamReconnect.quickAttempts + 1) == 5000)
         #expect(StreamReconnect.backoff(attempt: 100) == 5000)
         let total = (1...StreamReconnect.maxAttempts).map(StreamReconnect.backoff(attempt:)).reduce(0, +)

@@ -14,16 +14,17 @@ enum StreamReconnect: Equatable {
 
     /// Consecutive failed connections after which a stream that played gives up (about a
     /// minute and a half with `backoff`).
-    static let maxAttempts = 54
+    static let maxAttempts = 94
 
-    /// Attempts made every half second before the pause grows to 5 s: a server back within
-    /// about 20 s is heard again within a second of its return.
-    static let quickAttempts = 40
+    /// Attempts made every quarter of a second before the pause grows to 5 s: a server back
+    /// within about 20 s is connected to again within 250 ms of its return (its audio is heard
+    /// within a second of it).
+    static let quickAttempts = 80
 
-    /// The pause before attempt `attempt` (1 after the first failure): 250 ms, then 500 ms up
-    /// to `quickAttempts`, then 5 s.
+    /// The pause before attempt `attempt` (1 after the first failure): 250 ms up to
+    /// `quickAttempts`, then 5 s.
     static func backoff(attempt: Int) -> Int {
-        attempt <= 1 ? 250 : attempt <= quickAttempts ? 500 : 5000
+        attempt <= quickAttempts ? 250 : 5000
     }
 
     /// - Parameters:
