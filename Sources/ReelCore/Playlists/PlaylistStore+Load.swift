@@ -18,18 +18,23 @@ extension PlaylistStore {
         reply: @escaping Reply<PlaylistLoadOutcome>
     ) {
         queue.async { [self] in
-            let lines: [String]
+            let lines: ArraySlice<String>
+            let locations: ArraySlice<PlaylistPaths.Location>
             do throws(ReelError) {
                 try checkExisting(name)
-                let all = try files.read(name).entries
+                let read = try self.read(name, locating: true)
+                let all = read.entries
                 guard start >= 0, start <= all.count, (end ?? all.count) >= start else {
                     throw ReelError(.outOfRange, "the range \(start):\(end.map(String.init) ?? "") is outside the playlist \(name) (0…\(all.count))")
                 }
-                lines = Array(all[start..<min(end ?? all.count, all.count)])
+                let range = start..<min(end ?? all.count, all.count)
+                // Indexed from 0, as the rest counts them.
+                lines = ArraySlice(Array(all[range]))
+                locations = ArraySlice(Array(read.locations![range]))
             } catch {
                 return reply(.failure(error))
             }
-            let additions = self.additions(for: lines)
+            let additions = self.additions(for: lines, locations: locations)
             var skipped: [(position: Int, uri: String, error: ReelError)] = []
             var queued: [QueueAddition] = []
             var positions: [Int] = []
@@ -71,8 +76,7 @@ extension PlaylistStore {
 
     /// What each line adds to the queue, or why it adds nothing: the music folders' files from
     /// the index in one query per folder (no file opened), recordings from the tree.
-    func additions(for lines: [String]) -> [Result<QueueAddition, ReelError>] {
-        let locations = lines.map(paths.location(of:))
+    func additions(for lines: ArraySlice<String>, locations: ArraySlice<PlaylistPaths.Location>) -> [Result<QueueAddition, ReelError>] {
         let tracks = indexedTracks(locations)
         return locations.indices.map { index -> Result<QueueAddition, ReelError> in
             switch locations[index] {
@@ -100,31 +104,38 @@ extension PlaylistStore {
         }
     }
 
-    /// What each line names now (`playlists.get`, MPD's `listplaylistinfo`).
-    func targets(of lines: [String]) throws(ReelError) -> [PlaylistEntry.Target] {
-        let locations = lines.map(paths.location(of:))
+    /// The entries of these lines (indexed by position in the playlist), each with what it names
+    /// now (`playlists.get`, MPD's `listplaylistinfo`), made in one pass after one lookup of the
+    /// index.
+    func entries(_ lines: ArraySlice<String>, locations: ArraySlice<PlaylistPaths.Location>) -> [PlaylistEntry] {
         let tracks = indexedTracks(locations)
-        return locations.map { location -> PlaylistEntry.Target in
-            switch location {
+        var entries: [PlaylistEntry] = []
+        entries.reserveCapacity(lines.count)
+        for position in lines.indices {
+            let target: PlaylistEntry.Target
+            switch locations[position] {
             case .music(let root, let path):
-                return tracks[root]?[path].map { .music($0) } ?? .missing
+                target = tracks[root]?[path].map { .music($0) } ?? .missing
             case .recording(let treePath):
-                guard let item = try? LibraryController.recordingOrFolder(fileTreePath: treePath, in: store),
-                    item.kind == .recording
-                else { return .missing }
-                return .recording(item)
+                if let item = try? LibraryController.recordingOrFolder(fileTreePath: treePath, in: store), item.kind == .recording {
+                    target = .recording(item)
+                } else {
+                    target = .missing
+                }
             case .url(let url):
-                return PlayerController.isStreamURL(url) ? .url(url) : .missing
+                target = PlayerController.isStreamURL(url) ? .url(url) : .missing
             case .file(let path):
-                return access(path, R_OK) == 0 ? .file(path) : .missing
+                target = access(path, R_OK) == 0 ? .file(path) : .missing
             case .invalid:
-                return .missing
+                target = .missing
             }
+            entries.append(PlaylistEntry(position: position, uri: lines[position], target: target))
         }
+        return entries
     }
 
     /// The index's files present among the music locations, by root and path.
-    private func indexedTracks(_ locations: [PlaylistPaths.Location]) -> [String: [String: MusicTrack]] {
+    private func indexedTracks(_ locations: ArraySlice<PlaylistPaths.Location>) -> [String: [String: MusicTrack]] {
         var wanted: [String: [String]] = [:]
         for case .music(let root, let path) in locations { wanted[root, default: []].append(path) }
         var found: [String: [String: MusicTrack]] = [:]

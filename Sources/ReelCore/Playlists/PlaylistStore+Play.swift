@@ -9,14 +9,14 @@ extension PlaylistStore {
     /// it was. Any thread; `reply` as `PlayerController.play`'s.
     public func play(_ name: String, reply: @escaping PlayerController.Reply) {
         queue.async { [self] in
-            let lines: [String]
+            let read: ReadPlaylist
             do throws(ReelError) {
                 try checkExisting(name)
-                lines = try files.read(name).entries
+                read = try self.read(name, locating: true)
             } catch {
                 return reply(.failure(error))
             }
-            let additions = self.additions(for: lines).compactMap { try? $0.get() }
+            let additions = self.additions(for: read.entries[...], locations: read.locations![...]).compactMap { try? $0.get() }
             guard !additions.isEmpty else {
                 return reply(.failure(ReelError(.notFound, "the playlist \"\(name)\" has no entry that can be played")))
             }
