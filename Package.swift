@@ -79,6 +79,8 @@ let package = Package(
             dependencies: [
                 "ReelModel", "ReelRuntime",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API, for reading many rows without GRDB's copy of each (MusicIndex).
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // The protocol-neutral core every front end drives: controllers, rules, change feeds.

@@ -115,10 +115,13 @@ extension PlayerController {
         at position: Int?, afterCurrent: Bool, reply: @escaping AddManyReply
     ) {
         var entries: [NewQueueEntry] = []
+        entries.reserveCapacity(additions.count)
         var counts: [Int] = []
+        counts.reserveCapacity(additions.count)
         var skipped: [(index: Int, error: ReelError)] = []
-        // Music files already checked in this add (a playlist names one file many times).
-        var checked = Set<String>()
+        // Music files already checked and made into entries in this add (a playlist names one
+        // file many times).
+        var checked = CheckedMusic()
         for (index, addition) in additions.enumerated() {
             do throws(ReelError) {
                 let resolved: [NewQueueEntry]
@@ -444,13 +447,19 @@ extension PlayerController {
 
     /// The entries an addition stands for (on `work`: it opens files and reads the library).
     func resolve(_ addition: QueueAddition) throws(ReelError) -> [NewQueueEntry] {
-        var checked = Set<String>()
+        var checked = CheckedMusic()
         return try resolve(addition, checked: &checked)
     }
 
-    /// `resolve(_:)`, skipping the media-root check of the music files in `checked` (checked
-    /// earlier in the same add) and adding those it checks.
-    func resolve(_ addition: QueueAddition, checked: inout Set<String>) throws(ReelError) -> [NewQueueEntry] {
+    /// The music tracks an add has checked against the media roots and made into entries, by
+    /// id: a track named again (the same values) is not checked or made again.
+    struct CheckedMusic {
+        var entries: [Int64: (track: MusicTrack, entry: NewQueueEntry)] = [:]
+    }
+
+    /// `resolve(_:)`, taking the entries of the music tracks in `checked` (checked earlier in
+    /// the same add) as they are, and adding those it checks.
+    func resolve(_ addition: QueueAddition, checked: inout CheckedMusic) throws(ReelError) -> [NewQueueEntry] {
         switch addition {
         case .file(let path):
             try mediaRoots.check(path)
@@ -474,18 +483,18 @@ extension PlayerController {
         case .musicTracks(let tracks):
             guard !tracks.isEmpty else { throw ReelError(.notFound, "no tracks to add") }
             return try tracks.map { track throws(ReelError) -> NewQueueEntry in
+                if let made = checked.entries[track.id], made.track == track { return made.entry }
                 guard !track.missing else {
                     throw ReelError(.notFound, "\(track.path) is in a music folder that is not there now")
                 }
-                if !checked.contains(track.path) {
-                    try mediaRoots.check(track.path)
-                    checked.insert(track.path)
-                }
+                try mediaRoots.check(track.path)
                 let audio = track.audio
-                return NewQueueEntry(
+                let entry = NewQueueEntry(
                     source: .file(path: track.path), duration: audio.duration,
                     format: AudioFormat(codec: audio.codec, sampleRate: audio.sampleRate, channels: audio.channels),
                     tags: track.displayTags)
+                checked.entries[track.id] = (track, entry)
+                return entry
             }
         case .musicTrack(let id):
             return try resolve(.musicTracks([try MusicIndex(store: store).track(id: id)]), checked: &checked)

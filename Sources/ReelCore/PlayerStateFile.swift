@@ -466,9 +466,7 @@ public final class PlayerStateFile: @unchecked Sendable {
     private func writeBase(_ snapshot: SaveSnapshot, sequence: Int, queue: Bool) -> Result<Int?, SaveFailure> {
         var queueBytes: Int?
         if queue, let entries = snapshot.entries {
-            var object = SavedQueue(entries: entries, options: snapshot.options).json.objectValue ?? JSONObject()
-            object["journal"] = .int(Int64(sequence))
-            var bytes = JSONValue.object(object).jsonBytes
+            var bytes = SavedQueue(entries: entries, options: snapshot.options).fileBytes(journal: sequence)
             bytes.append(0x0A)
             if let failure = writeDurably(bytes, to: queuePath) { return .failure(failure) }
             queueBytes = bytes.count

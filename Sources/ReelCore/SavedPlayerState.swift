@@ -124,6 +124,25 @@ public struct SavedQueue: Equatable, Sendable {
         ["version": 1, "entries": .array(entries.map(\.json)), "options": Self.json(of: options)]
     }
 
+    /// `queue.json`'s compact text naming journal record `journal`: `json` with `"journal": N`
+    /// last, byte for byte, written straight from the values (a compaction writes every entry of
+    /// the queue; `SavedStateJournalTests.theQueueFileIsWrittenAsItsJSON`).
+    func fileBytes(journal: Int) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(128 + 160 * entries.count)
+        out.append(contentsOf: #"{"version":1,"entries":["#.utf8)
+        for (index, entry) in entries.enumerated() {
+            if index > 0 { out.append(0x2C) }
+            entry.writeJSON(into: &out)
+        }
+        out.append(contentsOf: #"],"options":"#.utf8)
+        JSONWriter.write(Self.json(of: options), into: &out)
+        out.append(contentsOf: #","journal":"#.utf8)
+        JSONWriter.writeInt(Int64(journal), into: &out)
+        out.append(0x7D)
+        return out
+    }
+
     /// `{repeat, random, single, consume}`, as `queue.json` and the journal write them.
     static func json(of options: QueueOptions) -> JSONValue {
         [

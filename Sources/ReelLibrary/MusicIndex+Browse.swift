@@ -75,21 +75,24 @@ extension MusicIndex {
         }
     }
 
-    /// The files present at these paths of `root` (those the index has), by path; one query
-    /// per call of up to 500 paths.
+    /// The files present at these paths of `root` (those the index has), by path; a path given
+    /// several times (a playlist naming one file often) is looked up once. One query per 500
+    /// distinct paths, its rows read straight from SQLite (`track(at:)`).
     public func tracks(root: String, relativePaths: [String]) throws(ReelError) -> [String: MusicTrack] {
-        guard !relativePaths.isEmpty else { return [:] }
-        return try store.reading("read \(relativePaths.count) music files") { db in
-            var found: [String: MusicTrack] = [:]
-            for start in stride(from: 0, to: relativePaths.count, by: 500) {
-                let chunk = Array(relativePaths[start..<min(start + 500, relativePaths.count)])
+        var seen = Set<String>(minimumCapacity: relativePaths.count)
+        let distinct = relativePaths.filter { seen.insert($0).inserted }
+        guard !distinct.isEmpty else { return [:] }
+        return try store.reading("read \(distinct.count) music files") { db in
+            var found: [String: MusicTrack] = Dictionary(minimumCapacity: distinct.count)
+            for start in stride(from: 0, to: distinct.count, by: 500) {
+                let chunk = distinct[start..<min(start + 500, distinct.count)]
                 let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
-                let rows = try Row.fetchAll(
-                    db,
-                    sql: "SELECT \(Self.trackColumns) FROM music_files WHERE root = ? AND path IN (\(marks))",
-                    arguments: StatementArguments([root] + chunk))
-                for row in rows {
-                    let track = Self.track(row)
+                let statement = try db.cachedStatement(
+                    sql: "SELECT \(Self.trackColumns) FROM music_files WHERE root = ? AND path IN (\(marks))")
+                statement.arguments = StatementArguments([root] + Array(chunk))
+                let rows = try Row.fetchCursor(statement)
+                while try rows.next() != nil {
+                    let track = Self.track(at: statement.sqliteStatement)
                     found[track.relativePath] = track
                 }
             }

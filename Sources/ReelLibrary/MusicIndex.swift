@@ -2,6 +2,7 @@
 // (artists, albums, an album's tracks, search, figures).
 import Foundation
 import GRDB
+import GRDBSQLite
 import ReelModel
 
 /// A file's size and modification time: what tells a scan whether the file changed since it
@@ -703,5 +704,30 @@ public final class MusicIndex: Sendable {
         return MusicTrack(
             id: row[0], root: row[1], relativePath: row[2], size: stamp.size, modified: stamp.modified, audio: audio,
             missing: row[18])
+    }
+
+    /// The row of `trackColumns` that `statement` stands on, read column by column from SQLite
+    /// (the same values as `track(_:)`, without a copied row or a generic decode of each value:
+    /// a playlist of 10,000 entries reads 10,000 rows).
+    static func track(at statement: SQLiteStatement) -> MusicTrack {
+        func text(_ index: CInt) -> String? {
+            sqlite3_column_type(statement, index) == SQLITE_NULL ? nil : String(sqliteStatement: statement, index: index)
+        }
+        func integer(_ index: CInt) -> Int? {
+            sqlite3_column_type(statement, index) == SQLITE_NULL ? nil : Int(sqlite3_column_int64(statement, index))
+        }
+        let tags = TrackTags(
+            title: text(9), artist: text(10), album: text(11), albumArtist: text(12), track: integer(13), disc: integer(14),
+            date: text(15), genre: text(16))
+        let audio = ScannedAudio(
+            tags: tags, codec: String(sqliteStatement: statement, index: 5), sampleRate: Int(sqlite3_column_int64(statement, 6)),
+            channels: Int(sqlite3_column_int64(statement, 7)),
+            duration: sqlite3_column_type(statement, 8) == SQLITE_NULL ? nil : sqlite3_column_double(statement, 8),
+            hasEmbeddedCover: sqlite3_column_int64(statement, 17) != 0)
+        let stamp = MusicFileStamp(size: sqlite3_column_int64(statement, 3), modifiedNanoseconds: sqlite3_column_int64(statement, 4))
+        return MusicTrack(
+            id: sqlite3_column_int64(statement, 0), root: String(sqliteStatement: statement, index: 1),
+            relativePath: String(sqliteStatement: statement, index: 2), size: stamp.size, modified: stamp.modified, audio: audio,
+            missing: sqlite3_column_int64(statement, 18) != 0)
     }
 }

@@ -104,6 +104,47 @@ import Testing
         if case .failure(let error) = unknown { #expect(error.reason == .notFound) } else { Issue.record("loaded nothing") }
     }
 
+    /// `load` and `get` keep the last playlist they read while its file does not change: one
+    /// changed outside Reel — rewritten in place (even at once and to the same size, within one
+    /// step of the file system's clock) or replaced by a rename — is read again.
+    @Test func aPlaylistFileChangedOutsideIsReadAgain() throws {
+        let f = try Fixture()
+        try FileManager.default.createDirectory(atPath: f.playlistDirectory, withIntermediateDirectories: true)
+        let path = f.playlistDirectory + "/Outside.m3u"
+        func rewrite(_ text: String, at target: String) throws {
+            let fd = open(target, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            try #require(fd >= 0)
+            let bytes = Array(text.utf8)
+            #expect(write(fd, bytes, bytes.count) == bytes.count)
+            close(fd)
+        }
+        func targets() throws -> [PlaylistEntry.Target] {
+            try f.value { f.playlists.get("Outside", reply: $0) }.entries.map(\.target)
+        }
+        // Changed at once, in place, to the same size: a file this new is always read.
+        #expect(f.a.utf8.count == f.b.utf8.count)
+        try rewrite("\(f.a)\n", at: path)
+        #expect(try targets() == [.file(f.a)])
+        try rewrite("\(f.b)\n", at: path)
+        #expect(try targets() == [.file(f.b)])
+        let loaded = try f.value { f.playlists.load("Outside", reply: $0) }
+        #expect(loaded.entries.map(\.source) == [.file(path: f.b)])
+        // Stamps compared at once: the read is kept, and a change of size or of file is seen.
+        f.playlists.queue.sync { f.playlists.files.settle = 0 }
+        #expect(try targets() == [.file(f.b)])
+        #expect(f.playlists.queue.sync { f.playlists.lastRead?.name } == "Outside")
+        try rewrite("\(f.a)\n\(f.b)\n", at: path)
+        #expect(try targets() == [.file(f.a), .file(f.b)])
+        try rewrite("\(f.b)\n\(f.a)\n", at: path + ".new")
+        #expect(rename(path + ".new", path) == 0)
+        #expect(try targets() == [.file(f.b), .file(f.a)])
+        // Reel's own edits are seen at once.
+        _ = try f.value { f.playlists.remove("Outside", positions: [0], reply: $0) }
+        #expect(try targets() == [.file(f.a)])
+        let again = try f.value { f.playlists.load("Outside", reply: $0) }
+        #expect(again.entries.map(\.source) == [.file(path: f.a)])
+    }
+
     @Test func editsAddRemoveMoveRenameClearDeleteAndPublishEachChange() throws {
         let f = try Fixture()
         let consumer = f.playlists.changes.addConsumer {}
@@ -145,7 +186,14 @@ import Testing
         try waitUntil { f.text("R") == renamed }
         _ = try f.value { f.core.library.move(.path("/Notes"), to: .path("/Archive"), reply: $0) }
         try waitUntil { f.text("R") == "Recordings/Archive/Notes/Idea 2.wav\nRecordings/Archive/Notes/other.wav\nx.flac\n" }
-        #expect(f.playlists.changes.take(for: consumer).events == [["R"], ["R"]])
+        // The change is published once the file is written and its directory synced, a moment
+        // after the new text can be read.
+        var events: [[String]] = []
+        try waitUntil {
+            events += f.playlists.changes.take(for: consumer).events
+            return events.count >= 2
+        }
+        #expect(events == [["R"], ["R"]])
     }
 
     private func waitUntil(_ condition: () -> Bool) throws {

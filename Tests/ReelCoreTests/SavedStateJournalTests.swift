@@ -197,6 +197,28 @@ import Testing
         }
     }
 
+    @Test func theQueueFileIsWrittenAsItsJSON() {
+        var tagged = Self.entry("a \"quoted\" \\ ünï\u{1}")
+        tagged.duration = 0.1
+        tagged.format = AudioFormat(codec: "flac", sampleRate: 44100, channels: 2)
+        tagged.tags = DisplayTags(title: "A", artist: nil, album: "C")
+        var titled = SavedQueue.Entry(source: .url("http://example.com/s", name: "Station", title: nil))
+        titled.tags = DisplayTags(title: "Now", artist: "Band")
+        let entries = [
+            tagged, Self.entry("b"), SavedQueue.Entry(source: .item(id: "01J", path: "/Notes/idea", name: "idea"), duration: 12),
+            SavedQueue.Entry(source: .url("http://example.com/x", name: nil, title: "T")), titled,
+            SavedQueue.Entry(source: .file(path: "/m/c.flac"), tags: DisplayTags(artist: "Only")),
+        ]
+        for (queue, journal) in [
+            (SavedQueue(entries: entries, options: QueueOptions(repeats: true, random: false, single: .on, consume: true)), 12),
+            (SavedQueue(entries: [], options: QueueOptions()), 0),
+        ] {
+            var object = queue.json.objectValue ?? JSONObject()
+            object["journal"] = .int(Int64(journal))
+            #expect(String(decoding: queue.fileBytes(journal: journal), as: UTF8.self) == JSONValue.object(object).jsonString)
+        }
+    }
+
     @Test(arguments: [
         "{}", "{\"seq\":1}", "{\"seq\":1,\"player\":{\"version\":2}}",
         "{\"seq\":1,\"player\":{\"version\":2,\"position\":0,\"state\":\"paused\"},\"queue\":{\"edit\":[[0,1]]}}",

@@ -140,6 +140,43 @@ import Testing
         #expect(try index.tracks(root: "/other", relativePaths: many).keys.sorted() == ["x.flac"])
     }
 
+    /// `tracks(root:relativePaths:)` reads its rows straight from SQLite: every value as the
+    /// other reads give it (a missing tag, a number, a cover, no length), a path named many
+    /// times (a playlist) found once, across the 500-path batches.
+    @Test func tracksByPathReadEveryColumnAsTheOtherReadsDo() throws {
+        let music = try MusicFixture()
+        defer { withExtendedLifetime(music) {} }
+        var files: [ScannedMusicFile] = []
+        for number in 0..<700 {
+            let title: String? = number % 3 == 0 ? nil : "T\(number)"
+            let artist: String? = number % 2 == 0 ? "A" : nil
+            let albumArtist: String? = number % 5 == 0 ? "AA" : nil
+            let track: Int? = number % 4 == 0 ? nil : number
+            let disc: Int? = number % 7 == 0 ? 2 : nil
+            let date: String? = number % 6 == 0 ? "1999" : nil
+            let duration: Double? = number % 9 == 0 ? nil : Double(number) + 0.25
+            files.append(scannedFile(
+                "F/\(number).flac", title: title, artist: artist, album: "Al", albumArtist: albumArtist, track: track,
+                disc: disc, date: date, cover: number % 2 == 1, duration: duration))
+        }
+        files[1].audio.tags.genre = "Jazz"
+        files[2].audio.codec = "mp3"
+        files[2].audio.sampleRate = 48000
+        files[2].audio.channels = 1
+        try music.index.write(files: files)
+        let expected = try music.index.files(root: "/music", under: "")
+        #expect(expected.count == 700)
+        // Every path three times, out of order, with one the index does not have.
+        let inOrder: [String] = expected.map(\.relativePath)
+        let paths: [String] = inOrder + ["F/none.flac"] + inOrder.reversed() + inOrder
+        let found = try music.index.tracks(root: "/music", relativePaths: paths)
+        #expect(found.count == 700)
+        for track in expected { #expect(found[track.relativePath] == track) }
+        // A missing music folder's files are found, marked missing.
+        try music.index.setMissing(root: "/music", true)
+        #expect(try music.index.tracks(root: "/music", relativePaths: ["F/1.flac"])["F/1.flac"]?.missing == true)
+    }
+
     /// Prints the p50/p99 of the MPD view's index queries over 20,000 files (500 artists × 4
     /// albums × 10 tracks), written straight to the index. Opt-in: `REEL_LIBRARY_MEASURE=1`.
     @Test(.enabled(if: ProcessInfo.processInfo.environment["REEL_LIBRARY_MEASURE"] == "1"))

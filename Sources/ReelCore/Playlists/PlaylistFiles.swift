@@ -22,6 +22,10 @@ struct PlaylistFiles {
         case createdTemporary, wroteTemporary, syncedTemporary, renamed, syncedDirectory
     }
 
+    /// How long after its last change a file's stamp starts to tell (`Stamp.settle`; a test
+    /// sets 0 to compare stamps at once).
+    var settle = Stamp.settle
+
     /// Called after each step of a write; a test throws from it to stop the write there.
     var afterStep: (WriteStep) throws(ReelError) -> Void = { _ in }
 
@@ -72,8 +76,39 @@ struct PlaylistFiles {
         return Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
     }
 
+    /// What tells whether a playlist's file changed since it was read: which file it is (a write
+    /// renames a new one over it), its size, and its modification and change times.
+    struct Stamp: Equatable {
+        var device: UInt64
+        var inode: UInt64
+        var size: Int64
+        var modified: Int64
+        var changed: Int64
+
+        init(_ info: stat) {
+            device = UInt64(info.st_dev)
+            inode = UInt64(info.st_ino)
+            size = Int64(info.st_size)
+            modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+            changed = Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec)
+        }
+
+        /// A file changed this recently may change again within its clock's step without its
+        /// times showing it (a file system's clock moves in steps of a few ms): its stamp tells
+        /// nothing yet.
+        static let settle: Int64 = 2_000_000_000
+    }
+
     /// The playlist `name`; `not_found` when there is none.
     func read(_ name: String) throws(ReelError) -> StoredPlaylist {
+        // Without a stamp to compare, the file is always read.
+        try read(name, unlessStamped: nil).playlist!
+    }
+
+    /// The playlist `name` (`not_found` when there is none), or nil when its file's stamp is
+    /// `known` (not changed since the read that gave it); and the file's stamp, nil when the
+    /// file changed too recently to tell (`Stamp.settle`).
+    func read(_ name: String, unlessStamped known: Stamp?) throws(ReelError) -> (playlist: StoredPlaylist?, stamp: Stamp?) {
         let path = path(of: name)
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
@@ -82,6 +117,19 @@ struct PlaylistFiles {
         }
         defer { close(fd) }
         var bytes: [UInt8] = []
+        var info = stat()
+        var stamp: Stamp?
+        if fstat(fd, &info) == 0 {
+            let found = Stamp(info)
+            var now = timespec()
+            clock_gettime(CLOCK_REALTIME, &now)
+            let nanoseconds = Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+            if nanoseconds - max(found.modified, found.changed) >= settle {
+                if found == known { return (nil, found) }
+                stamp = found
+            }
+            bytes.reserveCapacity(min(Int(info.st_size), PlaylistLimits.stored.maximumBytes) + 1)
+        }
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
             let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
@@ -94,7 +142,7 @@ struct PlaylistFiles {
             if bytes.count > PlaylistLimits.stored.maximumBytes { break }
         }
         do {
-            return try StoredPlaylist(reading: bytes)
+            return (try StoredPlaylist(reading: bytes), stamp)
         } catch {
             throw ReelError(.outOfRange, "the playlist \(name) is too large: \(error.message)")
         }

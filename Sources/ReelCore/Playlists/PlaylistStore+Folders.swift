@@ -13,35 +13,45 @@ extension PlaylistStore {
     /// What a playlist name names: a stored playlist (`playlist_dir`), else a playlist file of a
     /// music folder by its MPD URI (`Folder/list.m3u`), as MPD looks them up.
     enum Source {
-        case stored(StoredPlaylist)
+        /// A stored playlist as `read(_:locating:)` read it (its locations when asked for).
+        case stored(ReadPlaylist)
         case folder([FolderPlaylistEntries.Resolved])
 
         /// The entries as a listing shows them (a stored playlist's lines; a playlist file's
         /// entries resolved against its folder).
         var uris: [String] {
             switch self {
-            case .stored(let playlist): playlist.entries
+            case .stored(let read): read.entries
             case .folder(let entries): entries.map(\.uri)
+            }
+        }
+
+        /// What each entry names (a stored playlist's only when read `locating`).
+        var locations: [PlaylistPaths.Location] {
+            switch self {
+            case .stored(let read): read.locations ?? []
+            case .folder(let entries): entries.map(\.location)
             }
         }
 
         /// A stored playlist's broken lines (none for a playlist file: its lines are only read).
         var brokenLines: [PlaylistBrokenLine] {
-            guard case .stored(let playlist) = self else { return [] }
-            return playlist.brokenLines.map { PlaylistBrokenLine(line: $0.line, reason: $0.reason) }
+            guard case .stored(let read) = self else { return [] }
+            return read.playlist.brokenLines.map { PlaylistBrokenLine(line: $0.line, reason: $0.reason) }
         }
     }
 
     /// The playlist `name`: the stored one of that name if there is one, else the playlist file
     /// of a music folder at that URI; `not_found` (as a stored playlist's) when neither is there.
     /// On `queue`.
-    func source(_ name: String) throws(ReelError) -> Source {
+    /// With `locating`, a stored playlist's entries are located too (`Source.locations`).
+    func source(_ name: String, locating: Bool) throws(ReelError) -> Source {
         if (try? PlaylistFiles.check(name: name)) != nil, files.exists(name) {
-            return .stored(try files.read(name))
+            return .stored(try read(name, locating: locating))
         }
         if let entries = try folderPlaylist(name) { return .folder(entries) }
         try checkExisting(name)
-        return .stored(try files.read(name))
+        return .stored(try read(name, locating: locating))
     }
 
     /// The entries of the playlist file of a music folder at the URI `name`, resolved
@@ -86,7 +96,7 @@ extension PlaylistStore {
         guard let location = store.musicBranch?.musicLocation(ofTreePath: item.path),
             let entries = try folderPlaylist(paths.line(root: location.root, path: location.relativePath))
         else { throw ReelError(.notFound, "no playlist file at \(item.path)") }
-        return additions(for: entries.map(\.uri), locations: entries.map(\.location), indexedOnly: true)
+        return additions(for: entries.map(\.uri)[...], locations: entries.map(\.location)[...], indexedOnly: true)
     }
 
     /// A file outside the music folders named by a playlist file: played only inside a media

@@ -19,16 +19,17 @@ extension PlaylistStore {
         reply: @escaping Reply<PlaylistLoadOutcome>
     ) {
         queue.async { [self] in
-            let lines: [String]
+            let lines: ArraySlice<String>
             let additions: [Result<QueueAddition, ReelError>]
             do throws(ReelError) {
-                let source = try self.source(name)
+                let source = try self.source(name, locating: true)
                 let all = source.uris
                 guard start >= 0, start <= all.count, (end ?? all.count) >= start else {
                     throw ReelError(.outOfRange, "the range \(start):\(end.map(String.init) ?? "") is outside the playlist \(name) (0…\(all.count))")
                 }
                 let window = start..<min(end ?? all.count, all.count)
-                lines = Array(all[window])
+                // Indexed from 0, as the rest counts them.
+                lines = ArraySlice(Array(all[window]))
                 additions = self.additions(for: source, window)
             } catch {
                 return reply(.failure(error))
@@ -75,10 +76,8 @@ extension PlaylistStore {
     /// What each entry of `window` of a playlist adds to the queue, or why it adds nothing.
     func additions(for source: Source, _ window: Range<Int>) -> [Result<QueueAddition, ReelError>] {
         switch source {
-        case .stored(let playlist): return additions(for: Array(playlist.entries[window]))
-        case .folder(let entries):
-            let slice = entries[window]
-            return additions(for: slice.map(\.uri), locations: slice.map(\.location), indexedOnly: true)
+        case .stored: additions(for: source.uris[window], locations: source.locations[window])
+        case .folder: additions(for: source.uris[window], locations: source.locations[window], indexedOnly: true)
         }
     }
 
@@ -88,9 +87,8 @@ extension PlaylistStore {
     /// not have names nothing (as MPD, which looks it up in its database); otherwise it is the
     /// file itself, checked when added.
     func additions(
-        for lines: [String], locations given: [PlaylistPaths.Location]? = nil, indexedOnly: Bool = false
+        for lines: ArraySlice<String>, locations: ArraySlice<PlaylistPaths.Location>, indexedOnly: Bool = false
     ) -> [Result<QueueAddition, ReelError>] {
-        let locations = given ?? lines.map(paths.location(of:))
         let tracks = indexedTracks(locations)
         return locations.indices.map { index -> Result<QueueAddition, ReelError> in
             switch locations[index] {
@@ -121,32 +119,38 @@ extension PlaylistStore {
         }
     }
 
-    /// What each line names now (`playlists.get`, MPD's `listplaylistinfo`); `locations`, when
-    /// given, are the lines' (a playlist file's entries resolved against its folder).
-    func targets(of lines: [String], locations given: [PlaylistPaths.Location]? = nil) throws(ReelError) -> [PlaylistEntry.Target] {
-        let locations = given ?? lines.map(paths.location(of:))
+    /// The entries of these lines (indexed by position in the playlist), each with what it names
+    /// now (`playlists.get`, MPD's `listplaylistinfo`), made in one pass after one lookup of the
+    /// index.
+    func entries(_ lines: ArraySlice<String>, locations: ArraySlice<PlaylistPaths.Location>) -> [PlaylistEntry] {
         let tracks = indexedTracks(locations)
-        return locations.map { location -> PlaylistEntry.Target in
-            switch location {
+        var entries: [PlaylistEntry] = []
+        entries.reserveCapacity(lines.count)
+        for position in lines.indices {
+            let target: PlaylistEntry.Target
+            switch locations[position] {
             case .music(let root, let path):
-                return tracks[root]?[path].map { .music($0) } ?? .missing
+                target = tracks[root]?[path].map { .music($0) } ?? .missing
             case .recording(let treePath):
-                guard let item = try? LibraryController.recordingOrFolder(fileTreePath: treePath, in: store),
-                    item.kind == .recording
-                else { return .missing }
-                return .recording(item)
+                if let item = try? LibraryController.recordingOrFolder(fileTreePath: treePath, in: store), item.kind == .recording {
+                    target = .recording(item)
+                } else {
+                    target = .missing
+                }
             case .url(let url):
-                return PlayerController.isStreamURL(url) ? .url(url) : .missing
+                target = PlayerController.isStreamURL(url) ? .url(url) : .missing
             case .file(let path):
-                return access(path, R_OK) == 0 ? .file(path) : .missing
+                target = access(path, R_OK) == 0 ? .file(path) : .missing
             case .invalid:
-                return .missing
+                target = .missing
             }
+            entries.append(PlaylistEntry(position: position, uri: lines[position], target: target))
         }
+        return entries
     }
 
     /// The index's files present among the music locations, by root and path.
-    private func indexedTracks(_ locations: [PlaylistPaths.Location]) -> [String: [String: MusicTrack]] {
+    private func indexedTracks(_ locations: ArraySlice<PlaylistPaths.Location>) -> [String: [String: MusicTrack]] {
         var wanted: [String: [String]] = [:]
         for case .music(let root, let path) in locations { wanted[root, default: []].append(path) }
         var found: [String: [String: MusicTrack]] = [:]

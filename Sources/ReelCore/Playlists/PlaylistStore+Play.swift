@@ -11,7 +11,7 @@ extension PlaylistStore {
         queue.async { [self] in
             let source: Source
             do throws(ReelError) {
-                source = try self.source(name)
+                source = try self.source(name, locating: true)
             } catch {
                 return reply(.failure(error))
             }

@@ -34,6 +34,10 @@ public final class PlaylistStore: @unchecked Sendable {
     let player: PlayerController
     let logger: Logger
     let queue = DispatchQueue(label: "reel.playlists")
+    /// The last playlist `load` or `get` read, kept while its file has not changed
+    /// (`PlaylistFiles.Stamp`): loading one playlist again and again reads the index only.
+    /// Only touched on `queue`.
+    var lastRead: ReadPlaylist?
     private var libraryConsumer: EventFeed<LibraryUpdate>.Consumer?
 
     init(directory: String, paths: PlaylistPaths, store: LibraryStore, player: PlayerController, logger: Logger) {
@@ -88,23 +92,16 @@ public final class PlaylistStore: @unchecked Sendable {
         _ name: String, start: Int = 0, count: Int? = nil, describe: Bool = true, reply: @escaping Reply<PlaylistListing>
     ) {
         run({ [self] () throws(ReelError) in
-            let source = try self.source(name)
+            let source = try self.source(name, locating: describe)
             let lines = source.uris
             guard start >= 0, start <= lines.count else {
                 throw ReelError(.outOfRange, "start \(start) is outside the playlist \(name) (0…\(lines.count))")
             }
             if let count, count < 0 { throw ReelError(.outOfRange, "count \(count) is negative") }
             let end = count.map { min(start + $0, lines.count) } ?? lines.count
-            let window = Array(lines[start..<end])
-            var targets: [ReelModel.PlaylistEntry.Target] = window.map { _ in .missing }
-            if describe {
-                switch source {
-                case .stored: targets = try self.targets(of: window)
-                case .folder(let resolved):
-                    targets = try self.targets(of: window, locations: resolved[start..<end].map(\.location))
-                }
-            }
-            let entries = window.indices.map { PlaylistEntry(position: start + $0, uri: window[$0], target: targets[$0]) }
+            let entries = describe
+                ? self.entries(lines[start..<end], locations: source.locations[start..<end])
+                : (start..<end).map { PlaylistEntry(position: $0, uri: lines[$0], target: .missing) }
             return PlaylistListing(
                 name: name, length: lines.count, entries: entries,
                 brokenLines: source.brokenLines)
@@ -221,6 +218,7 @@ public final class PlaylistStore: @unchecked Sendable {
         run({ [self] () throws(ReelError) in
             try PlaylistFiles.check(name: name)
             try PlaylistFiles.check(name: newName)
+            lastRead = nil
             try files.rename(name, to: newName)
             changes.publish([name, newName])
             let playlist = (try? files.read(newName)) ?? StoredPlaylist()
@@ -231,6 +229,7 @@ public final class PlaylistStore: @unchecked Sendable {
     public func delete(_ name: String, reply: @escaping Reply<Void>) {
         run({ [self] () throws(ReelError) in
             try PlaylistFiles.check(name: name)
+            lastRead = nil
             try files.remove(name)
             changes.publish([name])
         }, reply: reply)
@@ -248,6 +247,8 @@ public final class PlaylistStore: @unchecked Sendable {
     }
 
     func write(_ name: String, _ playlist: StoredPlaylist) throws(ReelError) {
+        // (A write renames a new file over the old one, which its stamp would tell; this is plainer.)
+        if lastRead?.name == name { lastRead = nil }
         try files.write(name, playlist)
         changes.publish([name])
     }
@@ -308,5 +309,36 @@ public final class PlaylistStore: @unchecked Sendable {
                 logger.error("cannot rewrite a playlist after a rename", metadata: ["playlist": "\(name)", "error": "\(error)"])
             }
         }
+    }
+}
+
+/// A playlist as `PlaylistStore.read(_:locating:)` read it: its entries' lines and, once asked
+/// for, what each names (`PlaylistPaths.location`).
+struct ReadPlaylist {
+    var name: String
+    var stamp: PlaylistFiles.Stamp
+    var playlist: StoredPlaylist
+    var entries: [String]
+    var locations: [PlaylistPaths.Location]?
+}
+
+extension PlaylistStore {
+    /// The playlist `name`, its entries and (with `locating`) what each line names; from
+    /// `lastRead` when the file has not changed since, which it then becomes. On `queue`.
+    func read(_ name: String, locating: Bool) throws(ReelError) -> ReadPlaylist {
+        let known = lastRead?.name == name ? lastRead : nil
+        let (playlist, stamp) = try files.read(name, unlessStamped: known?.stamp)
+        var read: ReadPlaylist
+        if let playlist {
+            read = ReadPlaylist(
+                name: name, stamp: stamp ?? PlaylistFiles.Stamp(stat()), playlist: playlist, entries: playlist.entries,
+                locations: nil)
+        } else {
+            read = known!
+        }
+        if locating, read.locations == nil { read.locations = read.entries.map(paths.location(of:)) }
+        // A file changed too recently to tell the next change is read again next time.
+        lastRead = stamp == nil ? nil : read
+        return read
     }
 }

@@ -21,6 +21,20 @@ extension PlayQueue {
         entriesVersion += 1
     }
 
+    /// Makes room for `count` more entries at once (a playlist of 10,000 grows each table once,
+    /// not step by step); still at least doubling, so that many small adds stay linear.
+    mutating func reserveSlots(_ count: Int) {
+        let needed = slots.count + max(0, count - freeSlots.count)
+        if needed > slots.capacity {
+            let capacity = max(needed, slots.capacity * 2)
+            slots.reserveCapacity(capacity)
+            positionOfSlot.reserveCapacity(capacity)
+            orderOfSlot.reserveCapacity(capacity)
+        }
+        if queue.count + count > queue.capacity { queue.reserveCapacity(max(queue.count + count, queue.capacity * 2)) }
+        slotOfID.reserveCapacity(slotOfID.count + count)
+    }
+
     /// Gives `new` the next id and a slot, stamped with `entriesVersion`; the caller puts the slot
     /// in the queue.
     mutating func allocate(_ new: NewQueueEntry) -> Int {

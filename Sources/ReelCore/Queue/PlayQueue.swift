@@ -194,6 +194,7 @@ public struct PlayQueue: Sendable {
             insertion = queue.count
         }
         beginEntriesChange()
+        reserveSlots(entries.count)
         let added = entries.map { allocate($0) }
         queue.insert(contentsOf: added, at: insertion)
         renumber(from: insertion)

@@ -41,7 +41,7 @@ enum MPDPlaylistCommands {
                 playlists.get(request[0], start: start, count: count) { result in
                     reply(result.map { listing in
                         var response = MPDResponse()
-                        for entry in listing.entries { song(of: entry, view: view).write(into: &response, tags: tags) }
+                        writeSongs(of: listing.entries, view: view, tags: tags, into: &response)
                         return response
                     }.mapError(ack))
                 }
@@ -166,6 +166,28 @@ enum MPDPlaylistCommands {
         case .music(let track): view.song(of: track)
         case .recording(let item): view.song(of: item)
         case .url, .file, .missing: MPDSong(uri: entry.uri)
+        }
+    }
+
+    /// `listplaylistinfo`'s songs, in order: a file of the music folders that the playlist names
+    /// many times is formatted once and its lines repeated.
+    static func writeSongs(of entries: [PlaylistEntry], view: MPDLibraryView, tags: MPDTagSet, into response: inout MPDResponse) {
+        var formatted: [Int64: (track: MusicTrack, lines: MPDResponse)] = [:]
+        // About 200 bytes a song (a path, the time, the format, four tags, the length).
+        response.reserveCapacity(entries.count * 200)
+        for entry in entries {
+            guard case .music(let track) = entry.target else {
+                song(of: entry, view: view).write(into: &response, tags: tags)
+                continue
+            }
+            if let done = formatted[track.id], done.track == track {
+                response.append(done.lines)
+                continue
+            }
+            var lines = MPDResponse()
+            view.song(of: track).write(into: &lines, tags: tags)
+            response.append(lines)
+            formatted[track.id] = (track, lines)
         }
     }
 

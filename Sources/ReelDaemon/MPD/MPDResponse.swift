@@ -14,6 +14,11 @@ struct MPDResponse {
 
     init() {}
 
+    /// Room for `bytes` of text (a reply of many songs grows once, not step by step).
+    mutating func reserveCapacity(_ bytes: Int) {
+        text.reserveCapacity(bytes)
+    }
+
     mutating func field(_ key: String, _ value: String) {
         text += key
         text += ": "
