@@ -153,7 +153,15 @@ import ReelTestSupport
             #expect(samples.count >= 8 * rate * 2, "\(path): \(samples.count / 2) frames")
             #expect(stream.current.reconnects >= 2, "\(path)")
             #expect(abs(StreamCodecTests.frequency(samples, channels: 2, rate: rate) - 440) < 15, "\(path)")
+            // Each new connection's first byte is a boundary: a new demuxer opened there.
+            let second = try #require(stream.boundaries.next(from: 1), "\(path): no boundary at a reconnect")
+            #expect(stream.boundaries.next(from: second + 1) != nil, "\(path)")
         }
+        // A finite file resumed by a Range continues its container: no boundary.
+        let (file, stream) = try StreamSeekTests.open(server.url("/drop/20000/file.mp3"))
+        _ = try StreamSourceTests.readAudible(file, frames: 2 * 44100)
+        #expect(stream.current.reconnects >= 1)
+        #expect(stream.boundaries.next(from: 0) == nil)
     }
 }
 
