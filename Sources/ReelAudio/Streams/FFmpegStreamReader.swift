@@ -186,8 +186,8 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
     static let minimumPreroll: Int64 = 4096
     /// The most bytes of a run's header (Ogg's header pages, MPEG-TS's tables before the first
     /// audio packet) kept to open a demuxer inside the run; a longer one is not kept, and the run
-    /// is entered only where it started.
-    static let maximumHeaderBytes = 256 << 10
+    /// is entered only where it started. With `keptHeaders`, at most 1 MiB.
+    static let maximumHeaderBytes = 64 << 10
 
     let stream: HTTPStream
     let mediaType: String?
@@ -232,7 +232,7 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
     private var outputFrames: Int64 = 0
     /// The headers of the runs decoded, by the offset they start at (the newest `keptHeaders`).
     private var headers: [Int64: RunHeader] = [:]
-    static let keptHeaders = 64
+    static let keptHeaders = 16
     /// The bytes read from the current run's start while its header's end is not known.
     private var capture: [UInt8]?
     /// The run being decoded: where its demuxer's bytes start in the stream, the header given to
