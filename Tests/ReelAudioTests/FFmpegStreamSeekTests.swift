@@ -144,8 +144,9 @@ import ReelTestSupport
     @Test func aReconnectingOggStreamPlaysOnAfterTheDrop() throws {
         let server = try StreamServer(fixtures: Self.fixtures)
         // Every connection ends after 30,000 bytes (about 2.5 s of Opus; 10,000, about 2.5 s of
-        // this Vorbis): each new one starts with its own header pages, which a demuxer reading on
-        // would take for the body of the page the drop cut.
+        // this Vorbis): each new one starts with its own header pages, where a new demuxer opens.
+        // (FFmpeg 5.1's Ogg demuxer also resynchronises by itself: that it plays on does not
+        // depend on the boundary; the boundaries' places are checked.)
         for path in ["/drop/30000/live/tone.opus", "/drop/10000/live/tone.ogg"] {
             let (reader, stream) = try Self.open(server.url(path))
             let rate = reader.pcmFormat.sampleRate
