@@ -9,7 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #if defined(__x86_64__)
 #include <xmmintrin.h>
@@ -60,6 +63,8 @@ static struct {
     __typeof__(avio_context_free) *io_free;
     __typeof__(av_malloc) *malloc_;
     __typeof__(av_freep) *freep;
+    __typeof__(av_strdup) *strdup_;
+    __typeof__(av_find_input_format) *find_input_format;
 } ff;
 
 /// The most FFmpeg may allocate in one block (its default is 2 GiB). A broken MP4 whose `stco`
@@ -225,6 +230,8 @@ static void load(void) {
     FIND(avformat, io_free, "avio_context_free");
     FIND(avutil, malloc_, "av_malloc");
     FIND(avutil, freep, "av_freep");
+    FIND(avutil, strdup_, "av_strdup");
+    FIND(avformat, find_input_format, "av_find_input_format");
 #undef FIND
     // Errors come back as values with a sentence; FFmpeg's own messages would go to stderr.
     ff.log_set_level(AV_LOG_QUIET);
@@ -258,7 +265,7 @@ static const int max_bad_packets = 64;
 
 struct reel_ff_decoder {
     AVFormatContext *format;
-    /// A stream's own I/O (`reel_ff_open_stream`): freed here, not by FFmpeg; NULL for a file.
+    /// Its own I/O (a stream's callback, a file's descriptor): freed here, not by FFmpeg.
     AVIOContext *io;
     reel_ff_read_callback read_callback;
     void *read_context;
@@ -291,6 +298,12 @@ struct reel_ff_decoder {
     int changed;
     /// Read from: the pages opening it touched were handed back at its first read.
     int reading;
+    /// A file's descriptor, read through its own I/O (`reel_ff_open`); -1 for a stream.
+    int file;
+    /// The byte position of the last packet sent to the decoder (-1: none known) and its order
+    /// among the packets at that position: what each packet's `pos` is replaced by (`place_key`).
+    int64_t last_position;
+    int64_t position_index;
     char codec_name[64];
     char container_name[128];
 };
@@ -328,6 +341,7 @@ void reel_ff_close(reel_ff_decoder *decoder) {
     if (decoder->codec != NULL) ff.codec_free(&decoder->codec);
     if (decoder->format != NULL) ff.close_input(&decoder->format);
     free_io(decoder);
+    if (decoder->file >= 0) close(decoder->file);
     free(decoder);
 }
 
@@ -374,6 +388,8 @@ static reel_ff_decoder *new_decoder(reel_ff_status *status, char *message, size_
         return NULL;
     }
     decoder->target = -1;
+    decoder->file = -1;
+    decoder->last_position = -1;
     return decoder;
 }
 
@@ -389,13 +405,80 @@ static void open_failed(int code, reel_ff_status *status, char *message, size_t 
 
 static reel_ff_decoder *finish_open(reel_ff_decoder *decoder, reel_ff_status *status, char *message, size_t size);
 
+/// A file's bytes for FFmpeg, through its descriptor (`reel_ff_open`).
+static int read_file(void *opaque, uint8_t *buffer, int size) {
+    reel_ff_decoder *decoder = opaque;
+    for (;;) {
+        ssize_t count = read(decoder->file, buffer, (size_t)size);
+        if (count > 0) return (int)count;
+        if (count == 0) return AVERROR_EOF;
+        if (errno != EINTR) return AVERROR(errno);
+    }
+}
+
+static int64_t seek_file(void *opaque, int64_t offset, int whence) {
+    reel_ff_decoder *decoder = opaque;
+    if (whence == AVSEEK_SIZE) {
+        struct stat status;
+        return fstat(decoder->file, &status) == 0 ? (int64_t)status.st_size : AVERROR(errno);
+    }
+    off_t at = lseek(decoder->file, (off_t)offset, whence & ~AVSEEK_FORCE);
+    return at < 0 ? AVERROR(errno) : (int64_t)at;
+}
+
+static int refuse_io_open(AVFormatContext *format, AVIOContext **io, const char *url, int flags, AVDictionary **options);
+
+/// What a demuxer may open besides the bytes it is given: nothing. FFmpeg's HLS, concat,
+/// playlist and image-sequence demuxers open the paths and URLs their input names (an .m3u8 or
+/// an ffconcat file naming /etc/passwd, or a file outside the media roots): `io_open` refuses
+/// them, and the protocol whitelist (copied into a demuxer that opens another one, as concat
+/// does) names no protocol.
+static int refuse_other_files(reel_ff_decoder *decoder, reel_ff_status *status, char *message, size_t size) {
+    decoder->format->pb = decoder->io;
+    decoder->format->flags |= AVFMT_FLAG_CUSTOM_IO;
+    decoder->format->io_open = refuse_io_open;
+    decoder->format->protocol_whitelist = ff.strdup_("none");
+    if (decoder->format->protocol_whitelist == NULL) {
+        *status = REEL_FF_IO;
+        snprintf(message, size, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+/// The size of a file's and a stream's I/O buffer (FFmpeg's own default).
+static const int io_buffer_size = 32768;
+
 reel_ff_decoder *reel_ff_open(const char *path, reel_ff_status *status, char *message, size_t size) {
     reel_ff_decoder *decoder = new_decoder(status, message, size);
     if (decoder == NULL) return NULL;
+    // The file is read through its own I/O, so that the demuxer can open nothing else.
+    decoder->file = open(path, O_RDONLY | O_CLOEXEC);
+    if (decoder->file < 0) {
+        open_failed(AVERROR(errno), status, message, size);
+        reel_ff_close(decoder);
+        return NULL;
+    }
+    unsigned char *buffer = ff.malloc_(io_buffer_size);
+    decoder->format = ff.format_alloc();
+    if (buffer != NULL) decoder->io = ff.io_alloc(buffer, io_buffer_size, 0, decoder, read_file, NULL, seek_file);
+    if (decoder->io == NULL || decoder->format == NULL) {
+        if (decoder->io == NULL) ff.freep(&buffer);
+        *status = REEL_FF_IO;
+        snprintf(message, size, "out of memory");
+        reel_ff_close(decoder);
+        return NULL;
+    }
+    if (refuse_other_files(decoder, status, message, size) < 0) {
+        reel_ff_close(decoder);
+        return NULL;
+    }
+    // The path names the file for the probe (its suffix counts), and opens nothing.
     int code = ff.open_input(&decoder->format, path, NULL, NULL);
     if (code < 0) {
         open_failed(code, status, message, size);
-        free(decoder);  // avformat_open_input freed the context
+        decoder->format = NULL;  // avformat_open_input freed the context, not the I/O
+        reel_ff_close(decoder);
         return NULL;
     }
     return finish_open(decoder, status, message, size);
@@ -411,25 +494,23 @@ static int read_packet(void *opaque, uint8_t *buffer, int size) {
     return count > size ? size : count;
 }
 
-/// A stream's demuxer may open nothing else: FFmpeg's HLS, concat and playlist demuxers open
-/// the URLs and paths their input names (`file:` too), and a stream's bytes are a server's.
+/// A demuxer may open nothing else (`refuse_other_files`): a stream's bytes are a server's, and
+/// a file's are what the media roots allow.
 static int refuse_io_open(AVFormatContext *format, AVIOContext **io, const char *url, int flags, AVDictionary **options) {
     (void)format, (void)io, (void)url, (void)flags, (void)options;
     return AVERROR(EPERM);
 }
 
-/// The size of a stream's I/O buffer (FFmpeg's own default).
-static const int stream_io_buffer = 32768;
-
-reel_ff_decoder *reel_ff_open_stream(reel_ff_read_callback read, void *context, int64_t probe_bytes,
-                                     int64_t analyze_microseconds, reel_ff_status *status, char *message, size_t size) {
+reel_ff_decoder *reel_ff_open_stream(reel_ff_read_callback read, void *context, const char *format_name,
+                                     int64_t probe_bytes, int64_t analyze_microseconds, reel_ff_status *status,
+                                     char *message, size_t size) {
     reel_ff_decoder *decoder = new_decoder(status, message, size);
     if (decoder == NULL) return NULL;
     decoder->read_callback = read;
     decoder->read_context = context;
-    unsigned char *buffer = ff.malloc_(stream_io_buffer);
+    unsigned char *buffer = ff.malloc_(io_buffer_size);
     decoder->format = ff.format_alloc();
-    if (buffer != NULL) decoder->io = ff.io_alloc(buffer, stream_io_buffer, 0, decoder, read_packet, NULL, NULL);
+    if (buffer != NULL) decoder->io = ff.io_alloc(buffer, io_buffer_size, 0, decoder, read_packet, NULL, NULL);
     if (decoder->io == NULL || decoder->format == NULL) {
         if (decoder->io == NULL) ff.freep(&buffer);
         *status = REEL_FF_IO;
@@ -440,21 +521,31 @@ reel_ff_decoder *reel_ff_open_stream(reel_ff_read_callback read, void *context, 
     // Not seekable: what was read is gone (a live stream), so the probe and the stream's
     // analysis read ahead only as far as their bounds, and never go back further than avio's buffer.
     decoder->io->seekable = 0;
-    decoder->format->pb = decoder->io;
-    decoder->format->flags |= AVFMT_FLAG_CUSTOM_IO;
-    decoder->format->io_open = refuse_io_open;
+    if (refuse_other_files(decoder, status, message, size) < 0) {
+        reel_ff_close(decoder);
+        return NULL;
+    }
+    const AVInputFormat *forced = NULL;
+    if (format_name != NULL && format_name[0] != '\0') {
+        // The first name of a demuxer's list (`mov,mp4,m4a,…`) finds it.
+        char first[64];
+        snprintf(first, sizeof first, "%.*s", (int)strcspn(format_name, ","), format_name);
+        forced = ff.find_input_format(first);
+    }
     if (probe_bytes > 0) {
         decoder->format->probesize = probe_bytes;
         decoder->format->format_probesize = probe_bytes > INT32_MAX ? INT32_MAX : (int)probe_bytes;
     }
     if (analyze_microseconds > 0) decoder->format->max_analyze_duration = analyze_microseconds;
-    int code = ff.open_input(&decoder->format, NULL, NULL, NULL);
+    int code = ff.open_input(&decoder->format, NULL, forced, NULL);
     if (code < 0) {
         open_failed(code, status, message, size);
         decoder->format = NULL;  // avformat_open_input freed the context, not the I/O
         reel_ff_close(decoder);
         return NULL;
     }
+    // A demuxer named by the caller was not probed: it is certain.
+    if (forced != NULL) decoder->format->probe_score = AVPROBE_SCORE_MAX;
     return finish_open(decoder, status, message, size);
 }
 
@@ -611,6 +702,25 @@ static int64_t frame_place(const reel_ff_decoder *decoder, const AVFrame *frame)
     return ff.rescale_q(pts - decoder->start, decoder->time_base, per_sample) - decoder->first_place;
 }
 
+/// Packets at one byte position kept apart in a key (`place_key`): more than a page or a PES holds.
+static const int64_t places_per_position = 4096;
+
+/// What a packet's `pos` becomes before it goes to the decoder, which hands it to the frame it
+/// decodes (`pkt_pos`): its byte position times `places_per_position` plus its order among the
+/// packets at that position (an Ogg page's packets share their page's; the ADTS frames an
+/// MPEG-TS PES holds have none after the first, and count as its). -1 when no position is known.
+static int64_t place_key(reel_ff_decoder *decoder, int64_t position) {
+    if (position < 0 || position == decoder->last_position) {
+        if (decoder->last_position < 0) return -1;
+        decoder->position_index++;
+    } else {
+        decoder->last_position = position;
+        decoder->position_index = 0;
+    }
+    int64_t index = decoder->position_index < places_per_position ? decoder->position_index : places_per_position - 1;
+    return decoder->last_position * places_per_position + index;
+}
+
 /// Takes the next decoded frame into `decoder->frame`: 1, 0 at the end, -1 on an error.
 static int next_frame(reel_ff_decoder *decoder, char *message, size_t size) {
     int bad = 0;
@@ -666,6 +776,7 @@ static int next_frame(reel_ff_decoder *decoder, char *message, size_t size) {
                 ff.packet_unref(decoder->packet);
                 continue;
             }
+            decoder->packet->pos = place_key(decoder, decoder->packet->pos);
             code = ff.send_packet(decoder->codec, decoder->packet);
             ff.packet_unref(decoder->packet);
             if (code < 0 && code != AVERROR(EAGAIN)) {
@@ -763,7 +874,10 @@ static void convert(const reel_ff_decoder *decoder, int offset, int count, void 
 
 #undef EACH_SAMPLE
 
-int64_t reel_ff_read(reel_ff_decoder *decoder, void *buffer, int64_t frames, char *message, size_t size) {
+/// `reel_ff_read`; with `place`, it stops at the end of the decoded frame it reads from and says
+/// where that frame came from.
+static int64_t read_frames(reel_ff_decoder *decoder, void *buffer, int64_t frames, reel_ff_place *place, char *message,
+                           size_t size) {
     if (!decoder->reading) {
         // Decoding starts: what opening it (and every file opened since the last time) touched
         // in FFmpeg's libraries goes back, and what decoding runs comes back as it runs.
@@ -798,11 +912,28 @@ int64_t reel_ff_read(reel_ff_decoder *decoder, void *buffer, int64_t frames, cha
         if (count > frames - written) count = frames - written;
         if (limit >= 0 && count > limit - decoder->position) count = limit - decoder->position;
         convert(decoder, decoder->offset, (int)count, (uint8_t *)buffer + (size_t)written * bytes_per_frame);
+        if (place != NULL) {
+            int64_t key = decoder->frame->pkt_pos;
+            place->byte = key >= 0 ? key / places_per_position : -1;
+            place->index = key >= 0 ? key % places_per_position : 0;
+            place->samples = decoder->frame->nb_samples;
+            place->offset = decoder->offset;
+        }
         decoder->offset += (int)count;
         decoder->position += count;
         written += count;
+        if (place != NULL) break;
     }
     return written;
+}
+
+int64_t reel_ff_read(reel_ff_decoder *decoder, void *buffer, int64_t frames, char *message, size_t size) {
+    return read_frames(decoder, buffer, frames, NULL, message, size);
+}
+
+int64_t reel_ff_read_frame(reel_ff_decoder *decoder, void *buffer, int64_t frames, reel_ff_place *place, char *message,
+                           size_t size) {
+    return read_frames(decoder, buffer, frames, place, message, size);
 }
 
 int reel_ff_seek(reel_ff_decoder *decoder, int64_t frame, char *message, size_t size) {

@@ -81,12 +81,14 @@ typedef int (*reel_ff_read_callback)(void *context, uint8_t *buffer, int size);
 
 /// Opens a stream that comes through `read` (called on this thread and the reader's, with
 /// `context`), not seekable: a live stream, or a file that arrives whole (an MP4 with its index
-/// first). Probing reads at most `probe_bytes` (0: FFmpeg's 1 MiB) and the stream's analysis at
-/// most that many bytes and `analyze_microseconds` of audio (0: FFmpeg's 5 s). Fails as
-/// `reel_ff_open` does; a `read` that fails is REEL_FF_IO.
-reel_ff_decoder *reel_ff_open_stream(reel_ff_read_callback read, void *context, int64_t probe_bytes,
-                                     int64_t analyze_microseconds, reel_ff_status *status, char *message,
-                                     size_t message_size);
+/// first). `format_name` (a demuxer's name, as `reel_ff_info.container` says it) opens that
+/// demuxer without probing; NULL probes. Probing reads at most `probe_bytes` (0: FFmpeg's 1 MiB)
+/// and the stream's analysis at most that many bytes and `analyze_microseconds` of audio (0:
+/// FFmpeg's 5 s). Fails as `reel_ff_open` does; a `read` that fails is REEL_FF_IO. Neither a
+/// stream's nor a file's demuxer opens anything else (an HLS or concat playlist's entries).
+reel_ff_decoder *reel_ff_open_stream(reel_ff_read_callback read, void *context, const char *format_name,
+                                     int64_t probe_bytes, int64_t analyze_microseconds, reel_ff_status *status,
+                                     char *message, size_t message_size);
 
 /// The stream's format.
 reel_ff_info reel_ff_get_info(const reel_ff_decoder *decoder);
@@ -94,6 +96,24 @@ reel_ff_info reel_ff_get_info(const reel_ff_decoder *decoder);
 /// Decodes up to `frames` frames into `buffer` (interleaved, `bits` wide); returns the frames
 /// written, 0 at the end, or -1 on an error (then `message` says why).
 int64_t reel_ff_read(reel_ff_decoder *decoder, void *buffer, int64_t frames, char *message, size_t message_size);
+
+/// Where the frames `reel_ff_read_frame` returned came from.
+typedef struct {
+    /// The byte position of the packet they were decoded from, counted in the bytes `read` gave
+    /// from the open on (an Ogg page's, an ADTS frame's, an MPEG-TS PES's first packet), -1
+    /// when the demuxer does not say.
+    int64_t byte;
+    /// The packet's order among the packets at `byte` (0 for the first).
+    int64_t index;
+    /// The frames the decoded frame holds, and the first of them returned.
+    int samples;
+    int offset;
+} reel_ff_place;
+
+/// `reel_ff_read`, but from one decoded frame only (the rest of the one it holds, or the next):
+/// `place` says where that frame came from.
+int64_t reel_ff_read_frame(reel_ff_decoder *decoder, void *buffer, int64_t frames, reel_ff_place *place, char *message,
+                           size_t message_size);
 
 /// Moves so that the next read starts at `frame` (counted from the first audible frame),
 /// sample-exactly: it seeks to a packet before it and decodes up to it. 0, or -1 (`message`).

@@ -14,20 +14,59 @@ import ReelRuntime
 
 /// A stream's FFmpeg decoder, producing 16-bit frames (32-bit for a lossless stream of more
 /// than 16 bits) at the rate and channels of the first decoded frame (HE-AAC's SBR rate and its
-/// parametric stereo, not what the ADTS header says). It cannot seek (the engine reads it
-/// through a `RewindableReader`). When no frames are decoded yet, `read` returns 0 with
-/// `isWaitingForData` instead of waiting (the engine plays a silence it does not count as the
-/// track's; the stream's state says `buffering`). At each of `boundaries` (an HLS
-/// discontinuity) the demuxer ends and a new one opens. Used by one thread at a time (the
-/// opener's, then the audio thread); its decoding thread is `reel-decode`.
+/// parametric stereo, not what the ADTS header says). When no frames are decoded yet, `read`
+/// returns 0 with `isWaitingForData` instead of waiting (the engine plays a silence it does not
+/// count as the track's; the stream's state says `buffering`). At each of `boundaries` (an HLS
+/// discontinuity, an HTTP reconnect) the demuxer ends and a new one opens.
+///
+/// It goes back to any frame read before whose bytes the stream's buffer still keeps (the
+/// engine reads it through a `RewindableReader`, which asks it for what it does not keep
+/// itself): the decoding thread opens a new demuxer at a point before it (`FFmpegStreamCheckpoints`:
+/// an ADTS frame, an Ogg page or an MPEG-TS packet after the run's header, else where the run's
+/// demuxer opened), decodes `preroll` frames to build the decoder's state again, places each
+/// decoded frame by its packet, and drops what comes before the frame asked. Sample for sample
+/// what the first decode gave for Vorbis, FLAC, and AAC without perceptual noise substitution;
+/// AAC's noise substitution draws from a generator that runs from the decoder's start, so its
+/// noise bands differ by a few units (±3 of 32,768), and Opus's decoder state converges to
+/// within ±1 in the preroll. Used by one thread at a time (the opener's, then the audio thread);
+/// its decoding thread is `reel-decode`.
 public final class FFmpegStreamReader: AudioFileReader {
     public var path: String { stream.url }
     public let format: AudioFormat
     public let pcmFormat: PCMFormat
     public let frameCount: Int64? = nil
     public var canSeek: Bool { false }
+
+    /// The frame the next `read` gives, and the frame after the last one read (a seek back
+    /// does not lower it).
+    private var position: Int64 = 0
+    private var readEnd: Int64 = 0
+
+    /// Within what was read, from a point whose bytes are kept.
+    public func canSeek(to frame: Int64) -> Bool {
+        frame >= 0 && frame <= readEnd && decoding.canReach(frame)
+    }
+
+    /// Past what the buffer keeps or ahead of what was read: `out_of_range` for a live stream;
+    /// `not_seekable` for a finite one (it is not fetched again).
+    public func seekRefusal(to frame: Int64) -> ReelError {
+        if stream.current.head?.resourceLength != nil {
+            return ReelError(.notSeekable, "\(stream.url) cannot seek so far: only what its buffer keeps can be gone back to")
+        }
+        let rate = Double(pcmFormat.sampleRate)
+        let first = decoding.firstReachable ?? readEnd
+        let back = max(Double(readEnd - min(first, readEnd)) / rate, 0)
+        return ReelError(
+            .outOfRange,
+            "\(stream.url) is live: only the last \(formatSeconds(back)) are kept, \(formatSeconds(Double(frame) / rate)) is not")
+    }
+
+    /// The decoding thread decodes again from a point before `frame`; reads return 0 with
+    /// `isWaitingForData` until its first frames come.
     public func seek(to frame: Int64) throws(ReelError) {
-        throw ReelError(.notSeekable, "\(stream.url) is a stream: it cannot seek")
+        guard canSeek(to: frame) else { throw seekRefusal(to: frame) }
+        decoding.requestSeek(to: frame)
+        position = frame
     }
 
     let stream: HTTPStream
@@ -105,6 +144,8 @@ public final class FFmpegStreamReader: AudioFileReader {
             stream.noteUnderrun(false)
         }
         framesRead += Int64(count)
+        position += Int64(count)
+        readEnd = max(readEnd, position)
         return count
     }
 
@@ -113,7 +154,7 @@ public final class FFmpegStreamReader: AudioFileReader {
 }
 
 /// The state of one stream's decoding thread: the demuxer's reads from the stream's buffer and
-/// the ring of decoded frames it writes.
+/// the ring of decoded frames it writes, and what it keeps to decode again from an earlier point.
 final class FFmpegStreamDecoding: @unchecked Sendable {
     struct Opened: Sendable {
         var codec: String
@@ -135,8 +176,18 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
     static let garbageBytes = 1 << 20
     /// Decoded frames kept ahead of the audio thread: 384 KiB, 2.2 s of 44.1 kHz 16-bit stereo.
     static let pcmBytes = 384 << 10
-    /// Frames decoded at a time.
-    static let chunkFrames = 2048
+    /// Frames decoded at a time (at most one decoded frame's: more than AAC's, Opus's, Vorbis's
+    /// and FLAC's usual frames hold).
+    static let chunkFrames = 8192
+    /// Frames decoded before a seek's target from a point inside a run, so that the decoder's
+    /// state (AAC's and Vorbis's overlapping transforms, Opus's predictions, HE-AAC's SBR) is
+    /// what a continuous decode had; `minimumPreroll` at least (Opus's 80 ms at 48 kHz).
+    static let preroll: Int64 = 16384
+    static let minimumPreroll: Int64 = 4096
+    /// The most bytes of a run's header (Ogg's header pages, MPEG-TS's tables before the first
+    /// audio packet) kept to open a demuxer inside the run; a longer one is not kept, and the run
+    /// is entered only where it started. With `keptHeaders`, at most 1 MiB.
+    static let maximumHeaderBytes = 64 << 10
 
     let stream: HTTPStream
     let mediaType: String?
@@ -146,12 +197,30 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
     let opened = Locked<Result<Opened, ReelError>?>(nil)
     let ready = DispatchSemaphore(value: 0)
 
+    /// Shared with the reader's thread: the checkpoints, a seek asked for and not begun, and
+    /// whether the thread still decodes.
+    private struct Shared {
+        var checkpoints = FFmpegStreamCheckpoints()
+        var seekTarget: Int64?
+        var running = true
+    }
+    private let shared = Locked(Shared())
+
+    /// A run's header: the bytes from where its demuxer opened up to its first audio packet, and
+    /// the demuxer's name.
+    private struct RunHeader {
+        var start: Int64
+        var bytes: [UInt8]?
+        var container: String
+    }
+
     // The decoding thread's own.
     private let openDeadline: UInt64
     private var opening = true
-    /// Bytes of the stream read; bytes read in the current window of `garbageBytes`, and the
-    /// frames decoded in it (a stream is noise when a window holds less than a second of audio:
-    /// a decoder finds a frame it takes in random bytes now and then).
+    /// Bytes of the stream read (the stream's offset of the next byte read); bytes read in the
+    /// current window of `garbageBytes`, and the frames decoded in it (a stream is noise when a
+    /// window holds less than a second of audio: a decoder finds a frame it takes in random
+    /// bytes now and then).
     private var consumed: Int64 = 0
     private var sinceAudio = 0
     private var framesInWindow = 0
@@ -159,6 +228,21 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
     private var leastFramesInWindow = 1
     /// Why the last read failed or ended the stream (nil: the end, or no failure yet).
     private var readFailure: ReelError?
+    /// The output frame of the next frame written to `pcm`.
+    private var outputFrames: Int64 = 0
+    /// The headers of the runs decoded, by the offset they start at (the newest `keptHeaders`).
+    private var headers: [Int64: RunHeader] = [:]
+    static let keptHeaders = 16
+    /// The bytes read from the current run's start while its header's end is not known.
+    private var capture: [UInt8]?
+    /// The run being decoded: where its demuxer's bytes start in the stream, the header given to
+    /// it first (a seek's run), and its header's index.
+    private var runStart: Int64 = 0
+    private var prefix: [UInt8] = []
+    private var prefixSent = 0
+    private var runHeader: Int64 = 0
+    /// The thread saw a seek asked for while reading: the demuxer ends, and the seek begins.
+    private var abandoning = false
 
     init(stream: HTTPStream, mediaType: String?, boundaries: StreamBoundaries?, openDeadline: UInt64) {
         self.stream = stream
@@ -173,24 +257,92 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
         pcm.stop()
     }
 
+    // MARK: Seeking (the reader's thread)
+
+    /// Whether a seek can reach output frame `frame` from a point whose bytes are kept.
+    func canReach(_ frame: Int64) -> Bool {
+        let kept = stream.buffer.kept.lowerBound
+        return shared.withLock { shared in
+            shared.running
+                && shared.checkpoints.point(
+                    toReach: frame, keptFrom: kept, preroll: Self.preroll, minimumPreroll: Self.minimumPreroll) != nil
+        }
+    }
+
+    /// The first output frame a seek can reach now, nil when none.
+    var firstReachable: Int64? {
+        let kept = stream.buffer.kept.lowerBound
+        return shared.withLock { $0.checkpoints.firstReachable(keptFrom: kept, minimumPreroll: Self.minimumPreroll) }
+    }
+
+    /// Asks the thread to decode again from a point before `frame`: the frames decoded ahead
+    /// are dropped at once, and the thread's current demuxer ends.
+    func requestSeek(to frame: Int64) {
+        shared.withLock { $0.seekTarget = frame }
+        // After the request: a write of the old frames that comes after this fails, and the
+        // thread then finds the request.
+        pcm.reset(at: 0)
+    }
+
+    private var seekPending: Bool { shared.withLock { $0.seekTarget != nil } }
+
     // MARK: The decoding thread
 
     func run() {
+        defer { shared.withLock { $0.running = false } }
         var first: Opened?
         var chunk: UnsafeMutableRawPointer?
         defer { chunk?.deallocate() }
+        /// A seek's target not reached yet: frames before it are dropped.
+        var target: Int64?
+        /// In a seek's run: frames are dropped until one is placed by its checkpoint.
+        var placing = false
+        var forcedFormat: String?
         while !pcm.isStopped {
-            boundaries?.pass(upTo: consumed)
+            abandoning = false
+            var seeking = false
+            if let seek = shared.withLock({ shared -> Int64? in defer { shared.seekTarget = nil }; return shared.seekTarget }) {
+                if let format = beginSeek(to: seek) {
+                    seeking = true
+                    target = seek
+                    placing = true
+                    forcedFormat = format
+                } else {
+                    // Not reachable any more (the buffer dropped its bytes meanwhile): on from here.
+                    target = nil
+                    placing = false
+                }
+            }
+            let kept = stream.buffer.kept.lowerBound
+            boundaries?.forget(before: kept)
             opening = first == nil
             let openedAt = consumed
+            if !seeking {
+                prefix = []
+                prefixSent = 0
+            }
+            if prefix.isEmpty {
+                // A run that starts here: its header is captured as it is read.
+                runStart = consumed
+                runHeader = consumed
+                if headers[consumed] != nil {
+                    capture = nil
+                } else {
+                    if headers.count >= Self.keptHeaders, let oldest = headers.keys.min() { headers[oldest] = nil }
+                    headers[consumed] = RunHeader(start: consumed, bytes: nil, container: "")
+                    capture = []
+                }
+            }
             var status = REEL_FF_OK
             var message = [CChar](repeating: 0, count: 512)
             let context = Unmanaged.passUnretained(self).toOpaque()
             let decoder = reel_ff_open_stream(
                 { context, buffer, size in
                     Unmanaged<FFmpegStreamDecoding>.fromOpaque(context!).takeUnretainedValue().readBytes(buffer!, size: Int(size))
-                }, context, Self.probeBytes, Self.analyzeMicroseconds, &status, &message, message.count)
+                }, context, forcedFormat, Self.probeBytes, Self.analyzeMicroseconds, &status, &message, message.count)
+            forcedFormat = nil
             guard let decoder else {
+                if seekPending || abandoning { continue }
                 if first != nil && consumed == openedAt && readFailure == nil {
                     // A boundary at the stream's end (its last segments could not be fetched):
                     // nothing follows it, the stream is over.
@@ -202,6 +354,8 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
             }
             defer { reel_ff_close(decoder) }
             let info = reel_ff_get_info(decoder)
+            let container = String(cString: info.container)
+            if headers[runHeader]?.container.isEmpty == true { headers[runHeader]?.container = container }
             let opened = Opened(
                 codec: FFmpegReader.registryName(ffmpegCodec: String(cString: info.codec)), sampleRate: Int(info.sample_rate),
                 channels: Int(info.channels), bits: Int(info.bits), bitrate: Int(info.bit_rate))
@@ -223,22 +377,77 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
             framesInWindow = 0
             leastFramesInWindow = max(opened.sampleRate, 1)
             let bytesPerFrame = opened.channels * opened.bits / 8
+            let resumable = FFmpegStreamCheckpoints.resumableContainers.contains(container)
             var decodeMessage = [CChar](repeating: 0, count: 256)
+            var runFirstFrame = true
             while true {
-                let count = reel_ff_read(decoder, chunk!, Int64(Self.chunkFrames), &decodeMessage, decodeMessage.count)
-                if count > 0 {
-                    framesInWindow += Int(count)
-                    if !pcm.write(chunk!, count: Int(count) * bytesPerFrame) { return }
-                    continue
-                }
+                if seekPending { break }
+                let generation = pcm.generation
+                var place = reel_ff_place()
+                let count = Int(reel_ff_read_frame(decoder, chunk!, Int64(Self.chunkFrames), &place, &decodeMessage, decodeMessage.count))
                 if count < 0 {
+                    if seekPending || abandoning { break }
                     pcm.finish(error: readFailure ?? ReelError(.corruptFile, "cannot decode \(stream.url): \(text(decodeMessage))"))
                     return
                 }
-                break
+                if count == 0 { break }
+                framesInWindow += count
+                var frame = outputFrames
+                var usable = count
+                if place.offset == 0 {
+                    // A decoded frame's start: where it goes, from its checkpoint when it has one.
+                    let offset = streamOffset(demuxerByte: place.byte)
+                    if capture != nil, offset >= 0 { endHeader(at: offset) }
+                    let known = offset >= 0 ? shared.withLock { $0.checkpoints.place(offset: offset, index: place.index) } : nil
+                    if let known {
+                        placing = false
+                        if Int(place.samples) < known.samples {
+                            // Trimmed at its start here (a stream's first packet): its end is the same.
+                            frame = known.frame + Int64(known.samples - Int(place.samples))
+                        } else {
+                            frame = known.frame
+                            // Trimmed at its end before (the end of an Ogg link), not here.
+                            usable = min(count, known.samples)
+                        }
+                    } else if placing {
+                        continue
+                    } else if offset >= 0 {
+                        let header = runHeader
+                        let headerKnown = headers[header]?.bytes != nil
+                        shared.withLock { shared in
+                            shared.checkpoints.add(FFmpegStreamCheckpoints.Place(offset: offset, index: place.index, frame: frame, samples: Int(place.samples)))
+                            if runFirstFrame && prefixSent == 0 && runStart <= offset {
+                                shared.checkpoints.add(FFmpegStreamCheckpoints.Point(offset: runStart, frame: frame, header: header, runStart: true))
+                            } else if resumable && headerKnown && place.index == 0 {
+                                shared.checkpoints.add(FFmpegStreamCheckpoints.Point(offset: offset, frame: frame, header: header, runStart: false))
+                            }
+                            shared.checkpoints.dropBefore(offset: stream.buffer.kept.lowerBound)
+                        }
+                    }
+                    runFirstFrame = false
+                } else if placing {
+                    continue
+                }
+                var skip = 0
+                if let wanted = target {
+                    if frame + Int64(usable) <= wanted {
+                        outputFrames = frame + Int64(usable)
+                        continue
+                    }
+                    skip = Int(max(wanted - frame, 0))
+                    target = nil
+                }
+                if usable > skip {
+                    guard pcm.write(chunk! + skip * bytesPerFrame, count: (usable - skip) * bytesPerFrame, generation: generation) else {
+                        if pcm.isStopped { return }
+                        break  // a seek reset the ring
+                    }
+                }
+                outputFrames = frame + Int64(usable)
             }
-            // The demuxer ended: at a boundary a new one opens; else the stream is over.
+            // The demuxer ended: at a seek or a boundary a new one opens; else the stream is over.
             if pcm.isStopped { return }
+            if seekPending || abandoning { continue }
             guard readFailure == nil, let boundary = boundaries?.next(from: consumed), boundary == consumed else {
                 pcm.finish(error: readFailure)
                 return
@@ -246,6 +455,43 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
         }
     }
 
+    /// Moves the stream's read position to the point to decode from for `frame` and sets the
+    /// run's header to be given first; the demuxer's name to open, nil when no point is kept.
+    private func beginSeek(to frame: Int64) -> String? {
+        let kept = stream.buffer.kept.lowerBound
+        guard let point = shared.withLock({
+            $0.checkpoints.point(toReach: frame, keptFrom: kept, preroll: Self.preroll, minimumPreroll: Self.minimumPreroll)
+        }), let header = headers[point.header], header.start <= point.offset,
+            point.runStart || point.offset == header.start || header.bytes != nil,
+            stream.buffer.seekRead(to: point.offset)
+        else { return nil }
+        consumed = point.offset
+        runStart = point.offset
+        runHeader = point.header
+        capture = nil
+        prefix = point.runStart || point.offset == header.start ? [] : header.bytes ?? []
+        prefixSent = 0
+        readFailure = nil
+        return header.container.isEmpty ? nil : header.container
+    }
+
+    /// The stream's offset of byte `byte` of what the demuxer read (its header first, in a
+    /// seek's run); -1 for -1.
+    private func streamOffset(demuxerByte byte: Int64) -> Int64 {
+        guard byte >= 0 else { return -1 }
+        let prefixCount = Int64(prefix.count)
+        if prefixCount > 0 && byte < prefixCount { return runHeader + byte }
+        return runStart + byte - prefixCount
+    }
+
+    /// The current run's first decoded frame came from byte `offset`: its header is what came
+    /// before it.
+    private func endHeader(at offset: Int64) {
+        guard let bytes = capture else { return }
+        capture = nil
+        let length = Int(offset - runHeader)
+        if length >= 0 && length <= bytes.count { headers[runHeader]?.bytes = Array(bytes.prefix(length)) }
+    }
     /// A C string written into `characters`.
     private func text(_ characters: [CChar]) -> String {
         String(decoding: characters.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -281,8 +527,16 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
     /// FFmpeg's read: up to `size` bytes of the stream, up to the next boundary, waiting for
     /// them (only here, on the decoding thread). 0 at the end (or a boundary), -1 on a failure.
     private func readBytes(_ buffer: UnsafeMutablePointer<UInt8>, size: Int) -> Int32 {
+        if prefixSent < prefix.count {
+            // A seek's run: its header first.
+            let count = min(size, prefix.count - prefixSent)
+            prefix.withUnsafeBytes { UnsafeMutableRawPointer(buffer).copyMemory(from: $0.baseAddress! + prefixSent, byteCount: count) }
+            prefixSent += count
+            return Int32(count)
+        }
         var limit = size
-        if let boundary = boundaries?.next(from: consumed) {
+        // The run's own start may be a boundary (boundaries are kept for seeks back): the next one.
+        if let boundary = boundaries?.next(from: max(consumed, runStart + 1)) {
             limit = min(limit, Int(boundary - consumed))
             if limit <= 0 { return 0 }
         }
@@ -290,6 +544,14 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
             switch stream.buffer.read(into: buffer, count: limit) {
             case .bytes(let count):
                 consumed += Int64(count)
+                if capture != nil {
+                    // The run's header is in what it reads first, up to its first audio packet.
+                    if capture!.count + count <= Self.maximumHeaderBytes {
+                        capture! += UnsafeBufferPointer(start: buffer, count: count)
+                    } else {
+                        capture = nil
+                    }
+                }
                 if !opening {
                     sinceAudio += count
                     if sinceAudio > Self.garbageBytes && framesInWindow >= leastFramesInWindow {
@@ -304,6 +566,11 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
                 return Int32(count)
             case .empty:
                 if pcm.isStopped { return 0 }
+                if seekPending {
+                    // A seek: this demuxer ends here.
+                    abandoning = true
+                    return 0
+                }
                 if opening && monotonicNanoseconds() >= openDeadline {
                     readFailure = ReelError(.unreachable, "\(stream.url) sent no audio in time")
                     return -1

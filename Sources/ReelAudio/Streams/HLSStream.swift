@@ -23,7 +23,7 @@ import Glibc
 final class HLSStream: @unchecked Sendable {
     let url: String
     let stream: HTTPStream
-    let boundaries = StreamBoundaries()
+    var boundaries: StreamBoundaries { stream.boundaries }
     private let configuration: StreamConfiguration
 
     /// The most bytes of one segment or init section (a segment of audio is 0.1–2 MB).

@@ -82,6 +82,10 @@ public final class HTTPStream: @unchecked Sendable {
     public let url: String
     let configuration: StreamConfiguration
     let buffer: StreamBuffer
+    /// Where the bytes start over: a live stream's reconnect (the new connection's body is a new
+    /// container: an Ogg stream's headers, an MP4's), or an HLS discontinuity. A demuxer that
+    /// reads across one would take the new container's first bytes for the old one's.
+    let boundaries = StreamBoundaries()
     /// Read by any thread; written by the network thread (and `noteBitrate`, `noteUnderrun`
     /// by the decoder's).
     private let status = Locked(HTTPStreamStatus())
@@ -391,6 +395,7 @@ public final class HTTPStream: @unchecked Sendable {
         let seek = seeking
         seeking = false
         var opening = false
+        var reconnected = false
         update { status in
             if status.head == nil {
                 status.head = first
@@ -401,8 +406,12 @@ public final class HTTPStream: @unchecked Sendable {
             } else if !seek {
                 status.reconnects += 1
                 status.state = .playing
+                reconnected = true
             }
         }
+        // A live stream's new connection starts a new container; a resumed one (a Range from
+        // where it stopped) continues the old.
+        if reconnected && (rangeAsked ?? 0) == 0 { boundaries.add(at: buffer.written) }
         if opening {
             // A live stream keeps being received while paused: a full buffer drops its oldest
             // bytes. A finite one waits (what it drops can be fetched again).

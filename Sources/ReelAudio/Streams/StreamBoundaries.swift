@@ -28,8 +28,9 @@ final class StreamBoundaries: @unchecked Sendable {
         offsets.withLock { $0.first { $0 >= offset } }
     }
 
-    /// A demuxer opens at byte `offset`: the boundaries up to it are passed.
-    func pass(upTo offset: Int64) {
-        offsets.withLock { $0.removeAll { $0 <= offset } }
+    /// Forgets the boundaries before byte `offset`, the oldest byte the stream's buffer keeps
+    /// (a seek back decodes again from bytes kept, across the boundaries among them).
+    func forget(before offset: Int64) {
+        offsets.withLock { $0.removeAll { $0 < offset } }
     }
 }

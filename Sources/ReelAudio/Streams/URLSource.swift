@@ -112,7 +112,8 @@ public enum URLSource {
         case .mpg123:
             return try Mpg123StreamReader(stream: stream, waitingMilliseconds: patience)
         case .ffmpeg:
-            return try FFmpegStreamReader(stream: stream, mediaType: head.mediaType, waitingMilliseconds: patience)
+            return try FFmpegStreamReader(
+                stream: stream, mediaType: head.mediaType, boundaries: stream.boundaries, waitingMilliseconds: patience)
         }
     }
 
