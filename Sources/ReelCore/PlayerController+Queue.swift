@@ -539,7 +539,7 @@ extension PlayerController {
     /// The entries of a playlist file of the `/Music` branch: what each of its entries adds;
     /// one that names nothing playable is skipped and logged (as `playlists.load` skips it).
     /// None playable is `not_found`.
-    private func playlistEntries(_ item: Item, checked: inout Set<String>) throws(ReelError) -> [NewQueueEntry] {
+    private func playlistEntries(_ item: Item, checked: inout CheckedMusic) throws(ReelError) -> [NewQueueEntry] {
         guard let additions = try playlistFileAdditions.withLock({ $0 })?(item) else {
             throw ReelError(.notFound, "cannot read the playlist \(item.path)")
         }
