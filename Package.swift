@@ -41,7 +41,7 @@ let package = Package(
         // FFmpeg's decoders (<libavformat/…> from Debian's libavformat-dev and libavcodec-dev),
         // loaded with dlopen by the first file that needs them rather than linked: a daemon that
         // never plays such a file maps none of FFmpeg.
-        .target(name: "CFFmpeg", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("m")]),
+        .target(name: "CFFmpeg", dependencies: ["CDynamicLibrary"], linkerSettings: [.linkedLibrary("m")]),
         // libebur128 (<ebur128.h> from Debian's libebur128-dev), loaded with dlopen by the first
         // take measured rather than linked: a daemon that never records does not map it.
         .target(name: "CEBUR128", dependencies: ["CDynamicLibrary"]),

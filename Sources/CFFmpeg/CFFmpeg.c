@@ -1,8 +1,9 @@
-// FFmpeg through dlopen: see include/CFFmpeg.h.
+// FFmpeg through dlopen (CDynamicLibrary): see include/CFFmpeg.h.
 
 #include "CFFmpeg.h"
 
-#include <dlfcn.h>
+#include "CDynamicLibrary.h"
+
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -80,15 +81,16 @@ static char load_error_text[512];
 static int loaded;
 
 static void *open_library(const char *name) {
-    // RTLD_LOCAL: nothing else in the process binds to their symbols; never unloaded.
-    void *library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (library == NULL) {
-        const char *detail = dlerror();
-        snprintf(load_error_text, sizeof load_error_text, "cannot load %s: %s", name,
-                 detail != NULL ? detail : "unknown error");
-        load_error = load_error_text;
-    }
+    void *library = reel_library_open(name, load_error_text, sizeof load_error_text);
+    if (library == NULL) load_error = load_error_text;
     return library;
+}
+
+/// Finds `symbols` in `library`; false (with `load_error` set) when one is missing.
+static int find_functions(void *library, const reel_library_symbol *symbols, size_t count) {
+    if (reel_library_find(library, "FFmpeg", symbols, count, load_error_text, sizeof load_error_text) == 0) return 1;
+    load_error = load_error_text;
+    return 0;
 }
 
 /// The whole of a /proc file (no size to stat), NUL-terminated; NULL if it cannot be read.
@@ -188,51 +190,51 @@ static void load(void) {
     }
     free(before);
     if (avformat == NULL) return;
-#define FIND(library, field, name)                                                                 \
-    do {                                                                                           \
-        *(void **)&ff.field = dlsym(library, name);                                                \
-        if (ff.field == NULL) {                                                                    \
-            snprintf(load_error_text, sizeof load_error_text, "FFmpeg has no %s", name);           \
-            load_error = load_error_text;                                                          \
-            return;                                                                                \
-        }                                                                                          \
-    } while (0)
-    FIND(avutil, frame_alloc, "av_frame_alloc");
-    FIND(avutil, frame_free, "av_frame_free");
-    FIND(avutil, frame_unref, "av_frame_unref");
-    FIND(avutil, strerror_, "av_strerror");
-    FIND(avutil, log_set_level, "av_log_set_level");
-    FIND(avutil, rescale_q, "av_rescale_q");
-    FIND(avutil, bytes_per_sample, "av_get_bytes_per_sample");
-    FIND(avutil, is_planar, "av_sample_fmt_is_planar");
-    FIND(avutil, max_alloc, "av_max_alloc");
-    FIND(avcodec, find_decoder_by_name, "avcodec_find_decoder_by_name");
-    FIND(avcodec, codec_alloc, "avcodec_alloc_context3");
-    FIND(avcodec, parameters_to_context, "avcodec_parameters_to_context");
-    FIND(avcodec, codec_open, "avcodec_open2");
-    FIND(avcodec, send_packet, "avcodec_send_packet");
-    FIND(avcodec, receive_frame, "avcodec_receive_frame");
-    FIND(avcodec, flush_buffers, "avcodec_flush_buffers");
-    FIND(avcodec, codec_free, "avcodec_free_context");
-    FIND(avcodec, codec_name, "avcodec_get_name");
-    FIND(avcodec, descriptor_get, "avcodec_descriptor_get");
-    FIND(avcodec, packet_alloc, "av_packet_alloc");
-    FIND(avcodec, packet_free, "av_packet_free");
-    FIND(avcodec, packet_unref, "av_packet_unref");
-    FIND(avformat, open_input, "avformat_open_input");
-    FIND(avformat, find_stream_info, "avformat_find_stream_info");
-    FIND(avformat, find_best_stream, "av_find_best_stream");
-    FIND(avformat, read_frame, "av_read_frame");
-    FIND(avformat, seek_frame, "av_seek_frame");
-    FIND(avformat, close_input, "avformat_close_input");
-    FIND(avformat, format_alloc, "avformat_alloc_context");
-    FIND(avformat, io_alloc, "avio_alloc_context");
-    FIND(avformat, io_free, "avio_context_free");
-    FIND(avutil, malloc_, "av_malloc");
-    FIND(avutil, freep, "av_freep");
-    FIND(avutil, strdup_, "av_strdup");
-    FIND(avformat, find_input_format, "av_find_input_format");
-#undef FIND
+    const reel_library_symbol avutil_functions[] = {
+        REEL_SYMBOL(ff.frame_alloc, "av_frame_alloc"),
+        REEL_SYMBOL(ff.frame_free, "av_frame_free"),
+        REEL_SYMBOL(ff.frame_unref, "av_frame_unref"),
+        REEL_SYMBOL(ff.strerror_, "av_strerror"),
+        REEL_SYMBOL(ff.log_set_level, "av_log_set_level"),
+        REEL_SYMBOL(ff.rescale_q, "av_rescale_q"),
+        REEL_SYMBOL(ff.bytes_per_sample, "av_get_bytes_per_sample"),
+        REEL_SYMBOL(ff.is_planar, "av_sample_fmt_is_planar"),
+        REEL_SYMBOL(ff.max_alloc, "av_max_alloc"),
+        REEL_SYMBOL(ff.malloc_, "av_malloc"),
+        REEL_SYMBOL(ff.freep, "av_freep"),
+        REEL_SYMBOL(ff.strdup_, "av_strdup"),
+    };
+    const reel_library_symbol avcodec_functions[] = {
+        REEL_SYMBOL(ff.find_decoder_by_name, "avcodec_find_decoder_by_name"),
+        REEL_SYMBOL(ff.codec_alloc, "avcodec_alloc_context3"),
+        REEL_SYMBOL(ff.parameters_to_context, "avcodec_parameters_to_context"),
+        REEL_SYMBOL(ff.codec_open, "avcodec_open2"),
+        REEL_SYMBOL(ff.send_packet, "avcodec_send_packet"),
+        REEL_SYMBOL(ff.receive_frame, "avcodec_receive_frame"),
+        REEL_SYMBOL(ff.flush_buffers, "avcodec_flush_buffers"),
+        REEL_SYMBOL(ff.codec_free, "avcodec_free_context"),
+        REEL_SYMBOL(ff.codec_name, "avcodec_get_name"),
+        REEL_SYMBOL(ff.descriptor_get, "avcodec_descriptor_get"),
+        REEL_SYMBOL(ff.packet_alloc, "av_packet_alloc"),
+        REEL_SYMBOL(ff.packet_free, "av_packet_free"),
+        REEL_SYMBOL(ff.packet_unref, "av_packet_unref"),
+    };
+    const reel_library_symbol avformat_functions[] = {
+        REEL_SYMBOL(ff.open_input, "avformat_open_input"),
+        REEL_SYMBOL(ff.find_stream_info, "avformat_find_stream_info"),
+        REEL_SYMBOL(ff.find_best_stream, "av_find_best_stream"),
+        REEL_SYMBOL(ff.read_frame, "av_read_frame"),
+        REEL_SYMBOL(ff.seek_frame, "av_seek_frame"),
+        REEL_SYMBOL(ff.close_input, "avformat_close_input"),
+        REEL_SYMBOL(ff.format_alloc, "avformat_alloc_context"),
+        REEL_SYMBOL(ff.io_alloc, "avio_alloc_context"),
+        REEL_SYMBOL(ff.io_free, "avio_context_free"),
+        REEL_SYMBOL(ff.find_input_format, "av_find_input_format"),
+    };
+    if (!find_functions(avutil, avutil_functions, sizeof avutil_functions / sizeof *avutil_functions) ||
+        !find_functions(avcodec, avcodec_functions, sizeof avcodec_functions / sizeof *avcodec_functions) ||
+        !find_functions(avformat, avformat_functions, sizeof avformat_functions / sizeof *avformat_functions))
+        return;
     // Errors come back as values with a sentence; FFmpeg's own messages would go to stderr.
     ff.log_set_level(AV_LOG_QUIET);
     ff.max_alloc(max_allocation);
