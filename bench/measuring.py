@@ -109,3 +109,122 @@ def load_average():
     """The 1, 5 and 15 minute load averages, as `uptime` prints them."""
     with open("/proc/loadavg") as f:
         return " ".join(f.read().split()[:3])
+
+
+def stop_process(process, timeout=20):
+    """SIGTERM, then SIGKILL after `timeout` seconds; waits for the end."""
+    import subprocess
+    if process is not None and process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def wait_for(predicate, seconds, what, fail, interval=0.01):
+    """`predicate()`'s first true value within `seconds`; else `fail("timed out waiting for …")`."""
+    import time
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    fail(f"timed out waiting for {what}")
+
+
+class MPDClient:
+    """One MPD-protocol connection over a Unix socket, one request at a time. A reply is read
+    whole (to its `OK` or `ACK` line) and then split into lines once, so that the client's own
+    cost stays linear in the reply's size and small beside the server's (splitting the buffer
+    line by line, copying the rest each time, cost more than the servers for a 10,000-song
+    `listplaylistinfo`). `fail(message)` is called on an `ACK` where a command must succeed
+    (`ok`, `timed`); without it a RuntimeError is raised."""
+
+    def __init__(self, path, timeout=300, fail=None):
+        import socket
+        self.fail = fail
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(timeout)
+        self.sock.connect(path)
+        greeting = self._reply(lambda data: data.endswith(b"\n"))
+        if not greeting.startswith(b"OK MPD"):
+            raise RuntimeError(f"not an MPD greeting: {greeting[:80]!r}")
+
+    def _reply(self, complete):
+        """The bytes received until `complete(all so far)` holds (checked at each line's end;
+        it looks at the last line only)."""
+        data = bytearray()
+        while True:
+            chunk = self.sock.recv(1 << 20)
+            if not chunk:
+                raise RuntimeError("the connection closed")
+            data += chunk
+            if chunk.endswith(b"\n") and complete(data):
+                return bytes(data)
+
+    @staticmethod
+    def _ended(data):
+        """Whether `data` ends with a reply's last line (`OK`, or `ACK …`: a field line is
+        `Key: value`, so neither can be one)."""
+        last = data.rfind(b"\n", 0, len(data) - 1) + 1
+        return data[last:] == b"OK\n" or data.startswith(b"ACK ", last)
+
+    def _failed(self, message):
+        if self.fail:
+            self.fail(message)
+        raise RuntimeError(message)
+
+    def command(self, line):
+        """(lines of the reply, None) or (lines so far, the ACK line)."""
+        self.sock.sendall(line.encode() + b"\n")
+        lines = self._reply(self._ended).split(b"\n")[:-1]
+        if lines[-1] == b"OK":
+            return lines[:-1], None
+        return lines[:-1], lines[-1].decode(errors="replace")
+
+    def ok(self, line):
+        """The reply's lines; an ACK fails."""
+        lines, ack = self.command(line)
+        if ack:
+            self._failed(f"{line}: {ack}")
+        return lines
+
+    def timed(self, line):
+        """(ms from the request to the reply's last byte, its lines); an ACK fails."""
+        import time
+        started = time.perf_counter_ns()
+        self.sock.sendall(line.encode() + b"\n")
+        data = self._reply(self._ended)
+        ms = (time.perf_counter_ns() - started) / 1e6
+        lines = data.split(b"\n")[:-1]
+        if lines[-1] != b"OK":
+            self._failed(f"{line}: {lines[-1].decode(errors='replace')}")
+        return ms, lines[:-1]
+
+    def close(self):
+        self.sock.close()
+
+
+def write_mpd_config(directory, music, playlists, socket_path, db=None):
+    """An mpd.conf in `directory` for a peer MPD on `socket_path`: the music and playlist
+    directories given, a null audio output, no zeroconf, no automatic update. Its path."""
+    import os
+    conf = os.path.join(directory, "mpd.conf")
+    with open(conf, "w") as f:
+        f.write("\n".join([
+            f'music_directory "{music}"', f'db_file "{db or os.path.join(directory, "db")}"',
+            f'state_file "{directory}/state"', f'playlist_directory "{playlists}"', f'log_file "{directory}/log"',
+            f'bind_to_address "{socket_path}"', 'zeroconf_enabled "no"', 'auto_update "no"', 'log_level "warning"',
+            'audio_output {\n  type "null"\n  name "null"\n}', ""]))
+    return conf
+
+
+def start_mpd(conf, directory):
+    """Debian's mpd in the foreground on `conf`, its output appended to `directory`/stderr."""
+    import os
+    import subprocess
+    return subprocess.Popen(["mpd", "--no-daemon", conf], stdin=subprocess.DEVNULL,
+                            stdout=open(os.path.join(directory, "stderr"), "ab"), stderr=subprocess.STDOUT)

@@ -56,7 +56,8 @@ import time
 BENCH = os.path.dirname(os.path.abspath(__file__))
 sys.path = [p for p in sys.path if os.path.abspath(p or ".") != BENCH] + [BENCH]
 from compare import process_cpu_ns  # noqa: E402
-from measuring import load_average, options as parse_options, percentile  # noqa: E402
+from measuring import (  # noqa: E402
+    MPDClient, load_average, options as parse_options, percentile, start_mpd, stop_process, wait_for as wait, write_mpd_config)
 
 FORMATS = [("flac", 0.40), ("mp3", 0.35), ("ogg", 0.15), ("opus", 0.10)]
 DURATIONS = [2.0, 2.7, 3.4, 4.1, 4.8]
@@ -317,60 +318,11 @@ def memory(pid):
 
 
 def wait_for(predicate, timeout, what):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.002)
-    fail(f"timed out waiting for {what}")
+    return wait(predicate, timeout, what, fail, interval=0.002)
 
 
 def stop(process):
-    if process is not None and process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
-class MPDClient:
-    """One MPD-protocol connection over a Unix socket, one request at a time."""
-
-    def __init__(self, path, timeout=120):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(timeout)
-        self.sock.connect(path)
-        self.buffer = b""
-        greeting = self._line()
-        if not greeting.startswith(b"OK MPD"):
-            raise RuntimeError(f"not an MPD greeting: {greeting!r}")
-
-    def _line(self):
-        while b"\n" not in self.buffer:
-            chunk = self.sock.recv(1 << 20)
-            if not chunk:
-                raise RuntimeError("the connection closed")
-            self.buffer += chunk
-        line, self.buffer = self.buffer.split(b"\n", 1)
-        return line
-
-    def command(self, line):
-        """(lines of the reply, None) or (lines so far, the ACK line)."""
-        self.sock.sendall(line.encode() + b"\n")
-        lines = []
-        while True:
-            reply = self._line()
-            if reply == b"OK":
-                return lines, None
-            if reply.startswith(b"ACK "):
-                return lines, reply.decode(errors="replace")
-            lines.append(reply)
-
-    def close(self):
-        self.sock.close()
+    stop_process(process, timeout=30)
 
 
 def quote(text):
@@ -386,19 +338,13 @@ class MPD:
         self.socket = os.path.join(self.dir, "mpd.sock")
         self.db = os.path.join(self.dir, "db")
         self.conf = os.path.join(self.dir, "mpd.conf")
-        with open(self.conf, "w") as f:
-            f.write("\n".join([
-                f'music_directory "{music}"', f'db_file "{self.db}"', f'state_file "{self.dir}/state"',
-                f'playlist_directory "{self.dir}"', f'log_file "{self.dir}/log"', f'bind_to_address "{self.socket}"',
-                'zeroconf_enabled "no"', 'auto_update "no"', 'log_level "warning"',
-                'audio_output {\n  type "null"\n  name "null"\n}', ""]))
+        self.conf = write_mpd_config(self.dir, music, self.dir, self.socket, db=self.db)
         self.process = None
 
     def start(self):
         """Starts MPD; returns the monotonic time it was started at, once it answers."""
         started = time.monotonic()
-        self.process = subprocess.Popen(["mpd", "--no-daemon", self.conf], stdin=subprocess.DEVNULL,
-                                        stdout=open(os.path.join(self.dir, "stderr"), "ab"), stderr=subprocess.STDOUT)
+        self.process = start_mpd(self.conf, self.dir)
         self.pid = self.process.pid
         self.client = wait_for(self._connect, 120, "MPD to answer")
         return started

@@ -10,13 +10,12 @@ MPD's. Every process started here is stopped by its PID on the way out.
 import argparse
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
 import time
 
-from measuring import load_average
+from measuring import MPDClient, load_average, start_mpd, stop_process, wait_for, write_mpd_config
 
 
 def log(text):
@@ -26,76 +25,6 @@ def log(text):
 def fail(message):
     log(message)
     sys.exit(1)
-
-
-class MPDClient:
-    """One MPD-protocol connection over a Unix socket, one request at a time. A reply is read
-    whole (to its `OK` or `ACK` line) and then split into lines once, so that the client's own
-    cost stays linear in the reply's size and small beside the server's (splitting the buffer
-    line by line, copying the rest each time, cost more than the servers for a 10,000-song
-    `listplaylistinfo`)."""
-
-    def __init__(self, path, timeout=300):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(timeout)
-        self.sock.connect(path)
-        greeting = self._reply(lambda data: data.endswith(b"\n"))
-        if not greeting.startswith(b"OK MPD"):
-            raise RuntimeError("not an MPD greeting")
-
-    def _reply(self, complete):
-        """The bytes received until `complete(all so far)` holds (checked at each line's end;
-        it looks at the last line only)."""
-        data = bytearray()
-        while True:
-            chunk = self.sock.recv(1 << 20)
-            if not chunk:
-                raise RuntimeError("the connection closed")
-            data += chunk
-            if chunk.endswith(b"\n") and complete(data):
-                return bytes(data)
-
-    @staticmethod
-    def _ended(data):
-        """Whether `data` ends with a reply's last line (`OK`, or `ACK …`: a field line is
-        `Key: value`, so neither can be one)."""
-        last = data.rfind(b"\n", 0, len(data) - 1) + 1
-        return data[last:] == b"OK\n" or data.startswith(b"ACK ", last)
-
-    def command(self, line):
-        """(lines of the reply, None) or (lines so far, the ACK line)."""
-        self.sock.sendall(line.encode() + b"\n")
-        lines = self._reply(self._ended).split(b"\n")[:-1]
-        if lines[-1] == b"OK":
-            return lines[:-1], None
-        return lines[:-1], lines[-1].decode(errors="replace")
-
-    def ok(self, line):
-        lines, ack = self.command(line)
-        if ack:
-            fail(f"{line}: {ack}")
-        return lines
-
-    def timed(self, line):
-        """(ms from the request to the reply's last byte, its lines)."""
-        started = time.perf_counter_ns()
-        self.sock.sendall(line.encode() + b"\n")
-        data = self._reply(self._ended)
-        ms = (time.perf_counter_ns() - started) / 1e6
-        lines = data.split(b"\n")[:-1]
-        if lines[-1] != b"OK":
-            fail(f"{line}: {lines[-1].decode(errors='replace')}")
-        return ms, lines[:-1]
-
-
-def wait_for(predicate, seconds, what):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    fail(f"timed out waiting for {what}")
 
 
 class Server:
@@ -111,7 +40,7 @@ class Server:
         if self.process.poll() is not None:
             fail(f"{self.name} exited: see {self.dir}")
         try:
-            return MPDClient(self.socket)
+            return MPDClient(self.socket, fail=fail)
         except OSError:
             return None
 
@@ -121,29 +50,16 @@ class Server:
         return int(stats["songs"]) if "updating_db" not in status else -1
 
     def stop(self):
-        if self.process and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process)
 
 
 class MPD(Server):
     name = "MPD"
 
     def start(self, music):
-        conf = os.path.join(self.dir, "mpd.conf")
-        with open(conf, "w") as f:
-            f.write("\n".join([
-                f'music_directory "{music}"', f'db_file "{self.dir}/db"', f'state_file "{self.dir}/state"',
-                f'playlist_directory "{self.playlists}"', f'log_file "{self.dir}/log"',
-                f'bind_to_address "{self.socket}"', 'zeroconf_enabled "no"', 'auto_update "no"',
-                'log_level "warning"', 'audio_output {\n  type "null"\n  name "null"\n}', ""]))
-        self.process = subprocess.Popen(["mpd", "--no-daemon", conf], stdin=subprocess.DEVNULL,
-                                        stdout=open(os.path.join(self.dir, "stderr"), "ab"), stderr=subprocess.STDOUT)
-        self.client = wait_for(self.connect, 60, "MPD to answer")
+        conf = write_mpd_config(self.dir, music, self.playlists, self.socket)
+        self.process = start_mpd(conf, self.dir)
+        self.client = wait_for(self.connect, 60, "MPD to answer", fail, interval=0.05)
         self.client.ok("update")
 
 
@@ -162,7 +78,7 @@ class Reel(Server):
              "--data-dir", os.path.join(self.dir, "data"), "--device", "null", "--mpd-listen", self.socket,
              "--http-listen", "none", "--log-level", "warning"],
             stdin=subprocess.DEVNULL, stdout=open(os.path.join(self.dir, "log"), "ab"), stderr=subprocess.STDOUT)
-        self.client = wait_for(self.connect, 60, "reeld to answer")
+        self.client = wait_for(self.connect, 60, "reeld to answer", fail, interval=0.05)
 
 
 def main():
@@ -193,7 +109,7 @@ def main():
         servers[0].start(music)
         servers[1].start(music, args.reeld)
         for server in servers:
-            wait_for(lambda: server.songs() == args.files, 300, f"{server.name} to index the {args.files} files")
+            wait_for(lambda: server.songs() == args.files, 300, f"{server.name} to index the {args.files} files", fail, interval=0.05)
             with open(os.path.join(server.playlists, "big.m3u"), "wb") as f:
                 f.write(playlist)
         results = {}
