@@ -95,6 +95,30 @@ def test_long_names_fit_a_phone(page, reel, media):
     assert page.console_errors() == []
 
 
+def test_the_bar_holds_when_a_push_is_a_little_behind_the_clock(page, reel):
+    """A push whose position is a few hundred ms behind what the bar drew (the device ran late
+    on a loaded machine) holds the bar until the audio catches up; a larger step back (a seek
+    from another client) is drawn. The states are handed to the page's push handler directly,
+    so the test does not depend on the machine's speed."""
+    page.open("#queue")
+    state = reel.status()
+    state.update(state="playing", entry="held-entry", position=10.0, duration=60.0, timestamp=1000.0)
+    # These timestamps are a clock of their own: the page learns its offset from them afresh.
+    page.js("player.offset = null; onPlayer(arguments[0]);", state)
+    time.sleep(0.4)
+    before = page.progress_fraction()
+    assert before > 10.2 / 60, before
+    # 0.4 s later by the daemon's clock, but only 0.3 s more audio was heard.
+    state.update(position=10.3, timestamp=1000.4)
+    page.js("onPlayer(arguments[0]);", state)
+    held = page.progress_fraction()
+    assert held >= before, (before, held)
+    state.update(position=5.0, timestamp=1000.5)
+    page.js("onPlayer(arguments[0]);", state)
+    assert page.progress_fraction() < 5.5 / 60
+    page.js("onPlayer(arguments[0]);", dict(state, state="stopped"))
+
+
 @needs_pacing()
 def test_progress_bar_moves_between_pushes(page, reel):
     page.open("#library:/Meetings")

@@ -205,6 +205,7 @@ const player = {
   drag: null,      // the position shown while the bar is dragged, or null
   raf: 0,
   lastElapsed: '',
+  shown: null, // the entry, position and state the bar last drew (drawProgress)
 };
 
 function onPlayer(p) {
@@ -292,9 +293,19 @@ function animate() {
   if (player.state && player.state.state === 'playing') player.raf = requestAnimationFrame(animate);
 }
 
+// While the same entry plays on, the bar never steps back by less than this (s): a push that
+// says the audio is a few ms behind the clock (a late device on a loaded machine) holds the bar
+// until the audio catches up, instead of moving it back and forth. A seek, a pause or a larger
+// correction is drawn as it is; the bar is never more than this ahead of what was heard.
+const HOLD_BACK = 0.2;
+
 function drawProgress() {
   const p = player.state;
-  const pos = player.drag != null ? player.drag : position();
+  let pos = player.drag != null ? player.drag : position();
+  const shown = player.shown;
+  if (player.drag == null && p && p.state === 'playing' && shown && shown.entry === p.entry &&
+      shown.playing && pos < shown.pos && shown.pos - pos < HOLD_BACK) pos = shown.pos;
+  player.shown = p ? { entry: p.entry, pos, playing: p.state === 'playing' && player.drag == null } : null;
   const fraction = p && p.duration ? clamp(pos / p.duration, 0, 1) : 0;
   $('progress-fill').style.transform = `scaleX(${fraction})`;
   $('progress-thumb').style.left = fraction * 100 + '%';
