@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -93,100 +92,19 @@ static int find_functions(void *library, const reel_library_symbol *symbols, siz
     return 0;
 }
 
-/// The whole of a /proc file (no size to stat), NUL-terminated; NULL if it cannot be read.
-static char *read_proc_file(const char *path) {
-    FILE *file = fopen(path, "re");
-    if (file == NULL) return NULL;
-    size_t size = 0, capacity = 1 << 16;
-    char *text = malloc(capacity);
-    while (text != NULL) {
-        size += fread(text + size, 1, capacity - size - 1, file);
-        if (size < capacity - 1) break;
-        char *larger = realloc(text, capacity * 2);
-        if (larger == NULL) {
-            free(text);
-            text = NULL;
-            break;
-        }
-        text = larger;
-        capacity *= 2;
-    }
-    fclose(file);
-    if (text != NULL) text[size] = '\0';
-    return text;
-}
-
-/// Whether `path` is the file of one of the mappings in `maps` (/proc/self/maps's text).
-static int mapped_in(const char *maps, const char *path) {
-    size_t length = strlen(path);
-    for (const char *at = strstr(maps, path); at != NULL; at = strstr(at + 1, path)) {
-        if (at > maps && at[-1] == ' ' && at[length] == '\n') return 1;
-    }
-    return 0;
-}
-
-/// The read-only private mappings of the files that loading FFmpeg brought in and that hold
-/// no page of their own (smaps's `Anonymous: 0`: nothing was written to them, so every page is
-/// the file's): libavcodec's dependencies, every codec library Debian's FFmpeg is built with
-/// (some 125), and FFmpeg's own text. Written once while loading, read afterwards.
-static struct {
-    void *start;
-    size_t length;
-} file_only[4096];
-static int file_only_count;
-
-/// Finds `file_only` among the mappings of the files not mapped in `before` (/proc/self/maps's
-/// text before loading).
-static void find_file_only_mappings(const char *before) {
-    FILE *smaps = fopen("/proc/self/smaps", "re");
-    if (smaps == NULL) return;
-    char line[4096];
-    unsigned long start = 0, end = 0;
-    int candidate = 0;
-    while (fgets(line, sizeof line, smaps) != NULL) {
-        unsigned long first, last;
-        char permissions[8];
-        int offset = 0;
-        if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &first, &last, permissions, &offset) == 3 && offset > 0) {
-            // A mapping's first line: its range, permissions, offset, device, inode, path.
-            char *path = line + offset;
-            path[strcspn(path, "\n")] = '\0';
-            start = first;
-            end = last;
-            candidate = path[0] == '/' && permissions[1] != 'w' && permissions[3] == 'p' &&
-                        strstr(path, " (deleted)") == NULL && !mapped_in(before, path);
-        } else if (candidate && strncmp(line, "Anonymous:", 10) == 0) {
-            int count = file_only_count;
-            if (strtol(line + 10, NULL, 10) == 0 && count < (int)(sizeof file_only / sizeof file_only[0])) {
-                file_only[count].start = (void *)start;
-                file_only[count].length = end - start;
-                file_only_count = count + 1;
-            }
-            candidate = 0;
-        }
-    }
-    fclose(smaps);
-}
-
-/// Hands `file_only`'s resident pages back (MADV_DONTNEED): a page that is used again comes back
-/// from the page cache at its first touch, the same bytes. The dynamic loader reads and
-/// relocates each of the libraries FFmpeg brings in, and opening a file runs every demuxer's
-/// probe and the stream's set-up: ~20 MB and ~7 MB of their pages become resident (the kernel
-/// maps 64 KB around each page touched), of which decoding then runs 1–2 MB. Called after
-/// loading and at a decoder's first read (~0.3 ms for ~400 mappings); the relocated data
-/// (written, so the process's own) is not touched.
-static void release_file_only_pages(void) {
-    for (int i = 0; i < file_only_count; i++) madvise(file_only[i].start, file_only[i].length, MADV_DONTNEED);
-}
+/// The pages of the files loading FFmpeg brought in (its libraries and every codec library
+/// Debian's FFmpeg is built with, some 125) that hold none of the process's own: handed back
+/// after loading and at each decoder's first read (`reel_file_pages_release`).
+static reel_file_pages ffmpeg_pages;
 
 static void load(void) {
-    char *before = read_proc_file("/proc/self/maps");
+    char *before = reel_file_pages_maps();
     void *avutil = open_library(REEL_FF_AVUTIL);
     void *avcodec = avutil != NULL ? open_library(REEL_FF_AVCODEC) : NULL;
     void *avformat = avcodec != NULL ? open_library(REEL_FF_AVFORMAT) : NULL;
     if (avformat != NULL && before != NULL) {
-        find_file_only_mappings(before);
-        release_file_only_pages();
+        reel_file_pages_find(&ffmpeg_pages, before);
+        reel_file_pages_release(&ffmpeg_pages);
     }
     free(before);
     if (avformat == NULL) return;
@@ -884,7 +802,7 @@ static int64_t read_frames(reel_ff_decoder *decoder, void *buffer, int64_t frame
         // Decoding starts: what opening it (and every file opened since the last time) touched
         // in FFmpeg's libraries goes back, and what decoding runs comes back as it runs.
         decoder->reading = 1;
-        release_file_only_pages();
+        reel_file_pages_release(&ffmpeg_pages);
     }
     int64_t written = 0;
     size_t bytes_per_frame = (size_t)decoder->info.channels * (size_t)(decoder->info.bits / 8);
