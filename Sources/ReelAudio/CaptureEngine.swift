@@ -68,8 +68,9 @@ public enum CaptureEnding: Sendable, Equatable {
     case failed(ReelError)
 }
 
-/// Records sessions of takes. The capture thread reads a period at a time (non-blocking, at
-/// most a period's wait) into a ring of `ringSeconds`; the writer thread wakes four times a
+/// Records sessions of takes. The capture thread reads what the device holds (non-blocking;
+/// one read per period, then a wait of at most two) into a ring of `ringSeconds`, and meters
+/// it in integers; the writer thread wakes four times a
 /// second, cuts what the ring holds into takes (`TakeCutter`: one take, segments, or level
 /// triggered), encodes it and syncs the open take's file every `syncInterval` seconds (half a
 /// second by default: with the writer's drain and the encoder's own lag, a power cut then loses
@@ -383,7 +384,9 @@ private final class CaptureLoop: @unchecked Sendable {
         let format = configuration.format
         let periodFrames = configuration.periodFrames
         let periodMilliseconds = max(1, periodFrames * 1000 / max(format.sampleRate, 1))
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: periodFrames * format.bytesPerFrame, alignment: 16)
+        // A read takes all the device holds (a period, or more after a late wake-up).
+        let readFrames = Self.readFrames(configuration)
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: readFrames * format.bytesPerFrame, alignment: 16)
         defer {
             buffer.deallocate()
             device.drop()
@@ -396,7 +399,7 @@ private final class CaptureLoop: @unchecked Sendable {
         var dropped = 0
         var ringFullLogged = false
         while !stopRequested.current {
-            var wanted = periodFrames
+            var wanted = readFrames
             if let maxFrames {
                 let left = maxFrames - captured
                 if left <= 0 { break }
@@ -443,7 +446,20 @@ private final class CaptureLoop: @unchecked Sendable {
                 snapshot.overruns = counters.xruns + dropped
                 if let levels { snapshot.levels = levels }
             }
+            // Less than asked for: the device is empty, and a read now would only find that
+            // out (-EAGAIN). Wait for the next period instead: one read per wake-up.
+            if read < wanted {
+                _ = device.wait(timeoutMilliseconds: 2 * periodMilliseconds)
+            }
         }
+    }
+
+    /// Frames one read asks for: the device's whole buffer, so a thread that woke late empties
+    /// it in one read; at least a period, at most eight (the taps of what plays and of a
+    /// station hold seconds).
+    static func readFrames(_ configuration: PCMConfiguration) -> Int {
+        let period = max(configuration.periodFrames, 1)
+        return max(period, min(configuration.bufferFrames, 8 * period))
     }
 }
 
