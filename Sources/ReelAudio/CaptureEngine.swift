@@ -151,7 +151,7 @@ public final class CaptureEngine: @unchecked Sendable {
     }
 
     /// One take into `request.path` (a session with the plan `single`). `onEnd` is called from
-    /// the writer thread when the take ends by itself; `onProgress` after every sync.
+    /// the writer thread when the take ends by itself; `onProgress` after a sync, at most once a second.
     public func start(
         _ request: CaptureRequest, onProgress: @escaping @Sendable (CaptureSnapshot) -> Void,
         onEnd: @escaping @Sendable (CaptureEnding) -> Void
@@ -531,6 +531,9 @@ private final class WriteLoop: @unchecked Sendable {
         commands.withLock { $0.append(command) }
     }
 
+    /// The shortest time between two `CaptureTakes.progress` calls.
+    static let progressNanoseconds: UInt64 = 1_000_000_000
+
     /// An empty chunk, to feed the cutter nothing but the position.
     private var catchUpBuffer: UnsafeMutableRawPointer?
 
@@ -545,6 +548,10 @@ private final class WriteLoop: @unchecked Sendable {
         }
         let syncNanoseconds = UInt64(syncInterval * 1e9)
         var lastSync = monotonicNanoseconds()
+        // Progress (the row's growth, the free space) wants no more than once a second: each is
+        // a hop to the recorder's queue.
+        let progressNanoseconds = max(syncNanoseconds, Self.progressNanoseconds)
+        var lastProgress = lastSync
         var position: Int64 = 0
         while true {
             applyCommands(position: position)
@@ -555,6 +562,9 @@ private final class WriteLoop: @unchecked Sendable {
                 }
                 history?.append(buffer, frames: frames, at: position)
                 position += Int64(frames)
+                // The ring is empty for now: what was encoded goes to the kernel before the
+                // writer sleeps (the encoder buffers it; a crash of reeld then loses no more).
+                if frames < chunkFrames, let session { flush(session) }
             } else if ring.isDrained {
                 break
             }
@@ -564,7 +574,10 @@ private final class WriteLoop: @unchecked Sendable {
                 if let session {
                     do throws(ReelError) {
                         try session.writer?.sync()
-                        session.takes.progress(published.current)
+                        if now - lastProgress >= progressNanoseconds {
+                            lastProgress = now
+                            session.takes.progress(published.current)
+                        }
                     } catch {
                         fail(session, error)  // the disk refused what was written (EIO)
                     }
@@ -702,6 +715,14 @@ private final class WriteLoop: @unchecked Sendable {
                 // The disk did not take the file: the session fails with that (`recorder.stop` says so).
                 if let closing { throw closing }
             }
+        }
+    }
+
+    private func flush(_ session: WriteSession) {
+        do throws(ReelError) {
+            try session.writer?.flush()
+        } catch {
+            fail(session, error)
         }
     }
 

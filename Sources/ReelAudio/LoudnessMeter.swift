@@ -175,6 +175,7 @@ public final class LoudnessMeasuringWriter: RecordingWriter {
         meter.add(buffer, frames: frames)
     }
 
+    public func flush() throws(ReelError) { try writer.flush() }
     public func sync() throws(ReelError) { try writer.sync() }
     public func close() throws(ReelError) { try writer.close() }
 }
