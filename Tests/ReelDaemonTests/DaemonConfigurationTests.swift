@@ -246,18 +246,17 @@ import ReelCore
         }
     }
 
-    @Test func captureTimingIsAtLeastAQuarterOfASecond() {
+    @Test func captureTimingIsAtLeastAnEighthOfASecond() {
         var settings = DaemonConfiguration.defaults(environment: environment, uid: 1000)
-        #expect(settings.captureTiming.periodMicroseconds == 250_000)
-        #expect(settings.captureTiming.bufferMicroseconds == 1_000_000)
-        settings.periodMilliseconds = 300
-        settings.bufferMilliseconds = 900
-        #expect(settings.captureTiming.periodMicroseconds == 300_000)
-        #expect(settings.captureTiming.bufferMicroseconds == 1_200_000)
+        #expect(settings.captureTiming.periodMicroseconds == 125_000)
+        #expect(settings.captureTiming.bufferMicroseconds == 500_000)
+        settings.periodMilliseconds = 200
+        settings.bufferMilliseconds = 400
+        #expect(settings.captureTiming.periodMicroseconds == 200_000)
+        #expect(settings.captureTiming.bufferMicroseconds == 800_000)
         settings.periodMilliseconds = 50
         settings.bufferMilliseconds = 250
-        #expect(settings.captureTiming.periodMicroseconds == 250_000)
-        #expect(settings.captureTiming.bufferMicroseconds == 1_000_000)
+        #expect(settings.captureTiming.periodMicroseconds == 125_000)
     }
 
     @Test func theDefaultRecordingNameIsTheLocalTime() {
