@@ -45,12 +45,11 @@ public final class SndFileWriter: RecordingWriter {
     /// fsync reports a write-back error (EIO) once, to this descriptor; libsndfile's own
     /// `sf_write_sync` would swallow it.
     private var descriptor: Int32 = -1
-    /// What libsndfile writes goes through this buffer: one system call per `flush` instead of
-    /// one per encoded frame.
+    /// What libsndfile writes of FLAC, Vorbis and Opus goes through this buffer: one system call
+    /// per `flush` instead of one per encoded frame. WAV is written straight to the descriptor:
+    /// its header is rewritten after every write, so that a take cut short by a full disk keeps
+    /// a header for the samples that reached it (`RecordingRepair` relies on it).
     private var output: WriteBehindFile?
-    /// A live WAV's header is brought up to date at each flush (not after every write, which
-    /// would hand the buffer to the kernel each time to write the header in front of it).
-    private var updatesHeaderAtFlush = false
     /// `fsync`, or a failing one in tests.
     private let syncDescriptor: @Sendable (Int32) -> Int32
 
@@ -76,7 +75,7 @@ public final class SndFileWriter: RecordingWriter {
     }
 
     /// - Parameter live: the file is being recorded and must stay readable if the process dies:
-    ///   a WAV header is brought up to date at every flush, Opus pages are closed every 250 ms.
+    ///   a WAV header is kept up to date after every write, Opus pages are closed every 250 ms.
     ///   (libsndfile's Vorbis writer ignores the page latency: live Vorbis goes to `VorbisWriter`.)
     /// - Parameter fsync: syncs a descriptor (`Glibc.fsync`; a failing one in tests).
     public init(
@@ -92,9 +91,11 @@ public final class SndFileWriter: RecordingWriter {
             let code = errno
             throw ReelError(code == ENOSPC || code == EDQUOT ? .diskFull : .ioError, "cannot create \(path): \(String(cString: strerror(code)))")
         }
-        let output = WriteBehindFile(descriptor: descriptor)
+        let output = codec == "wav" ? nil : WriteBehindFile(descriptor: descriptor)
         var io = WriteBehindFile.virtualIO
-        guard let file = sf_open_virtual(&io, Int32(SFM_WRITE), &info, output.userData) else {
+        let opened = output.map { sf_open_virtual(&io, Int32(SFM_WRITE), &info, $0.userData) }
+            ?? sf_open_fd(descriptor, Int32(SFM_WRITE), &info, Int32(SF_FALSE))
+        guard let file = opened else {
             let detail = String(cString: sf_strerror(nil))
             Glibc.close(descriptor)
             unlink(path)
@@ -112,7 +113,7 @@ public final class SndFileWriter: RecordingWriter {
         if live {
             switch codec {
             case "wav":
-                updatesHeaderAtFlush = true
+                sf_command(file, Int32(SFC_SET_UPDATE_HEADER_AUTO), nil, Int32(SF_TRUE))
             case "ogg", "vorbis", "opus":
                 var milliseconds: Double = 250
                 sf_command(file, Int32(SFC_SET_OGG_PAGE_LATENCY_MS), &milliseconds, Int32(MemoryLayout<Double>.size))
@@ -174,13 +175,14 @@ public final class SndFileWriter: RecordingWriter {
         }
         if let code = output?.failure, code != 0 { throw writeFailure(code) }
         if written != frames {
+            let code = errno
+            if code == ENOSPC || code == EDQUOT { throw writeFailure(code) }
             throw ReelError(.ioError, "cannot write \(path): \(String(cString: sf_strerror(file)))")
         }
     }
 
     public func flush() throws(ReelError) {
-        guard let output, let file else { return }
-        if updatesHeaderAtFlush { sf_command(file, Int32(SFC_UPDATE_HEADER_NOW), nil, 0) }
+        guard let output, file != nil else { return }
         guard output.flush() else { throw writeFailure(output.failure) }
     }
 
