@@ -69,8 +69,9 @@ public enum CaptureEnding: Sendable, Equatable {
     case failed(ReelError)
 }
 
-/// Records sessions of takes. The capture thread reads a period at a time (non-blocking, at
-/// most a period's wait) into a ring of `ringSeconds`; the writer thread wakes four times a
+/// Records sessions of takes. The capture thread reads what the device holds (non-blocking;
+/// one read per period, then a wait of at most two) into a ring of `ringSeconds`, and meters
+/// it in integers; the writer thread wakes four times a
 /// second, cuts what the ring holds into takes (`TakeCutter`: one take, segments, or level
 /// triggered), encodes it and syncs the open take's file every `syncInterval` seconds (half a
 /// second by default: with the writer's drain and the encoder's own lag, a power cut then loses
@@ -151,7 +152,7 @@ public final class CaptureEngine: @unchecked Sendable {
     }
 
     /// One take into `request.path` (a session with the plan `single`). `onEnd` is called from
-    /// the writer thread when the take ends by itself; `onProgress` after every sync.
+    /// the writer thread when the take ends by itself; `onProgress` after a sync, at most once a second.
     public func start(
         _ request: CaptureRequest, onProgress: @escaping @Sendable (CaptureSnapshot) -> Void,
         onEnd: @escaping @Sendable (CaptureEnding) -> Void
@@ -384,7 +385,9 @@ private final class CaptureLoop: @unchecked Sendable {
         let format = configuration.format
         let periodFrames = configuration.periodFrames
         let periodMilliseconds = max(1, periodFrames * 1000 / max(format.sampleRate, 1))
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: periodFrames * format.bytesPerFrame, alignment: 16)
+        // A read takes all the device holds (a period, or more after a late wake-up).
+        let readFrames = Self.readFrames(configuration)
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: readFrames * format.bytesPerFrame, alignment: 16)
         defer {
             buffer.deallocate()
             device.drop()
@@ -397,7 +400,7 @@ private final class CaptureLoop: @unchecked Sendable {
         var dropped = 0
         var ringFullLogged = false
         while !stopRequested.current {
-            var wanted = periodFrames
+            var wanted = readFrames
             if let maxFrames {
                 let left = maxFrames - captured
                 if left <= 0 { break }
@@ -444,7 +447,20 @@ private final class CaptureLoop: @unchecked Sendable {
                 snapshot.overruns = counters.xruns + dropped
                 if let levels { snapshot.levels = levels }
             }
+            // Less than asked for: the device is empty, and a read now would only find that
+            // out (-EAGAIN). Wait for the next period instead: one read per wake-up.
+            if read < wanted {
+                _ = device.wait(timeoutMilliseconds: 2 * periodMilliseconds)
+            }
         }
+    }
+
+    /// Frames one read asks for: the device's whole buffer, so a thread that woke late empties
+    /// it in one read; at least a period, at most eight (the taps of what plays and of a
+    /// station hold seconds).
+    static func readFrames(_ configuration: PCMConfiguration) -> Int {
+        let period = max(configuration.periodFrames, 1)
+        return max(period, min(configuration.bufferFrames, 8 * period))
     }
 }
 
@@ -516,6 +532,9 @@ private final class WriteLoop: @unchecked Sendable {
         commands.withLock { $0.append(command) }
     }
 
+    /// The shortest time between two `CaptureTakes.progress` calls.
+    static let progressNanoseconds: UInt64 = 1_000_000_000
+
     /// An empty chunk, to feed the cutter nothing but the position.
     private var catchUpBuffer: UnsafeMutableRawPointer?
 
@@ -530,6 +549,10 @@ private final class WriteLoop: @unchecked Sendable {
         }
         let syncNanoseconds = UInt64(syncInterval * 1e9)
         var lastSync = monotonicNanoseconds()
+        // Progress (the row's growth, the free space) wants no more than once a second: each is
+        // a hop to the recorder's queue.
+        let progressNanoseconds = max(syncNanoseconds, Self.progressNanoseconds)
+        var lastProgress = lastSync
         var position: Int64 = 0
         while true {
             applyCommands(position: position)
@@ -540,6 +563,9 @@ private final class WriteLoop: @unchecked Sendable {
                 }
                 history?.append(buffer, frames: frames, at: position)
                 position += Int64(frames)
+                // The ring is empty for now: what was encoded goes to the kernel before the
+                // writer sleeps (the encoder buffers it; a crash of reeld then loses no more).
+                if frames < chunkFrames, let session { flush(session) }
             } else if ring.isDrained {
                 break
             }
@@ -549,7 +575,10 @@ private final class WriteLoop: @unchecked Sendable {
                 if let session {
                     do throws(ReelError) {
                         try session.writer?.sync()
-                        session.takes.progress(published.current)
+                        if now - lastProgress >= progressNanoseconds {
+                            lastProgress = now
+                            session.takes.progress(published.current)
+                        }
                     } catch {
                         fail(session, error)  // the disk refused what was written (EIO)
                     }
@@ -687,6 +716,14 @@ private final class WriteLoop: @unchecked Sendable {
                 // The disk did not take the file: the session fails with that (`recorder.stop` says so).
                 if let closing { throw closing }
             }
+        }
+    }
+
+    private func flush(_ session: WriteSession) {
+        do throws(ReelError) {
+            try session.writer?.flush()
+        } catch {
+            fail(session, error)
         }
     }
 

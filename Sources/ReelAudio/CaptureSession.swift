@@ -44,7 +44,7 @@ public protocol CaptureTakes: AnyObject, Sendable {
     /// The take's file is closed with `frames` frames. `keep` false: discard it (shorter than the
     /// trigger's minimum, or cancelled). `failure`: a write failed and the file may need repair.
     func closedTake(_ take: CaptureTake, frames: Int64, keep: Bool, failure: ReelError?)
-    /// After every sync (about once a second).
+    /// After a sync, at most once a second.
     func progress(_ snapshot: CaptureSnapshot)
     /// The session ended by itself (its length limit, a full disk, a failed device), after its
     /// last take was closed.

@@ -19,13 +19,14 @@ public struct AudioLevels: Sendable, Equatable {
 }
 
 /// Accumulates 16-bit samples and yields levels once per window of `windowFrames` frames
-/// (over all channels). Pure: no I/O, no clock.
+/// (over all channels). Integer arithmetic only per sample (the peak and the sum of squares are
+/// exact); the decibels are worked out once per window. Pure: no I/O, no clock.
 public struct LevelMeter: Sendable {
     public let windowFrames: Int
     public let channels: Int
     private var framesInWindow = 0
     private var peakSample: Int32 = 0
-    private var sumOfSquares: Double = 0
+    private var sumOfSquares: Int64 = 0
 
     public init(windowFrames: Int, channels: Int) {
         precondition(windowFrames > 0 && channels > 0)
@@ -43,21 +44,21 @@ public struct LevelMeter: Sendable {
             let run = min(frames - frame, windowFrames - framesInWindow)
             let end = index + run * channels
             var peak = peakSample
-            var sum = 0.0
+            var sum: Int64 = 0
+            // A square fits an Int32 (at most 2^30), a window's sum an Int64.
             while index < end {
                 let sample = Int32(samples[index])
-                let magnitude = sample < 0 ? -sample : sample
-                if magnitude > peak { peak = magnitude }
-                let value = Double(sample)
-                sum += value * value
+                let magnitude = sample < 0 ? 0 &- sample : sample
+                peak = max(peak, magnitude)
+                sum &+= Int64(sample &* sample)
                 index += 1
             }
             peakSample = peak
-            sumOfSquares += sum
+            sumOfSquares &+= sum
             framesInWindow += run
             frame += run
             if framesInWindow == windowFrames {
-                completed = Self.levels(peak: peakSample, sumOfSquares: sumOfSquares, samples: windowFrames * channels)
+                completed = Self.levels(peak: peakSample, sumOfSquares: Double(sumOfSquares), samples: windowFrames * channels)
                 framesInWindow = 0
                 peakSample = 0
                 sumOfSquares = 0

@@ -10,14 +10,23 @@ import Glibc
 
 /// Where the recorder's frames go. Called from the recorder's writer thread only.
 public protocol RecordingWriter: AnyObject {
-    /// Appends interleaved frames; throws `disk_full` or `io_error`.
+    /// Appends interleaved frames; throws `disk_full` or `io_error`. A writer may hold the bytes
+    /// until `flush`, `sync` or `close`.
     func write(_ buffer: UnsafeRawPointer, frames: Int) throws(ReelError)
+    /// Hands what was written to the kernel (it then survives the process, not yet a power cut);
+    /// throws as `write`. The capture writer calls it before it sleeps.
+    func flush() throws(ReelError)
     /// Pushes what was written to the disk (survives a power cut); throws `io_error` naming the
     /// file when the disk says it did not take it (EIO: it may be failing).
     func sync() throws(ReelError)
     /// Finishes the file (final headers), syncs it and closes it; throws as `sync` (the file is
     /// closed all the same).
     func close() throws(ReelError)
+}
+
+extension RecordingWriter {
+    /// For writers that hold nothing back.
+    public func flush() throws(ReelError) {}
 }
 
 /// A failed fsync of `path` (the error of `errno`), as writers throw it.
@@ -32,10 +41,15 @@ public final class SndFileWriter: RecordingWriter {
     public let path: String
     public let pcmFormat: PCMFormat
     private var file: OpaquePointer?
-    /// The file's descriptor, ours (libsndfile writes through it and does not close it): its
+    /// The file's descriptor, ours (libsndfile writes through `output`, its virtual I/O): its
     /// fsync reports a write-back error (EIO) once, to this descriptor; libsndfile's own
     /// `sf_write_sync` would swallow it.
     private var descriptor: Int32 = -1
+    /// What libsndfile writes of FLAC, Vorbis and Opus goes through this buffer: one system call
+    /// per `flush` instead of one per encoded frame. WAV is written straight to the descriptor:
+    /// its header is rewritten after every write, so that a take cut short by a full disk keeps
+    /// a header for the samples that reached it (`RecordingRepair` relies on it).
+    private var output: WriteBehindFile?
     /// `fsync`, or a failing one in tests.
     private let syncDescriptor: @Sendable (Int32) -> Int32
 
@@ -77,13 +91,18 @@ public final class SndFileWriter: RecordingWriter {
             let code = errno
             throw ReelError(code == ENOSPC || code == EDQUOT ? .diskFull : .ioError, "cannot create \(path): \(String(cString: strerror(code)))")
         }
-        guard let file = sf_open_fd(descriptor, Int32(SFM_WRITE), &info, Int32(SF_FALSE)) else {
+        let output = codec == "wav" ? nil : WriteBehindFile(descriptor: descriptor)
+        var io = WriteBehindFile.virtualIO
+        let opened = output.map { sf_open_virtual(&io, Int32(SFM_WRITE), &info, $0.userData) }
+            ?? sf_open_fd(descriptor, Int32(SFM_WRITE), &info, Int32(SF_FALSE))
+        guard let file = opened else {
             let detail = String(cString: sf_strerror(nil))
             Glibc.close(descriptor)
             unlink(path)
             throw ReelError(.ioError, "cannot create \(path): \(detail)")
         }
         self.descriptor = descriptor
+        self.output = output
         self.file = file
         if codec == "flac" {
             // Before the header is written (below): libsndfile sets up libFLAC's encoder then.
@@ -154,19 +173,32 @@ public final class SndFileWriter: RecordingWriter {
         case .s32:
             written = sf_writef_int(file, buffer.assumingMemoryBound(to: Int32.self), sf_count_t(frames))
         }
+        if let code = output?.failure, code != 0 { throw writeFailure(code) }
         if written != frames {
             let code = errno
-            if code == ENOSPC || code == EDQUOT {
-                throw ReelError(.diskFull, "the disk holding \(path) is full")
-            }
+            if code == ENOSPC || code == EDQUOT { throw writeFailure(code) }
             throw ReelError(.ioError, "cannot write \(path): \(String(cString: sf_strerror(file)))")
         }
     }
 
+    public func flush() throws(ReelError) {
+        guard let output, file != nil else { return }
+        guard output.flush() else { throw writeFailure(output.failure) }
+    }
+
+    private func writeFailure(_ code: Int32) -> ReelError {
+        if code == ENOSPC || code == EDQUOT {
+            return ReelError(.diskFull, "the disk holding \(path) is full")
+        }
+        return ReelError(.ioError, "cannot write \(path): \(String(cString: strerror(code)))")
+    }
+
     /// libsndfile keeps nothing of WAV, FLAC or Opus in memory between writes that a sync could
-    /// push (its `sf_write_sync` is only an fsync, whose error it drops): the descriptor's fsync.
+    /// push (its `sf_write_sync` is only an fsync, whose error it drops): the buffer's flush,
+    /// then the descriptor's fsync.
     public func sync() throws(ReelError) {
         guard file != nil else { return }
+        try flush()
         guard syncDescriptor(descriptor) == 0 else { throw syncFailure(path, errno) }
     }
 
@@ -177,10 +209,14 @@ public final class SndFileWriter: RecordingWriter {
         guard let file else { return }
         sf_close(file)
         self.file = nil
-        let synced = syncDescriptor(descriptor) == 0
+        let flushed = output?.flush() ?? true
+        let failure = output?.failure ?? 0
+        output = nil
+        let synced = flushed && syncDescriptor(descriptor) == 0
         let code = errno
         Glibc.close(descriptor)
         descriptor = -1
+        if !flushed { throw writeFailure(failure) }
         if !synced { throw syncFailure(path, code) }
     }
 }

@@ -142,15 +142,21 @@ import Testing
         let writer = MemoryWriter()
         let engine = engine(device, writer, syncInterval: 0.1)
         let progress = Locked(0)
+        let started = Date()
         try engine.start(
             CaptureRequest(path: "/x", codec: "wav", format: format), onProgress: { _ in progress.withLock { $0 += 1 } },
             onEnd: { _ in })
         // The writer drains the ring four times a second and syncs at the first wake after each
-        // interval: about four syncs a second here.
-        usleep(1_500_000)
+        // interval: about four syncs a second here, and progress after a sync at most once a
+        // second (each is a hop to the recorder's queue).
+        let deadline = Date().addingTimeInterval(30)
+        while (writer.state.syncs < 8 || progress.current < 2) && Date() < deadline { usleep(10_000) }
         engine.stop()
-        #expect(writer.state.syncs >= 3)
-        #expect(progress.current >= 3)
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(writer.state.syncs >= 8)
+        #expect(progress.current >= 2)
+        #expect(Double(progress.current) <= elapsed + 1, "\(progress.current) progress reports in \(elapsed) s")
+        #expect(progress.current < writer.state.syncs, "progress is not reported at every sync")
     }
 
     @Test func levelsAreMeasuredInDecibelsFullScale() {

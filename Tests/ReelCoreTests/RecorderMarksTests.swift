@@ -20,16 +20,17 @@ final class GatedRampInput: PCMInput, @unchecked Sendable {
         PCMConfiguration(format: format, periodFrames: 400, bufferFrames: 1600)
     }
 
+    /// What is allowed and not yet read, up to `frames` (a device's non-blocking read).
     func read(into buffer: UnsafeMutableRawPointer, frames: Int) -> Int {
-        let start: Int? = state.withLock { state in
-            guard state.produced + frames <= state.allowed else { return nil }
-            defer { state.produced += frames }
-            return state.produced
+        let (start, count) = state.withLock { state -> (Int, Int) in
+            let count = min(frames, state.allowed - state.produced)
+            defer { state.produced += max(count, 0) }
+            return (state.produced, count)
         }
-        guard let start else { return -Int(EAGAIN) }
+        guard count > 0 else { return -Int(EAGAIN) }
         let samples = buffer.assumingMemoryBound(to: Int16.self)
-        for index in 0..<frames { samples[index] = Int16(truncatingIfNeeded: start + index) }
-        return frames
+        for index in 0..<count { samples[index] = Int16(truncatingIfNeeded: start + index) }
+        return count
     }
 
     func prepare() -> Int32 { 0 }
