@@ -27,6 +27,10 @@ final class TakeLoudness: @unchecked Sendable {
     /// Keeps the finished take's gain with recording `id` (once per take).
     func keep(recording id: String, store: LibraryStore, logger: Logger) {
         guard let meter = current.withLock({ meter in defer { meter = nil }; return meter }) else { return }
+        if let reason = meter.unavailable {
+            logger.warning("cannot measure the recording's loudness", metadata: ["item": "\(id)", "error": "\(reason)"])
+            return
+        }
         guard let gain = meter.replayGain else { return }
         do throws(ReelError) {
             try store.setReplayGain(ofRecording: id, gain: gain.gain, peak: gain.peak)

@@ -6,6 +6,7 @@ import Glibc
 import Logging
 import ReelAudio
 import ReelModel
+import ReelRuntime
 import Testing
 
 /// A device paced by its waits, as a real one is by time: each `wait` makes one more period
