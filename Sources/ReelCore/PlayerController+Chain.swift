@@ -177,11 +177,12 @@ extension PlayerController {
     /// thread or the audio thread), or a title's time came (on `work`): the station and the
     /// title heard now go into the queue entry (MPD's `playlistinfo` shows them, a saved queue
     /// keeps them), and the state is published. A title decoded but not heard yet is
-    /// published when its audio is: a timer on `work` comes back then.
+    /// published when its audio is: a timer on `work` comes back then, one at a time
+    /// (`TitleWakeUps`: a title marked while one is pending for an earlier title adds none).
     func streamChanged(entry id: Int, onlyIfHeard: Bool = false) {
         let (snapshot, position) = engine.currentPosition()
         let rate = Double(max(snapshot.sampleRate, 1))
-        var due: Double?
+        var wakeUp: (serial: Int, delay: Double)?
         shared.withLock { shared in
             guard let (token, track) = shared.tracks.filter({ $0.value.entry == id && $0.value.stream != nil })
                 .max(by: { $0.key < $1.key }),
@@ -191,7 +192,10 @@ extension PlayerController {
             let frame = snapshot.token == token ? Int64(position * rate) : 0
             let heardTitle = stream.title(atFrame: frame)
             if let next = heardTitle.next, snapshot.token == token, snapshot.activity == .playing {
-                due = Double(next - frame) / rate
+                // The title's time (`onlyIfHeard`: a wake-up that came early publishes nothing).
+                let delay = max(Double(next - frame) / rate, 0) + 0.005
+                let due = monotonicNanoseconds() + UInt64(delay * 1e9)
+                if let serial = shared.titleWakeUps.request(entry: id, at: due) { wakeUp = (serial, delay) }
             }
             let status = stream.current
             let heard = [status.name, heardTitle.title]
@@ -205,10 +209,10 @@ extension PlayerController {
         }
         let now = state
         if !onlyIfHeard || now.source != changes.latest.value.source { changes.publish(now) }
-        if let due {
-            // The title's time (`onlyIfHeard`: a timer that came early publishes nothing).
-            let delay = max(due, 0) + 0.005
-            work.asyncAfter(deadline: .now() + delay) { [self] in
+        if let wakeUp {
+            work.asyncAfter(deadline: .now() + wakeUp.delay) { [self] in
+                // One replaced by an earlier one since does nothing: that one looks.
+                guard shared.withLock({ $0.titleWakeUps.fire(wakeUp.serial) }) else { return }
                 streamChanged(entry: id, onlyIfHeard: true)
             }
         }

@@ -85,6 +85,8 @@ public final class PlayerController: @unchecked Sendable {
         var connecting: Connecting?
         /// The URL being opened to line up after a token, off `work`.
         var liningUp: LiningUp?
+        /// The wake-up for the next title a stream marked (see `streamChanged`).
+        var titleWakeUps = TitleWakeUps()
 
         mutating func newToken(for track: Track) -> Int {
             let token = nextToken

@@ -217,4 +217,35 @@ import ReelTestSupport
         #expect(!stream.noteDecoded(from: 15_000, to: Int64(first / 1152) * 418 + 1, frame: first))
         #expect(stream.title(atFrame: first + 10).title == "A")
     }
+
+    /// A server repeats the title on air in every metadata block (about once a second), and the
+    /// decoder may read far behind what was received (every reconnect's burst adds to the
+    /// buffer's lead): the repeats must not push out the changes the decoder has not reached.
+    @Test func repeatedTitlesDoNotPushOutTheChangesTheDecoderHasNotReached() {
+        let stream = HTTPStream(url: "http://127.0.0.1:1/live.mp3", configuration: StreamConfiguration())
+        stream.placeTitlesByDecoding()
+        // "A" from byte 16,000, repeated every 16,000 bytes; "B" from byte 2,016,000, repeated too:
+        // many more blocks than `markLimit`, none decoded yet.
+        let blocks = 3 * HTTPStream.markLimit
+        for block in 1...blocks {
+            stream.noteTitleReceived(block <= 126 ? "A" : "B", at: Int64(block) * 16_000)
+        }
+        var offset: Int64 = 0
+        var frame: Int64 = 0
+        var previous: Int64 = -1
+        var marks: [(Int64, String?)] = []
+        while offset < Int64(blocks + 1) * 16_000 {
+            if stream.noteDecoded(from: previous + 1, to: offset + 1, frame: frame) {
+                marks.append((frame, stream.title(atFrame: frame).title))
+            }
+            previous = offset
+            offset += 418
+            frame += 1152
+        }
+        let first = Int64((16_000 + 417) / 418) * 1152
+        let second = Int64((126 * 16_000 + 16_000 + 417) / 418) * 1152
+        #expect(marks.map(\.0) == [first, second])
+        #expect(marks.map(\.1) == ["A", "B"])
+        #expect(stream.title(atFrame: first + 1).title == "A" && stream.title(atFrame: second).title == "B")
+    }
 }

@@ -94,7 +94,11 @@ public final class HTTPStream: @unchecked Sendable {
     private let onChange: @Sendable () -> Void
 
     /// Titles received, by the offset in the buffer of the first audio byte they name; the
-    /// decoder turns them into `heard` marks as it decodes past them. Bounded (`markLimit`).
+    /// decoder turns them into `heard` marks as it decodes past them. A title repeated (a server
+    /// sends what is on air in every metadata block, about once a second) is kept once, at its
+    /// first offset: so the bound (`markLimit`) counts changes, and a decoder that reads far
+    /// behind what was received (the buffer's lead grows with every reconnect's burst) still
+    /// finds the title of what it decodes.
     private let receivedTitles = Locked([(offset: Int64, title: String?)]())
     /// The titles by the frame they are heard from, in order, for the player to show the one
     /// of the frame audible now; `before` is the title before the first of them.
@@ -189,6 +193,7 @@ public final class HTTPStream: @unchecked Sendable {
     /// A title came for the audio from buffer offset `offset` on. The network thread.
     func noteTitleReceived(_ title: String?, at offset: Int64) {
         receivedTitles.withLock { list in
+            if let last = list.last, last.title == title { return }
             list.append((offset, title))
             if list.count > Self.markLimit { list.removeFirst() }
         }
