@@ -3,6 +3,7 @@ import Logging
 @testable import ReelAudio
 @testable import ReelCore
 import ReelModel
+import ReelTestSupport
 import Testing
 
 /// The player's wake-ups for a stream's next title: one pending at a time, however many titles
