@@ -108,7 +108,7 @@ import Testing
         }
         #expect(journal == "wal")
         #expect(foreignKeys == true)
-        #expect(migrations == ["v1", "v2", "v3", "v4", "schedules", "marks"])
+        #expect(migrations == ["v1", "v2", "v3", "v4", "schedules", "marks", "music_playlists"])
         // A row cannot point at a parent that does not exist.
         #expect(throws: DatabaseError.self) {
             try store.pool.write { db in

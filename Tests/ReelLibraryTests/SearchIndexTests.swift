@@ -132,7 +132,7 @@ import Testing
         let migrations = try store.pool.read { db in
             try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier")
         }
-        #expect(migrations == ["marks", "schedules", "v1", "v2", "v3", "v4"])
+        #expect(migrations == ["marks", "music_playlists", "schedules", "v1", "v2", "v3", "v4"])
         #expect(try store.search(query: "STANDUP").items.map(\.path)
             == ["/Standups", "/Standups/Weekly STANDUP", "/Standups/Ärger im Standup"])
         #expect(try searchIDs(store, "é \"q") == ["v1-3"])
