@@ -220,6 +220,8 @@ struct reel_ff_decoder {
     int reading;
     /// A file's descriptor, read through its own I/O (`reel_ff_open`); -1 for a stream.
     int file;
+    /// A live stream (`reel_ff_open_stream` not `bounded`): not ended by its container's length.
+    int unbounded;
     /// The byte position of the last packet sent to the decoder (-1: none known) and its order
     /// among the packets at that position: what each packet's `pos` is replaced by (`place_key`).
     int64_t last_position;
@@ -421,13 +423,14 @@ static int refuse_io_open(AVFormatContext *format, AVIOContext **io, const char 
     return AVERROR(EPERM);
 }
 
-reel_ff_decoder *reel_ff_open_stream(reel_ff_read_callback read, void *context, const char *format_name,
+reel_ff_decoder *reel_ff_open_stream(reel_ff_read_callback read, void *context, const char *format_name, int bounded,
                                      int64_t probe_bytes, int64_t analyze_microseconds, reel_ff_status *status,
                                      char *message, size_t size) {
     reel_ff_decoder *decoder = new_decoder(status, message, size);
     if (decoder == NULL) return NULL;
     decoder->read_callback = read;
     decoder->read_context = context;
+    decoder->unbounded = !bounded;
     unsigned char *buffer = ff.malloc_(io_buffer_size);
     decoder->format = ff.format_alloc();
     if (buffer != NULL) decoder->io = ff.io_alloc(buffer, io_buffer_size, 0, decoder, read_packet, NULL, NULL);
@@ -806,7 +809,7 @@ static int64_t read_frames(reel_ff_decoder *decoder, void *buffer, int64_t frame
     }
     int64_t written = 0;
     size_t bytes_per_frame = (size_t)decoder->info.channels * (size_t)(decoder->info.bits / 8);
-    int64_t limit = decoder->info.frames_exact ? decoder->info.frames : -1;
+    int64_t limit = decoder->info.frames_exact && !decoder->unbounded ? decoder->info.frames : -1;
     while (written < frames) {
         if (limit >= 0 && decoder->position >= limit) break;  // the container's end: padding is not audio
         if (decoder->changed) {

@@ -34,13 +34,14 @@ import ReelTestSupport
         }
     }
 
-    @Test func aLiveStreamContinuesAcrossReloads() throws {
+    @Test(arguments: ["ts", "fmp4", "adts"])
+    func aLiveStreamContinuesAcrossReloads(variant: String) throws {
         let server = try HLSServer()
         // Joined 3 target durations (9 s) back at most: 14 s of audio needs new segments.
-        let (reader, _) = try Self.open(server.url("ts/live.m3u8"))
-        try Self.playsTheTone(reader, seconds: 14, "ts")
+        let (reader, _) = try Self.open(server.url("\(variant)/live.m3u8"))
+        try Self.playsTheTone(reader, seconds: 14, variant)
         let requests = try server.requests()
-        #expect(requests.filter { $0 == "/ts/live.m3u8" }.count >= 2, "\(requests)")
+        #expect(requests.filter { $0 == "/\(variant)/live.m3u8" }.count >= 2, "\(requests)")
     }
 
     @Test func aMasterPlaylistPlaysAnAudioVariant() throws {

@@ -84,9 +84,12 @@ typedef int (*reel_ff_read_callback)(void *context, uint8_t *buffer, int size);
 /// first). `format_name` (a demuxer's name, as `reel_ff_info.container` says it) opens that
 /// demuxer without probing; NULL probes. Probing reads at most `probe_bytes` (0: FFmpeg's 1 MiB)
 /// and the stream's analysis at most that many bytes and `analyze_microseconds` of audio (0:
-/// FFmpeg's 5 s). Fails as `reel_ff_open` does; a `read` that fails is REEL_FF_IO. Neither a
-/// stream's nor a file's demuxer opens anything else (an HLS or concat playlist's entries).
-reel_ff_decoder *reel_ff_open_stream(reel_ff_read_callback read, void *context, const char *format_name,
+/// FFmpeg's 5 s). `bounded`: the stream is a file of known length, so its container's length is
+/// its end (an MP4's padding after it is not audio); else (live) reading runs past any length
+/// its container gives (a live fMP4's init section or `sidx` names only its first fragments).
+/// Fails as `reel_ff_open` does; a `read` that fails is REEL_FF_IO. Neither a stream's nor a
+/// file's demuxer opens anything else (an HLS or concat playlist's entries).
+reel_ff_decoder *reel_ff_open_stream(reel_ff_read_callback read, void *context, const char *format_name, int bounded,
                                      int64_t probe_bytes, int64_t analyze_microseconds, reel_ff_status *status,
                                      char *message, size_t message_size);
 

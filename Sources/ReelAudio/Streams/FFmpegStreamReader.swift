@@ -170,10 +170,15 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
     static let probeBytes: Int64 = 256 << 10
     /// The most audio the stream analysis reads (an MPEG-TS segment's streams).
     static let analyzeMicroseconds: Int64 = 3_000_000
-    /// A window of bytes read that must hold at least a second of decoded audio, else the stream
-    /// is garbage, not audio (the demuxer would resynchronise on it for ever, and a decoder takes
-    /// a frame of random bytes now and then): far more than a second of any codec's stream.
+    /// A window of bytes read that must hold at least `leastSecondsInWindow` of decoded audio,
+    /// else the stream is garbage, not audio (the demuxer would resynchronise on it for ever, and
+    /// a decoder takes a frame of random bytes now and then).
     static let garbageBytes = 1 << 20
+    /// The audio a window must hold: 8 s of a lossy codec (1 MiB is 16 s at 512 kbit/s, more
+    /// than any lossy station sends; random bytes give an AAC decoder a few hundred frames it
+    /// takes in a MiB, under 8 s, while 1 s was within their reach), 1 s of a lossless one (a
+    /// FLAC stream of 24 bits at 192 kHz sends about 1 MiB in 1.4 s).
+    static func leastSecondsInWindow(lossless: Bool) -> Int { lossless ? 1 : 8 }
     /// Decoded frames kept ahead of the audio thread: 384 KiB, 2.2 s of 44.1 kHz 16-bit stereo.
     static let pcmBytes = 384 << 10
     /// Frames decoded at a time (at most one decoded frame's: more than AAC's, Opus's, Vorbis's
@@ -219,12 +224,12 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
     private var opening = true
     /// Bytes of the stream read (the stream's offset of the next byte read); bytes read in the
     /// current window of `garbageBytes`, and the frames decoded in it (a stream is noise when a
-    /// window holds less than a second of audio: a decoder finds a frame it takes in random
-    /// bytes now and then).
+    /// window holds less audio than `leastSecondsInWindow`: a decoder finds a frame it takes in
+    /// random bytes now and then).
     private var consumed: Int64 = 0
     private var sinceAudio = 0
     private var framesInWindow = 0
-    /// A second of the stream's audio, in frames (its rate, once opened).
+    /// The audio a window must hold, in frames (once opened).
     private var leastFramesInWindow = 1
     /// Why the last read failed or ended the stream (nil: the end, or no failure yet).
     private var readFailure: ReelError?
@@ -339,7 +344,7 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
             let decoder = reel_ff_open_stream(
                 { context, buffer, size in
                     Unmanaged<FFmpegStreamDecoding>.fromOpaque(context!).takeUnretainedValue().readBytes(buffer!, size: Int(size))
-                }, context, forcedFormat, Self.probeBytes, Self.analyzeMicroseconds, &status, &message, message.count)
+                }, context, forcedFormat, stream.current.head?.resourceLength != nil ? 1 : 0, Self.probeBytes, Self.analyzeMicroseconds, &status, &message, message.count)
             forcedFormat = nil
             guard let decoder else {
                 if seekPending || abandoning { continue }
@@ -375,7 +380,7 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
             opening = false
             sinceAudio = 0
             framesInWindow = 0
-            leastFramesInWindow = max(opened.sampleRate, 1)
+            leastFramesInWindow = max(opened.sampleRate, 1) * Self.leastSecondsInWindow(lossless: info.source_bits > 0)
             let bytesPerFrame = opened.channels * opened.bits / 8
             let resumable = FFmpegStreamCheckpoints.resumableContainers.contains(container)
             var decodeMessage = [CChar](repeating: 0, count: 256)
