@@ -588,16 +588,23 @@ class Harness:
             complaints += f"; sox: {sox.stderr.decode(errors='replace').strip()} (exit {sox.returncode})"
         return run.stdout, complaints
 
+    def decode_take(self, item, codec, where):
+        """A take's samples; None (and a failure) when it does not decode cleanly. A take of no
+        frames is Ogg headers only, which ffmpeg refuses ("End of file"): counted, not failed."""
+        samples, complaints = self.decode(self.audio_file(item))
+        if complaints and not item.get("duration") and codec in ("opus", "vorbis", "ogg"):
+            self.stats["empty ogg takes"] = self.stats.get("empty ogg takes", 0) + 1
+            return b""
+        if complaints:
+            self.fail(f"{where}: {item['path']} does not decode cleanly: {complaints[:300]}")
+            return None
+        return samples
+
     def check_take(self, item, codec, expected_frames=None, captured=None):
         path = self.audio_file(item)
-        samples, complaints = self.decode(path)
         where = f"cycle {self.cycle}: take {item['path']} ({codec})"
-        if complaints and not item.get("duration") and codec in ("opus", "vorbis", "ogg"):
-            # A take of no frames: Ogg headers only, which ffmpeg refuses ("End of file").
-            self.stats["empty ogg takes"] = self.stats.get("empty ogg takes", 0) + 1
-            samples, complaints = b"", ""
-        if complaints:
-            self.fail(f"{where}: does not decode cleanly: {complaints[:300]}")
+        samples = self.decode_take(item, codec, where)
+        if samples is None:
             return
         frames = len(samples) // 2
         if codec in LOSSLESS and samples != self.ramp[:len(samples)]:
@@ -627,12 +634,8 @@ class Harness:
             path = self.audio_file(item)
             if not os.path.exists(path):
                 continue  # reported by the listing check
-            samples, complaints = self.decode(path)
-            if complaints and not item.get("duration") and codec in ("opus", "vorbis", "ogg"):
-                self.stats["empty ogg takes"] = self.stats.get("empty ogg takes", 0) + 1
-                samples, complaints = b"", ""
-            if complaints:
-                self.fail(f"{where}: {item['path']} does not decode cleanly: {complaints[:300]}")
+            samples = self.decode_take(item, codec, where)
+            if samples is None:
                 return
             joined += samples
             frames += len(samples) // 2
@@ -669,12 +672,8 @@ class Harness:
             path = self.audio_file(item)
             if not os.path.exists(path):
                 continue  # reported by the listing check
-            samples, complaints = self.decode(path)
-            if complaints and not item.get("duration") and codec in ("opus", "vorbis", "ogg"):
-                self.stats["empty ogg takes"] = self.stats.get("empty ogg takes", 0) + 1
-                samples, complaints = b"", ""
-            if complaints:
-                self.fail(f"{where}: {item['path']} does not decode cleanly: {complaints[:300]}")
+            samples = self.decode_take(item, codec, where)
+            if samples is None:
                 continue
             frames = len(samples) // 2
             if abs(round((item.get("duration") or 0) * RATE) - frames) > (0 if codec in LOSSLESS else 960):
