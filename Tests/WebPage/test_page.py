@@ -132,11 +132,19 @@ def test_progress_bar_moves_between_pushes(page, reel):
         samples.append(page.progress_fraction())
         time.sleep(0.1)
     assert all(b > a for a, b in zip(samples, samples[1:])), samples
-    start, t0 = page.progress_fraction(), time.monotonic()
+    # Over 1.5 s the bar moves as far as reeld's position does (what the device has played, which
+    # a loaded machine may hold back: the bar must follow the audio, not the wall clock).
+    def heard_and_shown():
+        state = reel.rpc("player.status")
+        return state["position"], page.progress_fraction() * 120, state["underruns"], time.monotonic()
+    heard0, shown0, underruns0, t0 = heard_and_shown()
     time.sleep(1.5)
-    moved = (page.progress_fraction() - start) * 120
-    elapsed = time.monotonic() - t0
-    assert abs(moved - elapsed) < 0.5, f"the bar moved {moved:.2f} s of audio in {elapsed:.2f} s"
+    heard1, shown1, underruns1, t1 = heard_and_shown()
+    heard, moved = heard1 - heard0, shown1 - shown0
+    assert heard > 0.5, f"reeld played {heard:.2f} s in {t1 - t0:.2f} s"
+    assert abs(moved - heard) < 0.3, (
+        f"the bar moved {moved:.2f} s while reeld played {heard:.2f} s in {t1 - t0:.2f} s"
+        f" (underruns {underruns0} → {underruns1})")
     page.screenshot("playing")
 
 
