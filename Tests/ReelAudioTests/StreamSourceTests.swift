@@ -117,10 +117,41 @@ import ReelTestSupport
 
     @Test func aDroppedLiveStreamReconnectsAndPlaysOn() throws {
         let server = try StreamServer()
-        // Every connection ends after 20,000 bytes (about 1.2 s of audio).
+        // Every connection ends after 20,000 bytes (about 1.2 s of audio) and starts the
+        // programme again: after two that only repeated what was received, a reconnect's bytes
+        // are played as they come (the programme again) rather than never playing on.
         let (reader, stream) = try Self.open(server.url("/drop/20000/live.mp3"))
         #expect(try Self.readAudible(reader, frames: 4 * 44100).count >= 4 * 44100 * 2)
         #expect(stream.current.reconnects >= 2)
+    }
+
+    /// A broadcast's server sends each new listener the last 192 KiB it sent (12 s at 128
+    /// kbit/s). After a drop, the new connection's burst repeats what was received: it is
+    /// skipped, and the bytes received are the broadcast's, each once, in order.
+    @Test func aReconnectsBurstThatRepeatsWhatWasReceivedIsSkipped() throws {
+        let server = try StreamServer(
+            seconds: 40, extra: ["--shared-clock", "--burst", "\(192 << 10)"],
+            source: "anoisesrc=d=%SECONDS%:c=pink:r=44100:a=0.3")
+        let broadcast = [UInt8](try Data(contentsOf: URL(fileURLWithPath: server.mp3Path)))
+        var configuration = Self.configuration
+        configuration.bufferBytes = 1 << 20
+        let stream = HTTPStream(url: server.url("/live.mp3"), configuration: configuration)
+        stream.start()
+        defer { stream.stop() }
+        // The first burst, and a little more.
+        #expect(waitUntil(seconds: 30) { stream.buffer.written >= 200 << 10 })
+        try server.control("/control/drop")
+        let before = stream.buffer.written
+        #expect(waitUntil(seconds: 30) { stream.current.reconnects == 1 && stream.buffer.written >= before + (16 << 10) })
+        #expect(stream.current.repeatedBytesSkipped > 64 << 10, "\(stream.current)")
+        // Every byte received continues the broadcast (looped) from the first one.
+        let received = stream.buffer.lastBytes(upTo: 1 << 20)
+        let probe = received.prefix(1024)
+        let start = try #require(
+            (0...(broadcast.count - probe.count)).first { broadcast[$0..<($0 + probe.count)].elementsEqual(probe) })
+        let mismatch = received.indices.first { received[$0] != broadcast[(start + $0) % broadcast.count] }
+        #expect(mismatch == nil, "byte \(mismatch ?? 0) of \(received.count) does not continue the broadcast")
+        #expect(stream.boundaries.next(from: 0) == nil, "a splice is no new start")
     }
 
     @Test func aStalledServerIsDroppedAndReconnected() throws {

@@ -33,6 +33,10 @@ Paths (GET; HEAD answers the same headers):
   /as/TYPE/PATH      PATH, but sent with the Content-Type TYPE (URL-escaped: a lying server).
   /garbage           endless random bytes as audio/aac, unpaced (as fast as the client reads).
   /noise/N/PATH      PATH (a live stream), but after N bytes of body random bytes for ever, unpaced.
+With `--shared-clock` the live streams keep one timeline, as a broadcast
+does: each connection starts `burst` bytes (`--burst`, 64 KiB by default, as Icecast's
+burst-on-connect) behind live, so one made after a short drop repeats the end of what the
+last one sent.
 Control (any client): /control/drop closes every body being sent now; /control/title?t=T sets
 the title on air; /control/stats answers JSON counters (connections, ranges asked).
 
@@ -340,8 +344,12 @@ class _Handler(BaseHTTPRequestHandler):
         blocks = 0
         sent = 0
         started = time.monotonic()
-        burst = 64 * 1024
+        burst = owner.burst
         bytes_per_second = (kbps or owner.bitrate_kbps) * 1000 / 8
+        if owner.shared_clock and not garbage and owner.pace > 0:
+            # On air since before the server started: live is a burst ahead of the bytes the
+            # timeline has reached, and this listener starts that burst behind live.
+            position = int((started - owner.started) * bytes_per_second * owner.pace) % len(data)
         token = owner.register(self.connection)
         try:
             while not owner.stopping.is_set() and token in owner.active:
@@ -423,8 +431,11 @@ class StreamServer:
 
     def __init__(self, mp3, port=0, station="Reel Test Radio", titles=("First title", "Second title"),
                  metaint=16000, title_every=4, pace=1.0, bitrate_kbps=128, tls_cert=None, tls_key=None,
-                 fixtures=None):
+                 fixtures=None, shared_clock=False, burst=64 * 1024):
         self.mp3 = mp3
+        self.shared_clock = shared_clock
+        self.burst = burst
+        self.started = time.monotonic()
         # name: (bytes, seconds)
         self.fixtures = dict(fixtures or {})
         self.station = station
@@ -523,6 +534,9 @@ def main():
     parser.add_argument("--pace", type=float, default=1.0, help="live pace as a multiple of the bitrate (0: unpaced)")
     parser.add_argument("--tls-cert")
     parser.add_argument("--tls-key")
+    parser.add_argument("--shared-clock", action="store_true",
+                        help="live streams follow one timeline from the server's start (a reconnect repeats the burst)")
+    parser.add_argument("--burst", type=int, default=64 * 1024, help="bytes sent at once to a new live listener")
     parser.add_argument("--fixture", action="append", default=[],
                         help="NAME=PATH=SECONDS: served as /live/NAME and /file/NAME (repeat)")
     arguments = parser.parse_args()
@@ -540,7 +554,7 @@ def main():
         mp3, port=arguments.port, station=arguments.station,
         titles=arguments.titles or ("First title", "Second title"), metaint=arguments.metaint,
         title_every=arguments.title_every, pace=arguments.pace, tls_cert=arguments.tls_cert,
-        tls_key=arguments.tls_key, fixtures=fixtures)
+        tls_key=arguments.tls_key, fixtures=fixtures, shared_clock=arguments.shared_clock, burst=arguments.burst)
     print(f"PORT {server.port}", flush=True)
     try:
         server.httpd.serve_forever()

@@ -58,6 +58,9 @@ public struct HTTPStreamStatus: Equatable, Sendable {
     /// The first response that was played from (its type, length, ICY headers); nil before.
     public var head: HTTPResponseHead?
     public var reconnects = 0
+    /// Bytes that reconnects' first bytes repeated of what was already received (a server's
+    /// burst to a new listener), skipped: heard once, and no further behind live.
+    public var repeatedBytesSkipped: Int64 = 0
     /// The station's name (`icy-name`), when said. (What is on air is `HTTPStream.title(atFrame:)`:
     /// a title is heard from the frame of the audio it names.)
     public var name: String?
@@ -122,6 +125,17 @@ public final class HTTPStream: @unchecked Sendable {
     private var writing = 0
     /// The ICY de-interleaver of this connection's body, when the server sends metadata.
     private var icy: ICYDemuxer?
+    /// A live stream's new connection whose first bytes may repeat the old one's last (its
+    /// server's burst): they are held until that is known. With the titles that came meanwhile,
+    /// by their offset in what is held.
+    private var overlap: ReconnectOverlap?
+    private var overlapTitles: [(held: Int, title: String?)] = []
+    /// Reconnects in a row whose bytes only repeated what was received (a server that starts
+    /// every connection at the same place and ends it early): after two, a reconnect's bytes
+    /// are written as they come, repeated as they are, rather than never playing on.
+    private var reconnectsOnlyRepeating = 0
+    /// The buffer offset of the current connection's first audio byte.
+    private var connectionStart: Int64 = 0
 
     public init(url: String, configuration: StreamConfiguration, onChange: @escaping @Sendable () -> Void = {}) {
         self.url = url
@@ -275,9 +289,21 @@ public final class HTTPStream: @unchecked Sendable {
                 rangeAsked = offset
                 received = offset
                 seeking = true
+                overlap = nil
+                overlapTitles = []
                 attempt = 0
             }
+            let writtenBefore = buffer.written
+            let repeatedBefore = status.current.repeatedBytesSkipped
             let failure = transfer(from: rangeAsked, generation: generation)
+            // A reconnect's first bytes held back and the connection ended before it was known
+            // whether they repeat the old one's end: they are a new start.
+            if var pending = overlap { _ = settleOverlap(pending.finish()) }
+            if buffer.written == writtenBefore && status.current.repeatedBytesSkipped > repeatedBefore {
+                reconnectsOnlyRepeating += 1
+            } else if buffer.written > writtenBefore {
+                reconnectsOnlyRepeating = 0
+            }
             if buffer.isStopped { break }
             if buffer.generation != generation { continue }
             if !configuration.reconnects {
@@ -414,9 +440,22 @@ public final class HTTPStream: @unchecked Sendable {
                 reconnected = true
             }
         }
-        // A live stream's new connection starts a new container; a resumed one (a Range from
-        // where it stopped) continues the old.
-        if reconnected && (rangeAsked ?? 0) == 0 { boundaries.add(at: buffer.written) }
+        // A live stream's new connection starts a new container, unless it repeats the end of
+        // the old one first (then it continues it: `ReconnectOverlap`); a resumed one (a Range
+        // from where it stopped) continues the old.
+        if reconnected && (rangeAsked ?? 0) == 0 {
+            let written = buffer.written
+            if reconnectsOnlyRepeating < 2 {
+                let tail = buffer.lastBytes(upTo: ReconnectOverlap.tailLimit)
+                let tailStart = written - Int64(tail.count)
+                overlap = ReconnectOverlap(
+                    tail: tail, lastStart: connectionStart >= tailStart ? Int(connectionStart - tailStart) : nil)
+                overlapTitles = []
+            } else {
+                boundaries.add(at: written)
+            }
+        }
+        connectionStart = buffer.written
         if opening {
             // A live stream keeps being received while paused: a full buffer drops its oldest
             // bytes. A finite one waits (what it drops can be fetched again).
@@ -433,21 +472,62 @@ public final class HTTPStream: @unchecked Sendable {
         // Some audio came (not a server that trickles or stalls from its first bytes): from now
         // on a drop is connected again rather than an error.
         if received >= Self.playedBytes { everPlayed = true }
-        guard var demuxer = icy else { return buffer.write(bytes, count: count, generation: writing) }
+        guard var demuxer = icy else { return writeAudio(UnsafeRawBufferPointer(start: bytes, count: count)) }
         var written = true
         demuxer.feed(UnsafeRawBufferPointer(start: bytes, count: count)) { piece in
             switch piece {
             case .audio(let audio):
-                if written, let base = audio.baseAddress { written = buffer.write(base, count: audio.count, generation: writing) }
+                if written { written = writeAudio(audio) }
             case .metadata(let metadata):
                 // What is on air from the next audio byte on ("" clears it): heard when the
                 // decoded audio from that byte is (the decoder makes the mark).
                 if let title = metadata.streamTitle {
-                    noteTitleReceived(title.isEmpty ? nil : title, at: buffer.written)
+                    let title = title.isEmpty ? nil : title
+                    if let held = overlap?.held.count {
+                        overlapTitles.append((held, title))
+                    } else {
+                        noteTitleReceived(title, at: buffer.written)
+                    }
                 }
             }
         }
         icy = demuxer
         return written
+    }
+
+    /// A connection's audio bytes, into the buffer; after a live stream's reconnect, held until
+    /// it is known whether they repeat what was received (`overlap`).
+    private func writeAudio(_ audio: UnsafeRawBufferPointer) -> Bool {
+        guard var pending = overlap else {
+            guard let base = audio.baseAddress, audio.count > 0 else { return true }
+            return buffer.write(base, count: audio.count, generation: writing)
+        }
+        let decision = pending.take(audio)
+        overlap = pending
+        return settleOverlap(decision)
+    }
+
+    /// Writes what the reconnect's first bytes were found to be, once decided: the part that
+    /// does not repeat the old connection's end, or all of it after a boundary.
+    private func settleOverlap(_ decision: ReconnectOverlap.Decision) -> Bool {
+        guard let pending = overlap, decision != .undecided else { return true }
+        overlap = nil
+        var skip = 0
+        if case .repeats(let count) = decision {
+            skip = count
+            update { $0.repeatedBytesSkipped += Int64(count) }
+        } else {
+            boundaries.add(at: buffer.written)
+        }
+        let start = buffer.written
+        // The connection's first byte is the repeated one: where the next reconnect looks.
+        connectionStart = start - Int64(skip)
+        for (held, title) in overlapTitles { noteTitleReceived(title, at: start + Int64(max(held - skip, 0))) }
+        overlapTitles = []
+        let rest = pending.held.count - skip
+        guard rest > 0 else { return true }
+        return pending.held.withUnsafeBytes { held in
+            buffer.write(held.baseAddress! + skip, count: rest, generation: writing)
+        }
     }
 }

@@ -195,6 +195,25 @@ final class StreamBuffer: @unchecked Sendable {
         }
     }
 
+    /// The last bytes written, at most `limit` of them (those still kept). For the writer, which
+    /// compares a new connection's first bytes with them (`ReconnectOverlap`); not a read.
+    func lastBytes(upTo limit: Int) -> [UInt8] {
+        locked {
+            let from = max(start, end - Int64(max(limit, 0)))
+            var bytes = [UInt8](repeating: 0, count: Int(end - from))
+            bytes.withUnsafeMutableBytes { destination in
+                var done = 0
+                while done < destination.count {
+                    let slot = Int((from + Int64(done)) % Int64(size))
+                    let run = min(destination.count - done, size - slot)
+                    (destination.baseAddress! + done).copyMemory(from: storage + slot, byteCount: run)
+                    done += run
+                }
+            }
+            return bytes
+        }
+    }
+
     // MARK: Reader (the decoder)
 
     /// Copies up to `count` bytes out from the read position, never waiting.
