@@ -13,31 +13,17 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "PythonSupport"))
+from testkit import build_dir, free_port, waiter  # noqa: E402
 
 # Every wait in the suite is a poll against a deadline; these are upper bounds, not expectations.
 DEADLINE = float(os.environ.get("REEL_MPD_TEST_DEADLINE", "20"))
-
-
-def wait_for(predicate, timeout=DEADLINE, interval=0.02, what="condition"):
-    """Polls `predicate` until it returns a truthy value, which is returned; fails at the deadline."""
-    end = time.monotonic() + timeout
-    last = None
-    while True:
-        try:
-            last = predicate()
-        except AssertionError as error:  # a predicate may assert; the last failure is reported
-            last = error
-        else:
-            if last:
-                return last
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}; last: {last!r}")
-        time.sleep(interval)
+wait_for = waiter(DEADLINE, interval=0.02)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -254,13 +240,6 @@ class Raw:
         return self.closed_within(timeout=DEADLINE)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    assert port != 6600
-    return port
-
 
 # ---------------------------------------------------------------------------------------------
 # Servers
@@ -428,8 +407,7 @@ def _same_fs(a: Path, b: Path) -> bool:
         return False
 
 
-def reel_build_dir() -> Path:
-    return Path(os.environ.get("REEL_BUILD_DIR", REPO / ".build" / "debug"))
+reel_build_dir = build_dir
 
 
 def reeld_supports_mpd() -> str | None:

@@ -9,41 +9,22 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import socket
 import subprocess
 import time
+import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "PythonSupport"))
+from testkit import build_dir, free_port, stop_process, waiter  # noqa: E402
+
 DEADLINE = float(os.environ.get("REEL_SNAPCAST_TEST_DEADLINE", "10"))
 
 
-def build_dir() -> Path:
-    return Path(os.environ.get("REEL_BUILD_DIR", REPO / ".build" / "debug"))
 
 
-def wait_for(predicate, timeout=DEADLINE, interval=0.02, what="condition"):
-    """Polls `predicate` until it returns a truthy value, which is returned; fails at the deadline."""
-    end = time.monotonic() + timeout
-    last = None
-    while True:
-        try:
-            last = predicate()
-        except AssertionError as error:
-            last = error
-        else:
-            if last:
-                return last
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}; last: {last!r}")
-        time.sleep(interval)
+wait_for = waiter(DEADLINE, interval=0.02)
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def make_tone(path: Path, seconds: int, freq: int) -> Path:
@@ -379,18 +360,6 @@ class Snapclient:
         """Stops the process this object started, by its pid."""
         stop_process(self.proc)
 
-
-def stop_process(proc: subprocess.Popen | None):
-    """SIGTERM to a process this harness started (by its pid, never by name), SIGKILL if it has
-    not exited within DEADLINE."""
-    if proc is None or proc.poll() is not None:
-        return
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout=DEADLINE)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=DEADLINE)
 
 
 def fifo_queued(path: Path) -> int:

@@ -24,14 +24,17 @@ from __future__ import annotations
 import base64
 import os
 import shutil
-import signal
 import socket
 import tempfile
 import subprocess
 import time
 import urllib.parse
 import urllib.request
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "PythonSupport"))
+from testkit import free_port, stop_process, waiter  # noqa: E402
 
 DEADLINE = float(os.environ.get("REEL_STREAM_TEST_DEADLINE", "20"))
 
@@ -44,27 +47,8 @@ ADMIN_PASSWORD = "reel-admin"
 SIGNAL = "sine=frequency=440:sample_rate=44100[l];sine=frequency=660:sample_rate=44100[r];[l][r]amerge=inputs=2"
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
-
-def wait_for(predicate, timeout=DEADLINE, interval=0.05, what="condition"):
-    """Polls `predicate` until it returns a truthy value (returned); fails at the deadline."""
-    end = time.monotonic() + timeout
-    last = None
-    while True:
-        try:
-            last = predicate()
-        except (OSError, AssertionError) as error:
-            last = error
-        else:
-            if last:
-                return last
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}; last: {last!r}")
-        time.sleep(interval)
+wait_for = waiter(DEADLINE, interval=0.05)
 
 
 class Icecast:
@@ -136,7 +120,7 @@ class Icecast:
 
     def stop(self):
         for proc in list(self.sources.values()) + ([self.proc] if self.proc else []):
-            _stop(proc)
+            stop_process(proc, DEADLINE)
         self.sources.clear()
         self.proc = None
         if self.logdir is not None:
@@ -182,7 +166,7 @@ class Icecast:
         """Ends the source client of `mount` (listeners see the stream end)."""
         proc = self.sources.pop(mount, None)
         if proc:
-            _stop(proc)
+            stop_process(proc, DEADLINE)
 
     def wait_for_mount(self, mount: str):
         """Waits until `mount` is on air (the admin stats list it with a listener URL)."""
@@ -270,12 +254,3 @@ class Icecast:
         finally:
             sock.close()
 
-
-def _stop(proc: subprocess.Popen):
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=DEADLINE)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()

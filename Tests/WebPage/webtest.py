@@ -13,10 +13,12 @@ import os
 import signal
 import socket
 import subprocess
-import time
+import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "PythonSupport"))
+from testkit import REPO, build_dir, free_port, waiter  # noqa: E402
+
 
 # Every wait is a poll against a deadline; an upper bound, not an expectation.
 DEADLINE = float(os.environ.get("REEL_WEB_TEST_DEADLINE", "20"))
@@ -29,21 +31,7 @@ PHONE_PIXEL_RATIO = 3
 DESKTOP = (1280, 800)
 
 
-def wait_for(predicate, timeout=DEADLINE, interval=0.05, what="condition"):
-    """Polls `predicate` until it returns a truthy value, which is returned; fails at the deadline."""
-    end = time.monotonic() + timeout
-    last = None
-    while True:
-        try:
-            last = predicate()
-        except AssertionError as error:
-            last = error
-        else:
-            if last:
-                return last
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}; last: {last!r}")
-        time.sleep(interval)
+wait_for = waiter(DEADLINE, interval=0.05)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -65,19 +53,13 @@ def make_media(root: Path) -> Path:
     return root
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 def paced() -> bool:
     """Whether playback runs in real time (a PulseAudio server to play to)."""
     return bool(os.environ.get("PULSE_SERVER"))
 
 
-def reel_build_dir() -> Path:
-    return Path(os.environ.get("REEL_BUILD_DIR", REPO / ".build" / "debug"))
+reel_build_dir = build_dir
 
 
 def reeld_serves_http() -> str | None:
