@@ -27,14 +27,15 @@ import Testing
         try samples.withUnsafeBytes { try writer.write($0.baseAddress!, frames: samples.count / channels) }
     }
 
-    /// STREAMINFO's total samples (36 bits) and MD5, read from the file's first metadata block.
-    func streamInfo(_ path: String) throws -> (samples: Int64, md5: [UInt8]) {
+    /// STREAMINFO's bits per sample, total samples (36 bits) and MD5, read from the file's first
+    /// metadata block.
+    func streamInfo(_ path: String) throws -> (bits: Int, samples: Int64, md5: [UInt8]) {
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         try #require(bytes.count >= 42 && bytes[0..<4] == [0x66, 0x4C, 0x61, 0x43], "no fLaC marker")
         let info = Array(bytes[8..<42])
         var samples = Int64(info[13] & 0x0F)
         for index in 14..<18 { samples = samples << 8 | Int64(info[index]) }
-        return (samples, Array(info[18..<34]))
+        return (Int((info[12] & 1) << 4 | info[13] >> 4) + 1, samples, Array(info[18..<34]))
     }
 
     @Test(arguments: [1, 2])
@@ -48,6 +49,7 @@ import Testing
         try write(writer, ramp(frames: 1001, from: 96_000, channels: channels), channels: channels)
         try writer.close()
         let info = try streamInfo(path)
+        #expect(info.bits == 16)
         #expect(info.samples == 97_001, "STREAMINFO's length")
         #expect(info.md5 == [UInt8](repeating: 0, count: 16), "no MD5 (zero: not computed)")
         let reader = try AudioFileOpener.open(path: path)
@@ -100,9 +102,10 @@ import Testing
         let samples = (0..<9600).map { Int32(truncatingIfNeeded: ($0 &* 4099) << 8) }
         try samples.withUnsafeBytes { try writer.write($0.baseAddress!, frames: samples.count) }
         try writer.close()
-        let reader = try AudioFileOpener.open(path: path)
-        #expect(reader.format.bitsPerSample == 24)
-        #expect(reader.knownDuration?.seconds == 0.2)
+        let info = try streamInfo(path)
+        #expect(info.bits == 24)
+        #expect(info.samples == 9600)
+        #expect(try AudioFileOpener.open(path: path).knownDuration?.seconds == 0.2)
     }
 
     @Test func aFullDiskIsDiskFullAtTheFlushThatMeetsIt() throws {
