@@ -18,6 +18,8 @@ import Glibc
 public final class FLACWriter: RecordingWriter {
     public let path: String
     public let pcmFormat: PCMFormat
+    /// libFLAC's compression level (0–8).
+    public let level: Int
     private var encoder: UnsafeMutablePointer<FLAC__StreamEncoder>?
     private var descriptor: Int32 = -1
     private var output: WriteBehindFile?
@@ -26,7 +28,8 @@ public final class FLACWriter: RecordingWriter {
     private var samplesCapacity: Int
     private let syncDescriptor: @Sendable (Int32) -> Int32
 
-    /// - Parameter level: libFLAC's compression level (0–8).
+    /// - Parameter level: libFLAC's compression level (0–8; by default the configured
+    ///   `record_flac_level`, `SndFileWriter.flacCompressionLevel`, when the file is opened).
     /// - Parameter fsync: syncs a descriptor (`Glibc.fsync`; a failing one in tests).
     public init(
         path: String, format: PCMFormat, level: Int = SndFileWriter.flacCompressionLevel,
@@ -35,6 +38,7 @@ public final class FLACWriter: RecordingWriter {
         self.path = path
         self.pcmFormat = format
         self.syncDescriptor = syncDescriptor
+        self.level = min(max(level, 0), 8)
         samplesCapacity = 4800 * max(format.channels, 1)
         samples = .allocate(capacity: samplesCapacity)
         guard (1...8).contains(format.channels), (1...655_350).contains(format.sampleRate) else {
@@ -54,7 +58,7 @@ public final class FLACWriter: RecordingWriter {
         FLAC__stream_encoder_set_channels(encoder, UInt32(format.channels))
         FLAC__stream_encoder_set_bits_per_sample(encoder, format.sample == .s16 ? 16 : 24)
         FLAC__stream_encoder_set_sample_rate(encoder, UInt32(format.sampleRate))
-        FLAC__stream_encoder_set_compression_level(encoder, UInt32(min(max(level, 0), 8)))
+        FLAC__stream_encoder_set_compression_level(encoder, UInt32(self.level))
         FLAC__stream_encoder_set_do_md5(encoder, 0)
         // libFLAC writes STREAMINFO here, at once: a take of no frames is a valid file from the start.
         let status = FLAC__stream_encoder_init_stream(
