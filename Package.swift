@@ -33,6 +33,9 @@ let package = Package(
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CMPG123", pkgConfig: "libmpg123", providers: [.apt(["libmpg123-dev"])]),
         .systemLibrary(name: "CVorbis", pkgConfig: "vorbisenc", providers: [.apt(["libvorbis-dev"])]),
+        // libFLAC's encoder, for the recorder's FLAC takes (libsndfile, which maps it anyway,
+        // always has it compute an MD5).
+        .systemLibrary(name: "CFLAC", pkgConfig: "flac", providers: [.apt(["libflac-dev"])]),
         // dlopen and dlsym for the libraries loaded when first needed, with errors that name them.
         .target(name: "CDynamicLibrary", linkerSettings: [.linkedLibrary("dl")]),
         // libsoxr (<soxr.h> from Debian's libsoxr-dev), loaded with dlopen by the first resampler
@@ -69,7 +72,7 @@ let package = Package(
         .target(
             name: "ReelAudio",
             dependencies: [
-                "ReelModel", "ReelRuntime", "ReelStreamFormats", "CALSA", "CSndFile", "CMPG123", "CVorbis", "CSoxr", "CFFmpeg", "CEBUR128", "CCurl",
+                "ReelModel", "ReelRuntime", "ReelStreamFormats", "CALSA", "CSndFile", "CFLAC", "CMPG123", "CVorbis", "CSoxr", "CFFmpeg", "CEBUR128", "CCurl",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // Tags, stream properties and embedded pictures of the files of the music folders.

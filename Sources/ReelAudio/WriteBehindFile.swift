@@ -6,8 +6,8 @@ import CSndFile
 import Glibc
 #endif
 
-/// A descriptor written through a buffer: libsndfile's encoders write a frame at a time (libFLAC
-/// ~40 writes a second at 48 kHz, each a system call and a page-cache update), so their bytes are
+/// A descriptor written through a buffer: libsndfile's encoders and libFLAC write a frame at a time
+/// (libFLAC ~40 writes a second at 48 kHz, each a system call and a page-cache update), so their bytes are
 /// gathered here and reach the kernel in one write when the owner calls `flush()` (the capture
 /// writer does before it sleeps, and before each sync), or when 256 KiB are held. Seeks, reads
 /// and the length see the buffered bytes as written. The first failed write is kept (`failure`)
@@ -124,8 +124,8 @@ final class WriteBehindFile {
             tell: { data in sf_count_t(WriteBehindFile.from(data).tell()) })
     }
 
-    /// The user data libsndfile hands back.
-    private static func from(_ data: UnsafeMutableRawPointer?) -> WriteBehindFile {
+    /// The user data libsndfile (or libFLAC) hands back.
+    static func from(_ data: UnsafeMutableRawPointer?) -> WriteBehindFile {
         Unmanaged<WriteBehindFile>.fromOpaque(data!).takeUnretainedValue()
     }
 

@@ -663,14 +663,17 @@ public final class RecorderController: @unchecked Sendable {
             }
         }
         writeMarks(of: current, frames: frames, codec: session.codec)
-        // A closed take is whole on disk before its row says it is finished.
-        RecordingRepair.syncFile(current.path)
+        // A closed take is whole on disk before its row says it is finished: the writer's close
+        // synced it; after a failure, the repair rewrote it and this syncs it.
+        if failure != nil { RecordingRepair.syncFile(current.path) }
         let duration = Double(frames) / Double(max(session.format.sampleRate, 1))
-        loudness.keep(recording: current.item.id, store: store, logger: logger)
+        let gain = loudness.finish(recording: current.item.id, logger: logger)
         let size = RecordingRepair.fileSize(current.path)
         var item = current.item
         do throws(ReelError) {
-            item = try store.updateRecording(id: current.item.id, duration: duration, size: size, finished: true)
+            // Its length, size, finished state and ReplayGain in one commit.
+            item = try store.updateRecording(
+                id: current.item.id, duration: duration, size: size, finished: true, replayGain: gain)
         } catch let storeError {
             logger.error(
                 "cannot record the finished recording's length", metadata: ["path": "\(current.item.path)", "error": "\(storeError.message)"])

@@ -2,17 +2,16 @@
 
 import Logging
 import ReelAudio
-internal import ReelLibrary
 import ReelModel
 import ReelRuntime
 
 /// Gives each take's encoder a `LoudnessMeter` (through `makeWriter`, the capture engine's
-/// writer factory) and, when the take is finished, keeps its ReplayGain (−18 LUFS − its
-/// integrated loudness, and its sample peak) with the recording's item, where the player reads
-/// it. A take too short or too quiet to measure keeps none (the missing-tags preamp applies).
+/// writer factory) and, when the take is finished, its ReplayGain (−18 LUFS − its integrated
+/// loudness, and its sample peak), which the recorder keeps with the recording's item, where the
+/// player reads it. A take too short or too quiet to measure keeps none (the missing-tags preamp applies).
 ///
 /// Threads: `makeWriter` runs where the capture engine starts a take, the meter is fed on its
-/// writer thread, `keep` runs where the take is finished, after the writer thread ended.
+/// writer thread, `finish` runs where the take is finished, after the writer thread ended.
 final class TakeLoudness: @unchecked Sendable {
     private let current = Locked<LoudnessMeter?>(nil)
 
@@ -24,18 +23,15 @@ final class TakeLoudness: @unchecked Sendable {
         return LoudnessMeasuringWriter(writer, meter: meter)
     }
 
-    /// Keeps the finished take's gain with recording `id` (once per take).
-    func keep(recording id: String, store: LibraryStore, logger: Logger) {
-        guard let meter = current.withLock({ meter in defer { meter = nil }; return meter }) else { return }
+    /// The finished take's gain (once per take; nil when it was not measured: too short or
+    /// too quiet, or libebur128 missing, which is logged). The caller keeps it with the take's
+    /// final row (`LibraryStore.updateRecording(…replayGain:)`), in the same commit.
+    func finish(recording id: String, logger: Logger) -> ReplayGainValue? {
+        guard let meter = current.withLock({ meter in defer { meter = nil }; return meter }) else { return nil }
         if let reason = meter.unavailable {
             logger.warning("cannot measure the recording's loudness", metadata: ["item": "\(id)", "error": "\(reason)"])
-            return
+            return nil
         }
-        guard let gain = meter.replayGain else { return }
-        do throws(ReelError) {
-            try store.setReplayGain(ofRecording: id, gain: gain.gain, peak: gain.peak)
-        } catch {
-            logger.warning("cannot keep the recording's loudness", metadata: ["item": "\(id)", "error": "\(error.message)"])
-        }
+        return meter.replayGain
     }
 }

@@ -86,11 +86,13 @@ extension LibraryStore {
     }
 
     /// Updates a recording's facts; nil leaves a fact as it is. `finished: true` ends its
-    /// in-progress state (see `inProgressRecordings()`). The file extension never changes.
+    /// in-progress state (see `inProgressRecordings()`). `replayGain` keeps its measured gain
+    /// and peak in the same transaction (a finished take: one commit, not two). The file
+    /// extension never changes.
     @discardableResult
     public func updateRecording(
         id: String, duration: Double? = nil, size: Int64? = nil, format: AudioFormat? = nil,
-        finished: Bool? = nil
+        finished: Bool? = nil, replayGain: ReplayGainValue? = nil
     ) throws(ReelError) -> Item {
         try writing("update the recording \(id)") { db in
             let target = try self.resolve(.id(id), db)
@@ -109,6 +111,11 @@ extension LibraryStore {
                     duration, size, format?.codec, format?.sampleRate, format?.channels, finished.map { !$0 },
                     size, id,
                 ])
+            if let replayGain {
+                try db.execute(
+                    sql: "UPDATE items SET rg_gain = ?, rg_peak = ? WHERE id = ?",
+                    arguments: [replayGain.gain, replayGain.peak, id])
+            }
             return try self.resolve(.id(id), db).item
         }
     }

@@ -74,6 +74,11 @@ import Testing
             sizes[level] = try #require(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
             let reader = try AudioFileOpener.open(path: path)
             #expect(reader.knownDuration?.seconds == 5, "level \(level) decodes whole")
+            // The recorder's FLAC takes (libFLAC directly) are opened at the configured level too.
+            let recording = try #require(CodecRegistry.recordingCodec("flac")?.recording)
+            let take = try recording.makeWriter(directory + "/take\(level).flac", format, true)
+            #expect((take as? FLACWriter)?.level == level)
+            try take.close()
         }
         #expect(try #require(sizes[8]) < (try #require(sizes[0])), "level 8 compresses more than level 0: \(sizes)")
         SndFileWriter.flacCompressionLevel = 42

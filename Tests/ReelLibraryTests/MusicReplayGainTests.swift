@@ -51,4 +51,20 @@ import Testing
         try store.setReplayGain(ofRecording: item.id, gain: 4.5, peak: 0.25)
         #expect(try store.replayGain(ofRecording: item.id) == ReplayGainInfo(track: ReplayGainValue(gain: 4.5, peak: 0.25)))
     }
+
+    /// The recorder finishes a take's row and keeps its gain in one commit.
+    @Test func aFinishedRecordingsRowUpdateKeepsItsGainWithItsLength() throws {
+        let directory = TemporaryDirectory()
+        let store = try LibraryStore(directory: directory.file("data"))
+        let item = try store.addRecording(name: "take", format: AudioFormat(codec: "flac", sampleRate: 48000, channels: 1))
+        let updated = try store.updateRecording(
+            id: item.id, duration: 5, size: 1000, finished: true, replayGain: ReplayGainValue(gain: -3.25, peak: 0.5))
+        #expect(updated.duration == 5)
+        #expect(try store.inProgressRecordings().isEmpty)
+        #expect(try store.replayGain(ofRecording: item.id) == ReplayGainInfo(track: ReplayGainValue(gain: -3.25, peak: 0.5)))
+        // Without a gain (a take too short or quiet to measure), none is kept.
+        let other = try store.addRecording(name: "quiet", format: AudioFormat(codec: "flac", sampleRate: 48000, channels: 1))
+        try store.updateRecording(id: other.id, duration: 0.2, size: 100, finished: true)
+        #expect(try store.replayGain(ofRecording: other.id) == nil)
+    }
 }

@@ -58,7 +58,11 @@ public enum CodecRegistry {
     static let known: [Codec] = [
         Codec(
             "flac", suffixes: ["flac"], mimeTypes: ["audio/flac", "audio/x-flac"], decoder: .sndfile,
-            recording: .sndfile("flac", repair: FLACRepair.repair)),
+            recording: Codec.Recording(
+                format: "flac",
+                // libFLAC directly (`FLACWriter`): libsndfile would have it compute an MD5.
+                makeWriter: { path, pcm, _ throws(ReelError) -> RecordingWriter in try FLACWriter(path: path, format: pcm) },
+                repair: FLACRepair.repair)),
         Codec("mp3", suffixes: ["mp3"], mimeTypes: ["audio/mpeg", "audio/mp3"], decoder: .mpg123),
         Codec(
             "vorbis", suffixes: ["ogg", "oga"], mimeTypes: ["audio/ogg", "audio/vorbis", "application/ogg"], decoder: .sndfile,
