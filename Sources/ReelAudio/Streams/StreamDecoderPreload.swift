@@ -1,0 +1,43 @@
+// Loading a stream's decoder libraries while its body is awaited: FFmpeg is mapped by the first
+// stream that needs it, and loading it (some 40 libraries, then their pages handed back) takes
+// tens of milliseconds that would otherwise come after the first audio byte.
+
+import ReelRuntime
+import ReelStreamFormats
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Starts loading FFmpeg when a response's head says its body will need it. Any thread.
+enum StreamDecoderPreload {
+    private struct State {
+        var started = false
+        /// Loads started in this process (tests).
+        var count = 0
+    }
+    private static let state = Locked(State())
+
+    /// Loads started by `responded` in this process (at most one: the first that needed FFmpeg
+    /// before it was loaded).
+    static var started: Int { state.current.count }
+
+    /// A response to `url` came with `head` (the network thread): when its type promises
+    /// FFmpeg's decoder and FFmpeg is not loaded yet, FFmpeg is loaded on a thread of its own
+    /// (`reel-ffload`), once; the decoder's open waits for the same load if it has not ended.
+    static func responded(_ head: HTTPResponseHead, url: String) {
+        let isPlaylist = playlistFormat(url: url, contentType: head.contentType) != nil
+        guard StreamDecoderChoice.expected(mediaType: head.mediaType, isMPEGAudioType: head.isMPEGAudio, isPlaylist: isPlaylist)
+            == .ffmpeg, !FFmpegReader.isLoaded
+        else { return }
+        let first = state.withLock { state -> Bool in
+            guard !state.started else { return false }
+            state.started = true
+            state.count += 1
+            return true
+        }
+        guard first else { return }
+        let thread = OSThread.start(name: "reel-ffload", realtime: false) { _ = FFmpegReader.load() }
+        pthread_detach(thread)
+    }
+}
