@@ -75,33 +75,6 @@ import ReelTestSupport
         _ = try client.result("player.stop")
     }
 
-    @Test func aStationOfAnotherCodecLoadsFFmpegWhileItsFirstAudioIsAwaited() throws {
-        // Servers that send their response's head and then nothing: what is loaded can only
-        // have been loaded for the head.
-        let server = try StreamServer(fixtures: [("tone.aac", "aac", 4)])
-        let daemon = try DaemonProcess()
-        let client = try daemon.client()
-        func connecting(_ path: String) throws {
-            _ = try client.result("queue.clear")
-            _ = try client.result("queue.add", ["url": .string(server.url(path))])
-            _ = try client.result("player.play")
-            let asked = waitUntil(seconds: 30) { ((try? server.stats()["paths"]) as? [String])?.contains(path) == true }
-            #expect(asked, "reeld did not ask for \(path)")
-        }
-        // MP3 needs no FFmpeg (looked at a while after the request: a negative can only be
-        // looked at, not waited for).
-        try connecting("/stall/0/live.mp3")
-        usleep(500_000)
-        #expect(try !FFmpegPlaybackTests.mapsFFmpeg(daemon.pid), "an MP3 station's head loaded FFmpeg")
-        // AAC does: it is loaded before the first byte of audio (it used to be loaded after it,
-        // while the listener waited).
-        try connecting("/stall/0/live/tone.aac")
-        let deadline = Date().addingTimeInterval(60)
-        while try !FFmpegPlaybackTests.mapsFFmpeg(daemon.pid) && Date() < deadline { usleep(20_000) }
-        #expect(try FFmpegPlaybackTests.mapsFFmpeg(daemon.pid), "FFmpeg was not loaded while the AAC station's audio was awaited")
-        _ = try client.result("player.stop")
-    }
-
     @Test func anHLSStationPlaysLiveThroughFFmpeg() throws {
         let server = try HLSServer()
         let daemon = try DaemonProcess()

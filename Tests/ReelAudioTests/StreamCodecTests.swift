@@ -70,6 +70,20 @@ import ReelTestSupport
         #expect(heads.current.first?.status == 200 && heads.current.first?.mediaType == "audio/aac")
         #expect(stream.buffer.available == 0)
     }
+
+    @Test func openingAStationWhoseTypeOnlyFFmpegDecodesReadiesFFmpegBeforeItsFirstByte() throws {
+        let server = try StreamServer(fixtures: [("tone.aac", "aac", 4)])
+        // Patient enough that the open does not give up (and open FFmpeg's decoder on nothing)
+        // while this test waits: the server sends the head and then nothing.
+        var configuration = StreamSourceTests.configuration
+        configuration.lowSpeedSeconds = 120
+        let before = StreamDecoderPreload.promised
+        let opening = URLOpening(url: server.url("/stall/0/live/tone.aac"), configuration: configuration)
+        opening.start { _ in }
+        defer { opening.cancel() }
+        #expect(waitUntil(seconds: 60) { StreamDecoderPreload.promised > before }, "the head's audio/aac did not ready FFmpeg")
+        #expect(FFmpegReader.isLoaded || waitUntil(seconds: 60) { FFmpegReader.isLoaded })
+    }
 }
 
 @Suite(.serialized) struct StreamCodecTests {

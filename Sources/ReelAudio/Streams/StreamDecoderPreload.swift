@@ -13,14 +13,12 @@ import Glibc
 enum StreamDecoderPreload {
     private struct State {
         var started = false
-        /// Loads started in this process (tests).
-        var count = 0
+        var promised = 0
     }
     private static let state = Locked(State())
 
-    /// Loads started by `responded` in this process (at most one: the first that needed FFmpeg
-    /// before it was loaded).
-    static var started: Int { state.current.count }
+    /// Responses whose head promised FFmpeg's decoder in this process, loaded or not (tests).
+    static var promised: Int { state.current.promised }
 
     /// A response to `url` came with `head` (the network thread): when its type promises
     /// FFmpeg's decoder and FFmpeg is not loaded yet, FFmpeg is loaded on a thread of its own
@@ -28,12 +26,13 @@ enum StreamDecoderPreload {
     static func responded(_ head: HTTPResponseHead, url: String) {
         let isPlaylist = playlistFormat(url: url, contentType: head.contentType) != nil
         guard StreamDecoderChoice.expected(mediaType: head.mediaType, isMPEGAudioType: head.isMPEGAudio, isPlaylist: isPlaylist)
-            == .ffmpeg, !FFmpegReader.isLoaded
+            == .ffmpeg
         else { return }
+        let loaded = FFmpegReader.isLoaded
         let first = state.withLock { state -> Bool in
-            guard !state.started else { return false }
+            state.promised += 1
+            guard !loaded, !state.started else { return false }
             state.started = true
-            state.count += 1
             return true
         }
         guard first else { return }
