@@ -19,6 +19,13 @@ an empty config: the pause buffer at its default 300 s). Every process is stoppe
    process CPU clock and peak VmRSS over S s (`compare.Sampler`), divided by the audio seconds
    its own position moved (reeld `position`, MPD `elapsed`); stopped. reeld answering
    `unsupported_format` for AAC prints "not played".
+   Then the same from a server that answers at once (the project's test server: the same
+   tone as a live MP3 and a live AAC stream, a 64 KB burst then real time): `add`+`play` to the
+   first sound, each daemon, each round. Icecast 2.4 itself answers a new listener only after
+   3 to 4 of its source reads (1400 bytes each, 87.5 ms apart at 128 kbit/s: src/source.c
+   moves a listener from pending to active, sends its headers, places it in the queue, then
+   sends its burst, one step per read), some 300 ms that no client can shorten; this row is what
+   the daemons themselves take.
 3. A drop: each daemon plays the MP3 mount; the source is stopped (Icecast closes the
    listeners), 8 s later (the daemons' buffers ran dry) it starts again; from the moment the
    mount is on air again to the first sound at the monitor after the silence; no sound within
@@ -41,7 +48,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "Tests", "Streams"))
 from compare import RATE, Client, Recorder, Sampler  # noqa: E402
 from icecast import Icecast  # noqa: E402
 from measuring import Reeld, load_average, options as parse_options  # noqa: E402
-from stream_server import StreamServer, make_mp3  # noqa: E402
+from stream_server import StreamServer, make_fixture, make_mp3  # noqa: E402
 
 WARMUP = 3.0
 DROP_SECONDS = 8.0
@@ -218,6 +225,25 @@ def play_and_measure(daemon, url, monitor, seconds):
     return first_ms, window["cpu_ns"] / 1e6 / audio, window["rss_kb"] / 1024
 
 
+def first_sound_only(daemon, url, monitor):
+    """ms from the play command to the first sound (the daemon is stopped after), or why not."""
+    recorder = start_recorder(monitor)
+    try:
+        before = recorder.frames()
+        t_send = time.monotonic()
+        try:
+            daemon.play(url)
+        except RuntimeError as error:
+            return str(error)
+        first = first_sound(recorder, before, 10)
+    finally:
+        recorder.stop()
+    daemon.stop()
+    if first is None:
+        return "no sound within 10 s"
+    return (recorder.base() + first / RATE - t_send) * 1000
+
+
 def listener_first_byte(port, mount):
     """Seconds from a raw listener's connect to its first audio byte from `mount` (the server's
     own part of a first sound), or None."""
@@ -354,6 +380,13 @@ def main(argv):
     reel = None
     results = {}
     notes = []
+    # The server that answers at once: the same tone, 30 s looped, as a live MP3 and a live AAC.
+    with open(make_mp3(os.path.join(work, "quick.mp3"), seconds=30), "rb") as f:
+        quick_mp3 = f.read()
+    with open(make_fixture(work, "aac", seconds=30), "rb") as f:
+        quick_aac = f.read()
+    quick = StreamServer(quick_mp3, pace=1.0, fixtures={"tone.aac": (quick_aac, 30.0)}).start()
+    quick_paths = {"mp3": "/live.mp3", "aac": "/live/tone.aac"}
     try:
         for codec in CODECS:
             ice.feed(f"/live.{codec}", codec=codec, bitrate="128k")
@@ -380,6 +413,16 @@ def main(argv):
                     for key, value in zip(("first", "cpu", "rss"), got):
                         results.setdefault((name, codec, key), []).append(value)
                     time.sleep(1)
+            for codec in CODECS:
+                for name in order:
+                    got = first_sound_only(daemons[name], quick.url(quick_paths[codec]), monitor)
+                    if isinstance(got, str):
+                        log(f"round {round_}, {codec} from the test server, {name}: not measured: {got}")
+                        results.setdefault((name, codec, "quick-why"), got)
+                        continue
+                    log(f"round {round_}, {codec} from the test server, {name}: first sound {got:.0f} ms")
+                    results.setdefault((name, codec, "quick"), []).append(got)
+                    time.sleep(1)
         after_first = rss_mb(reel.pid)
         curl_after = maps(reel.pid, "libcurl")
         for name in ("reel", "mpd"):
@@ -397,6 +440,7 @@ def main(argv):
         if mpd:
             mpd.shutdown()
         ice.stop()
+        quick.stop()
     paused = pause_buffer(binary, work)
     log(f"pause buffer: playing {paused[0]:.1f} MB, paused and full {paused[1]:.1f} MB, buffered {paused[2]:.0f} s")
 
@@ -407,7 +451,7 @@ def main(argv):
         values = value(name, codec, key)
         if values:
             return spread(values, digits)
-        why = results.get((name, codec, "why"), "not measured")
+        why = results.get((name, codec, "quick-why" if key == "quick" else "why"), "not measured")
         if name == "reel" and codec == "aac" and why.startswith("unsupported_format"):
             return "not played (unsupported_format)"
         return why
@@ -427,6 +471,9 @@ def main(argv):
     for codec in CODECS:
         print(f"{'add+play → first sound, ' + NAMES[codec] + ' (ms)':52} {cell('reel', codec, 'first', 0):>30} "
               f"{cell('mpd', codec, 'first', 0):>30} {ratio(codec, 'first'):>10}  ≤ MPD and ≤ 300 ms")
+    for codec in CODECS:
+        print(f"{'  from a server answering at once, ' + codec.upper() + ' (ms)':52} {cell('reel', codec, 'quick', 0):>30} "
+              f"{cell('mpd', codec, 'quick', 0):>30} {ratio(codec, 'quick'):>10}  (the daemons' own share)")
     for codec in CODECS:
         print(f"{'  the server alone: connect → first byte, ' + codec.upper() + ' (ms)':52} "
               f"{cell('listener', codec, 'first', 0):>30} {'':>30} {'':>10}  (a raw listener, each round)")

@@ -4,6 +4,7 @@
 
 import Foundation
 import ReelModel
+import ReelRuntime
 import Testing
 
 @testable import ReelAudio
@@ -38,6 +39,50 @@ import ReelTestSupport
         #expect(!StreamDecoderChoice.looksLikeADTS(mp3) && StreamDecoderChoice.looksLikeMPEGAudioFrame(mp3))
         // A sampling frequency index of 13–15 is reserved: not ADTS.
         #expect(!StreamDecoderChoice.looksLikeADTS([0xFF, 0xF1, 0x3C]))
+    }
+}
+
+@Suite struct StreamDecoderExpectationTests {
+    @Test func theTypeAloneSaysWhichDecoderToLoadWhileTheBodyIsAwaited() {
+        #expect(StreamDecoderChoice.expected(mediaType: "audio/aac", isMPEGAudioType: false, isPlaylist: false) == .ffmpeg)
+        #expect(StreamDecoderChoice.expected(mediaType: "audio/aacp", isMPEGAudioType: false, isPlaylist: false) == .ffmpeg)
+        #expect(StreamDecoderChoice.expected(mediaType: "Audio/OGG", isMPEGAudioType: false, isPlaylist: false) == .ffmpeg)
+        #expect(StreamDecoderChoice.expected(mediaType: "application/ogg", isMPEGAudioType: false, isPlaylist: false) == .ffmpeg)
+        #expect(StreamDecoderChoice.expected(mediaType: "audio/mpeg", isMPEGAudioType: true, isPlaylist: false) == .mpg123)
+        // Nothing to go by: no type, a web page, bytes of any kind, a station playlist.
+        #expect(StreamDecoderChoice.expected(mediaType: nil, isMPEGAudioType: false, isPlaylist: false) == nil)
+        #expect(StreamDecoderChoice.expected(mediaType: "text/html", isMPEGAudioType: false, isPlaylist: false) == nil)
+        #expect(StreamDecoderChoice.expected(mediaType: "application/octet-stream", isMPEGAudioType: false, isPlaylist: false) == nil)
+        #expect(StreamDecoderChoice.expected(mediaType: "audio/x-mpegurl", isMPEGAudioType: false, isPlaylist: true) == nil)
+    }
+
+    @Test func aStreamTellsItsResponsesHeadBeforeAnyOfItsBody() throws {
+        let server = try StreamServer(fixtures: [("tone.aac", "aac", 4)])
+        let heads = Locked<[HTTPResponseHead]>([])
+        // Through a redirect to a response that sends its head and then nothing.
+        let stream = HTTPStream(
+            url: server.url("/redirect/1/stall/0/live/tone.aac"), configuration: StreamSourceTests.configuration,
+            onResponse: { head in heads.withLock { $0.append(head) } })
+        stream.start()
+        defer { stream.stop() }
+        #expect(waitUntil(seconds: 30) { !heads.current.isEmpty }, "no response's head was told")
+        #expect(heads.current.count == 1, "told once, for the response played, not the redirect's")
+        #expect(heads.current.first?.status == 200 && heads.current.first?.mediaType == "audio/aac")
+        #expect(stream.buffer.available == 0)
+    }
+
+    @Test func openingAStationWhoseTypeOnlyFFmpegDecodesReadiesFFmpegBeforeItsFirstByte() throws {
+        let server = try StreamServer(fixtures: [("tone.aac", "aac", 4)])
+        // Patient enough that the open does not give up (and open FFmpeg's decoder on nothing)
+        // while this test waits: the server sends the head and then nothing.
+        var configuration = StreamSourceTests.configuration
+        configuration.lowSpeedSeconds = 120
+        let before = StreamDecoderPreload.promised
+        let opening = URLOpening(url: server.url("/stall/0/live/tone.aac"), configuration: configuration)
+        opening.start { _ in }
+        defer { opening.cancel() }
+        #expect(waitUntil(seconds: 60) { StreamDecoderPreload.promised > before }, "the head's audio/aac did not ready FFmpeg")
+        #expect(FFmpegReader.isLoaded || waitUntil(seconds: 60) { FFmpegReader.isLoaded })
     }
 }
 

@@ -95,6 +95,7 @@ public final class HTTPStream: @unchecked Sendable {
     /// Called on the network (or decoder) thread after the state or the name changed, or a title
     /// mark was made.
     private let onChange: @Sendable () -> Void
+    private let onResponse: (@Sendable (HTTPResponseHead) -> Void)?
 
     /// Titles received, by the offset in the buffer of the first audio byte they name; the
     /// decoder turns them into `heard` marks as it decodes past them. A title repeated (a server
@@ -137,9 +138,16 @@ public final class HTTPStream: @unchecked Sendable {
     /// The buffer offset of the current connection's first audio byte.
     private var connectionStart: Int64 = 0
 
-    public init(url: String, configuration: StreamConfiguration, onChange: @escaping @Sendable () -> Void = {}) {
+    /// `onResponse` is told the first response's head (not a redirect's, nor a reconnect's) on
+    /// the network thread, before any of its body is written: what may be readied while the
+    /// body is awaited (`StreamDecoderPreload`). It must return at once.
+    public init(
+        url: String, configuration: StreamConfiguration, onChange: @escaping @Sendable () -> Void = {},
+        onResponse: (@Sendable (HTTPResponseHead) -> Void)? = nil
+    ) {
         self.url = url
         self.configuration = configuration
+        self.onResponse = onResponse
         // Sized for the highest bitrate until the stream's is known: pages not written are not
         // resident, and it is resized (early, while it holds little) to the stream's.
         buffer = StreamBuffer(capacity: configuration.bufferBytes(kilobitsPerSecond: nil))
@@ -461,6 +469,7 @@ public final class HTTPStream: @unchecked Sendable {
             // bytes. A finite one waits (what it drops can be fetched again).
             buffer.overwrites = first.resourceLength == nil
             sizeBuffer(kilobitsPerSecond: first.icyBitrate)
+            onResponse?(first)
         }
         return true
     }

@@ -22,6 +22,18 @@ enum StreamDecoderChoice: Equatable {
         return .ffmpeg
     }
 
+    /// The decoder a response's type promises before any byte of its body has come, or nil when
+    /// the type does not tell: no type, a type that is not audio (a web page, a playlist's,
+    /// `application/octet-stream`), a station playlist (`isPlaylist`). MP3's types:
+    /// `.mpg123`; any other audio type (and `application/ogg`): `.ffmpeg`. Used to load the
+    /// decoder's libraries while the body is awaited (`StreamDecoderPreload`); `choose` still
+    /// decides by the bytes.
+    static func expected(mediaType: String?, isMPEGAudioType: Bool, isPlaylist: Bool) -> StreamDecoderChoice? {
+        guard !isPlaylist, let type = mediaType?.lowercased() else { return nil }
+        if isMPEGAudioType { return .mpg123 }
+        return type.hasPrefix("audio/") || type == "application/ogg" ? .ffmpeg : nil
+    }
+
     static func startsWith(_ bytes: [UInt8], _ text: String) -> Bool {
         bytes.starts(with: Array(text.utf8))
     }

@@ -72,7 +72,10 @@ public enum URLSource {
             }
             // Named like a playlist, but the server says it sends audio: a stream.
         }
-        let stream = HTTPStream(url: url, configuration: configuration, onChange: onChange)
+        // The decoder's libraries load while the body is awaited (FFmpeg, the first time).
+        let stream = HTTPStream(url: url, configuration: configuration, onChange: onChange) { head in
+            StreamDecoderPreload.responded(head, url: url)
+        }
         guard cancel.register(stream) else { throw URLOpenCancel.cancelled(url) }
         stream.start()
         // Connecting may take the connect timeout; the first bytes the low-speed window after
