@@ -159,4 +159,26 @@ import ReelTestSupport
         let notices = stream.takeNotices()
         #expect(notices.contains { $0.contains("timed ID3 tag was skipped") && $0.contains("TIT2") }, "\(notices)")
     }
+
+    @Test func packedAudioTitlesAreHeardFromTheirSegmentsFirstAudio() throws {
+        let server = try HLSServer()
+        // Each ADTS segment starts with an ID3 tag saying "Segment N": the title from its audio on
+        // (noted at the offset of the segment's first frame, placed by the decoder), not from
+        // when it was fetched.
+        let url = server.url("adts/vod.m3u8")
+        let durations = try Self.durations(url)
+        try #require(durations.count >= 6)
+        let (reader, stream) = try Self.open(url)
+        let rate = Double(reader.pcmFormat.sampleRate)
+        let starts = durations.indices.map { index in durations[..<index].reduce(0, +) }
+        _ = try StreamSourceTests.readAudible(reader, frames: Int((starts[5] + 1) * rate), seconds: 120)
+        func frame(_ seconds: Double) -> Int64 { Int64(seconds * rate) }
+        #expect(stream.title(atFrame: 0).title == "Segment 0")
+        for segment in 1...5 {
+            #expect(stream.title(atFrame: frame(starts[segment] - 0.05)).title == "Segment \(segment - 1)", "segment \(segment)")
+            #expect(stream.title(atFrame: frame(starts[segment] + 0.05)).title == "Segment \(segment)", "segment \(segment)")
+            let next = try #require(stream.title(atFrame: frame(starts[segment] - 0.5)).next, "segment \(segment)")
+            #expect(abs(Double(next) / rate - starts[segment]) < 0.05, "segment \(segment): \(Double(next) / rate) s")
+        }
+    }
 }

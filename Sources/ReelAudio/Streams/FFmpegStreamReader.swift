@@ -434,6 +434,7 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
                             shared.checkpoints.dropBefore(offset: stream.buffer.kept.lowerBound)
                         }
                     }
+                    if offset >= 0 { placeReceivedTitles(upTo: offset, frame: frame) }
                     runFirstFrame = false
                 } else if placing {
                     takeTimedTitles(decoder, frameStart: nil)
@@ -466,6 +467,27 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
             }
         }
     }
+
+    /// The decoded frame that starts at output frame `frame` came from stream offset `offset`: a
+    /// title received for the bytes up to it (ICY's, a packed-audio segment's ID3 tag: noted at
+    /// the offset of the audio it names) is heard from that frame. From the first frame whose
+    /// offset the demuxer gives, the player shows titles by these marks (`placeTitlesByDecoding`;
+    /// the first call covers every title received before it); a demuxer that gives none leaves
+    /// the stream's titles shown as they come.
+    private func placeReceivedTitles(upTo offset: Int64, frame: Int64) {
+        if !placesReceivedTitles {
+            placesReceivedTitles = true
+            stream.placeTitlesByDecoding()
+        }
+        _ = stream.noteDecoded(from: receivedTitlesFrom, to: offset + 1, frame: frame)
+        receivedTitlesFrom = offset + 1
+    }
+
+    /// Whether received titles are placed (`placeReceivedTitles`), and the stream offset from
+    /// which the next decoded frame places them (after a seek back, lower: they are placed again
+    /// at the same frames).
+    private var placesReceivedTitles = false
+    private var receivedTitlesFrom: Int64 = 0
 
     /// Timed metadata (an MPEG-TS timed-ID3 stream's tags) the demuxer read on the way to the
     /// frame just decoded, whose first sample is output frame `frameStart`: each title is heard
