@@ -665,8 +665,10 @@ static const int64_t max_timed_id3_bytes = 256 << 10;
 
 /// Keeps `packet` when it is timed metadata (an MPEG-TS timed-ID3 stream's, stream type 0x15 with
 /// "ID3 "): its bytes and its time, for `reel_ff_take_timed_id3`. The oldest goes when more than
-/// `timed_id3`'s room are waiting.
+/// `timed_id3`'s room are waiting. A file's decoder (`reel_ff_open`) keeps none: titles are a
+/// stream's.
 static void keep_timed_id3(reel_ff_decoder *decoder, const AVPacket *packet) {
+    if (decoder->read_callback == NULL) return;
     if (packet->stream_index < 0 || (unsigned)packet->stream_index >= decoder->format->nb_streams) return;
     const AVStream *stream = decoder->format->streams[packet->stream_index];
     if (stream->codecpar->codec_id != AV_CODEC_ID_TIMED_ID3 || packet->size <= 0) return;
