@@ -104,8 +104,8 @@ public final class HTTPStream: @unchecked Sendable {
     /// of the frame audible now; `before` is the title before the first of them.
     private let heard = Locked((marks: [TitleMark](), before: String?.none, placedByDecoder: false))
     static let markLimit = 64
-    /// Skipped metadata not logged yet (`noteSkipped`).
-    private let notices = Locked([String]())
+    /// Skipped metadata not logged yet (`noteSkipped`), and the last sentence kept.
+    private let notices = Locked((waiting: [String](), last: String?.none))
     static let noticeLimit = 8
     /// A Range request asked by the decoder (a seek in a finite resource), for the network thread.
     private let pendingRange = Locked<Int64?>(nil)
@@ -253,20 +253,25 @@ public final class HTTPStream: @unchecked Sendable {
     }
 
     /// Metadata the stream sent that was skipped (a broken ID3 tag), for the player's log: one
-    /// sentence each, the oldest first, at most `noticeLimit` waiting. Any thread.
+    /// sentence each, the oldest first, at most `noticeLimit` waiting. The same sentence as the
+    /// last one kept is not kept again (a station whose every segment has the same broken tag is
+    /// logged once). Any thread.
     func noteSkipped(_ sentence: String) {
-        notices.withLock { list in
-            list.append(sentence)
-            if list.count > Self.noticeLimit { list.removeFirst() }
+        let kept = notices.withLock { notices -> Bool in
+            guard notices.last != sentence else { return false }
+            notices.last = sentence
+            notices.waiting.append(sentence)
+            if notices.waiting.count > Self.noticeLimit { notices.waiting.removeFirst() }
+            return true
         }
-        onChange()
+        if kept { onChange() }
     }
 
     /// The sentences `noteSkipped` kept since the last call. Any thread.
     public func takeNotices() -> [String] {
-        notices.withLock { list in
-            defer { list = [] }
-            return list
+        notices.withLock { notices in
+            defer { notices.waiting = [] }
+            return notices.waiting
         }
     }
 
