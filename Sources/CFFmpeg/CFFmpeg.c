@@ -228,6 +228,17 @@ struct reel_ff_decoder {
     int64_t position_index;
     char codec_name[64];
     char container_name[128];
+    /// Timed metadata demuxed and not taken yet (`reel_ff_take_timed_id3`), oldest first.
+    struct timed_id3 {
+        uint8_t *data;
+        int64_t size;
+        /// Its presentation time in the audio stream's time base from the stream's start, or
+        /// AV_NOPTS_VALUE.
+        int64_t time;
+    } timed_id3[8];
+    int timed_id3_count;
+    /// The demuxer has a timed-ID3 stream.
+    int has_timed_id3;
 };
 
 static void describe(int code, char *message, size_t size) {
@@ -258,6 +269,7 @@ static void free_io(reel_ff_decoder *decoder) {
 
 void reel_ff_close(reel_ff_decoder *decoder) {
     if (decoder == NULL) return;
+    for (int i = 0; i < decoder->timed_id3_count; i++) free(decoder->timed_id3[i].data);
     if (decoder->frame != NULL) ff.frame_free(&decoder->frame);
     if (decoder->packet != NULL) ff.packet_free(&decoder->packet);
     if (decoder->codec != NULL) ff.codec_free(&decoder->codec);
@@ -557,6 +569,9 @@ static reel_ff_decoder *finish_open(reel_ff_decoder *decoder, reel_ff_status *st
     decoder->lossless = descriptor != NULL && (descriptor->props & AV_CODEC_PROP_LOSSLESS) != 0;
     decoder->lossy = descriptor != NULL && (descriptor->props & AV_CODEC_PROP_LOSSY) != 0 && !decoder->lossless;
     decoder->start = stream->start_time != AV_NOPTS_VALUE ? stream->start_time : 0;
+    for (unsigned i = 0; i < decoder->format->nb_streams; i++) {
+        if (decoder->format->streams[i]->codecpar->codec_id == AV_CODEC_ID_TIMED_ID3) decoder->has_timed_id3 = 1;
+    }
 
     // The first frame, decoded now and held: some decoders learn their sample format from it,
     // and where it says it lies is where the file's timestamps start (ASF's are in milliseconds
@@ -644,6 +659,38 @@ static int64_t place_key(reel_ff_decoder *decoder, int64_t position) {
     return decoder->last_position * places_per_position + index;
 }
 
+/// The most bytes of one timed-ID3 packet kept (FFmpeg's MPEG-TS demuxer hands out at most
+/// 200 KiB a PES): a larger one is kept as its size only, and `reel_ff_take_timed_id3` copies none.
+static const int64_t max_timed_id3_bytes = 256 << 10;
+
+/// Keeps `packet` when it is timed metadata (an MPEG-TS timed-ID3 stream's, stream type 0x15 with
+/// "ID3 "): its bytes and its time, for `reel_ff_take_timed_id3`. The oldest goes when more than
+/// `timed_id3`'s room are waiting. A file's decoder (`reel_ff_open`) keeps none: titles are a
+/// stream's.
+static void keep_timed_id3(reel_ff_decoder *decoder, const AVPacket *packet) {
+    if (decoder->read_callback == NULL) return;
+    if (packet->stream_index < 0 || (unsigned)packet->stream_index >= decoder->format->nb_streams) return;
+    const AVStream *stream = decoder->format->streams[packet->stream_index];
+    if (stream->codecpar->codec_id != AV_CODEC_ID_TIMED_ID3 || packet->size <= 0) return;
+    const int room = (int)(sizeof decoder->timed_id3 / sizeof *decoder->timed_id3);
+    if (decoder->timed_id3_count == room) {
+        free(decoder->timed_id3[0].data);
+        memmove(&decoder->timed_id3[0], &decoder->timed_id3[1], sizeof *decoder->timed_id3 * (size_t)(room - 1));
+        decoder->timed_id3_count--;
+    }
+    struct timed_id3 *kept = &decoder->timed_id3[decoder->timed_id3_count];
+    kept->size = packet->size;
+    kept->data = NULL;
+    if (packet->size <= max_timed_id3_bytes) {
+        kept->data = malloc((size_t)packet->size);
+        memcpy(kept->data, packet->data, (size_t)packet->size);
+    }
+    kept->time = packet->pts != AV_NOPTS_VALUE
+                     ? ff.rescale_q(packet->pts, stream->time_base, decoder->time_base) - decoder->start
+                     : AV_NOPTS_VALUE;
+    decoder->timed_id3_count++;
+}
+
 /// Takes the next decoded frame into `decoder->frame`: 1, 0 at the end, -1 on an error.
 static int next_frame(reel_ff_decoder *decoder, char *message, size_t size) {
     int bad = 0;
@@ -696,6 +743,7 @@ static int next_frame(reel_ff_decoder *decoder, char *message, size_t size) {
                 break;
             }
             if (decoder->packet->stream_index != decoder->stream) {
+                keep_timed_id3(decoder, decoder->packet);
                 ff.packet_unref(decoder->packet);
                 continue;
             }
@@ -890,4 +938,30 @@ int reel_ff_seek(reel_ff_decoder *decoder, int64_t frame, char *message, size_t 
     decoder->target = frame;
     decoder->position = frame;
     return 0;
+}
+
+int reel_ff_has_timed_id3(const reel_ff_decoder *decoder) {
+    return decoder->has_timed_id3;
+}
+
+int64_t reel_ff_take_timed_id3(reel_ff_decoder *decoder, uint8_t *buffer, int64_t capacity, int64_t *at) {
+    if (decoder->timed_id3_count == 0) return -1;
+    struct timed_id3 taken = decoder->timed_id3[0];
+    // One that would fit stays for a call with room.
+    if (taken.data != NULL && taken.size > capacity) return taken.size;
+    decoder->timed_id3_count--;
+    memmove(&decoder->timed_id3[0], &decoder->timed_id3[1], sizeof *decoder->timed_id3 * (size_t)decoder->timed_id3_count);
+    if (taken.data != NULL) memcpy(buffer, taken.data, (size_t)taken.size);
+    free(taken.data);
+    // From the held frame's first sample, both on the audio stream's clock.
+    *at = 0;
+    if (taken.time != AV_NOPTS_VALUE && decoder->holding) {
+        int64_t held = frame_place(decoder, decoder->frame);
+        if (held >= 0) {
+            AVRational per_sample = {1, decoder->info.sample_rate};
+            *at = ff.rescale_q(taken.time, decoder->time_base, per_sample) - decoder->first_place - held;
+        }
+    }
+    // Too large to be kept (or no memory for it): its size, and nothing copied.
+    return taken.data != NULL ? taken.size : (taken.size > capacity ? taken.size : 0);
 }

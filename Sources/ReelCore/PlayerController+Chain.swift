@@ -173,22 +173,24 @@ extension PlayerController {
         }
     }
 
-    /// A URL entry's stream changed (its state, station, or a title decoded; on its network
-    /// thread or the audio thread), or a title's time came (on `work`): the station and the
-    /// title heard now go into the queue entry (MPD's `playlistinfo` shows them, a saved queue
-    /// keeps them), and the state is published. A title decoded but not heard yet is
+    /// A URL entry's stream changed (its state, station, a title decoded, or metadata skipped,
+    /// which is logged; on its network thread or the audio thread), or a title's time came (on
+    /// `work`): the station and the title heard now go into the queue entry (MPD's
+    /// `playlistinfo` shows them, a saved queue keeps them), and the state is published. A title decoded but not heard yet is
     /// published when its audio is: a timer on `work` comes back then, one at a time
     /// (`TitleWakeUps`: a title marked while one is pending for an earlier title adds none).
     func streamChanged(entry id: Int, onlyIfHeard: Bool = false) {
         let (snapshot, position) = engine.currentPosition()
         let rate = Double(max(snapshot.sampleRate, 1))
         var wakeUp: (serial: Int, delay: Double)?
+        var notices: [String] = []
         shared.withLock { shared in
             guard let (token, track) = shared.tracks.filter({ $0.value.entry == id && $0.value.stream != nil })
                 .max(by: { $0.key < $1.key }),
                 let stream = track.stream,
                 let entry = shared.queue.entry(id: id), case .url(let url, _, _) = entry.source
             else { return }
+            notices = stream.takeNotices()
             let frame = snapshot.token == token ? Int64(position * rate) : 0
             let heardTitle = stream.title(atFrame: frame)
             if let next = heardTitle.next, snapshot.token == token, snapshot.activity == .playing {
@@ -207,6 +209,8 @@ extension PlayerController {
             shared.queue.updateTags(nil, for: id)
             publishQueue(shared)
         }
+        // Metadata the stream sent that was skipped (a broken ID3 tag): a log line each.
+        for notice in notices { logger.notice("stream metadata skipped", metadata: ["entry": "\(id)", "why": "\(notice)"]) }
         let now = state
         if !onlyIfHeard || now.source != changes.latest.value.source { changes.publish(now) }
         if let wakeUp {

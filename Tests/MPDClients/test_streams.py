@@ -21,6 +21,7 @@ sys.path.insert(0, str(HERE.parent / "Streams"))
 
 from conftest import only_for  # noqa: E402
 from mpdtest import DEADLINE, TREE, wait_for  # noqa: E402
+from hls_server import HLSServer  # noqa: E402
 from stream_server import StreamServer, make_mp3  # noqa: E402
 
 
@@ -65,6 +66,37 @@ def test_home_assistant_plays_a_station(server, stations):
         client.stop()
     finally:
         client.disconnect()
+
+
+@only_for("reel")
+def test_an_hls_stations_timed_id3_titles_are_currentsongs_titles_with_idle_player(server, tmp_path):
+    # An HLS station in MPEG-TS with a timed-ID3 stream: each segment's "Segment N" (pool segment
+    # 3's tag is broken, and skipped) is currentsong's Title once its audio plays, and each
+    # change wakes `idle player` and `idle playlist` as MPD's title changes do.
+    with HLSServer(tmp_path) as hls:
+        url = hls.url("tsid3/live.m3u8")
+        client = client_of(server)
+        watcher = client_of(server)
+        try:
+            client.clear()
+            client.add(url)
+            client.play()
+            wait_for(lambda: client.currentsong().get("title", "").startswith("Segment "),
+                     what="the station's first timed-ID3 title")
+            first = client.currentsong()["title"]
+            assert client.currentsong()["file"] == url
+            # Idle until the title changes: each wake-up names player or playlist.
+            later = first
+            while later == first:
+                changed = watcher.idle("player", "playlist")
+                assert "player" in changed or "playlist" in changed, changed
+                later = client.currentsong().get("title")
+            assert later.startswith("Segment ") and later != first, (first, later)
+            assert int(later.split()[1]) % 10 != 3, "the broken tag's segment has no title of its own"
+            client.stop()
+        finally:
+            client.disconnect()
+            watcher.disconnect()
 
 
 def test_home_assistant_loads_a_station_playlist(server, stations):

@@ -124,19 +124,61 @@ import ReelTestSupport
         #expect((Int(stream.current.title?.dropFirst(8) ?? "") ?? -1) > first, "\(String(describing: stream.current.title))")
     }
 
-    @Test func id3TitlesOfPackedAudioAreRead() {
-        // ID3v2.4: TIT2 "On Air" (UTF-8), and v2.3 TXXX "title" / "Other" (Latin-1).
-        let tit2: [UInt8] = Array("ID3".utf8) + [4, 0, 0, 0, 0, 0, 17] + Array("TIT2".utf8) + [0, 0, 0, 7, 0, 0, 3]
-            + Array("On Air".utf8)
-        #expect(id3Title(tit2 + [0xFF, 0xF1]) == "On Air")
-        let body: [UInt8] = [0] + Array("title".utf8) + [0] + Array("Other".utf8)
-        let txxx: [UInt8] = Array("ID3".utf8) + [3, 0, 0, 0, 0, 0, UInt8(10 + body.count)] + Array("TXXX".utf8)
-            + [0, 0, 0, UInt8(body.count), 0, 0] + body
-        #expect(id3Title(txxx) == "Other")
-        #expect(id3Title([0xFF, 0xF1, 0x50]) == nil)
-        // The tag's length: what the demuxer is not given.
-        #expect(id3TagLength(tit2 + [0xFF, 0xF1]) == tit2.count && id3TagLength([0xFF, 0xF1, 0x50]) == 0)
-        // A frame claiming more than the tag holds: nothing, no trap.
-        #expect(id3Title(Array("ID3".utf8) + [4, 0, 0, 0, 0, 0, 12] + Array("TIT2".utf8) + [0, 0, 0x7F, 0x7F, 0, 0, 3, 65]) == nil)
+    /// The segments' durations in a media playlist (its `EXTINF`s), in order.
+    static func durations(_ url: String) throws -> [Double] {
+        let text = String(decoding: try TestTool.output("/usr/bin/curl", ["-s", url]), as: UTF8.self)
+        return text.split(separator: "\n").filter { $0.hasPrefix("#EXTINF:") }
+            .compactMap { Double($0.dropFirst(8).prefix { $0 != "," }) }
+    }
+
+    @Test func timedID3InMPEGTSIsHeardFromItsPresentationTime() throws {
+        let server = try HLSServer()
+        // Each segment's timed-ID3 stream says "Segment N" at its first audio's PTS; segment 3's
+        // tag is broken.
+        let url = server.url("tsid3/vod.m3u8")
+        let durations = try Self.durations(url)
+        try #require(durations.count >= 6)
+        let (reader, stream) = try Self.open(url)
+        let rate = Double(reader.pcmFormat.sampleRate)
+        let starts = durations.indices.map { index in durations[..<index].reduce(0, +) }
+        // Decoded well past segment 5 (the decoder runs ahead of what is read).
+        _ = try StreamSourceTests.readAudible(reader, frames: Int((starts[5] + 1) * rate), seconds: 120)
+        func frame(_ seconds: Double) -> Int64 { Int64(seconds * rate) }
+        for segment in 1...5 where segment != 3 {
+            // Just before its time the title before it; from its time its own.
+            let before = segment == 4 ? "Segment 2" : "Segment \(segment - 1)"
+            #expect(stream.title(atFrame: frame(starts[segment] - 0.03)).title == before, "segment \(segment)")
+            #expect(stream.title(atFrame: frame(starts[segment] + 0.03)).title == "Segment \(segment)", "segment \(segment)")
+            // The change is where its audio is: within an AAC frame of the segment's start.
+            let next = try #require(stream.title(atFrame: frame(starts[segment] - 0.5)).next, "segment \(segment)")
+            #expect(abs(Double(next) / rate - starts[segment]) < 0.03, "segment \(segment): \(Double(next) / rate) s")
+        }
+        #expect(stream.title(atFrame: 0).title == "Segment 0")
+        // The broken tag changed nothing and was noted for the log, naming what was wrong.
+        #expect(stream.title(atFrame: frame(starts[3] + durations[3] / 2)).title == "Segment 2")
+        let notices = stream.takeNotices()
+        #expect(notices.contains { $0.contains("timed ID3 tag was skipped") && $0.contains("TIT2") }, "\(notices)")
+    }
+
+    @Test func packedAudioTitlesAreHeardFromTheirSegmentsFirstAudio() throws {
+        let server = try HLSServer()
+        // Each ADTS segment starts with an ID3 tag saying "Segment N": the title from its audio on
+        // (noted at the offset of the segment's first frame, placed by the decoder), not from
+        // when it was fetched.
+        let url = server.url("adts/vod.m3u8")
+        let durations = try Self.durations(url)
+        try #require(durations.count >= 6)
+        let (reader, stream) = try Self.open(url)
+        let rate = Double(reader.pcmFormat.sampleRate)
+        let starts = durations.indices.map { index in durations[..<index].reduce(0, +) }
+        _ = try StreamSourceTests.readAudible(reader, frames: Int((starts[5] + 1) * rate), seconds: 120)
+        func frame(_ seconds: Double) -> Int64 { Int64(seconds * rate) }
+        #expect(stream.title(atFrame: 0).title == "Segment 0")
+        for segment in 1...5 {
+            #expect(stream.title(atFrame: frame(starts[segment] - 0.05)).title == "Segment \(segment - 1)", "segment \(segment)")
+            #expect(stream.title(atFrame: frame(starts[segment] + 0.05)).title == "Segment \(segment)", "segment \(segment)")
+            let next = try #require(stream.title(atFrame: frame(starts[segment] - 0.5)).next, "segment \(segment)")
+            #expect(abs(Double(next) / rate - starts[segment]) < 0.05, "segment \(segment): \(Double(next) / rate) s")
+        }
     }
 }

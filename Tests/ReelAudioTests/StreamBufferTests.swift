@@ -179,6 +179,33 @@ import ReelTestSupport
 }
 
 @Suite struct StreamTitleMarkTests {
+    /// A title found in the audio itself (an MPEG-TS timed-ID3 tag) is heard from its frame; a
+    /// repeat of the title on air (every segment says it) makes no new mark.
+    @Test func aTimedTitleIsHeardFromItsFrameAndRepeatsMakeNoMark() {
+        let stream = HTTPStream(url: "http://127.0.0.1:1/live.m3u8", configuration: StreamConfiguration())
+        stream.placeTitlesByDecoding()  // as FFmpeg's reader does for a timed-ID3 stream
+        #expect(stream.noteTitleHeard("A", atFrame: 0))
+        #expect(!stream.noteTitleHeard("A", atFrame: 88_200), "a repeat")
+        #expect(stream.noteTitleHeard("B", atFrame: 176_400))
+        #expect(stream.title(atFrame: 176_399) == ("A", 176_400))
+        #expect(stream.title(atFrame: 176_400).title == "B")
+        #expect(stream.current.title == "B", "the last received")
+        // Decoded again after a seek back: the same marks.
+        #expect(!stream.noteTitleHeard("A", atFrame: 0))
+        #expect(stream.title(atFrame: 200_000).title == "B")
+    }
+
+    @Test func skippedMetadataIsKeptForTheLogOnceInARow() {
+        let stream = HTTPStream(url: "http://127.0.0.1:1/live.m3u8", configuration: StreamConfiguration())
+        stream.noteSkipped("broken: TIT2")
+        stream.noteSkipped("broken: TIT2")
+        stream.noteSkipped("broken: TPE1")
+        #expect(stream.takeNotices() == ["broken: TIT2", "broken: TPE1"])
+        #expect(stream.takeNotices().isEmpty)
+        for index in 0..<20 { stream.noteSkipped("broken \(index)") }
+        #expect(stream.takeNotices().count == HTTPStream.noticeLimit, "bounded")
+    }
+
     /// A decoder that does not place titles (FFmpeg's): the last title received is on air.
     @Test func withoutADecoderPlacingThemTheLastTitleReceivedIsOnAir() {
         let stream = HTTPStream(url: "http://127.0.0.1:1/live.aac", configuration: StreamConfiguration())

@@ -10,6 +10,11 @@ Importable from any test (put Tests/Streams on sys.path):
         hls.url("adts/live.m3u8")              # raw ADTS AAC segments, each after an ID3 tag
                                                # whose TIT2 is "Segment N" (timed metadata)
         hls.url("ts/vod.m3u8")                 # every segment once, EXT-X-ENDLIST (finite)
+        hls.url("tsid3/live.m3u8")             # the TS segments with a timed-ID3 stream: at each
+                                               # segment's first PTS a TIT2 "Segment N", except
+                                               # pool segment 3, whose tag is broken (even
+                                               # segments' in metadata access units, odd bare)
+                                               # (also tsid3/vod.m3u8; not in the master)
         hls.restart()                          # the encoder restarts: media sequence back to 0
         hls.freeze(True)                       # the playlist stops changing (a stalled packager)
         hls.jump(20)                           # 20 segments pass at once (they are never listed)
@@ -43,6 +48,8 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+
+from ts_timed_id3 import first_audio_pts, with_timed_id3
 
 SIGNAL = "sine=frequency=440:sample_rate=44100[l];sine=frequency=660:sample_rate=44100[r];[l][r]amerge=inputs=2"
 
@@ -100,6 +107,16 @@ def id3_title(title: str, seconds: float) -> bytes:
     frames = (b"PRIV" + syncsafe(len(priv)) + b"\x00\x00" + priv
               + b"TIT2" + syncsafe(len(text)) + b"\x00\x00" + text)
     return b"ID3\x04\x00\x00" + syncsafe(len(frames)) + frames
+
+
+def timed_id3_tag(sequence: int, pool_size: int) -> bytes:
+    """The timed-ID3 tag of a tsid3 segment: TIT2 "Segment N"; pool segment 3's is broken (its
+    TIT2 frame claims more bytes than the tag holds), for a client to skip."""
+    if sequence % pool_size == 3:
+        text = b"\x03Broken"
+        return b"ID3\x04\x00\x00" + syncsafe(10 + len(text)) + b"TIT2" + syncsafe(0x3FFF) + b"\x00\x00" + text
+    text = b"\x03" + f"Segment {sequence}".encode()
+    return b"ID3\x04\x00\x00" + syncsafe(10 + len(text)) + b"TIT2" + syncsafe(len(text)) + b"\x00\x00" + text
 
 
 class HLSServer:
@@ -203,8 +220,8 @@ class HLSServer:
         return "\n".join(lines) + "\n"
 
     def media(self, variant: str, live: bool, lost: bool = False) -> str:
-        pool = self.pools[variant]
-        suffix = VARIANTS[variant][0]
+        pool = self.pools["ts" if variant == "tsid3" else variant]
+        suffix = "ts" if variant == "tsid3" else VARIANTS[variant][0]
         if live:
             last = self.edge()
             first = max(0, last - self.window + 1)
@@ -257,7 +274,7 @@ class HLSServer:
                 "#EXT-X-DISCONTINUITY-SEQUENCE", '#EXT-X-KEY:METHOD=AES-128,URI="key.bin"\n#EXT-X-DISCONTINUITY-SEQUENCE', 1)
             body, content_type = text.replace("seg", "ts/seg").encode(), "application/vnd.apple.mpegurl"
         else:
-            match = re.fullmatch(r"/(ts|fmp4|adts)/(live\.m3u8|live|vod\.m3u8|vod-lost\.m3u8|init\.mp4|seg(\d+)\.(ts|m4s|aac))", path)
+            match = re.fullmatch(r"/(ts|tsid3|fmp4|adts)/(live\.m3u8|live|vod\.m3u8|vod-lost\.m3u8|init\.mp4|seg(\d+)\.(ts|m4s|aac))", path)
             if match:
                 variant, name, number = match.group(1), match.group(2), match.group(3)
                 if name in ("live.m3u8", "live", "vod.m3u8", "vod-lost.m3u8"):
@@ -265,10 +282,10 @@ class HLSServer:
                     content_type = "application/vnd.apple.mpegurl"
                 elif name == "init.mp4" and variant == "fmp4":
                     body, content_type = (self.dir / "fmp4" / "init.mp4").read_bytes(), "video/mp4"
-                elif number is not None and match.group(4) == VARIANTS[variant][0]:
+                elif number is not None and match.group(4) == VARIANTS["ts" if variant == "tsid3" else variant][0]:
                     sequence = int(number)
                     edge = self.edge()
-                    pool = self.pools[variant]
+                    pool = self.pools["ts" if variant == "tsid3" else variant]
                     # Listed now, or expired less than a window ago; or any of the VOD list (all
                     # of it exists from the start).
                     if sequence < len(pool) or edge - 2 * self.window < sequence <= edge:
@@ -278,7 +295,13 @@ class HLSServer:
                             start = sum(d for _, d in pool) * (sequence // len(pool)) + sum(
                                 d for _, d in pool[:sequence % len(pool)])
                             body = id3_title(f"Segment {sequence}", start) + body
-                        content_type = VARIANTS[variant][1]
+                        elif variant == "tsid3":
+                            # Timed metadata in a stream of its own: the title from the
+                            # segment's first audio on.
+                            # Even segments' tags in H.222.0's metadata access units, odd ones bare.
+                            tag = timed_id3_tag(sequence, len(pool))
+                            body = with_timed_id3(body, [(first_audio_pts(body), tag, sequence % 2 == 0)])
+                        content_type = VARIANTS["ts" if variant == "tsid3" else variant][1]
         if body is None:
             handler.send_response(404)
             handler.send_header("Content-Length", "0")

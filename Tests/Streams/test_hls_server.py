@@ -97,3 +97,25 @@ def test_ffmpeg_plays_it(hls, path):
                             capture_output=True, timeout=DEADLINE * 3)
     assert result.returncode == 0, result.stderr.decode(errors="replace")
     assert len(result.stdout) >= 44100 * 4 * 2  # at least 2 of the 3 s (a window may be short)
+
+
+def test_tsid3_segments_carry_timed_id3_at_their_first_audio(hls, tmp_path):
+    # ffprobe as the reference demuxer: a timed_id3 data stream whose one packet per segment has
+    # the PTS of the segment's first audio (an even segment's tag in a metadata access unit, an
+    # odd one's bare; pool segment 3's is broken).
+    for sequence in (2, 3):
+        status, body = get(hls.url(f"tsid3/seg{sequence}.ts"))
+        assert status == 200
+        path = tmp_path / f"seg{sequence}.ts"
+        path.write_bytes(body)
+        streams = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "stream=codec_type,codec_name",
+                                  "-of", "csv=p=0", str(path)], capture_output=True, text=True, timeout=DEADLINE)
+        assert "timed_id3,data" in streams.stdout.replace(" ", ""), streams.stdout
+        packets = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "packet=codec_type,pts",
+                                  "-of", "compact", str(path)], capture_output=True, text=True, timeout=DEADLINE)
+        lines = packets.stdout.splitlines()
+        audio = [l for l in lines if "codec_type=audio" in l]
+        data = [l for l in lines if "codec_type=data" in l]
+        assert len(data) == 1, packets.stdout[-2000:]
+        pts = lambda line: int(line.split("pts=")[1].split("|")[0])
+        assert pts(data[0]) == pts(audio[0])

@@ -124,6 +124,20 @@ int reel_ff_seek(reel_ff_decoder *decoder, int64_t frame, char *message, size_t 
 
 void reel_ff_close(reel_ff_decoder *decoder);
 
+/// 1 when the demuxer has a timed-metadata stream of ID3 tags (an MPEG-TS elementary stream of
+/// type 0x15 registered as "ID3 ", as HLS carries what is on air; FFmpeg's AV_CODEC_ID_TIMED_ID3).
+int reel_ff_has_timed_id3(const reel_ff_decoder *decoder);
+
+/// The oldest timed-ID3 packet a stream's demuxer (`reel_ff_open_stream`; a file's keeps none)
+/// read and not taken yet (it reads them on the way to the audio; the newest 8 are kept, each
+/// of at most 256 KiB): copies its payload (an ID3v2 tag) into `buffer` and returns its size;
+/// -1 when none is waiting. One of up to 256 KiB that does not fit in `capacity` stays, and its
+/// size is returned (call again with room); a larger one was kept as its size only: that size is
+/// returned, nothing copied, and it is gone. `*at` is where it lies in frames from the first
+/// sample of the decoded frame the last `reel_ff_read_frame` read from (its presentation time
+/// against that frame's, on the audio's clock), 0 when either time is unknown.
+int64_t reel_ff_take_timed_id3(reel_ff_decoder *decoder, uint8_t *buffer, int64_t capacity, int64_t *at);
+
 /// 1 when the loaded libavcodec has a decoder named `name` (`aac`, `alac`, …); loads FFmpeg.
 int reel_ff_has_decoder(const char *name);
 

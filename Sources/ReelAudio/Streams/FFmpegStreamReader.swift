@@ -6,6 +6,7 @@
 import CFFmpeg
 import Dispatch
 import ReelModel
+import ReelStreamFormats
 
 #if canImport(Glibc)
 import Glibc
@@ -377,6 +378,9 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
                 self.opened.withLock { $0 = .success(opened) }
                 ready.signal()
             }
+            // Titles in the stream's own timed metadata are placed by their time: the player shows
+            // each when its audio is heard.
+            if reel_ff_has_timed_id3(decoder) != 0 { stream.placeTitlesByDecoding() }
             opening = false
             sinceAudio = 0
             framesInWindow = 0
@@ -415,6 +419,7 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
                             usable = min(count, known.samples)
                         }
                     } else if placing {
+                        takeTimedTitles(decoder, frameStart: nil)
                         continue
                     } else if offset >= 0 {
                         let header = runHeader
@@ -429,10 +434,13 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
                             shared.checkpoints.dropBefore(offset: stream.buffer.kept.lowerBound)
                         }
                     }
+                    if offset >= 0 { placeReceivedTitles(upTo: offset, frame: frame) }
                     runFirstFrame = false
                 } else if placing {
+                    takeTimedTitles(decoder, frameStart: nil)
                     continue
                 }
+                takeTimedTitles(decoder, frameStart: max(frame - Int64(place.offset), 0))
                 var skip = 0
                 if let wanted = target {
                     if frame + Int64(usable) <= wanted {
@@ -459,6 +467,65 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
             }
         }
     }
+
+    /// The decoded frame that starts at output frame `frame` came from stream offset `offset`: a
+    /// title received for the bytes up to it (ICY's, a packed-audio segment's ID3 tag: noted at
+    /// the offset of the audio it names) is heard from that frame. From the first frame whose
+    /// offset the demuxer gives, the player shows titles by these marks (`placeTitlesByDecoding`;
+    /// the first call covers every title received before it); a demuxer that gives none leaves
+    /// the stream's titles shown as they come.
+    private func placeReceivedTitles(upTo offset: Int64, frame: Int64) {
+        if !placesReceivedTitles {
+            placesReceivedTitles = true
+            stream.placeTitlesByDecoding()
+        }
+        _ = stream.noteDecoded(from: receivedTitlesFrom, to: offset + 1, frame: frame)
+        receivedTitlesFrom = offset + 1
+    }
+
+    /// Whether received titles are placed (`placeReceivedTitles`), and the stream offset from
+    /// which the next decoded frame places them (after a seek back, lower: they are placed again
+    /// at the same frames).
+    private var placesReceivedTitles = false
+    private var receivedTitlesFrom: Int64 = 0
+
+    /// Timed metadata (an MPEG-TS timed-ID3 stream's tags) the demuxer read on the way to the
+    /// frame just decoded, whose first sample is output frame `frameStart`: each title is heard
+    /// from the frame of its presentation time. Nil: the frame's place is not known yet (a seek's
+    /// run before its first checkpoint; what it reads was marked by the first decode), so they
+    /// are dropped. A tag that does not parse is skipped with a notice.
+    private func takeTimedTitles(_ decoder: OpaquePointer, frameStart: Int64?) {
+        while true {
+            var at: Int64 = 0
+            let size = timedMetadata.withUnsafeMutableBufferPointer { buffer in
+                reel_ff_take_timed_id3(decoder, buffer.baseAddress, Int64(buffer.count), &at)
+            }
+            if size < 0 { return }
+            if size > timedMetadata.count && size <= Self.maximumTimedMetadataBytes {
+                // Kept for a call with room.
+                timedMetadata = [UInt8](repeating: 0, count: Int(size))
+                continue
+            }
+            guard let frameStart else { continue }
+            guard size <= timedMetadata.count else {
+                stream.noteSkipped("\(stream.url): a timed ID3 tag of \(size) bytes was skipped (more than \(Self.maximumTimedMetadataBytes))")
+                continue
+            }
+            do throws(StreamFormatError) {
+                let onAir = try ID3OnAir(timedMetadata: Array(timedMetadata.prefix(Int(size))))
+                // A tag without a title (only a timestamp, a picture) changes nothing.
+                guard let title = onAir.streamTitle else { continue }
+                stream.noteTitleHeard(title, atFrame: frameStart + at)
+            } catch {
+                stream.noteSkipped("\(stream.url): a timed ID3 tag was skipped: \(error.message)")
+            }
+        }
+    }
+
+    /// Where `takeTimedTitles` copies a tag, grown to the largest taken (up to
+    /// `maximumTimedMetadataBytes`, CFFmpeg's bound on what it keeps).
+    private var timedMetadata = [UInt8](repeating: 0, count: 4096)
+    static let maximumTimedMetadataBytes: Int64 = 256 << 10
 
     /// Moves the stream's read position to the point to decode from for `frame` and sets the
     /// run's header to be given first; the demuxer's name to open, nil when no point is kept.

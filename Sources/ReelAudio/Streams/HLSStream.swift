@@ -18,8 +18,9 @@ import Glibc
 /// written whole into `stream.buffer`, in order; a discontinuity (`EXT-X-DISCONTINUITY`, a
 /// skip, a restarted encoder, a segment that could not be fetched) adds a boundary there, where
 /// the decoder opens a new demuxer. `stream` is an `HTTPStream` that is never started: its
-/// buffer and its status (state, reconnects, title: `TIT2`/`TXXX` of a packed-audio segment's
-/// ID3 tag) are what the player reads for any URL.
+/// buffer and its status (state, reconnects, title: `ID3OnAir` of a packed-audio segment's
+/// ID3 tag; an MPEG-TS segment's timed-ID3 stream is the decoder's) are what the player reads
+/// for any URL.
 final class HLSStream: @unchecked Sendable {
     let url: String
     let stream: HTTPStream
@@ -80,10 +81,10 @@ final class HLSStream: @unchecked Sendable {
                         initBytes = try fetchWhole(section.url, range: section.byteRange, limit: Self.maximumSegmentBytes)
                     }
                     let bytes = try fetchWhole(fetch.segment.url, range: fetch.segment.byteRange, limit: Self.maximumSegmentBytes)
-                    if let title = id3Title(bytes) { stream.noteTitleReceived(title, at: buffer.written) }
+                    noteTimedMetadata(bytes)
                     // Packed audio's leading ID3 tag (its timed metadata, read above) is not
                     // audio: the demuxer gets the frames after it.
-                    let audio = bytes.dropFirst(id3TagLength(bytes))
+                    let audio = bytes.dropFirst(ID3OnAir.tagLength(bytes))
                     if !write(initBytes) || !write(Array(audio)) { return }
                     played = true
                 } catch {
@@ -164,6 +165,19 @@ final class HLSStream: @unchecked Sendable {
     private func write(_ bytes: [UInt8]) -> Bool {
         if bytes.isEmpty { return true }
         return bytes.withUnsafeBytes { buffer.write($0.baseAddress!, count: $0.count) }
+    }
+
+    /// A packed-audio segment's leading ID3 tag (its timed metadata): the title on air from its
+    /// first audio byte. A broken tag is skipped with a notice. (An MPEG-TS segment's timed ID3
+    /// is a stream of its own, read by the demuxer: `FFmpegStreamDecoding`.)
+    private func noteTimedMetadata(_ bytes: [UInt8]) {
+        guard ID3OnAir.startsTag(bytes) else { return }
+        do throws(StreamFormatError) {
+            let onAir = try ID3OnAir(tag: Array(bytes.prefix(ID3OnAir.maximumTagBytes)))
+            if let title = onAir.streamTitle { stream.noteTitleReceived(title, at: buffer.written) }
+        } catch {
+            stream.noteSkipped("\(url): a segment's ID3 tag was skipped: \(error.message)")
+        }
     }
 
     private func end(with error: ReelError) {
@@ -248,76 +262,4 @@ final class HLSStream: @unchecked Sendable {
         if stage != REEL_CURL_OK { throw HTTPStream.error(url: resourceURL, stage: stage, outcome: &outcome) }
         return transfer.body
     }
-}
-
-/// The title in a packed-audio segment's leading ID3v2 tag (HLS timed metadata): its `TIT2`,
-/// else a `TXXX` whose description is `title` or `StreamTitle`; nil without one.
-func id3Title(_ bytes: [UInt8]) -> String? {
-    guard bytes.count >= 10, bytes[0] == 0x49, bytes[1] == 0x44, bytes[2] == 0x33 else { return nil }
-    let version = bytes[3]
-    guard version == 3 || version == 4, bytes[6...9].allSatisfy({ $0 < 0x80 }) else { return nil }
-    let size = Int(bytes[6]) << 21 | Int(bytes[7]) << 14 | Int(bytes[8]) << 7 | Int(bytes[9])
-    let end = min(bytes.count, 10 + size)
-    var index = 10
-    var txxx: String?
-    while index + 10 <= end {
-        let id = String(decoding: bytes[index..<index + 4], as: UTF8.self)
-        if bytes[index] == 0 { break }  // padding
-        let raw = bytes[index + 4..<index + 8].reduce(0) { $0 << 8 | Int($1) }
-        let frameSize = version == 4 ? (raw >> 24 & 0x7F) << 21 | (raw >> 16 & 0x7F) << 14 | (raw >> 8 & 0x7F) << 7 | raw & 0x7F : raw
-        let start = index + 10
-        guard frameSize > 0, start + frameSize <= end else { break }
-        let content = Array(bytes[start..<start + frameSize])
-        if id == "TIT2", let text = id3Texts(content).first, !text.isEmpty { return text }
-        if id == "TXXX" {
-            let texts = id3Texts(content)
-            if texts.count >= 2, ["title", "streamtitle"].contains(texts[0].lowercased()), !texts[1].isEmpty { txxx = texts[1] }
-        }
-        index = start + frameSize
-    }
-    return txxx
-}
-
-/// The length of the ID3v2 tag `bytes` start with (its header, body and footer), 0 without one.
-func id3TagLength(_ bytes: [UInt8]) -> Int {
-    guard bytes.count >= 10, bytes[0] == 0x49, bytes[1] == 0x44, bytes[2] == 0x33, bytes[3] != 0xFF, bytes[4] != 0xFF,
-        bytes[6...9].allSatisfy({ $0 < 0x80 })
-    else { return 0 }
-    let size = Int(bytes[6]) << 21 | Int(bytes[7]) << 14 | Int(bytes[8]) << 7 | Int(bytes[9])
-    let footer = bytes[5] & 0x10 != 0 ? 10 : 0
-    return min(bytes.count, 10 + size + footer)
-}
-
-/// The strings of an ID3v2 text frame (its encoding byte, then strings ended by NUL): Latin-1
-/// (0), UTF-16 with a byte order mark (1), UTF-16BE (2), UTF-8 (3).
-private func id3Texts(_ content: [UInt8]) -> [String] {
-    guard let encoding = content.first else { return [] }
-    let body = Array(content.dropFirst())
-    guard encoding == 1 || encoding == 2 else {
-        return body.split(separator: 0, omittingEmptySubsequences: false).map { part in
-            encoding == 0 ? String(String.UnicodeScalarView(part.map { Unicode.Scalar($0) })) : String(decoding: part, as: UTF8.self)
-        }
-    }
-    var strings: [String] = []
-    var index = 0
-    while index + 1 < body.count {
-        var littleEndian = encoding == 1
-        if encoding == 1 {
-            if body[index] == 0xFF && body[index + 1] == 0xFE {
-                index += 2
-            } else if body[index] == 0xFE && body[index + 1] == 0xFF {
-                littleEndian = false
-                index += 2
-            }
-        }
-        var units: [UInt16] = []
-        while index + 1 < body.count {
-            let unit = littleEndian ? UInt16(body[index + 1]) << 8 | UInt16(body[index]) : UInt16(body[index]) << 8 | UInt16(body[index + 1])
-            index += 2
-            if unit == 0 { break }
-            units.append(unit)
-        }
-        strings.append(String(decoding: units, as: UTF16.self))
-    }
-    return strings
 }

@@ -108,6 +108,9 @@ public final class HTTPStream: @unchecked Sendable {
     /// of the frame audible now; `before` is the title before the first of them.
     private let heard = Locked((marks: [TitleMark](), before: String?.none, placedByDecoder: false))
     static let markLimit = 64
+    /// Skipped metadata not logged yet (`noteSkipped`), and the last sentence kept.
+    private let notices = Locked((waiting: [String](), last: String?.none))
+    static let noticeLimit = 8
     /// A Range request asked by the decoder (a seek in a finite resource), for the network thread.
     private let pendingRange = Locked<Int64?>(nil)
     /// Whether the buffer was sized for the stream's bitrate (once).
@@ -234,6 +237,22 @@ public final class HTTPStream: @unchecked Sendable {
             list.filter { $0.offset >= from && $0.offset < to }.map(\.title)
         }
         guard let title = titles.last else { return false }
+        return markHeard(title, atFrame: frame)
+    }
+
+    /// A title the decoder found in the audio itself (an MPEG-TS timed-ID3 packet) is heard from
+    /// output frame `frame` (its presentation time): marked as `noteDecoded` marks a received
+    /// one, and the last title received. True when a new mark was made (then `onChange` is
+    /// called). The decoder's thread.
+    @discardableResult
+    func noteTitleHeard(_ title: String?, atFrame frame: Int64) -> Bool {
+        status.withLock { $0.title = title }
+        return markHeard(title, atFrame: max(frame, 0), collapsingRepeats: true)
+    }
+
+    /// Marks `title` heard from `frame`. `collapsingRepeats`: the same title as the mark before
+    /// it makes none (a station repeats what is on air in every segment's timed metadata).
+    private func markHeard(_ title: String?, atFrame frame: Int64, collapsingRepeats: Bool = false) -> Bool {
         let marked = heard.withLock { heard -> Bool in
             // Decoded again after a seek back: the same mark.
             if let index = heard.marks.lastIndex(where: { $0.frame <= frame }), heard.marks[index].frame == frame {
@@ -241,6 +260,9 @@ public final class HTTPStream: @unchecked Sendable {
                 return false
             }
             heard.marks.removeAll { $0.frame > frame }
+            if collapsingRepeats, (heard.marks.last?.title ?? heard.before) == title, !heard.marks.isEmpty || heard.before != nil {
+                return false
+            }
             heard.marks.append(TitleMark(frame: frame, title: title))
             if heard.marks.count > Self.markLimit {
                 heard.before = heard.marks.removeFirst().title
@@ -250,6 +272,29 @@ public final class HTTPStream: @unchecked Sendable {
         // The player schedules the change for when that frame is heard.
         if marked { onChange() }
         return marked
+    }
+
+    /// Metadata the stream sent that was skipped (a broken ID3 tag), for the player's log: one
+    /// sentence each, the oldest first, at most `noticeLimit` waiting. The same sentence as the
+    /// last one kept is not kept again (a station whose every segment has the same broken tag is
+    /// logged once). Any thread.
+    func noteSkipped(_ sentence: String) {
+        let kept = notices.withLock { notices -> Bool in
+            guard notices.last != sentence else { return false }
+            notices.last = sentence
+            notices.waiting.append(sentence)
+            if notices.waiting.count > Self.noticeLimit { notices.waiting.removeFirst() }
+            return true
+        }
+        if kept { onChange() }
+    }
+
+    /// The sentences `noteSkipped` kept since the last call. Any thread.
+    public func takeNotices() -> [String] {
+        notices.withLock { notices in
+            defer { notices.waiting = [] }
+            return notices.waiting
+        }
     }
 
     /// The title on air at `frame` of the decoded audio (what is heard when that frame is),
