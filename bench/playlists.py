@@ -49,6 +49,12 @@ class Server:
         status = dict(l.decode().split(": ", 1) for l in self.client.ok("status"))
         return int(stats["songs"]) if "updating_db" not in status else -1
 
+    def cpu_seconds(self):
+        """CPU time the server has used so far (utime + stime from /proc/PID/stat)."""
+        with open(f"/proc/{self.process.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def stop(self):
         stop_process(self.process)
 
@@ -65,6 +71,10 @@ class MPD(Server):
 
 class Reel(Server):
     name = "Reel"
+
+    def __init__(self, directory, name="Reel"):
+        super().__init__(directory)
+        self.name = name
 
     def start(self, music, binary):
         conf = os.path.join(self.dir, "reeld.toml")
@@ -83,7 +93,8 @@ class Reel(Server):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--reeld", required=True)
+    # Given more than once: each reeld in turn against the same MPD in one run (before/after).
+    parser.add_argument("--reeld", required=True, action="append")
     parser.add_argument("--work", required=True)
     parser.add_argument("--entries", type=int, default=10000)
     parser.add_argument("--files", type=int, default=200)
@@ -104,10 +115,14 @@ def main():
         paths.append(relative)
     playlist = "".join(paths[i % len(paths)] + "\n" for i in range(args.entries)).encode()
 
-    servers = [MPD(os.path.join(args.work, "mpd")), Reel(os.path.join(args.work, "reel"))]
+    reels = [Reel(os.path.join(args.work, "reel" if index == 0 else f"reel{index + 1}"),
+                  "Reel" if len(args.reeld) == 1 else f"Reel {index + 1}")
+             for index in range(len(args.reeld))]
+    servers = [MPD(os.path.join(args.work, "mpd"))] + reels
     try:
         servers[0].start(music)
-        servers[1].start(music, args.reeld)
+        for reel, binary in zip(reels, args.reeld):
+            reel.start(music, binary)
         for server in servers:
             wait_for(lambda: server.songs() == args.files, 300, f"{server.name} to index the {args.files} files", fail, interval=0.05)
             with open(os.path.join(server.playlists, "big.m3u"), "wb") as f:
@@ -115,20 +130,29 @@ def main():
         results = {}
         for server in servers:
             loads, lists = [], []
+            cpu = {"load": 0.0, "listplaylistinfo": 0.0}
             for _ in range(args.rounds):
+                before = server.cpu_seconds()
                 server.client.ok("clear")
                 ms, _ = server.client.timed("load big")
                 length = int(dict(l.decode().split(": ", 1) for l in server.client.ok("status"))["playlistlength"])
                 if length != args.entries:
                     fail(f"{server.name}: load big left {length} entries, not {args.entries}")
                 loads.append(ms)
+                middle = server.cpu_seconds()
+                cpu["load"] += middle - before
                 ms, lines = server.client.timed("listplaylistinfo big")
                 files = sum(1 for l in lines if l.startswith(b"file: "))
                 if files != args.entries:
                     fail(f"{server.name}: listplaylistinfo big listed {files} songs, not {args.entries}")
                 lists.append(ms)
+                cpu["listplaylistinfo"] += server.cpu_seconds() - middle
             server.client.ok("clear")
-            results[server.name] = {"load": loads, "listplaylistinfo": lists}
+            # The server's CPU time over `clear`, `load` and `status`, then over `listplaylistinfo`,
+            # per round (in clock ticks: summed over the rounds; work after a reply, as Reel's
+            # compaction, counts where it ran).
+            results[server.name] = {"load": loads, "listplaylistinfo": lists,
+                                    "cpu": {k: v * 1000 / args.rounds for k, v in cpu.items()}}
             log(f"{server.name}: load {[round(v, 1) for v in loads]} ms, listplaylistinfo {[round(v, 1) for v in lists]} ms")
     finally:
         for server in servers:
@@ -137,11 +161,17 @@ def main():
     print(f"\nA stored playlist of {args.entries} entries ({args.files} FLAC files of the music folder, repeated), "
           f"{args.rounds} rounds; ms from request to the whole reply, one MPD-protocol connection on a Unix socket")
     print(f"{'':20}{'MPD p50':>10}{'MPD best':>10}{'Reel p50':>10}{'Reel best':>11}{'Reel/MPD':>10}")
-    for operation in ("load", "listplaylistinfo"):
-        mpd, reel = results["MPD"][operation], results["Reel"][operation]
-        ratio = statistics.median(reel) / statistics.median(mpd)
-        print(f"{operation:20}{statistics.median(mpd):10.1f}{min(mpd):10.1f}{statistics.median(reel):10.1f}"
-              f"{min(reel):11.1f}{ratio:9.2f}x")
+    for reel_server, binary in zip(reels, args.reeld):
+        if len(reels) > 1:
+            print(f"{reel_server.name}: {binary}")
+        for operation in ("load", "listplaylistinfo"):
+            mpd, reel = results["MPD"][operation], results[reel_server.name][operation]
+            ratio = statistics.median(reel) / statistics.median(mpd)
+            print(f"{operation:20}{statistics.median(mpd):10.1f}{min(mpd):10.1f}{statistics.median(reel):10.1f}"
+                  f"{min(reel):11.1f}{ratio:9.2f}x")
+    print("CPU per round, clear + load + status / listplaylistinfo: "
+          + ", ".join(f"{name} {result['cpu']['load']:.1f} / {result['cpu']['listplaylistinfo']:.1f} ms"
+                      for name, result in results.items()))
     print(f"(load includes Reel saving the queue's state before it answers; load average {load_average()})")
 
 

@@ -124,6 +124,12 @@ extension PlayerController {
         var checked = CheckedMusic()
         for (index, addition) in additions.enumerated() {
             do throws(ReelError) {
+                // A playlist's line of the music folders: its entry, without a list of one.
+                if case .musicTracks(let tracks) = addition, tracks.count == 1, fetched.isEmpty {
+                    entries.append(try musicEntry(tracks[0], checked: &checked))
+                    counts.append(1)
+                    continue
+                }
                 let resolved: [NewQueueEntry]
                 if let result = fetched[index] {
                     resolved = try Self.entries(of: addition, fetched: result)
@@ -482,20 +488,7 @@ extension PlayerController {
             return entries
         case .musicTracks(let tracks):
             guard !tracks.isEmpty else { throw ReelError(.notFound, "no tracks to add") }
-            return try tracks.map { track throws(ReelError) -> NewQueueEntry in
-                if let made = checked.entries[track.id], made.track == track { return made.entry }
-                guard !track.missing else {
-                    throw ReelError(.notFound, "\(track.path) is in a music folder that is not there now")
-                }
-                try mediaRoots.check(track.path)
-                let audio = track.audio
-                let entry = NewQueueEntry(
-                    source: .file(path: track.path), duration: audio.duration,
-                    format: AudioFormat(codec: audio.codec, sampleRate: audio.sampleRate, channels: audio.channels),
-                    tags: track.displayTags)
-                checked.entries[track.id] = (track, entry)
-                return entry
-            }
+            return try tracks.map { track throws(ReelError) -> NewQueueEntry in try musicEntry(track, checked: &checked) }
         case .musicTrack(let id):
             return try resolve(.musicTracks([try MusicIndex(store: store).track(id: id)]), checked: &checked)
         case .album(let name, let albumArtist):
@@ -515,6 +508,23 @@ extension PlayerController {
                     format: item.format)
             }
         }
+    }
+
+    /// The entry of a track of the music folders (checked against the media roots), or the one
+    /// `checked` holds for it; one its music folder is missing from is refused.
+    func musicEntry(_ track: MusicTrack, checked: inout CheckedMusic) throws(ReelError) -> NewQueueEntry {
+        if let made = checked.entries[track.id], made.track == track { return made.entry }
+        guard !track.missing else {
+            throw ReelError(.notFound, "\(track.path) is in a music folder that is not there now")
+        }
+        try mediaRoots.check(track.path)
+        let audio = track.audio
+        let entry = NewQueueEntry(
+            source: .file(path: track.path), duration: audio.duration,
+            format: AudioFormat(codec: audio.codec, sampleRate: audio.sampleRate, channels: audio.channels),
+            tags: track.displayTags)
+        checked.entries[track.id] = (track, entry)
+        return entry
     }
 
     /// The tags the music index has for a file in a music folder; nil for any other file.

@@ -35,7 +35,7 @@ extension PlayerController {
             return SaveSnapshot(
                 player: saved,
                 edit: queue.edit(since: &layout), length: queue.length, options: queue.options,
-                contentVersion: queue.contentVersion, entries: full ? queue.allEntries.map(SavedQueue.Entry.init(saving:)) : nil)
+                contentVersion: queue.contentVersion, entries: full ? queue.savedEntries : nil)
         }
     }
 

@@ -281,7 +281,10 @@ public final class PlayerStateFile: @unchecked Sendable {
         var snapshot = player.saveSnapshot(layout: &layout, full: false)
         snapshot.player = completed(snapshot.player)
         if let record = record(of: snapshot) { append(record) }
-        if compacting { compactIfDue() }
+        // Behind what is queued already: a save that a change's feed woke runs before the save a
+        // reply waits for (which then finds nothing new), and the compaction's snapshot would
+        // hold that reply up.
+        if compacting { queue.async { [self] in compactIfDue() } }
     }
 
     /// Starts a compaction when the journal has grown past its bounds. On `queue`.

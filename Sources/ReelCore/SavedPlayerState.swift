@@ -237,6 +237,29 @@ extension SavedQueue.Entry {
         out.append(0x7D)
     }
 
+    /// The distinct entries of `entries` in the order of their first use, and the index of
+    /// each entry among them; nil when every entry is distinct (then `entries` is the list). A
+    /// playlist that names its files many times is recorded with each entry once. One hash of
+    /// each entry's source, one comparison of the whole entry when two sources are equal.
+    static func distinct(_ entries: [Self]) -> (entries: [Self], order: [Int]?) {
+        guard entries.count > 1 else { return (entries, nil) }
+        var index: [Self: Int] = [:]
+        index.reserveCapacity(entries.count)
+        var distinct: [Self] = []
+        var order: [Int] = []
+        order.reserveCapacity(entries.count)
+        for entry in entries {
+            if let known = index[entry] {
+                order.append(known)
+            } else {
+                index[entry] = distinct.count
+                order.append(distinct.count)
+                distinct.append(entry)
+            }
+        }
+        return distinct.count == entries.count ? (entries, nil) : (distinct, order)
+    }
+
     /// An entry `json` wrote; nil when it has no source Reel can play (a file must be absolute).
     init?(json value: JSONValue) {
         guard let source = try? PlayerSource(json: value) else { return nil }
@@ -245,5 +268,17 @@ extension SavedQueue.Entry {
             source: source, duration: value["duration"]?.doubleValue,
             format: value["format"].flatMap { try? AudioFormat(json: $0) },
             tags: value.objectValue.flatMap(DisplayTags.init(jsonObject:)))
+    }
+}
+
+/// Entries are told apart by their sources first (`SavedQueue.Entry.distinct`): equal entries
+/// have equal sources, so hashing the source only is consistent with `==`.
+extension SavedQueue.Entry: Hashable {
+    func hash(into hasher: inout Hasher) {
+        switch source {
+        case .file(let path): hasher.combine(path)
+        case .item(let id, _, _): hasher.combine(id)
+        case .url(let url, _, _): hasher.combine(url)
+        }
     }
 }

@@ -9,6 +9,10 @@ import ReelProtocol
 ///
 /// `{"seq": 12, "player": {…as player-state.json…}, "queue": {"edit": [[0, 41], {"add": [entry…]},
 /// [42, 9000]], "length": 9042, "options": {…}}}`; `queue` and its members only when they changed.
+/// An add that names one entry several times (a playlist that repeats its files) lists each
+/// distinct entry once, in the order of first use, and the order of the entries added as
+/// indices into that list: `{"add": [a, b], "order": [0, 1, 0, 1]}`. The record carries every
+/// entry it adds: replaying it needs nothing else (not the playlist it came from).
 struct JournalRecord: Equatable, Sendable {
     /// One more than the record before; the base files name the last record they include.
     var sequence: Int
@@ -27,10 +31,14 @@ struct JournalRecord: Equatable, Sendable {
         if hasQueueChange {
             var queue = JSONObject()
             if let edit {
-                queue["edit"] = .array(edit.map { piece in
+                queue["edit"] = .array(edit.map { piece -> JSONValue in
                     switch piece {
-                    case .keep(let start, let count): [.int(Int64(start)), .int(Int64(count))]
-                    case .add(let entries): ["add": .array(entries.map(\.json))]
+                    case .keep(let start, let count): return [.int(Int64(start)), .int(Int64(count))]
+                    case .add(let entries):
+                        let (distinct, order) = SavedQueue.Entry.distinct(entries)
+                        var add: JSONObject = ["add": .array(distinct.map(\.json))]
+                        if let order { add["order"] = .array(order.map { .int(Int64($0)) }) }
+                        return .object(add)
                     }
                 })
                 queue["length"] = .int(Int64(length))
@@ -45,7 +53,8 @@ struct JournalRecord: Equatable, Sendable {
     /// 10,000 entries is one record, written before the reply).
     var jsonBytes: [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(256 + 160 * (edit?.reduce(0) { count, piece in
+        // (An add's entries are mostly written once each: see `SavedQueue.Entry.distinct`.)
+        out.reserveCapacity(256 + 8 * (edit?.reduce(0) { count, piece in
             if case .add(let entries) = piece { return count + entries.count }
             return count
         } ?? 0))
@@ -67,12 +76,22 @@ struct JournalRecord: Equatable, Sendable {
                         JSONWriter.writeInt(Int64(count), into: &out)
                         out.append(0x5D)
                     case .add(let entries):
+                        let (distinct, order) = SavedQueue.Entry.distinct(entries)
                         out.append(contentsOf: #"{"add":["#.utf8)
-                        for (index, entry) in entries.enumerated() {
+                        for (index, entry) in distinct.enumerated() {
                             if index > 0 { out.append(0x2C) }
                             entry.writeJSON(into: &out)
                         }
-                        out.append(contentsOf: "]}".utf8)
+                        out.append(0x5D)
+                        if let order {
+                            out.append(contentsOf: #","order":["#.utf8)
+                            for (index, position) in order.enumerated() {
+                                if index > 0 { out.append(0x2C) }
+                                JSONWriter.writeInt(Int64(position), into: &out)
+                            }
+                            out.append(0x5D)
+                        }
+                        out.append(0x7D)
                     }
                 }
                 out.append(contentsOf: #"],"length":"#.utf8)
@@ -119,9 +138,19 @@ struct JournalRecord: Equatable, Sendable {
             if let list = piece["add"]?.arrayValue {
                 let entries = list.compactMap(SavedQueue.Entry.init(json:))
                 guard entries.count == list.count, !entries.isEmpty else { throw corrupt("adds an entry that cannot be read") }
-                return .add(entries)
+                guard let order = piece["order"] else { return .add(entries) }
+                guard let indices = order.arrayValue, !indices.isEmpty else { throw corrupt("has an add whose order is not a list") }
+                var added: [SavedQueue.Entry] = []
+                added.reserveCapacity(indices.count)
+                for index in indices {
+                    guard let index = index.intValue, entries.indices.contains(index) else {
+                        throw corrupt("has an add whose order names an entry it does not have")
+                    }
+                    added.append(entries[index])
+                }
+                return .add(added)
             }
-            throw corrupt("has a piece of the queue that is neither [start, count] nor {\"add\": […]}")
+            throw corrupt("has a piece of the queue that is neither [start, count] nor {\"add\": […], \"order\": […]}")
         }
     }
 }

@@ -197,6 +197,29 @@ import Testing
         }
     }
 
+    /// An add that names entries again (a playlist repeating its files) lists each entry once,
+    /// in the order of first use, with the order of the entries added as indices; it reads back
+    /// as the whole list, and its bytes are its JSON's. An add of distinct entries has no order.
+    @Test func anAddThatRepeatsEntriesRecordsEachOnceWithTheirOrder() throws {
+        var tagged = Self.entry("a")
+        tagged.duration = 3.5
+        tagged.tags = DisplayTags(title: "A")
+        var retitled = tagged
+        retitled.tags = DisplayTags(title: "Another")
+        let added = [tagged, Self.entry("b"), tagged, retitled, Self.entry("b"), tagged]
+        let record = Self.record(2, edit: [.keep(start: 0, count: 1), .add(added)], length: 7)
+        let json = record.json
+        let piece = try #require(json["queue"]?["edit"]?.arrayValue?.last)
+        #expect(piece["add"]?.arrayValue?.count == 3, "the same source with other tags is another entry")
+        #expect(piece["order"] == [0, 1, 0, 2, 1, 0])
+        #expect(String(decoding: record.jsonBytes, as: UTF8.self) == json.jsonString)
+        #expect(try JournalRecord(json: JSONValue.parse(record.jsonBytes)) == record)
+
+        let distinct = Self.record(3, edit: [.add([Self.entry("c"), Self.entry("d")])], length: 2)
+        #expect(distinct.json["queue"]?["edit"]?.arrayValue?.first?["order"] == nil)
+        #expect(String(decoding: distinct.jsonBytes, as: UTF8.self) == distinct.json.jsonString)
+    }
+
     @Test func theQueueFileIsWrittenAsItsJSON() {
         var tagged = Self.entry("a \"quoted\" \\ ünï\u{1}")
         tagged.duration = 0.1
@@ -224,6 +247,9 @@ import Testing
         "{\"seq\":1,\"player\":{\"version\":2,\"position\":0,\"state\":\"paused\"},\"queue\":{\"edit\":[[0,1]]}}",
         "{\"seq\":1,\"player\":{\"version\":2,\"position\":0,\"state\":\"paused\"},\"queue\":{\"edit\":[7],\"length\":1}}",
         "{\"seq\":1,\"player\":{\"version\":2,\"position\":0,\"state\":\"paused\"},\"queue\":{\"edit\":[{\"add\":[{\"file\":\"relative.flac\"}]}],\"length\":1}}",
+        "{\"seq\":1,\"player\":{\"version\":2,\"position\":0,\"state\":\"paused\"},\"queue\":{\"edit\":[{\"add\":[{\"path\":\"/a.flac\"}],\"order\":[0,1]}],\"length\":2}}",
+        "{\"seq\":1,\"player\":{\"version\":2,\"position\":0,\"state\":\"paused\"},\"queue\":{\"edit\":[{\"add\":[{\"path\":\"/a.flac\"}],\"order\":[]}],\"length\":0}}",
+        "{\"seq\":1,\"player\":{\"version\":2,\"position\":0,\"state\":\"paused\"},\"queue\":{\"edit\":[{\"add\":[{\"path\":\"/a.flac\"}],\"order\":0}],\"length\":1}}",
     ])
     func aRecordThatIsNotOneIsRefusedWithAReason(text: String) throws {
         #expect(throws: ReelError.self) { try JournalRecord(json: JSONValue.parse(text)) }

@@ -89,11 +89,12 @@ extension PlaylistStore {
     func additions(
         for lines: ArraySlice<String>, locations: ArraySlice<PlaylistPaths.Location>, indexedOnly: Bool = false
     ) -> [Result<QueueAddition, ReelError>] {
-        let tracks = indexedTracks(locations)
+        // Each track's addition made once: the lines that name it again share it.
+        let tracks = indexedTracks(locations).mapValues { $0.mapValues { QueueAddition.musicTracks([$0]) } }
         return locations.indices.map { index -> Result<QueueAddition, ReelError> in
             switch locations[index] {
             case .music(let root, let path):
-                if let track = tracks[root]?[path] { return .success(.musicTracks([track])) }
+                if let addition = tracks[root]?[path] { return .success(addition) }
                 if indexedOnly {
                     return .failure(ReelError(.notFound, "\(lines[index]) is not a file of the music folders"))
                 }

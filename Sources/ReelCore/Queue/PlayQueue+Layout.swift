@@ -56,7 +56,7 @@ extension PlayQueue {
                     pieces.append(.keep(start: kept.start, count: kept.count))
                     run = nil
                 }
-                added.append(SavedQueue.Entry(saving: makeEntry(slot)))
+                added.append(savedEntry(slot))
                 continue
             }
             if !added.isEmpty {
@@ -78,6 +78,18 @@ extension PlayQueue {
         layout = self.layout
         return unchanged ? nil : pieces
     }
+
+    /// What the saved state records of the entry in `slot`: `SavedQueue.Entry(saving:)` of it,
+    /// without making the whole entry first.
+    func savedEntry(_ slot: Int) -> SavedQueue.Entry {
+        let stored = slots[slot]
+        return SavedQueue.Entry(
+            source: stored.source, duration: stored.durationEstimated ? nil : stored.duration, format: stored.format,
+            tags: stored.tags)
+    }
+
+    /// Every entry as the saved state records it, in queue order.
+    var savedEntries: [SavedQueue.Entry] { queue.map(savedEntry) }
 
     /// The layout of the queue as it is now (what a full save records).
     var layout: SavedLayout {
