@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static struct {
     __typeof__(curl_global_init) *global_init;
@@ -23,12 +24,15 @@ static struct {
     __typeof__(curl_slist_free_all) *slist_free_all;
 } functions;
 
-/// The pages of the files loading libcurl brought in (its TLS, SSH, LDAP, Kerberos, RTMP, HTTP/2
-/// and IDN libraries, some 40) that hold none of the process's own: handed back after loading
-/// and once more when the first transfer's body begins (connecting runs set-up code that a
-/// stream never runs again). About 8 MB of resident memory otherwise, most of it libcrypto's.
-static reel_file_pages curl_pages;
+/// Whether the process's first body byte was seen: loading libcurl and connecting (its TLS
+/// library's set-up, the resolver) touched code that a stream never runs again, and it goes
+/// back then (`reel_loaded_pages_release`).
 static int released_after_first_body;
+
+/// A transfer whose body has come for this long has started playing: what starting it touched
+/// (connecting, the decoder's opening, the device's) is handed back once
+/// (`reel_settled_pages_release`), and again when that transfer ends.
+#define SETTLED_NANOSECONDS 2000000000LL
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static const char *load_error;
@@ -47,10 +51,7 @@ static void load(void) {
         REEL_SYMBOL(functions.slist_append, "curl_slist_append"),
         REEL_SYMBOL(functions.slist_free_all, "curl_slist_free_all"),
     };
-    char *before = reel_file_pages_maps();
     void *library = reel_library_open(REEL_CURL_LIBRARY, load_error_text, sizeof load_error_text);
-    if (library != NULL && before != NULL) reel_file_pages_find(&curl_pages, before);
-    free(before);
     if (library == NULL ||
         reel_library_find(library, REEL_CURL_LIBRARY, symbols, sizeof symbols / sizeof *symbols, load_error_text,
                           sizeof load_error_text) != 0) {
@@ -63,7 +64,9 @@ static void load(void) {
         load_error = load_error_text;
         return;
     }
-    reel_file_pages_release(&curl_pages);
+    // What the loader touched relocating some 40 libraries (TLS, SSH, LDAP, Kerberos, RTMP,
+    // HTTP/2, IDN), most of it never run: about 8 MB resident otherwise.
+    reel_loaded_pages_release();
     __atomic_store_n(&loaded, 1, __ATOMIC_RELEASE);
 }
 
@@ -83,7 +86,16 @@ typedef struct {
     const reel_curl_request *request;
     size_t header_bytes;
     int aborted;
+    /// CLOCK_MONOTONIC at the first body byte (0 before), and whether the transfer has settled.
+    long long first_body;
+    int settled;
 } transfer;
+
+static long long monotonic_nanoseconds(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
+}
 
 static size_t header_callback(char *data, size_t size, size_t count, void *raw) {
     transfer *t = raw;
@@ -107,11 +119,21 @@ static size_t header_callback(char *data, size_t size, size_t count, void *raw) 
 static size_t body_callback(char *data, size_t size, size_t count, void *raw) {
     transfer *t = raw;
     size_t length = size * count;
-    if (!__atomic_load_n(&released_after_first_body, __ATOMIC_RELAXED) &&
-        !__atomic_exchange_n(&released_after_first_body, 1, __ATOMIC_RELAXED))
-        reel_file_pages_release(&curl_pages);
     size_t taken = t->request->on_body(t->request->context, data, length);
     if (taken != length) t->aborted = 1;
+    // After the bytes are in the stream's buffer: the decoder need not wait for this.
+    if (!__atomic_load_n(&released_after_first_body, __ATOMIC_RELAXED) &&
+        !__atomic_exchange_n(&released_after_first_body, 1, __ATOMIC_RELAXED))
+        reel_loaded_pages_release();
+    if (!t->settled) {
+        long long now = monotonic_nanoseconds();
+        if (t->first_body == 0) {
+            t->first_body = now;
+        } else if (now - t->first_body >= SETTLED_NANOSECONDS) {
+            t->settled = 1;
+            reel_settled_pages_release();
+        }
+    }
     return taken;
 }
 
@@ -256,5 +278,7 @@ reel_curl_stage reel_curl_perform(const reel_curl_request *request, reel_curl_ou
     outcome->http_status = status;
     functions.easy_cleanup(handle);
     functions.slist_free_all(headers);
+    // A stream that played ends: the pages of its decoder, and of what stopping touched.
+    if (t.settled) reel_settled_pages_release();
     return outcome->stage;
 }
