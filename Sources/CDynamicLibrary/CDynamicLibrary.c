@@ -109,7 +109,8 @@ void reel_settled_pages_release(void) {
     malloc_trim(0);
 }
 
-void reel_heap_thresholds_set(int mmap_threshold, int trim_threshold) {
+void reel_heap_settings_set(int mmap_threshold, int trim_threshold, int arenas) {
     mallopt(M_TRIM_THRESHOLD, trim_threshold);
     mallopt(M_MMAP_THRESHOLD, mmap_threshold);
+    mallopt(M_ARENA_MAX, arenas);
 }
