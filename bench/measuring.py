@@ -60,7 +60,11 @@ class RPC:
 
 class Reeld:
     """One reeld with its own socket, data directory, empty config file and log, in `directory`
-    (created). Stopped by its PID with `stop()` (SIGTERM, then SIGKILL after 10 s)."""
+    (created). Stopped by its PID with `stop()` (SIGTERM, then SIGKILL after 10 s).
+
+    `binary` may be a wrapper (a script that runs reeld under a debugger, with an environment,
+    …): `pid` is then the process that listens on the socket, reeld itself, not the wrapper
+    (`daemon_pid`), so that what is measured of it (memory, CPU) is reeld's."""
 
     def __init__(self, binary, directory, device, log_level="info"):
         import os
@@ -86,6 +90,7 @@ class Reeld:
                     self.stop()
                     raise RuntimeError(f"reeld did not start: {self.log_tail()}")
                 time.sleep(0.05)
+        self.pid = daemon_pid(self.process.pid, self.socket)
 
     def log_lines(self):
         with open(self.log, errors="replace") as f:
@@ -95,7 +100,21 @@ class Reeld:
         return " | ".join(self.log_lines()[-lines:])
 
     def stop(self):
+        import os
+        import signal
         import subprocess
+        import time
+        if self.pid != self.process.pid and self.process.poll() is None:
+            # reeld under a wrapper: reeld first (a shell does not pass SIGTERM on to its child).
+            try:
+                os.kill(self.pid, signal.SIGTERM)
+                deadline = time.monotonic() + 10
+                while os.path.exists(f"/proc/{self.pid}") and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                if os.path.exists(f"/proc/{self.pid}"):
+                    os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         if self.process.poll() is None:
             self.process.terminate()
             try:
@@ -103,6 +122,46 @@ class Reeld:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+
+
+def daemon_pid(pid, socket_path):
+    """Of `pid` and the processes it started (and theirs), the one listening on the Unix socket
+    `socket_path`; `pid` when none is found. A wrapper around reeld has no descriptor of the
+    socket, reeld has."""
+    import os
+    inodes = set()
+    try:
+        with open("/proc/net/unix") as f:
+            next(f)
+            for line in f:
+                fields = line.split()
+                # Num RefCount Protocol Flags Type St Inode Path; Flags 00010000: listening.
+                if len(fields) >= 8 and fields[7] == socket_path and int(fields[3], 16) & 0x10000:
+                    inodes.add(f"socket:[{fields[6]}]")
+    except OSError:
+        return pid
+    children = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                parent = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(parent, []).append(int(entry))
+    tree, k = [pid], 0
+    while k < len(tree):
+        tree += children.get(tree[k], [])
+        k += 1
+    for candidate in tree:
+        try:
+            for fd in os.listdir(f"/proc/{candidate}/fd"):
+                if os.readlink(f"/proc/{candidate}/fd/{fd}") in inodes:
+                    return candidate
+        except OSError:
+            continue
+    return pid
 
 
 def load_average():

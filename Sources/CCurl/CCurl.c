@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static struct {
     __typeof__(curl_global_init) *global_init;
@@ -23,49 +24,20 @@ static struct {
     __typeof__(curl_slist_free_all) *slist_free_all;
 } functions;
 
-/// The pages of the files loading libcurl brought in (its TLS, SSH, LDAP, Kerberos, RTMP, HTTP/2
-/// and IDN libraries, some 40) that hold none of the process's own: handed back after loading
-/// and once more when the first transfer's body begins (connecting runs set-up code that a
-/// stream never runs again). About 8 MB of resident memory otherwise, most of it libcrypto's.
-///
-/// Finding them reads /proc/self/smaps (some 10 ms in reeld): that runs on a thread of its own
-/// (`find_pages`), so the first transfer connects at once, while the server is waited for.
-/// `pages_found` says when `curl_pages` is written (set once, with release order); the first
-/// body's release happens only then, and the finder releases once more itself when the first
-/// body came before it finished.
-static reel_file_pages curl_pages;
-static int pages_found;
+/// Whether the process's first body byte was seen: loading libcurl and connecting (its TLS
+/// library's set-up, the resolver) touched code that a stream never runs again, and it goes
+/// back then (`reel_loaded_pages_release`).
 static int released_after_first_body;
+
+/// A transfer whose body has come for this long has started playing: what starting it touched
+/// (connecting, the decoder's opening, the device's) is handed back once
+/// (`reel_settled_pages_release`), and again when that transfer ends.
+#define SETTLED_NANOSECONDS 2000000000LL
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static const char *load_error;
 static char load_error_text[512];
 static int loaded;
-
-/// On its own thread: finds the pages loading brought in (`before`: /proc/self/maps's text from
-/// before the load, freed here) and hands them back; again if the first body came meanwhile.
-static void *find_pages(void *before) {
-    reel_file_pages_find(&curl_pages, before);
-    free(before);
-    __atomic_store_n(&pages_found, 1, __ATOMIC_SEQ_CST);
-    reel_file_pages_release(&curl_pages);
-    if (__atomic_load_n(&released_after_first_body, __ATOMIC_SEQ_CST)) reel_file_pages_release(&curl_pages);
-    return NULL;
-}
-
-/// Starts `find_pages` on a detached thread (or, when no thread can be made, runs it here).
-static void find_pages_later(char *before) {
-    if (before == NULL) return;
-    pthread_t thread;
-    pthread_attr_t attributes;
-    int made = -1;
-    if (pthread_attr_init(&attributes) == 0) {
-        pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
-        made = pthread_create(&thread, &attributes, find_pages, before);
-        pthread_attr_destroy(&attributes);
-    }
-    if (made != 0) find_pages(before);
-}
 
 static void load(void) {
     const reel_library_symbol symbols[] = {
@@ -79,24 +51,23 @@ static void load(void) {
         REEL_SYMBOL(functions.slist_append, "curl_slist_append"),
         REEL_SYMBOL(functions.slist_free_all, "curl_slist_free_all"),
     };
-    char *before = reel_file_pages_maps();
     void *library = reel_library_open(REEL_CURL_LIBRARY, load_error_text, sizeof load_error_text);
     if (library == NULL ||
         reel_library_find(library, REEL_CURL_LIBRARY, symbols, sizeof symbols / sizeof *symbols, load_error_text,
                           sizeof load_error_text) != 0) {
         load_error = load_error_text;
-        free(before);
         return;
     }
     // Once, before any other thread uses libcurl (pthread_once orders it before every transfer).
     if (functions.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
         snprintf(load_error_text, sizeof load_error_text, "%s did not initialise", REEL_CURL_LIBRARY);
         load_error = load_error_text;
-        free(before);
         return;
     }
+    // What the loader touched relocating some 40 libraries (TLS, SSH, LDAP, Kerberos, RTMP,
+    // HTTP/2, IDN), most of it never run: about 8 MB resident otherwise.
+    reel_loaded_pages_release();
     __atomic_store_n(&loaded, 1, __ATOMIC_RELEASE);
-    find_pages_later(before);
 }
 
 const char *reel_curl_load(void) {
@@ -115,7 +86,16 @@ typedef struct {
     const reel_curl_request *request;
     size_t header_bytes;
     int aborted;
+    /// CLOCK_MONOTONIC at the first body byte (0 before), and whether the transfer has settled.
+    long long first_body;
+    int settled;
 } transfer;
+
+static long long monotonic_nanoseconds(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
+}
 
 static size_t header_callback(char *data, size_t size, size_t count, void *raw) {
     transfer *t = raw;
@@ -139,14 +119,21 @@ static size_t header_callback(char *data, size_t size, size_t count, void *raw) 
 static size_t body_callback(char *data, size_t size, size_t count, void *raw) {
     transfer *t = raw;
     size_t length = size * count;
-    // The bytes first (a decoder waits for them), then the pages (once, when they are known;
-    // else the finder hands them back when it is done).
     size_t taken = t->request->on_body(t->request->context, data, length);
-    if (!__atomic_load_n(&released_after_first_body, __ATOMIC_RELAXED) &&
-        !__atomic_exchange_n(&released_after_first_body, 1, __ATOMIC_SEQ_CST) &&
-        __atomic_load_n(&pages_found, __ATOMIC_SEQ_CST))
-        reel_file_pages_release(&curl_pages);
     if (taken != length) t->aborted = 1;
+    // After the bytes are in the stream's buffer: the decoder need not wait for this.
+    if (!__atomic_load_n(&released_after_first_body, __ATOMIC_RELAXED) &&
+        !__atomic_exchange_n(&released_after_first_body, 1, __ATOMIC_RELAXED))
+        reel_loaded_pages_release();
+    if (!t->settled) {
+        long long now = monotonic_nanoseconds();
+        if (t->first_body == 0) {
+            t->first_body = now;
+        } else if (now - t->first_body >= SETTLED_NANOSECONDS) {
+            t->settled = 1;
+            reel_settled_pages_release();
+        }
+    }
     return taken;
 }
 
@@ -291,5 +278,7 @@ reel_curl_stage reel_curl_perform(const reel_curl_request *request, reel_curl_ou
     outcome->http_status = status;
     functions.easy_cleanup(handle);
     functions.slist_free_all(headers);
+    // A stream that played ends: the pages of its decoder, and of what stopping touched.
+    if (t.settled) reel_settled_pages_release();
     return outcome->stage;
 }

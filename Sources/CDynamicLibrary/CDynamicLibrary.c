@@ -1,12 +1,18 @@
 // Loading a C library at run time: see include/CDynamicLibrary.h.
 
+#define _GNU_SOURCE
 #include "CDynamicLibrary.h"
 
 #include <dlfcn.h>
+#include <link.h>
+#include <malloc.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 void *reel_library_open(const char *name, char *error, size_t error_size) {
     void *library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
@@ -29,74 +35,82 @@ int reel_library_find(void *library, const char *owner, const reel_library_symbo
     return 0;
 }
 
-// MARK: Pages of what was loaded
+// MARK: Pages of the code that is loaded
 
-/// The whole of a /proc file (no size to stat), NUL-terminated; NULL if it cannot be read.
-static char *read_proc_file(const char *path) {
-    FILE *file = fopen(path, "re");
-    if (file == NULL) return NULL;
-    size_t size = 0, capacity = 1 << 16;
-    char *text = malloc(capacity);
-    while (text != NULL) {
-        size += fread(text + size, 1, capacity - size - 1, file);
-        if (size < capacity - 1) break;
-        char *larger = realloc(text, capacity * 2);
-        if (larger == NULL) {
-            free(text);
-            text = NULL;
-            break;
-        }
-        text = larger;
-        capacity *= 2;
-    }
-    fclose(file);
-    if (text != NULL) text[size] = '\0';
-    return text;
+/// Whether `info` is the kernel's vDSO (not a file: nothing to hand back).
+static int is_vdso(const struct dl_phdr_info *info) {
+    uintptr_t vdso = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
+    return vdso != 0 && (uintptr_t)info->dlpi_phdr >= vdso && (uintptr_t)info->dlpi_phdr - vdso < 4096;
 }
 
-/// Whether `path` is the file of one of the mappings in `maps` (/proc/self/maps's text).
-static int mapped_in(const char *maps, const char *path) {
-    size_t length = strlen(path);
-    for (const char *at = strstr(maps, path); at != NULL; at = strstr(at + 1, path)) {
-        if (at > maps && at[-1] == ' ' && at[length] == '\n') return 1;
+/// Whether the object's dynamic section says its text is relocated in place (DT_TEXTREL): then
+/// its read-only segments hold written pages, which must not be handed back.
+static int has_text_relocations(const struct dl_phdr_info *info) {
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        if (info->dlpi_phdr[i].p_type != PT_DYNAMIC) continue;
+        for (const ElfW(Dyn) *entry = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+             entry->d_tag != DT_NULL; entry++) {
+            if (entry->d_tag == DT_TEXTREL) return 1;
+            if (entry->d_tag == DT_FLAGS && (entry->d_un.d_val & DF_TEXTREL) != 0) return 1;
+        }
     }
     return 0;
 }
 
+static int release_object(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size, (void)data;
+    if (is_vdso(info) || has_text_relocations(info)) return 0;
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t relro_start = 0, relro_end = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *segment = &info->dlpi_phdr[i];
+        if (segment->p_type != PT_GNU_RELRO) continue;
+        relro_start = info->dlpi_addr + segment->p_vaddr;
+        relro_end = relro_start + segment->p_memsz;
+    }
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *segment = &info->dlpi_phdr[i];
+        if (segment->p_type != PT_LOAD || (segment->p_flags & PF_W) != 0) continue;
+        // Whole pages inside the segment only: a page it shares with a neighbour stays.
+        uintptr_t first = info->dlpi_addr + segment->p_vaddr;
+        uintptr_t last = first + segment->p_memsz;
+        if (relro_end > relro_start && first < relro_end && relro_start < last) continue;
+        uintptr_t start = (first + page - 1) & ~(page - 1);
+        uintptr_t end = last & ~(page - 1);
+        if (end > start) madvise((void *)start, end - start, MADV_DONTNEED);
+    }
+    return 0;
+}
 
-void reel_file_pages_find(reel_file_pages *pages, const char *before) {
-    FILE *smaps = fopen("/proc/self/smaps", "re");
-    if (smaps == NULL) return;
-    char line[4096];
-    unsigned long start = 0, end = 0;
-    int candidate = 0;
-    while (fgets(line, sizeof line, smaps) != NULL) {
-        unsigned long first, last;
-        char permissions[8];
-        int offset = 0;
-        if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &first, &last, permissions, &offset) == 3 && offset > 0) {
-            // A mapping's first line: its range, permissions, offset, device, inode, path.
-            char *path = line + offset;
-            path[strcspn(path, "\n")] = '\0';
-            start = first;
-            end = last;
-            candidate = path[0] == '/' && permissions[1] != 'w' && permissions[3] == 'p' &&
-                        strstr(path, " (deleted)") == NULL && !mapped_in(before, path);
-        } else if (candidate && strncmp(line, "Anonymous:", 10) == 0) {
-            int count = pages->count;
-            if (strtol(line + 10, NULL, 10) == 0 && count < (int)(sizeof pages->mappings / sizeof pages->mappings[0])) {
-                pages->mappings[count].start = (void *)start;
-                pages->mappings[count].length = end - start;
-                pages->count = count + 1;
-            }
-            candidate = 0;
+/// Whether a debugger is attached (/proc/self/status's TracerPid): its breakpoints are written
+/// into the text, and handing those pages back would drop them.
+static int traced(void) {
+    FILE *status = fopen("/proc/self/status", "re");
+    if (status == NULL) return 0;
+    char line[256];
+    long tracer = 0;
+    while (fgets(line, sizeof line, status) != NULL) {
+        if (strncmp(line, "TracerPid:", 10) == 0) {
+            tracer = strtol(line + 10, NULL, 10);
+            break;
         }
     }
-    fclose(smaps);
+    fclose(status);
+    return tracer != 0;
 }
 
-void reel_file_pages_release(const reel_file_pages *pages) {
-    for (int i = 0; i < pages->count; i++) madvise(pages->mappings[i].start, pages->mappings[i].length, MADV_DONTNEED);
+void reel_loaded_pages_release(void) {
+    if (traced()) return;
+    dl_iterate_phdr(release_object, NULL);
 }
 
-char *reel_file_pages_maps(void) { return read_proc_file("/proc/self/maps"); }
+void reel_settled_pages_release(void) {
+    reel_loaded_pages_release();
+    malloc_trim(0);
+}
+
+void reel_heap_settings_set(int mmap_threshold, int trim_threshold, int arenas) {
+    mallopt(M_TRIM_THRESHOLD, trim_threshold);
+    mallopt(M_MMAP_THRESHOLD, mmap_threshold);
+    mallopt(M_ARENA_MAX, arenas);
+}

@@ -92,21 +92,14 @@ static int find_functions(void *library, const reel_library_symbol *symbols, siz
     return 0;
 }
 
-/// The pages of the files loading FFmpeg brought in (its libraries and every codec library
-/// Debian's FFmpeg is built with, some 125) that hold none of the process's own: handed back
-/// after loading and at each decoder's first read (`reel_file_pages_release`).
-static reel_file_pages ffmpeg_pages;
-
 static void load(void) {
-    char *before = reel_file_pages_maps();
     void *avutil = open_library(REEL_FF_AVUTIL);
     void *avcodec = avutil != NULL ? open_library(REEL_FF_AVCODEC) : NULL;
     void *avformat = avcodec != NULL ? open_library(REEL_FF_AVFORMAT) : NULL;
-    if (avformat != NULL && before != NULL) {
-        reel_file_pages_find(&ffmpeg_pages, before);
-        reel_file_pages_release(&ffmpeg_pages);
-    }
-    free(before);
+    // What the loader touched relocating FFmpeg's libraries and every codec library Debian's
+    // FFmpeg is built with (some 125), most of it never run, goes back
+    // (`reel_loaded_pages_release`).
+    if (avformat != NULL) reel_loaded_pages_release();
     if (avformat == NULL) return;
     const reel_library_symbol avutil_functions[] = {
         REEL_SYMBOL(ff.frame_alloc, "av_frame_alloc"),
@@ -850,10 +843,11 @@ static void convert(const reel_ff_decoder *decoder, int offset, int count, void 
 static int64_t read_frames(reel_ff_decoder *decoder, void *buffer, int64_t frames, reel_ff_place *place, char *message,
                            size_t size) {
     if (!decoder->reading) {
-        // Decoding starts: what opening it (and every file opened since the last time) touched
-        // in FFmpeg's libraries goes back, and what decoding runs comes back as it runs.
+        // Decoding starts: the code that opening it (and every file opened since the last time)
+        // touched goes back, FFmpeg's probes most of it, and what decoding runs comes back as it
+        // runs.
         decoder->reading = 1;
-        reel_file_pages_release(&ffmpeg_pages);
+        reel_loaded_pages_release();
     }
     int64_t written = 0;
     size_t bytes_per_frame = (size_t)decoder->info.channels * (size_t)(decoder->info.bits / 8);

@@ -33,6 +33,7 @@ public final class Daemon: Sendable {
     public init(configuration: DaemonConfiguration, environment: [String: String], logger: Logger) throws {
         self.configuration = configuration
         self.logger = logger
+        HeapSettings.apply()
         Self.raiseFileLimit(logger: logger)
         notifier = SystemdNotifier(environment: environment)
         SndFileWriter.flacCompressionLevel = configuration.recordFLACLevel

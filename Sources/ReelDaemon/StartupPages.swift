@@ -13,7 +13,8 @@ import Glibc
 /// used again comes back from the page cache at its first touch (a minor fault, the same bytes),
 /// so what stays resident is what the daemon runs. Only mappings with no private copy of a page
 /// (`Anonymous: 0` in smaps: never written, so never relocated) are released, so nothing the
-/// process wrote is lost; the same rule `CFFmpeg` applies to FFmpeg's libraries after loading.
+/// process wrote is lost. (Streams and FFmpeg hand back every loaded object's code, the program's
+/// too, through CDynamicLibrary's `reel_loaded_pages_release`.)
 ///
 /// Threads: called once, on the thread that starts the daemon; other threads running code in
 /// these pages meanwhile just fault them back in.

@@ -26,33 +26,32 @@ void *reel_library_open(const char *name, char *error, size_t error_size);
 int reel_library_find(void *library, const char *owner, const reel_library_symbol *symbols, size_t count,
                       char *error, size_t error_size);
 
-/// The read-only private mappings of the files a load brought in that hold no page of their own
-/// (smaps's `Anonymous: 0`: nothing was written to them, so every page is the file's): the
-/// libraries' text and read-only data. Written once while loading, read afterwards.
+/// Hands back to the kernel (MADV_DONTNEED) the resident pages of every loaded object's
+/// read-only segments: the text and read-only data of reeld itself and of every library mapped,
+/// including those loaded at run time (libcurl's some 40, FFmpeg's some 125). Any thread, at any
+/// time; ~0.1 ms.
 ///
-/// Why: the dynamic loader reads and relocates every library a load brings in, and first use
-/// runs set-up code (FFmpeg's demuxer probes, a TLS library's initialisation): megabytes of
-/// their pages become resident (the kernel maps 64 KB around each page touched) that steady work
-/// never touches again. Handing them back (MADV_DONTNEED) costs nothing: a page used again comes
-/// back from the page cache at its first touch, the same bytes; relocated data (written, so the
-/// process's own) is not touched.
-typedef struct {
-    struct {
-        void *start;
-        size_t length;
-    } mappings[4096];
-    int count;
-} reel_file_pages;
+/// Why: the kernel maps up to 64 KB around each page of a file that is touched, so start-up
+/// code (the dynamic loader relocating a library, a TLS library's initialisation, FFmpeg's
+/// demuxer probes, opening a device, reading the config) leaves megabytes resident that steady
+/// work never touches again. Handing them back costs nothing but a fault: a page used again
+/// comes back from the page cache at its first touch, the same bytes.
+///
+/// Safe while other threads run and while another thread loads a library: only segments the
+/// dynamic loader maps without write permission are handed back (never a writable segment,
+/// never the RELRO part it relocates, nor an object with text relocations), and
+/// dl_iterate_phdr lists an object only once its segments are mapped. Nothing is handed back
+/// while a debugger is attached (its breakpoints are written into the text).
+void reel_loaded_pages_release(void);
 
-/// /proc/self/maps's text (malloc'd; the caller frees it), taken before a load; NULL if it
-/// cannot be read.
-char *reel_file_pages_maps(void);
+/// `reel_loaded_pages_release`, and the free pages of malloc's heaps (malloc_trim): once what
+/// a start-up touched has settled (a stream that has played a few seconds, a stream that ended).
+void reel_settled_pages_release(void);
 
-/// Finds in `pages` the file mappings not in `before` (`reel_file_pages_maps`'s text from
-/// before the load) that hold no page of their own. Once, right after loading.
-void reel_file_pages_find(reel_file_pages *pages, const char *before);
-
-/// Hands the resident pages of `pages` back to the kernel (~0.3 ms for ~400 mappings).
-void reel_file_pages_release(const reel_file_pages *pages);
+/// Fixes malloc's mmap threshold (a block from this size on is a mapping of its own) and trim
+/// threshold (a heap's free top beyond this goes back), which glibc otherwise raises when a large
+/// block is freed, and the most heaps (arenas) threads share. Once, at start (reeld's
+/// `HeapSettings`).
+void reel_heap_settings_set(int mmap_threshold, int trim_threshold, int arenas);
 
 #endif

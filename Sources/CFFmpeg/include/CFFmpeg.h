@@ -3,9 +3,9 @@
 // of them. Everything that touches FFmpeg's structures is in CFFmpeg.c, compiled against
 // Debian's FFmpeg 5.1 headers (libavformat-dev, libavcodec-dev); Swift sees this small API.
 // Loading brings in some 125 libraries (libavcodec's dependencies) and opening a file runs every
-// demuxer's probe: the pages of their files that this touches and decoding does not use are
-// handed back to the kernel after loading and at a decoder's first read (CDynamicLibrary's
-// `reel_file_pages`).
+// demuxer's probe: the code pages that this touches and decoding does not use are handed back to
+// the kernel after loading and at a decoder's first read (CDynamicLibrary's
+// `reel_loaded_pages_release`).
 //
 // A decoder is used by one thread at a time. `reel_ff_load` may be called from any thread.
 

@@ -1,0 +1,31 @@
+// glibc malloc's thresholds as reeld sets them (HeapSettings).
+
+@testable import ReelDaemon
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite struct HeapSettingsTests {
+    /// glibc marks a block that is a mapping of its own with IS_MMAPPED, bit 1 of the size word
+    /// just before the block.
+    static func isOwnMapping(_ block: UnsafeMutableRawPointer) -> Bool {
+        block.load(fromByteOffset: -MemoryLayout<Int>.size, as: UInt.self) & 2 != 0
+    }
+
+    @Test func aLargeBlockFreedDoesNotMoveTheLargeBlocksAfterItIntoTheHeap() throws {
+        HeapSettings.apply()
+        // glibc's default would now raise its mmap threshold to 20 MB: the 1 MB block below
+        // would come from the heap (and stay resident there after it is freed).
+        let large = try #require(malloc(20 << 20))
+        #expect(Self.isOwnMapping(large))
+        free(large)
+        let block = try #require(malloc(1 << 20))
+        defer { free(block) }
+        #expect(Self.isOwnMapping(block), "a 1 MB block after a 20 MB one was freed came from the heap")
+        let small = try #require(malloc(Int(HeapSettings.mmapThreshold) / 2))
+        defer { free(small) }
+        #expect(!Self.isOwnMapping(small))
+    }
+}
