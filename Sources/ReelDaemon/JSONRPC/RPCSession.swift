@@ -10,7 +10,7 @@ extension LineSession.Rules {
     /// JSON-RPC: lines up to 1 MiB (a longer one is answered `line_too_long`, then the
     /// connection closes); a client with more than 1 MiB unread is disconnected.
     static let jsonRPC = LineSession.Rules(
-        connectionName: "a connection", maxLineBytes: 1 << 20, maxBufferedBytes: 1 << 20,
+        connectionName: "a connection", clientName: "a client", maxLineBytes: 1 << 20, maxBufferedBytes: 1 << 20,
         lineTooLongReply: RPCEncoder.errorLine(id: .null, error: .lineTooLong))
 }
 

@@ -17,8 +17,8 @@ extension LineSession.Rules {
     /// the connection without a reply); a client that lets 8 MiB pile up unread is dropped
     /// (`max_output_buffer_size`).
     static let mpd = LineSession.Rules(
-        connectionName: "an MPD connection", maxLineBytes: 8191, maxBufferedBytes: 8 * 1024 * 1024,
-        lineTooLongReply: nil)
+        connectionName: "an MPD connection", clientName: "an MPD client", maxLineBytes: 8191,
+        maxBufferedBytes: 8 * 1024 * 1024, lineTooLongReply: nil)
 }
 
 /// Handles one MPD connection, as MPD's `Client` does (`src/client/Process.cxx`):

@@ -52,8 +52,10 @@ enum LineOutcome {
 final class LineSession: PollConnectionDelegate {
     /// One protocol's limits and answers.
     struct Rules {
-        /// How logs name a connection of this protocol ("an MPD connection").
+        /// How logs name a connection and a client of this protocol ("an MPD connection", "an
+        /// MPD client").
         let connectionName: String
+        let clientName: String
         /// The longest line, without its newline; a longer one closes the connection.
         let maxLineBytes: Int
         /// Unread output past which a client that is not reading is disconnected.
@@ -240,7 +242,7 @@ final class LineSession: PollConnectionDelegate {
         let buffered = transport.bufferedBytes
         guard buffered > rules.maxBufferedBytes else { return false }
         logger.warning(
-            "disconnecting \(rules.connectionName) that is not reading its replies",
+            "disconnecting \(rules.clientName) that is not reading its replies",
             metadata: ["unreadBytes": "\(buffered)", "nextWriteBytes": "\(nextWrite)"])
         close()
         return true
