@@ -50,10 +50,12 @@ final class MPDConnection: LineHandler {
     /// The connection's line session (it drops this handler when the connection closes).
     private let session: LineSession
 
-    /// A command list being collected.
+    /// A command list being collected: its lines one after another in one buffer (no
+    /// allocation per line), and where each ends.
     private struct ListBuilder {
         let okMode: Bool
-        var lines: [[UInt8]] = []
+        var text: [UInt8] = []
+        var ends: [Int] = []
         var bytes = 0
     }
     private var list: ListBuilder?
@@ -141,7 +143,7 @@ final class MPDConnection: LineHandler {
         }
         if list != nil {
             if text == "command_list_end", let builder = list.take() {
-                return run(Batch(lines: builder.lines, okMode: builder.okMode, isList: true))
+                return run(Batch(text: builder.text, ends: builder.ends, okMode: builder.okMode))
             }
             // In place (`list!`), with no other reference to the lines alive: a second one
             // would make every append copy the whole list.
@@ -152,27 +154,48 @@ final class MPDConnection: LineHandler {
                 close()
                 return .answered
             }
-            list!.lines.append(Array(line))
+            list!.text.append(contentsOf: line)
+            list!.ends.append(list!.text.count)
             return .answered
         }
         switch text {
         case "command_list_begin": list = ListBuilder(okMode: false)
         case "command_list_ok_begin": list = ListBuilder(okMode: true)
-        default: return run(Batch(lines: [Array(line)], okMode: false, isList: false))
+        default: return run(Batch(single: ()), first: line)
         }
         return .answered
     }
 
     /// A single command or a command list in progress.
     private final class Batch {
-        let lines: [[UInt8]]
+        /// A list's lines, one after another, and where each ends.
+        let text: [UInt8]
+        let ends: [Int]
         let okMode: Bool
         let isList: Bool
         var next = 0
-        init(lines: [[UInt8]], okMode: Bool, isList: Bool) {
-            self.lines = lines
+
+        init(text: [UInt8], ends: [Int], okMode: Bool) {
+            self.text = text
+            self.ends = ends
             self.okMode = okMode
-            self.isList = isList
+            isList = true
+        }
+
+        /// A single command: its line is not kept (`run` is given it, and carries it out during
+        /// the session's `handle` call).
+        init(single: Void) {
+            text = []
+            ends = [0]
+            okMode = false
+            isList = false
+        }
+
+        var count: Int { ends.count }
+
+        func withLine<Result>(_ index: Int, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+            let start = index == 0 ? 0 : ends[index - 1]
+            return text.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[start..<ends[index]])) }
         }
     }
 
@@ -190,20 +213,25 @@ final class MPDConnection: LineHandler {
     /// Carries out a batch's commands in order; returns `.waiting` when one must wait, and is
     /// called again (on the event loop) when it is answered. Once it is answered, its replies
     /// are written (`flushOutput`).
-    private func run(_ batch: Batch) -> LineOutcome {
-        while batch.next < batch.lines.count {
+    /// `first`: a single command's line (valid during the call only).
+    private func run(_ batch: Batch, first: UnsafeRawBufferPointer? = nil) -> LineOutcome {
+        while batch.next < batch.count {
             let index = batch.next
             batch.next += 1
-            let step = batch.lines[index].withUnsafeBytes { line in
-                perform(line, index: index, inList: batch.isList) { [self] result in
-                    guard !closed else { return }
-                    if answered(result, index: index, batch: batch) {
-                        if run(batch) == .waiting { return }
-                    } else {
-                        flushOutput()
-                    }
-                    session.lineAnswered()
+            let resume = { [self] (result: Result<MPDResponse, MPDAck>) in
+                guard !closed else { return }
+                if answered(result, index: index, batch: batch) {
+                    if run(batch) == .waiting { return }
+                } else {
+                    flushOutput()
                 }
+                session.lineAnswered()
+            }
+            let step: Step
+            if index == 0, let first {
+                step = perform(first, index: index, inList: batch.isList, resume: resume)
+            } else {
+                step = batch.withLine(index) { perform($0, index: index, inList: batch.isList, resume: resume) }
             }
             switch step {
             case .answered(let result):

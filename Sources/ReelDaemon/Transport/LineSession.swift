@@ -81,6 +81,9 @@ final class LineSession: PollConnectionDelegate {
     private var readingPaused = false
     private var inputEnded = false
     private var started = false
+    /// Something was written since the last flush (a line's answer flushes only then: a flush
+    /// is a pipeline traversal in NIO, and most lines of a command list write nothing).
+    private var unflushed = false
     /// Closed or closing: nothing more is carried out or written.
     private(set) var isClosed = false
 
@@ -132,7 +135,7 @@ final class LineSession: PollConnectionDelegate {
     func writableAgain() {
         guard !isClosed else { return }
         handler?.writableAgain()
-        transport?.flush()
+        flush()
     }
 
     func connectionClosed() {
@@ -157,9 +160,9 @@ final class LineSession: PollConnectionDelegate {
     func lineAnswered() {
         isBusy = false
         guard !isClosed else { return }
-        transport?.flush()
-        runWaitingLines()
-        closeIfFinished()
+        flush()
+        if readingPaused || waitingIndex < waitingLines.count { runWaitingLines() }
+        if inputEnded { closeIfFinished() }
     }
 
     /// Carries out the lines that arrived while the connection was busy, then reads again.
@@ -201,8 +204,10 @@ final class LineSession: PollConnectionDelegate {
         guard let transport, !isClosed, !disconnectIfBackedUp(transport, nextWrite: bytes.count) else { return }
         if flush {
             transport.writeAndFlush(bytes)
+            unflushed = false
         } else {
             transport.write(bytes)
+            unflushed = true
         }
     }
 
@@ -211,14 +216,17 @@ final class LineSession: PollConnectionDelegate {
         guard let transport, !isClosed, !disconnectIfBackedUp(transport, nextWrite: buffer.readableBytes) else { return }
         if flush {
             transport.writeAndFlush(buffer)
+            unflushed = false
         } else {
             transport.write(buffer)
+            unflushed = true
         }
     }
 
-    /// Sends everything queued.
+    /// Sends everything written since the last flush.
     func flush() {
-        guard !isClosed else { return }
+        guard unflushed, !isClosed else { return }
+        unflushed = false
         transport?.flush()
     }
 
