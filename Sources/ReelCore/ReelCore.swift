@@ -17,7 +17,8 @@ import ReelTags
 /// - `outputs`: the ALSA device and pipe outputs, on and off, and `outputs.changes`;
 /// - `music`: the music folders' index (artists, albums, tracks, search) and its scan's progress;
 /// - `library`: reads (off the caller's thread), writes, folder and item watches, and
-///   `library.updates` (an `EventFeed<LibraryUpdate>`, one per committed transaction).
+///   `library.updates` (an `EventFeed<LibraryUpdate>`, one per committed transaction);
+/// - `feeds`: every change feed by name (`CoreFeed`), the one list front ends loop over.
 ///
 /// A front end takes from the feeds on its own thread (see `StateFeed`), encodes each change
 /// once and writes it to its subscribers. Threads: every method may be called from any thread
@@ -34,6 +35,8 @@ public final class ReelCore: Sendable {
     /// The stored playlists (`playlist_dir`).
     public let playlists: PlaylistStore
     public let mediaRoots: MediaRoots
+    /// Every change feed above, by `CoreFeed`: what front ends loop over.
+    public let feeds: CoreFeeds
     private let stateFile: PlayerStateFile
     /// What was saved at the last shutdown, restored by `start`.
     private let saved: (SavedPlayerState, SavedQueue)?
@@ -136,6 +139,9 @@ public final class ReelCore: Sendable {
         schedules = ScheduleController(
             storage: LibraryScheduleStorage(store: store), clock: WallClockTimer(), zone: SystemTimeZone(),
             performer: ScheduleActions(player: player, mixer: mixer, recorder: recorder, playlists: playlists), logger: scheduleLogger)
+        feeds = CoreFeeds(
+            player: player, recorder: recorder, library: library, mixer: mixer, outputs: outputs, music: music,
+            schedules: schedules, playlists: playlists)
     }
 
     /// Restores the saved queue and player (as `resume` says) and starts saving their state: from

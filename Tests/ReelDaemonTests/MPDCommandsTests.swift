@@ -42,8 +42,9 @@ import Testing
             let channel = EmbeddedChannel(loop: loop)
             try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFrameDecoder(maxLineLength: 8191)))
             try channel.pipeline.syncOperations.addHandler(
-                MPDConnection(
-                    table: table, hub: hub, client: MPDClient(permission: .all, isLocal: false), logger: Logger(label: "test")))
+                MPDConnection.channelHandler(
+                    eventLoop: channel.eventLoop, table: table, hub: hub, client: MPDClient(permission: .all, isLocal: false),
+                    logger: Logger(label: "test")))
             try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
             loop.run()
             let client = Client(channel: channel, loop: loop)

@@ -72,10 +72,10 @@ import Testing
             MPDCommand("later", .read, 0, 0) { _, reply in deferred.pending.withLock { $0.append(reply) } },
         ])
         let registry = Registry()
-        let connection = MPDConnection(
-            table: table, hub: registry, client: MPDClient(permission: permission, isLocal: false),
-            logger: Logger(label: "test"))
         let channel = EmbeddedChannel()
+        let connection = MPDConnection.channelHandler(
+            eventLoop: channel.eventLoop, table: table, hub: registry, client: MPDClient(permission: permission, isLocal: false),
+            logger: Logger(label: "test"))
         try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFrameDecoder(maxLineLength: 4 << 20)))
         try channel.pipeline.syncOperations.addHandler(connection)
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()

@@ -14,7 +14,7 @@ import Glibc
 /// HTTP/1.1 on every `http_listen` address, with SwiftNIO's own HTTP/1 and WebSocket handlers:
 /// a `StreamListener` per address whose connections run NIO's HTTP server pipeline, an upgrader
 /// for `GET /rpc` and an `HTTPConnection` for everything else. `/rpc` becomes a WebSocket whose
-/// messages go through a `WebSocketRPCAdapter` to an `RPCConnection`, with the same method
+/// messages go through a `WebSocketRPCAdapter` to a `ChannelLineTransport` and an `RPCSession`, with the same method
 /// table and `RPCPushHub` as the Unix socket: the same JSON-RPC, subscriptions and limits.
 /// File work runs on `HTTPFileIO`'s two threads, never on the event loop.
 final class HTTPFrontEnd: Sendable {
@@ -69,7 +69,9 @@ final class HTTPFrontEnd: Sendable {
             upgradePipelineHandler: { channel, _ in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(WebSocketRPCAdapter())
-                    try channel.pipeline.syncOperations.addHandler(RPCConnection(methods: methods, hub: hub, logger: logger))
+                    try channel.pipeline.syncOperations.addHandler(ChannelLineTransport(eventLoop: channel.eventLoop, logger: logger) { transport in
+                            RPCSession.open(on: transport, methods: methods, hub: hub, logger: logger)
+                        })
                 }
             })
         try channel.pipeline.syncOperations.configureHTTPServerPipeline(

@@ -1,24 +1,24 @@
-// WebSocket frames to JSON-RPC lines and back, so that `/rpc` runs the same RPCConnection.
+// WebSocket frames to JSON-RPC lines and back, so that `/rpc` runs the same JSON-RPC session.
 
 import Logging
 import NIOCore
 import NIOWebSocket
 
-/// Sits between NIO's WebSocket frame codec and an `RPCConnection`, on the connection's event
+/// Sits between NIO's WebSocket frame codec and a `ChannelLineTransport`, on the connection's event
 /// loop: each text (or binary) message — its frames joined — goes up as one `LineFrame.line`;
 /// each line the connection writes (one JSON-RPC message ending in `\n`) goes out as one text
 /// frame without the newline. A message over 1 MiB goes up as `.tooLong` (the connection
 /// answers `line_too_long` and closes, as on the socket). Pings are answered, pongs ignored; a
 /// close frame is answered and the connection closed; when the daemon closes the connection
 /// it sends a close frame first. Flow control and the 1 MiB unread limit are the
-/// `RPCConnection`'s, on this same channel.
+/// `LineSession`'s, on this same channel.
 final class WebSocketRPCAdapter: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = WebSocketFrame
     typealias InboundOut = LineFrame
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = WebSocketFrame
 
-    static let maxMessageBytes = 1 << 20
+    static let maxMessageBytes = LineSession.Rules.jsonRPC.maxLineBytes
 
     /// The frames of a fragmented message so far.
     private var message: ByteBuffer?

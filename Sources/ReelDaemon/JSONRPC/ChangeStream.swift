@@ -1,50 +1,39 @@
-// Streams pushed on change only (the queue's summary, the mixer, the outputs): one consumer of the core's
-// feed while anyone subscribes, each change encoded once for every subscriber.
+// Streams pushed on change only (the queue's summary, the mixer, the outputs…): a core feed's changes
+// encoded once for every subscriber.
 
 import ReelCore
 import ReelModel
 import ReelProtocol
 
-/// The streams of this kind: `queue` (`queue.changed`), `mixer` (`mixer.state`), `outputs`
-/// (`outputs.changed`), `scan` (`scan.progress`), `schedules` (`schedules.changed`); and one of
-/// events, `playlists` (`playlists.changed {name}`, one per change, none at subscribing).
-enum ChangeStreamKind: Hashable {
-    case queue, mixer, outputs, scan, schedules, playlists
-}
-
-/// One change stream of one `RPCPushHub`. Lives on the hub's event loop.
+/// The subscribers of one feed of `core.feeds` that is pushed on change only, never ticked:
+/// `queue` (`queue.changed`), `mixer` (`mixer.state`), `outputs` (`outputs.changed`), `scan`
+/// (`scan.progress`), `schedules` (`schedules.changed`); and one of events, `playlists`
+/// (`playlists.changed {name}`, one per change, none at subscribing). The hub follows the feed
+/// while the stream has members. Lives on the hub's event loop.
 final class ChangeStream {
-    let kind: ChangeStreamKind
+    let feed: CoreFeed
     private let core: ReelCore
     var members: [ObjectIdentifier: RPCSubscription] = [:]
-    private var stopConsuming: (() -> Void)?
-    private var takeLatest: (() -> [SplicedPush])?
 
-    init(kind: ChangeStreamKind, core: ReelCore) {
-        self.kind = kind
+    init(feed: CoreFeed, core: ReelCore) {
+        self.feed = feed
         self.core = core
     }
 
-    /// Registers with the core's feed; `wake` is called from the producer's thread.
-    func start(wake: @escaping @Sendable () -> Void) {
-        switch kind {
-        case .queue: consume(core.player.queueChanges, wake: wake, encode: Self.encode)
-        case .mixer: consume(core.mixer.changes, wake: wake, encode: Self.encode)
-        case .outputs: consume(core.outputs.changes, wake: wake, encode: Self.encode)
-        case .scan: consume(core.music.progress, wake: wake, encode: Self.encode)
-        case .schedules:
-            let zone = core.schedules.zone
-            consume(core.schedules.changes, wake: wake) { Self.encode($0, zone: zone) }
-        case .playlists:
-            let feed = core.playlists.changes
-            let consumer = feed.addConsumer(wake: wake)
-            takeLatest = {
-                let batch = feed.take(for: consumer)
-                // Events lost behind a slow loop: "any may have changed".
-                if batch.lost > 0 { return [Self.playlistChanged(nil)] }
-                return batch.events.joined().map { Self.playlistChanged($0) }
-            }
-            stopConsuming = { feed.removeConsumer(consumer) }
+    /// One change of the feed, encoded once: a state's push, or one push per event.
+    func pushes(for change: CoreChange) -> [SplicedPush] {
+        switch change {
+        case .queue(let summary): [Self.encode(summary)]
+        case .mixer(let state): [Self.encode(state)]
+        case .outputs(let outputs): [Self.encode(outputs)]
+        case .scan(let progress): [Self.encode(progress)]
+        case .schedules(let schedules): [Self.encode(schedules, zone: core.schedules.zone)]
+        case .playlists(let batch):
+            // Events lost behind a slow loop: "any may have changed".
+            batch.lost > 0 ? [Self.playlistChanged(nil)] : batch.events.joined().map { Self.playlistChanged($0) }
+        case .player(let state): [RPCPushHub.encode(state)]
+        case .recorder(let state): [RPCPushHub.encode(state)]
+        case .library: []  // folder, item and library streams are the hub's own
         }
     }
 
@@ -53,36 +42,11 @@ final class ChangeStream {
         SplicedPush(method: "playlists.changed", members: ["name": name.map(JSONValue.string) ?? .null])
     }
 
-    /// One consumer of `feed`: `take` encodes its newest value, `stop` leaves it.
-    private func consume<Value: Sendable>(
-        _ feed: StateFeed<Value>, wake: @escaping @Sendable () -> Void, encode: @escaping (Value) -> SplicedPush
-    ) {
-        let consumer = feed.addConsumer(wake: wake)
-        takeLatest = { [encode(feed.take(for: consumer).value)] }
-        stopConsuming = { feed.removeConsumer(consumer) }
-    }
-
-    func stop() {
-        stopConsuming?()
-        stopConsuming = nil
-        takeLatest = nil
-    }
-
-    /// The newest value (the events since the last take, for `playlists`), encoded once; empty
-    /// when not started.
-    func take() -> [SplicedPush] { takeLatest?() ?? [] }
-
     /// The value now, for a new subscriber's first push, or for one that missed pushes while
     /// it was not reading (`playlists`: nil at first, then `{name: null}`).
     func current(first: Bool) -> SplicedPush? {
-        switch kind {
-        case .playlists: first ? nil : Self.playlistChanged(nil)
-        case .queue: Self.encode(core.player.queueSummary)
-        case .mixer: Self.encode(core.mixer.state)
-        case .outputs: Self.encode(core.outputs.list)
-        case .scan: Self.encode(core.music.progress.latest.value)
-        case .schedules: Self.encode(core.schedules.schedules, zone: core.schedules.zone)
-        }
+        if feed == .playlists { return first ? nil : Self.playlistChanged(nil) }
+        return core.feeds.current(feed).flatMap { pushes(for: $0).first }
     }
 
     /// `schedules.changed {schedules}`: every schedule, `next` and `last.at` in the core's zone.

@@ -11,7 +11,7 @@ enum StreamRequest {
     case folder(Watched<FolderListing>)
     case item(Watched<Item>)
     case library
-    case changes(ChangeStreamKind)
+    case changes(CoreFeed)
 }
 
 /// The subscriptions of one connection, numbered from 1. Lives on the connection's event loop;

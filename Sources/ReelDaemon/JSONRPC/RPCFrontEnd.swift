@@ -7,9 +7,10 @@ import ReelCore
 
 /// JSON-RPC 2.0, one message per line, on the control socket. The socket has an event loop of
 /// its own (`PollLoop`, thread `reel.control`): a `PollListener` accepts, each connection
-/// (`PollConnection`) frames lines and hands them to an `RPCSession`, which decodes, calls the
-/// method table (a thin layer over `ReelCore`) and encodes; one `RPCPushHub` on that loop
-/// serves every subscription made on the socket. (The web page's WebSocket speaks the same
+/// (`PollConnection`) frames lines and hands them to its `LineSession` (order, backpressure,
+/// closing), whose handler, an `RPCSession`, decodes, calls the method table (a thin layer over
+/// `ReelCore`) and encodes; one `RPCPushHub` on that loop serves every subscription made on the
+/// socket. (The web page's WebSocket speaks the same
 /// JSON-RPC through the same `RPCSession` and method table, on the NIO loop with a hub of its
 /// own: a hub is confined to its loop.)
 final class RPCFrontEnd: Sendable {
@@ -24,8 +25,12 @@ final class RPCFrontEnd: Sendable {
         self.systemSocket = systemSocket
         loop = try PollLoop(name: "reel.control")
         let hub = RPCPushHub(loop: loop, core: core, logger: logger)
-        listener = PollListener(name: "json-rpc", loop: loop, logger: logger) { connection in
-            RPCSession(transport: connection, methods: methods, hub: hub, logger: logger)
+        listener = PollListener(
+            name: "json-rpc", loop: loop, maxLineLength: LineSession.Rules.jsonRPC.maxLineBytes, logger: logger
+        ) { connection in
+            let session = RPCSession.open(on: connection, methods: methods, hub: hub, logger: logger)
+            session.start()
+            return session
         }
     }
 

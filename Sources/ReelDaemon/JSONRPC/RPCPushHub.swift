@@ -27,8 +27,18 @@ final class RPCSubscription {
         case folder(id: String)
         case item(id: String)
         case library
-        /// A state pushed on change only, never ticked (`queue`, `mixer`).
-        case changes(ChangeStreamKind)
+        /// A feed pushed on change only, never ticked (`queue`, `mixer`, `playlists`…).
+        case changes(CoreFeed)
+
+        /// The core feed whose changes this stream pushes.
+        var feed: CoreFeed {
+            switch self {
+            case .player: .player
+            case .recorder: .recorder
+            case .folder, .item, .library: .library
+            case .changes(let feed): feed
+            }
+        }
     }
 
     unowned let target: PushTarget
@@ -58,7 +68,8 @@ final class RPCSubscription {
 /// The JSON-RPC front end's fan-out, one per event loop, serving every connection on it.
 ///
 /// Why: a change must cost its producer nothing per subscriber and be encoded once. The hub
-/// registers one consumer with each core feed while anyone subscribes; a change wakes it once
+/// follows each feed of `core.feeds` (one consumer, `CoreFeeds.follow`) while anyone
+/// subscribes to a stream of it (`RPCSubscription.Stream.feed`); a change wakes it once
 /// (an `execute` on the loop); it takes the newest value, encodes the push once as a prefix and
 /// a suffix around the `subscription` number, and writes prefix‖number‖suffix to each subscriber.
 ///
@@ -88,10 +99,9 @@ final class RPCPushHub: @unchecked Sendable {
     private var folders: [String: [ObjectIdentifier: RPCSubscription]] = [:]
     private var items: [String: [ObjectIdentifier: RPCSubscription]] = [:]
     private var library: [ObjectIdentifier: RPCSubscription] = [:]
-    private var changeStreams: [ChangeStreamKind: ChangeStream] = [:]
-    private var playerConsumer: StateFeed<PlayerState>.Consumer?
-    private var recorderConsumer: StateFeed<RecorderState>.Consumer?
-    private var libraryConsumer: EventFeed<LibraryUpdate>.Consumer?
+    private var changeStreams: [CoreFeed: ChangeStream] = [:]
+    /// One consumer per feed that has subscribers.
+    private var consumers: [CoreFeed: CoreFeeds.Consumer] = [:]
     private var tickGroups: [TickKey: TickGroup] = [:]
     /// The player's and recorder's activity as last taken: ticks run only while playing/recording.
     private var playing = false
@@ -131,54 +141,52 @@ final class RPCPushHub: @unchecked Sendable {
         switch subscription.stream {
         case .player:
             player[key] = subscription
-            if playerConsumer == nil {
-                let bound = NIOLoopBound(self, eventLoop: loop)
-                let loop = self.loop
-                playerConsumer = core.player.changes.addConsumer { loop.execute { bound.value.playerChanged() } }
-                playing = core.player.changes.latest.value.state == .playing
-            }
+            follow(.player)
             tickGroup(for: subscription).members[key] = subscription
             updateTicking(player: true)
         case .recorder:
             recorder[key] = subscription
-            if recorderConsumer == nil {
-                let bound = NIOLoopBound(self, eventLoop: loop)
-                let loop = self.loop
-                recorderConsumer = core.recorder.changes.addConsumer { loop.execute { bound.value.recorderChanged() } }
-                recording = core.recorder.isRecording
-            }
+            follow(.recorder)
             tickGroup(for: subscription).members[key] = subscription
             updateTicking(player: false)
         case .folder(let id):
             folders[id, default: [:]][key] = subscription
-            observeLibrary()
+            follow(.library)
         case .item(let id):
             items[id, default: [:]][key] = subscription
-            observeLibrary()
+            follow(.library)
         case .library:
             library[key] = subscription
-            observeLibrary()
-        case .changes(let kind):
-            let stream = changeStream(kind)
-            stream.members[key] = subscription
-            if stream.members.count == 1 {
-                let bound = NIOLoopBound(self, eventLoop: loop)
-                let loop = self.loop
-                stream.start { loop.execute { bound.value.changeStreamFired(kind) } }
-            }
+            follow(.library)
+        case .changes(let feed):
+            changeStream(feed).members[key] = subscription
+            follow(feed)
         }
     }
 
-    private func changeStream(_ kind: ChangeStreamKind) -> ChangeStream {
-        if let stream = changeStreams[kind] { return stream }
-        let stream = ChangeStream(kind: kind, core: core)
-        changeStreams[kind] = stream
-        return stream
+    /// Starts following `feed` of the core, if not yet.
+    private func follow(_ feed: CoreFeed) {
+        guard consumers[feed] == nil else { return }
+        let bound = NIOLoopBound(self, eventLoop: loop)
+        let loop = self.loop
+        consumers[feed] = core.feeds.follow(feed) { loop.execute { bound.value.changed(feed) } }
+        switch feed {
+        case .player: playing = core.player.changes.latest.value.state == .playing
+        case .recorder: recording = core.recorder.isRecording
+        case .queue, .mixer, .outputs, .library, .scan, .schedules, .playlists: break
+        }
     }
 
-    private func changeStreamFired(_ kind: ChangeStreamKind) {
-        guard let stream = changeStreams[kind] else { return }
-        for push in stream.take() { broadcast(push, to: stream.members.values) }
+    /// Stops following `feed` (its last subscriber left).
+    private func leave(_ feed: CoreFeed) {
+        consumers.removeValue(forKey: feed)?.leave()
+    }
+
+    private func changeStream(_ feed: CoreFeed) -> ChangeStream {
+        if let stream = changeStreams[feed] { return stream }
+        let stream = ChangeStream(feed: feed, core: core)
+        changeStreams[feed] = stream
+        return stream
     }
 
     /// Ends a subscription (unsubscribe, end of its stream, or its connection closed).
@@ -191,17 +199,11 @@ final class RPCPushHub: @unchecked Sendable {
         case .player:
             player[key] = nil
             removeFromTicks(subscription)
-            if player.isEmpty, let consumer = playerConsumer {
-                core.player.changes.removeConsumer(consumer)
-                playerConsumer = nil
-            }
+            if player.isEmpty { leave(.player) }
         case .recorder:
             recorder[key] = nil
             removeFromTicks(subscription)
-            if recorder.isEmpty, let consumer = recorderConsumer {
-                core.recorder.changes.removeConsumer(consumer)
-                recorderConsumer = nil
-            }
+            if recorder.isEmpty { leave(.recorder) }
         case .folder(let id):
             folders[id]?[key] = nil
             if folders[id]?.isEmpty == true { folders[id] = nil }
@@ -212,23 +214,13 @@ final class RPCPushHub: @unchecked Sendable {
             core.library.unwatchItem(id)
         case .library:
             library[key] = nil
-        case .changes(let kind):
-            if let stream = changeStreams[kind] {
+        case .changes(let feed):
+            if let stream = changeStreams[feed] {
                 stream.members[key] = nil
-                if stream.members.isEmpty { stream.stop() }
+                if stream.members.isEmpty { leave(feed) }
             }
         }
-        if folders.isEmpty, items.isEmpty, library.isEmpty, let consumer = libraryConsumer {
-            core.library.updates.removeConsumer(consumer)
-            libraryConsumer = nil
-        }
-    }
-
-    private func observeLibrary() {
-        guard libraryConsumer == nil else { return }
-        let bound = NIOLoopBound(self, eventLoop: loop)
-        let loop = self.loop
-        libraryConsumer = core.library.updates.addConsumer { loop.execute { bound.value.libraryChanged() } }
+        if folders.isEmpty, items.isEmpty, library.isEmpty { leave(.library) }
     }
 
     // MARK: First pushes and catching up
@@ -261,8 +253,8 @@ final class RPCPushHub: @unchecked Sendable {
             }
         case .library:
             break  // an event stream has no current value
-        case .changes(let kind):
-            if let push = changeStream(kind).current(first: first) { write(push, to: subscription) }
+        case .changes(let feed):
+            if let push = changeStream(feed).current(first: first) { write(push, to: subscription) }
         }
     }
 
@@ -318,9 +310,21 @@ final class RPCPushHub: @unchecked Sendable {
 
     // MARK: Changes
 
-    private func playerChanged() {
-        guard let consumer = playerConsumer else { return }
-        let state = core.player.changes.take(for: consumer).value
+    /// A feed woke the hub: takes its change and pushes it to the feed's subscribers.
+    private func changed(_ feed: CoreFeed) {
+        guard let consumer = consumers[feed] else { return }
+        let change = consumer.take()
+        switch change {
+        case .player(let state): playerChanged(state)
+        case .recorder(let state): recorderChanged(state)
+        case .library(let batch): libraryChanged(batch)
+        case .queue, .mixer, .outputs, .scan, .schedules, .playlists:
+            guard let stream = changeStreams[feed] else { return }
+            for push in stream.pushes(for: change) { broadcast(push, to: stream.members.values) }
+        }
+    }
+
+    private func playerChanged(_ state: PlayerState) {
         let push = Self.encode(state)
         broadcast(push, to: player.values)
         if playing != (state.state == .playing) {
@@ -329,9 +333,7 @@ final class RPCPushHub: @unchecked Sendable {
         }
     }
 
-    private func recorderChanged() {
-        guard let consumer = recorderConsumer else { return }
-        let state = core.recorder.changes.take(for: consumer).value
+    private func recorderChanged(_ state: RecorderState) {
         broadcast(Self.encode(state), to: recorder.values)
         if recording != (state.state == .recording) {
             recording = state.state == .recording
@@ -339,9 +341,7 @@ final class RPCPushHub: @unchecked Sendable {
         }
     }
 
-    private func libraryChanged() {
-        guard let consumer = libraryConsumer else { return }
-        let batch = core.library.updates.take(for: consumer)
+    private func libraryChanged(_ batch: EventFeed<LibraryUpdate>.Batch) {
         if batch.lost > 0 {
             // The event stream cannot be kept whole: its clients start again on a new connection.
             logger.warning("the library changed faster than clients could be told; dropping its subscribers",

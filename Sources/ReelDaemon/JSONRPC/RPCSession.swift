@@ -1,4 +1,4 @@
-// One JSON-RPC client: its lines carried out in order, replies written, stream pushes taken from the hub.
+// One JSON-RPC client: its lines' requests carried out, replies encoded, stream pushes taken from the hub.
 
 import Logging
 import NIOCore
@@ -6,43 +6,53 @@ import ReelCore
 import ReelModel
 import ReelProtocol
 
-/// The JSON-RPC protocol of one connection, whatever carries it: a `PollConnection` on the
-/// control socket (it is that connection's delegate), or a WebSocket through an `RPCConnection`
-/// in a NIO pipeline. Everything here runs on the transport's event loop; results and changes
-/// that arrive from other threads hop onto it first.
+extension LineSession.Rules {
+    /// JSON-RPC: lines up to 1 MiB (a longer one is answered `line_too_long`, then the
+    /// connection closes); a client with more than 1 MiB unread is disconnected.
+    static let jsonRPC = LineSession.Rules(
+        connectionName: "a connection", clientName: "a client", maxLineBytes: 1 << 20, maxBufferedBytes: 1 << 20,
+        lineTooLongReply: RPCEncoder.errorLine(id: .null, error: .lineTooLong))
+}
+
+/// The JSON-RPC protocol of one connection, whatever carries it: the `LineSession` of a
+/// `PollConnection` on the control socket, or of a WebSocket through a `ChannelLineTransport`
+/// in a NIO pipeline. The session keeps the lines in order (one line's requests are carried out
+/// before the next line's), pauses reading while a line waits, bounds lines and unread output,
+/// and closes; this decodes, calls the method table and encodes. Everything here runs on the
+/// session's event loop; results and changes that arrive from other threads hop onto it first.
 ///
-/// Order: a connection's requests are carried out one after another, in the order sent (and a
-/// batch's entries in order), so `play` then `seek` on one connection seeks in the new track.
-/// Lines that arrive while a request waits for the player are queued, and reading pauses.
+/// Order: a line's requests (a batch's entries) are carried out in order, so `play` then
+/// `seek` on one connection seeks in the new track.
 ///
 /// Slow clients: replies are always queued; stream pushes (written by the loop's `RPCPushHub`)
 /// are skipped while the transport is not writable and the latest value is sent when it drains
-/// (state streams coalesce). A client whose unread output passes `maxBufferedBytes` is
-/// disconnected.
-final class RPCSession: PushTarget, PollConnectionDelegate {
-    static let maxBufferedBytes = 1 << 20
-
+/// (state streams coalesce). A client whose unread output passes 1 MiB is disconnected (the
+/// session's rule).
+final class RPCSession: PushTarget, LineHandler {
     private let methods: MethodTable
     private let hub: RPCPushHub
     private let logger: Logger
-    /// The connection; dropped when it closes (a deferred reply may still come after that).
-    private var transport: LineTransport?
-    private let loop: EventLoop
+    /// The connection's line session (it drops this handler when the connection closes).
+    private let session: LineSession
     private lazy var streams = RPCConnectionStreams(hub: hub, target: self)
     private let line = LineRun()
     /// The last method called and its handler.
     private var lastMethod = ""
     private var lastHandler: MethodHandler?
-    /// A line is being carried out (possibly waiting for the player).
-    private var busy = false
-    /// Lines received while busy, carried out in order when it is done.
-    private var waitingLines: [[UInt8]] = []
-    private var waitingIndex = 0
-    private var draining = false
-    /// Reading was paused because lines were waiting; resumed once they are done.
-    private var readingPaused = false
-    private var inputEnded = false
-    private var closed = false
+
+    /// A session for JSON-RPC on `transport`, with this protocol as its handler.
+    static func open(on transport: LineTransport, methods: MethodTable, hub: RPCPushHub, logger: Logger) -> LineSession {
+        let session = LineSession(transport: transport, rules: .jsonRPC, logger: logger)
+        session.handler = RPCSession(session: session, methods: methods, hub: hub, logger: logger)
+        return session
+    }
+
+    private init(session: LineSession, methods: MethodTable, hub: RPCPushHub, logger: Logger) {
+        self.session = session
+        self.methods = methods
+        self.hub = hub
+        self.logger = logger
+    }
 
     /// One received line's requests in progress: a single request or a batch. A session carries
     /// out one line at a time, so it keeps one `LineRun` and starts it again for every line
@@ -116,107 +126,49 @@ final class RPCSession: PushTarget, PollConnectionDelegate {
         case text(id: JSONValue, JSONText)
     }
 
-    init(transport: LineTransport, methods: MethodTable, hub: RPCPushHub, logger: Logger) {
-        self.transport = transport
-        loop = transport.eventLoop
-        self.methods = methods
-        self.hub = hub
-        self.logger = logger
-    }
+    // MARK: LineHandler
 
-    // MARK: From the transport
+    func sessionStarted() {}
 
-    func received(line: UnsafeRawBufferPointer) {
-        guard !closed else { return }
-        if busy || waitingIndex < waitingLines.count {
-            waitingLines.append(Array(line))
-            if !readingPaused {
-                readingPaused = true
-                transport?.pauseReading()
-            }
-        } else {
-            handleLine(line)
-        }
-    }
-
-    func receivedLineTooLong() {
-        guard !closed, let transport else { return }
-        logger.info("closing a connection that sent a line over 1 MiB")
-        closed = true
-        RPCEncoder.errorLine(id: .null, error: .lineTooLong).withUnsafeBytes { transport.write($0) }
-        transport.closeAfterFlush()
-    }
-
-    func inputClosed() {
-        inputEnded = true
-        closeIfFinished()
-    }
+    var closesAtEndOfInput: Bool { streams.isEmpty }
 
     func writableAgain() {
-        guard !closed else { return }
         streams.writableAgain()
-        transport?.flush()
     }
 
-    func connectionClosed() {
-        closed = true
-        transport = nil
+    func sessionClosed() {
         streams.tearDown()
     }
 
     // MARK: Requests
 
-    private func handleLine(_ line: UnsafeRawBufferPointer) {
+    func handle(line bytes: UnsafeRawBufferPointer) -> LineOutcome {
         // Blank lines (a person typing into socat) are ignored.
-        if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return }
-        busy = true
-        self.line.start(RPCIncoming(line: line))
-        run(self.line)
+        if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return .answered }
+        line.start(RPCIncoming(line: bytes))
+        return run(line)
     }
 
-    /// Carries out a line's requests in order; returns when one must wait, and is called again
-    /// (on the event loop) when it is answered.
-    private func run(_ line: LineRun) {
+    /// Carries out a line's requests in order; returns `.waiting` when one must wait, and is
+    /// called again (on the event loop) when it is answered.
+    private func run(_ line: LineRun) -> LineOutcome {
         while let entry = line.nextEntry() {
             switch perform(entry, of: line) {
             case .answered(let reply):
                 if let reply { line.add(reply) }
             case .waiting:
-                return
+                return .waiting
             }
         }
         let replied = line.finish()
         if streams.isEmpty {
             // No subscription, so no first push to follow the reply: send it at once.
-            if replied { write(line.output, flush: true) }
+            if replied { line.output.withUnsafeBytes { session.write($0, flush: true) } }
         } else {
-            if replied { write(line.output) }
+            if replied { line.output.withUnsafeBytes { session.write($0) } }
             streams.sendFirstPushes()
         }
-        busy = false
-        transport?.flush()
-        runWaitingLines()
-        closeIfFinished()
-    }
-
-    /// Carries out the lines that arrived while the connection was busy, then reads again.
-    private func runWaitingLines() {
-        guard !draining else { return }
-        draining = true
-        defer { draining = false }
-        while !busy, !closed, waitingIndex < waitingLines.count {
-            let line = waitingLines[waitingIndex]
-            waitingIndex += 1
-            line.withUnsafeBytes { handleLine($0) }
-        }
-        if waitingIndex == waitingLines.count {
-            waitingLines.removeAll()
-            waitingIndex = 0
-            if readingPaused, !closed {
-                readingPaused = false
-                transport?.resumeReading()
-            }
-        }
+        return .answered
     }
 
     private enum Step {
@@ -258,11 +210,11 @@ final class RPCSession: PushTarget, PollConnectionDelegate {
         case .text(let text):
             return .answered(replyID.map { .text(id: $0, text) })
         case .later(let start):
-            let loop = self.loop
+            let loop = session.eventLoop
             let resume = { [self] (reply: RPCReply?) in
                 if let reply { line.add(.value(reply)) }
-                guard !closed else { return }
-                run(line)
+                guard !session.isClosed else { return }
+                if run(line) == .answered { session.lineAnswered() }
             }
             let bound = NIOLoopBound(resume, eventLoop: loop)
             start { result in
@@ -276,61 +228,23 @@ final class RPCSession: PushTarget, PollConnectionDelegate {
 
     // MARK: PushTarget
 
-    var isWritable: Bool { transport?.isWritable ?? false }
+    var isWritable: Bool { session.isWritable }
 
     func push(_ line: ByteBuffer) {
-        guard let transport, !closed, !disconnectIfBackedUp(transport, nextLine: line.readableBytes) else { return }
-        transport.write(line)
+        session.write(line)
     }
 
     func flushPushes() {
-        transport?.flush()
+        session.flush()
     }
 
     func pushAndFlush(_ line: ByteBuffer) {
-        guard let transport, !closed, !disconnectIfBackedUp(transport, nextLine: line.readableBytes) else { return }
-        transport.writeAndFlush(line)
+        session.write(line, flush: true)
     }
 
     func drop(reason: String) {
-        guard let transport, !closed else { return }
+        guard !session.isClosed else { return }
         logger.info("closing a connection", metadata: ["reason": "\(reason)"])
-        closed = true
-        transport.close()
-    }
-
-    // MARK: Output
-
-    /// Queues a line. A client that already has more than 1 MiB unread is disconnected instead:
-    /// the check comes before the write, so one large reply (a big folder's listing) is fine.
-    private func write(_ bytes: [UInt8], flush: Bool = false) {
-        guard let transport, !closed, !disconnectIfBackedUp(transport, nextLine: bytes.count) else { return }
-        if flush {
-            bytes.withUnsafeBytes { transport.writeAndFlush($0) }
-        } else {
-            bytes.withUnsafeBytes { transport.write($0) }
-        }
-    }
-
-    /// Disconnects a client that lets more than 1 MiB of output pile up unread; true if it did.
-    private func disconnectIfBackedUp(_ transport: LineTransport, nextLine: Int) -> Bool {
-        guard !transport.isWritable else { return false }
-        let buffered = transport.bufferedBytes
-        guard buffered > Self.maxBufferedBytes else { return false }
-        logger.warning(
-            "disconnecting a client that is not reading its replies",
-            metadata: ["unreadBytes": "\(buffered)", "nextLineBytes": "\(nextLine)"])
-        closed = true
-        transport.close()
-        return true
-    }
-
-    /// After the client half-closes: close once every reply is out, unless it is subscribed.
-    private func closeIfFinished() {
-        guard inputEnded, !busy, waitingIndex >= waitingLines.count, streams.isEmpty, let transport, !closed else {
-            return
-        }
-        closed = true
-        transport.closeAfterFlush()
+        session.close()
     }
 }

@@ -12,11 +12,20 @@ protocol MPDConnectionRegistry: AnyObject {
     func remove(_ connection: MPDConnection)
 }
 
+extension LineSession.Rules {
+    /// MPD: its input buffer holds a line of 8192 bytes with its newline (a longer one closes
+    /// the connection without a reply); a client that lets 8 MiB pile up unread is dropped
+    /// (`max_output_buffer_size`).
+    static let mpd = LineSession.Rules(
+        connectionName: "an MPD connection", clientName: "an MPD client", maxLineBytes: 8191,
+        maxBufferedBytes: 8 * 1024 * 1024, lineTooLongReply: nil)
+}
+
 /// Handles one MPD connection, as MPD's `Client` does (`src/client/Process.cxx`):
 /// - the greeting `OK MPD 0.23.0` on connect;
-/// - each line is one command, carried out in order; lines that arrive while a command waits
-///   for the core are queued (reading pauses), so several commands in one read each get their
-///   reply, in order;
+/// - each line is one command, carried out in order (the `LineSession`: lines that arrive
+///   while a command waits for the core are queued and reading pauses, so several commands in
+///   one read each get their reply, in order);
 /// - command lists (`command_list_begin` / `command_list_ok_begin` … `command_list_end`) run
 ///   nothing until the end, stop at the first error (its index in the ACK), print `list_OK`
 ///   after each command in `_ok_` mode, and may not grow past 2 MiB (the connection is closed);
@@ -25,33 +34,28 @@ protocol MPDConnectionRegistry: AnyObject {
 ///   nothing at all; any other command while idling closes the connection;
 /// - a line that does not start with a lowercase letter closes the connection without a reply;
 /// - 60 s without a command closes it, except while idling (the hub's sweep);
-/// - the end of the client's input closes it once what came before is answered.
+/// - the end of the client's input closes it once what came before is answered (the session).
 ///
-/// Threads: everything here runs on the channel's event loop; handler replies from core threads
+/// Threads: everything here runs on the session's event loop; handler replies from core threads
 /// hop onto it.
-final class MPDConnection: ChannelInboundHandler {
-    typealias InboundIn = LineFrame
-    typealias OutboundOut = ByteBuffer
-
+final class MPDConnection: LineHandler {
     static let greeting = "OK MPD 0.23.0\n"
-    /// MPD's input buffer: a line of 8192 bytes with its newline; a longer one closes the
-    /// connection without a reply.
-    static let maxLineBytes = 8191
     /// MPD's `max_command_list_size` default: 2048 KiB.
     static let maxCommandListBytes = 2048 * 1024
-    /// MPD's `max_output_buffer_size` default: a client that lets 8 MiB pile up is dropped.
-    static let maxBufferedBytes = 8 * 1024 * 1024
 
     private let table: MPDCommandTable
     private let hub: MPDConnectionRegistry
     private let logger: Logger
     let client: MPDClient
-    private var context: ChannelHandlerContext?
+    /// The connection's line session (it drops this handler when the connection closes).
+    private let session: LineSession
 
-    /// A command list being collected.
+    /// A command list being collected: its lines one after another in one buffer (no
+    /// allocation per line), and where each ends.
     private struct ListBuilder {
         let okMode: Bool
-        var lines: [ByteBuffer] = []
+        var text: [UInt8] = []
+        var ends: [Int] = []
         var bytes = 0
     }
     private var list: ListBuilder?
@@ -62,15 +66,28 @@ final class MPDConnection: ChannelInboundHandler {
     private var pending: MPDSubsystems = []
     /// When the last command arrived (for the 60 s timeout).
     private(set) var lastActivity = NIODeadline.now()
-    /// A command (or list) is being carried out, possibly waiting for the core.
-    private(set) var busy = false
-    private var waitingLines = CircularBuffer<ByteBuffer>()
-    private var draining = false
-    /// Reading was paused (`autoRead` off) because lines were waiting; turned on again once they are done.
-    private var readingPaused = false
-    private var closed = false
+    private var closed: Bool { session.isClosed }
 
-    init(table: MPDCommandTable, hub: MPDConnectionRegistry, client: MPDClient, logger: Logger) {
+    /// A session for MPD on `transport`, with a connection as its handler.
+    static func open(
+        on transport: LineTransport, table: MPDCommandTable, hub: MPDConnectionRegistry, client: MPDClient, logger: Logger
+    ) -> LineSession {
+        let session = LineSession(transport: transport, rules: .mpd, logger: logger)
+        session.handler = MPDConnection(session: session, table: table, hub: hub, client: client, logger: logger)
+        return session
+    }
+
+    /// The last handler of an MPD connection's pipeline, after its `LineFrameDecoder`.
+    static func channelHandler(
+        eventLoop: EventLoop, table: MPDCommandTable, hub: MPDConnectionRegistry, client: MPDClient, logger: Logger
+    ) -> ChannelLineTransport {
+        ChannelLineTransport(eventLoop: eventLoop, logger: logger) { transport in
+            open(on: transport, table: table, hub: hub, client: client, logger: logger)
+        }
+    }
+
+    private init(session: LineSession, table: MPDCommandTable, hub: MPDConnectionRegistry, client: MPDClient, logger: Logger) {
+        self.session = session
         self.table = table
         self.hub = hub
         self.client = client
@@ -78,99 +95,38 @@ final class MPDConnection: ChannelInboundHandler {
         client.notify = { [weak self] events in self?.post(events) }
     }
 
-    // MARK: Channel events
+    // MARK: LineHandler
 
-    func handlerAdded(context: ChannelHandlerContext) {
-        self.context = context
-        if context.channel.isActive { start(context) }
-    }
-
-    func channelActive(context: ChannelHandlerContext) {
-        start(context)
-        context.fireChannelActive()
-    }
-
-    private var started = false
-    private func start(_ context: ChannelHandlerContext) {
-        guard !started else { return }
-        started = true
+    func sessionStarted() {
         hub.add(self)
         write(Self.greeting)
         flushOutput()
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
-        tearDown()
-        context.fireChannelInactive()
-    }
-
     /// The client closed its side (the listener allows half-closed connections): what it sent
     /// is still answered, then the connection closes, as MPD closes a client at the end of its
-    /// input; an idling one closes at once. (It lingered, half open, until its first failed
-    /// write or forever while idling, and kept its channels.)
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        guard let event = event as? ChannelEvent, event == .inputClosed else {
-            context.fireUserInboundEventTriggered(event)
-            return
-        }
-        inputClosed = true
-        closeIfInputDone()
-    }
+    /// input; an idling one closes at once.
+    var closesAtEndOfInput: Bool { true }
 
-    private var inputClosed = false
+    func writableAgain() {}
 
-    private func closeIfInputDone() {
-        guard inputClosed, !closed, !busy, waitingLines.isEmpty else { return }
-        close()
-    }
-
-    func handlerRemoved(context: ChannelHandlerContext) {
-        tearDown()
-        self.context = nil
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard !closed else { return }
-        switch unwrapInboundIn(data) {
-        case .tooLong:
-            logger.info("closing an MPD connection that sent a line over 8 KiB")
-            close()
-        case .line(let line):
-            if busy || !waitingLines.isEmpty {
-                waitingLines.append(line)
-                if !readingPaused {
-                    readingPaused = true
-                    context.channel.setOption(.autoRead, value: false).whenFailure { _ in }
-                }
-            } else {
-                handleLine(line)
-            }
-        }
-    }
-
-    func channelReadComplete(context: ChannelHandlerContext) {
-        flushOutput()
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: Error) {
-        logger.debug("MPD connection error", metadata: ["error": "\(error)"])
-        close()
+    func sessionClosed() {
+        hub.remove(self)
     }
 
     // MARK: Lines
 
-    private func handleLine(_ line: ByteBuffer) {
+    func handle(line: UnsafeRawBufferPointer) -> LineOutcome {
         lastActivity = .now()
-        let text = line.getString(at: line.readerIndex, length: line.readableBytes) ?? ""
-        let isCommand = line.withUnsafeReadableBytes { MPDTokenizer.looksLikeCommand($0) }
-        guard isCommand else {
+        let text = String(decoding: line, as: UTF8.self)
+        guard MPDTokenizer.looksLikeCommand(line) else {
             logger.debug("closing an MPD connection that sent a malformed line")
             close()
-            return
+            return .answered
         }
         if list != nil, text == "idle" || text == "noidle" {
             close()
-            return
+            return .answered
         }
         if text == "noidle" {
             if idling != nil {
@@ -178,47 +134,68 @@ final class MPDConnection: ChannelInboundHandler {
                 write("OK\n")
                 flushOutput()
             }
-            return
+            return .answered
         }
         if idling != nil {
             logger.debug("closing an MPD connection that sent a command while idling")
             close()
-            return
+            return .answered
         }
         if list != nil {
             if text == "command_list_end", let builder = list.take() {
-                run(Batch(lines: builder.lines, okMode: builder.okMode, isList: true))
-                return
+                return run(Batch(text: builder.text, ends: builder.ends, okMode: builder.okMode))
             }
             // In place (`list!`), with no other reference to the lines alive: a second one
             // would make every append copy the whole list.
-            list!.bytes += line.readableBytes + 1
+            list!.bytes += line.count + 1
             guard list!.bytes <= Self.maxCommandListBytes else {
                 logger.info("closing an MPD connection whose command list passed 2 MiB")
                 list = nil
                 close()
-                return
+                return .answered
             }
-            list!.lines.append(line)
-            return
+            list!.text.append(contentsOf: line)
+            list!.ends.append(list!.text.count)
+            return .answered
         }
         switch text {
         case "command_list_begin": list = ListBuilder(okMode: false)
         case "command_list_ok_begin": list = ListBuilder(okMode: true)
-        default: run(Batch(lines: [line], okMode: false, isList: false))
+        default: return run(Batch(single: ()), first: line)
         }
+        return .answered
     }
 
     /// A single command or a command list in progress.
     private final class Batch {
-        let lines: [ByteBuffer]
+        /// A list's lines, one after another, and where each ends.
+        let text: [UInt8]
+        let ends: [Int]
         let okMode: Bool
         let isList: Bool
         var next = 0
-        init(lines: [ByteBuffer], okMode: Bool, isList: Bool) {
-            self.lines = lines
+
+        init(text: [UInt8], ends: [Int], okMode: Bool) {
+            self.text = text
+            self.ends = ends
             self.okMode = okMode
-            self.isList = isList
+            isList = true
+        }
+
+        /// A single command: its line is not kept (`run` is given it, and carries it out during
+        /// the session's `handle` call).
+        init(single: Void) {
+            text = []
+            ends = [0]
+            okMode = false
+            isList = false
+        }
+
+        var count: Int { ends.count }
+
+        func withLine<Result>(_ index: Int, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+            let start = index == 0 ? 0 : ends[index - 1]
+            return text.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[start..<ends[index]])) }
         }
     }
 
@@ -233,33 +210,48 @@ final class MPDConnection: ChannelInboundHandler {
         case idle
     }
 
-    /// Carries out a batch's commands in order; returns when one must wait, and is called
-    /// again (on the event loop) when it is answered.
-    private func run(_ batch: Batch) {
-        busy = true
-        while batch.next < batch.lines.count {
+    /// Carries out a batch's commands in order; returns `.waiting` when one must wait, and is
+    /// called again (on the event loop) when it is answered. Once it is answered, its replies
+    /// are written (`flushOutput`).
+    /// `first`: a single command's line (valid during the call only).
+    private func run(_ batch: Batch, first: UnsafeRawBufferPointer? = nil) -> LineOutcome {
+        while batch.next < batch.count {
             let index = batch.next
             batch.next += 1
-            let step = perform(batch.lines[index], index: index, inList: batch.isList) { [self] result in
+            let resume = { [self] (result: Result<MPDResponse, MPDAck>) in
                 guard !closed else { return }
-                guard answered(result, index: index, batch: batch) else { return finish() }
-                run(batch)
+                if answered(result, index: index, batch: batch) {
+                    if run(batch) == .waiting { return }
+                } else {
+                    flushOutput()
+                }
+                session.lineAnswered()
+            }
+            let step: Step
+            if index == 0, let first {
+                step = perform(first, index: index, inList: batch.isList, resume: resume)
+            } else {
+                step = batch.withLine(index) { perform($0, index: index, inList: batch.isList, resume: resume) }
             }
             switch step {
             case .answered(let result):
-                guard answered(result, index: index, batch: batch) else { return finish() }
+                guard answered(result, index: index, batch: batch) else {
+                    flushOutput()
+                    return .answered
+                }
             case .waiting:
-                return
+                return .waiting
             case .closing:
-                busy = false
                 close()
-                return
+                return .answered
             case .idle:
-                return finish()
+                flushOutput()
+                return .answered
             }
         }
         write("OK\n")
-        finish()
+        flushOutput()
+        return .answered
     }
 
     /// Writes one command's result; false when the batch stops (an error).
@@ -280,43 +272,14 @@ final class MPDConnection: ChannelInboundHandler {
         }
     }
 
-    private func finish() {
-        busy = false
-        flushOutput()
-        runWaitingLines()
-    }
-
-    /// Carries out the lines that arrived while the connection was busy, then reads again.
-    private func runWaitingLines() {
-        guard !draining else { return }
-        draining = true
-        defer { draining = false }
-        while !busy, !closed, let line = waitingLines.popFirst() {
-            handleLine(line)
-        }
-        closeIfInputDone()
-        if readingPaused, waitingLines.isEmpty, !closed, let channel = context?.channel {
-            readingPaused = false
-            channel.setOption(.autoRead, value: true).whenFailure { _ in }
-        }
-    }
-
     /// Tokenizes, checks and runs one command.
     private func perform(
-        _ line: ByteBuffer, index: Int, inList: Bool, resume: @escaping (Result<MPDResponse, MPDAck>) -> Void
+        _ line: UnsafeRawBufferPointer, index: Int, inList: Bool, resume: @escaping (Result<MPDResponse, MPDAck>) -> Void
     ) -> Step {
-        let tokenized = line.withUnsafeReadableBytes { bytes -> Result<MPDCommandLine, MPDTokenizer.Failure> in
-            do throws(MPDTokenizer.Failure) {
-                return .success(try MPDTokenizer.split(bytes))
-            } catch {
-                return .failure(error)
-            }
-        }
         let parsed: MPDCommandLine
-        switch tokenized {
-        case .success(let line):
-            parsed = line
-        case .failure(let error):
+        do throws(MPDTokenizer.Failure) {
+            parsed = try MPDTokenizer.split(line)
+        } catch {
             switch error {
             case .badName(let message):
                 write(MPDAck(.unknown, message, command: "").line(index: index))
@@ -349,7 +312,7 @@ final class MPDConnection: ChannelInboundHandler {
             break
         }
 
-        guard let loop = context?.eventLoop else { return .closing }
+        let loop = session.eventLoop
         let box = ReplyBox()
         let bound = NIOLoopBound(resume, eventLoop: loop)
         let name = command.name
@@ -401,7 +364,7 @@ final class MPDConnection: ChannelInboundHandler {
     /// Closes the connection when it has been silent since before `deadline` and is not idling
     /// or waiting for the core (MPD's `connection_timeout`).
     func expireIfSilent(since deadline: NIODeadline) {
-        guard !closed, idling == nil, !busy, lastActivity < deadline else { return }
+        guard !closed, idling == nil, !session.isBusy, lastActivity < deadline else { return }
         logger.debug("closing an MPD connection silent for 60 s")
         close()
     }
@@ -413,45 +376,24 @@ final class MPDConnection: ChannelInboundHandler {
     private var output: ByteBuffer?
 
     private func write(_ text: String) {
-        guard let context, !closed else { return }
-        if output == nil { output = context.channel.allocator.buffer(capacity: max(128, text.utf8.count)) }
+        guard !closed else { return }
+        if output == nil { output = ByteBuffer() ; output!.reserveCapacity(max(128, text.utf8.count)) }
         output!.writeString(text)
     }
 
-    /// Writes what is waiting and flushes. A client that already has 8 MiB unread is dropped.
+    /// Writes what is waiting and flushes (the session drops a client with 8 MiB unread).
     private func flushOutput() {
-        guard let context, !closed else { return }
-        if let buffer = output.take() {
-            if !context.channel.isWritable {
-                let buffered = (try? context.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
-                if buffered > Self.maxBufferedBytes {
-                    logger.warning(
-                        "disconnecting an MPD client that is not reading its replies", metadata: ["unreadBytes": "\(buffered)"])
-                    close()
-                    return
-                }
-            }
-            context.write(wrapOutboundOut(buffer), promise: nil)
-        }
-        context.flush()
+        guard !closed else { return }
+        if let buffer = output.take() { session.write(buffer) }
+        session.flush()
     }
 
     private func close() {
         guard !closed else { return }
-        closed = true
         hub.remove(self)
-        guard let context else { return }
         // What was answered before the close still goes out (an ACK for a bad command name).
-        if let buffer = output.take() { context.write(wrapOutboundOut(buffer), promise: nil) }
-        let channel = context.channel
-        context.writeAndFlush(wrapOutboundOut(channel.allocator.buffer(capacity: 0))).whenComplete { _ in
-            channel.close(promise: nil)
-        }
-    }
-
-    private func tearDown() {
-        closed = true
-        hub.remove(self)
+        if let buffer = output.take() { session.write(buffer) }
+        session.closeAfterFlush()
     }
 }
 

@@ -5,7 +5,8 @@ import NIOCore
 import ReelCore
 import ReelModel
 
-/// Turns the core's feeds into MPD's idle subsystems and posts them to every connection:
+/// Turns the core's feeds (`core.feeds`, followed in a loop over `CoreFeed`) into MPD's idle
+/// subsystems and posts them to every connection:
 /// - `player.changes` → `player` (play, pause, stop, seek, a new entry, an error), except a
 ///   change that only clears the error (MPD's `clearerror` posts nothing);
 /// - `player.queueChanges` → `playlist` when the entries changed, `options` when
@@ -18,6 +19,7 @@ import ReelModel
 /// - `music.progress` → `update` when a scan of the music folders starts and when it ends,
 ///   and `database` when one ended that indexed or removed files (inotify changes come through
 ///   the same feed as small scans);
+/// - `recorder.changes` and `schedules.changes`: nothing (MPD has neither);
 /// - `update` (the command) without music folders → `update`, posted by `MPDDatabaseCommands`;
 ///   `crossfade 0` → `options`, posted by `MPDPlaybackCommands`;
 /// - the clients' channels and messages (`messages`, an `MPDMessageBoard`) → `subscription` to
@@ -35,7 +37,8 @@ final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
     let loop: EventLoop
     private let core: ReelCore
     private var connections: [ObjectIdentifier: MPDConnection] = [:]
-    private var consumers: Consumers?
+    /// One consumer per feed MPD follows, while started.
+    private var consumers: [CoreFeed: CoreFeeds.Consumer] = [:]
     private var lastQueue: QueueSummary
     private var lastPlayer: PlayerState
     /// Each output's id and whether it is on, as last posted.
@@ -46,15 +49,6 @@ final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
     static let timeout = TimeAmount.seconds(60)
     static let sweepInterval = TimeAmount.seconds(10)
 
-    private struct Consumers {
-        let player: StateFeed<PlayerState>.Consumer
-        let queue: StateFeed<QueueSummary>.Consumer
-        let mixer: StateFeed<MixerState>.Consumer
-        let outputs: StateFeed<[OutputState]>.Consumer
-        let library: EventFeed<LibraryUpdate>.Consumer
-        let scans: StateFeed<MusicScanProgress>.Consumer
-        let playlists: EventFeed<[String]>.Consumer
-    }
     /// The scan progress last seen.
     private var lastScan: MusicScanProgress
     /// The mixer's state last seen.
@@ -75,15 +69,9 @@ final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
         loop.preconditionInEventLoop()
         let bound = NIOLoopBound(self, eventLoop: loop)
         let loop = self.loop
-        let core = self.core
-        consumers = Consumers(
-            player: core.player.changes.addConsumer { loop.execute { bound.value.playerChanged() } },
-            queue: core.player.queueChanges.addConsumer { loop.execute { bound.value.queueChanged() } },
-            mixer: core.mixer.changes.addConsumer { loop.execute { bound.value.mixerChanged() } },
-            outputs: core.outputs.changes.addConsumer { loop.execute { bound.value.outputsChanged() } },
-            library: core.library.updates.addConsumer { loop.execute { bound.value.libraryChanged() } },
-            scans: core.music.progress.addConsumer { loop.execute { bound.value.scanChanged() } },
-            playlists: core.playlists.changes.addConsumer { loop.execute { bound.value.playlistsChanged() } })
+        for feed in CoreFeed.allCases where Self.follows(feed) {
+            consumers[feed] = core.feeds.follow(feed) { loop.execute { bound.value.changed(feed) } }
+        }
         lastScan = core.music.progress.latest.value
         lastQueue = core.player.queueChanges.latest.value
         lastPlayer = core.player.changes.latest.value
@@ -98,15 +86,8 @@ final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
     func stop() {
         sweep?.cancel()
         sweep = nil
-        guard let consumers else { return }
-        core.player.changes.removeConsumer(consumers.player)
-        core.player.queueChanges.removeConsumer(consumers.queue)
-        core.mixer.changes.removeConsumer(consumers.mixer)
-        core.outputs.changes.removeConsumer(consumers.outputs)
-        core.library.updates.removeConsumer(consumers.library)
-        core.music.progress.removeConsumer(consumers.scans)
-        core.playlists.changes.removeConsumer(consumers.playlists)
-        self.consumers = nil
+        for consumer in consumers.values { consumer.leave() }
+        consumers = [:]
     }
 
     func add(_ connection: MPDConnection) {
@@ -130,12 +111,51 @@ final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
 
     // MARK: Feeds
 
-    private func playerChanged() {
-        guard let consumers else { return }
-        let state = core.player.changes.take(for: consumers.player).value
-        defer { lastPlayer = state }
-        if !Self.onlyTheErrorWent(from: lastPlayer, to: state), !Self.nothingPlayerShowsChanged(from: lastPlayer, to: state) {
-            post(.player)
+    /// Whether MPD follows `feed` (it has idle subsystems for it).
+    static func follows(_ feed: CoreFeed) -> Bool {
+        switch feed {
+        case .player, .queue, .mixer, .outputs, .library, .scan, .playlists: true
+        case .recorder, .schedules: false
+        }
+    }
+
+    /// A feed woke the hub: takes its change and posts what it means to MPD's clients.
+    private func changed(_ feed: CoreFeed) {
+        guard let consumer = consumers[feed] else { return }
+        post(events(for: consumer.take()))
+    }
+
+    /// The idle subsystems of one change (updating what was last seen).
+    private func events(for change: CoreChange) -> MPDSubsystems {
+        switch change {
+        case .player(let state):
+            defer { lastPlayer = state }
+            if Self.onlyTheErrorWent(from: lastPlayer, to: state) || Self.nothingPlayerShowsChanged(from: lastPlayer, to: state) {
+                return []
+            }
+            return .player
+        case .queue(let summary):
+            defer { lastQueue = summary }
+            return Self.events(from: lastQueue, to: summary)
+        case .mixer(let state):
+            defer { lastMixer = state }
+            return Self.events(from: lastMixer, to: state)
+        case .outputs(let outputs):
+            let enabled = Self.enabled(outputs)
+            defer { lastOutputs = enabled }
+            return enabled != lastOutputs ? .output : []
+        case .library(let batch):
+            // An update without changes re-reads watched folders of the music branch after a
+            // scan: the scan's own progress says whether the database changed (`.scan`).
+            return batch.events.contains(where: { !$0.changes.isEmpty }) || batch.lost > 0 ? .database : []
+        case .playlists(let batch):
+            // A stored playlist made, changed, renamed or deleted.
+            return !batch.events.isEmpty || batch.lost > 0 ? .storedPlaylist : []
+        case .scan(let scan):
+            defer { lastScan = scan }
+            return Self.events(from: lastScan, to: scan)
+        case .recorder, .schedules:
+            return []
         }
     }
 
@@ -160,13 +180,6 @@ final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
         return cleared == new
     }
 
-    private func queueChanged() {
-        guard let consumers else { return }
-        let summary = core.player.queueChanges.take(for: consumers.queue).value
-        post(Self.events(from: lastQueue, to: summary))
-        lastQueue = summary
-    }
-
     /// What a queue change means to an MPD client.
     static func events(from old: QueueSummary, to new: QueueSummary) -> MPDSubsystems {
         var events: MPDSubsystems = []
@@ -174,13 +187,6 @@ final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
         if new.options != old.options { events.insert(.options) }
         if new.current != old.current { events.insert(.player) }
         return events
-    }
-
-    private func mixerChanged() {
-        guard let consumers else { return }
-        let state = core.mixer.changes.take(for: consumers.mixer).value
-        post(Self.events(from: lastMixer, to: state))
-        lastMixer = state
     }
 
     /// What a mixer change means to an MPD client: `mixer` for the volume, `options` for
@@ -194,37 +200,8 @@ final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
         return events
     }
 
-    private func outputsChanged() {
-        guard let consumers else { return }
-        let enabled = Self.enabled(core.outputs.changes.take(for: consumers.outputs).value)
-        if enabled != lastOutputs { post(.output) }
-        lastOutputs = enabled
-    }
-
     private static func enabled(_ outputs: [OutputState]) -> [Int: Bool] {
         Dictionary(uniqueKeysWithValues: outputs.map { ($0.id, $0.enabled) })
-    }
-
-    private func libraryChanged() {
-        guard let consumers else { return }
-        let batch = core.library.updates.take(for: consumers.library)
-        // An update without changes re-reads watched folders of the music branch after a scan:
-        // the scan's own progress says whether the database changed (`scanChanged`).
-        if batch.events.contains(where: { !$0.changes.isEmpty }) || batch.lost > 0 { post(.database) }
-    }
-
-    /// A stored playlist made, changed, renamed or deleted: `stored_playlist`.
-    private func playlistsChanged() {
-        guard let consumers else { return }
-        let batch = core.playlists.changes.take(for: consumers.playlists)
-        if !batch.events.isEmpty || batch.lost > 0 { post(.storedPlaylist) }
-    }
-
-    private func scanChanged() {
-        guard let consumers else { return }
-        let scan = core.music.progress.take(for: consumers.scans).value
-        post(Self.events(from: lastScan, to: scan))
-        lastScan = scan
     }
 
     /// What a change of the scan's progress means to an MPD client: `update` when a scan

@@ -6,7 +6,8 @@ import NIOPosix
 import ReelCore
 
 /// MPD's protocol on every `mpd_listen` address: a `StreamListener` per address whose
-/// connections frame lines (`LineFrameDecoder`) and hand them to an `MPDConnection`, which
+/// connections frame lines (`LineFrameDecoder`) and hand them through a `ChannelLineTransport`
+/// to their `LineSession` (order, backpressure, closing), whose handler, an `MPDConnection`,
 /// tokenizes, checks and runs commands from the `MPDCommandTable` (thin handlers over
 /// `ReelCore`); one `MPDEventHub` turns the core's feeds into idle events for all of them.
 final class MPDFrontEnd: Sendable {
@@ -33,10 +34,11 @@ final class MPDFrontEnd: Sendable {
             if case .unix = address { isLocal = true } else { isLocal = false }
             let listener = StreamListener(name: "mpd \(address)", group: loop, logger: logger) { channel in
                 try channel.pipeline.syncOperations.addHandler(
-                    ByteToMessageHandler(LineFrameDecoder(maxLineLength: MPDConnection.maxLineBytes)))
+                    ByteToMessageHandler(LineFrameDecoder(maxLineLength: LineSession.Rules.mpd.maxLineBytes)))
                 let client = MPDClient(permission: permission, isLocal: isLocal)
                 try channel.pipeline.syncOperations.addHandler(
-                    MPDConnection(table: table, hub: hub, client: client, logger: logger))
+                    MPDConnection.channelHandler(
+                        eventLoop: channel.eventLoop, table: table, hub: hub, client: client, logger: logger))
             }
             listeners.append((address, listener))
         }

@@ -1,10 +1,10 @@
-// What a line protocol (JSON-RPC) writes to: one client connection, whatever carries it.
+// What a line session (JSON-RPC, MPD) writes to: one client connection, whatever carries it.
 
 import NIOCore
 
-/// One client connection as a line protocol sees it: bytes out, flow control, closing. The
-/// control socket's connections (`PollConnection`) and the web page's WebSocket (an
-/// `RPCConnection` in a NIO pipeline) both are one. Called on `eventLoop` only.
+/// One client connection as a `LineSession` sees it: bytes out, flow control, closing. The
+/// control socket's connections (`PollConnection`), and MPD's connections and the web page's
+/// WebSocket (a `ChannelLineTransport` in a NIO pipeline) all are one. Called on `eventLoop` only.
 protocol LineTransport: AnyObject {
     var eventLoop: EventLoop { get }
     /// False while the client is not reading: more than the high-water mark (64 KiB) is unread,

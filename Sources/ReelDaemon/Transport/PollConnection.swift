@@ -26,11 +26,13 @@ protocol PollConnectionDelegate: AnyObject {
 ///
 /// Threads: the loop's thread only (hence `@unchecked Sendable`: it hands itself to the loop).
 final class PollConnection: PollHandler, LineTransport, @unchecked Sendable {
+    /// The longest line unless the listener says otherwise.
     static let maxLineLength = 1 << 20
     static let highWaterMark = 64 * 1024
     static let lowWaterMark = 32 * 1024
 
     let descriptor: Int32
+    let maxLineLength: Int
     private let loop: PollLoop
     /// The protocol on this connection; dropped when it closes.
     var delegate: PollConnectionDelegate?
@@ -53,8 +55,9 @@ final class PollConnection: PollHandler, LineTransport, @unchecked Sendable {
     private(set) var isClosed = false
     private var interest: UInt32 = 0
 
-    init(descriptor: Int32, loop: PollLoop) {
+    init(descriptor: Int32, loop: PollLoop, maxLineLength: Int = PollConnection.maxLineLength) {
         self.descriptor = descriptor
+        self.maxLineLength = maxLineLength
         self.loop = loop
     }
 
@@ -188,7 +191,7 @@ final class PollConnection: PollHandler, LineTransport, @unchecked Sendable {
             partial.removeFirst(consumed)
         }
         scanned = partial.count
-        if partial.count > Self.maxLineLength { tooLong() }
+        if partial.count > maxLineLength { tooLong() }
     }
 
     /// Hands over the complete lines in `bytes` (the first `\n` looked for from `searchFrom`);
@@ -205,7 +208,7 @@ final class PollConnection: PollHandler, LineTransport, @unchecked Sendable {
     }
 
     private func deliver(_ line: UnsafeRawBufferPointer) {
-        if line.count > Self.maxLineLength {
+        if line.count > maxLineLength {
             tooLong()
             return
         }

@@ -18,15 +18,21 @@ final class PollListener: PollHandler, @unchecked Sendable {
     let name: String
     private let loop: PollLoop
     private let logger: Logger
+    /// The longest line a connection takes (`PollConnection`'s framing).
+    private let maxLineLength: Int
     /// Sets up the protocol on a new connection (its delegate).
     private let makeDelegate: (PollConnection) -> PollConnectionDelegate
     private var descriptor: Int32 = -1
     private var reserve: DescriptorReserve?
     private var connections: [ObjectIdentifier: PollConnection] = [:]
 
-    init(name: String, loop: PollLoop, logger: Logger, makeDelegate: @escaping (PollConnection) -> PollConnectionDelegate) {
+    init(
+        name: String, loop: PollLoop, maxLineLength: Int = PollConnection.maxLineLength, logger: Logger,
+        makeDelegate: @escaping (PollConnection) -> PollConnectionDelegate
+    ) {
         self.name = name
         self.loop = loop
+        self.maxLineLength = maxLineLength
         self.logger = logger
         self.makeDelegate = makeDelegate
     }
@@ -84,7 +90,7 @@ final class PollListener: PollHandler, @unchecked Sendable {
     }
 
     private func adopt(_ client: Int32) {
-        let connection = PollConnection(descriptor: client, loop: loop)
+        let connection = PollConnection(descriptor: client, loop: loop, maxLineLength: maxLineLength)
         connection.delegate = makeDelegate(connection)
         connection.onClose = { [weak self] connection in
             self?.connections[ObjectIdentifier(connection)] = nil

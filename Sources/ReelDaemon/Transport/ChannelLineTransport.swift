@@ -1,28 +1,30 @@
-// A JSON-RPC session in a NIO pipeline (the web page's WebSocket): channel events in, writes out.
+// A line protocol's connection in a NIO pipeline (MPD, the web page's WebSocket): channel events in, writes out.
 
 import Logging
 import NIOCore
 
-/// The last handler of a NIO pipeline that carries JSON-RPC lines (after the
-/// `WebSocketRPCAdapter`): it hands each `LineFrame` to an `RPCSession` and is that session's
-/// `LineTransport`, writing through the channel. On the channel's event loop.
-final class RPCConnection: ChannelInboundHandler, LineTransport {
+/// The last handler of a NIO pipeline that carries lines (after a `LineFrameDecoder`, or the
+/// `WebSocketRPCAdapter`): it hands each `LineFrame` to the connection's `LineSession` and is
+/// that session's `LineTransport`, writing through the channel. On the channel's event loop.
+final class ChannelLineTransport: ChannelInboundHandler, LineTransport {
     typealias InboundIn = LineFrame
     typealias OutboundOut = ByteBuffer
 
-    private let methods: MethodTable
-    private let hub: RPCPushHub
+    let eventLoop: EventLoop
     private let logger: Logger
+    /// Makes the connection's session, with its protocol, when the handler is added.
+    private let open: (LineTransport) -> LineSession
     private var context: ChannelHandlerContext?
     /// The connection's channel, kept from `handlerAdded` to `handlerRemoved`: the push hub asks
     /// it whether the client reads for every tick, and `context.channel` is a lookup each time.
     private var channel: Channel?
-    private var session: RPCSession?
+    private var session: LineSession?
+    private var started = false
 
-    init(methods: MethodTable, hub: RPCPushHub, logger: Logger) {
-        self.methods = methods
-        self.hub = hub
+    init(eventLoop: EventLoop, logger: Logger, open: @escaping (LineTransport) -> LineSession) {
+        self.eventLoop = eventLoop
         self.logger = logger
+        self.open = open
     }
 
     // MARK: Channel events
@@ -30,7 +32,19 @@ final class RPCConnection: ChannelInboundHandler, LineTransport {
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         channel = context.channel
-        session = RPCSession(transport: self, methods: methods, hub: hub, logger: logger)
+        session = open(self)
+        if context.channel.isActive { start() }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        start()
+        context.fireChannelActive()
+    }
+
+    private func start() {
+        guard !started else { return }
+        started = true
+        session?.start()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -82,7 +96,6 @@ final class RPCConnection: ChannelInboundHandler, LineTransport {
 
     // MARK: LineTransport
 
-    var eventLoop: EventLoop { context?.eventLoop ?? hub.loop }
     var isWritable: Bool { channel?.isWritable ?? false }
     var bufferedBytes: Int { (try? channel?.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0 }
 
