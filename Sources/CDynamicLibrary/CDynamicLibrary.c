@@ -109,8 +109,9 @@ void reel_settled_pages_release(void) {
     malloc_trim(0);
 }
 
-void reel_heap_settings_set(int mmap_threshold, int trim_threshold, int arenas) {
-    mallopt(M_TRIM_THRESHOLD, trim_threshold);
-    mallopt(M_MMAP_THRESHOLD, mmap_threshold);
-    mallopt(M_ARENA_MAX, arenas);
+int reel_heap_settings_set(int mmap_threshold, int trim_threshold, int arenas) {
+    int taken = mallopt(M_TRIM_THRESHOLD, trim_threshold);
+    taken &= mallopt(M_MMAP_THRESHOLD, mmap_threshold);
+    taken &= mallopt(M_ARENA_MAX, arenas);
+    return taken;
 }

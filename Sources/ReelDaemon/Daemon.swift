@@ -33,7 +33,7 @@ public final class Daemon: Sendable {
     public init(configuration: DaemonConfiguration, environment: [String: String], logger: Logger) throws {
         self.configuration = configuration
         self.logger = logger
-        HeapSettings.apply()
+        if !HeapSettings.apply() { logger.warning("malloc refused reeld's heap settings; memory may grow after large blocks are freed") }
         Self.raiseFileLimit(logger: logger)
         notifier = SystemdNotifier(environment: environment)
         SndFileWriter.flacCompressionLevel = configuration.recordFLACLevel

@@ -24,7 +24,9 @@ enum HeapSettings {
     /// Heaps the threads share at most (`M_ARENA_MAX`): the main one and one more.
     static let arenas: Int32 = 2
 
-    static func apply() {
-        reel_heap_settings_set(mmapThreshold, trimThreshold, arenas)
+    /// True when malloc took all three settings.
+    @discardableResult
+    static func apply() -> Bool {
+        reel_heap_settings_set(mmapThreshold, trimThreshold, arenas) != 0
     }
 }

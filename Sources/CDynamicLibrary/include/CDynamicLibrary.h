@@ -51,7 +51,7 @@ void reel_settled_pages_release(void);
 /// Fixes malloc's mmap threshold (a block from this size on is a mapping of its own) and trim
 /// threshold (a heap's free top beyond this goes back), which glibc otherwise raises when a large
 /// block is freed, and the most heaps (arenas) threads share. Once, at start (reeld's
-/// `HeapSettings`).
-void reel_heap_settings_set(int mmap_threshold, int trim_threshold, int arenas);
+/// `HeapSettings`). 1 when malloc took all three, else 0.
+int reel_heap_settings_set(int mmap_threshold, int trim_threshold, int arenas);
 
 #endif
