@@ -92,6 +92,7 @@ playlist_directory "{self.dir}"
 log_file "{self.dir}/log"
 bind_to_address "{self.socket}"
 zeroconf_enabled "no"
+connection_timeout "3600"
 audio_output {{
     type "alsa"
     name "pulse"
