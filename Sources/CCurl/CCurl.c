@@ -51,9 +51,7 @@ static void load(void) {
         REEL_SYMBOL(functions.slist_append, "curl_slist_append"),
         REEL_SYMBOL(functions.slist_free_all, "curl_slist_free_all"),
     };
-    void *library = reel_library_open(REEL_CURL_LIBRARY, load_error_text, sizeof load_error_text);
-    if (library == NULL ||
-        reel_library_find(library, REEL_CURL_LIBRARY, symbols, sizeof symbols / sizeof *symbols, load_error_text,
+    if (reel_library_load(REEL_CURL_LIBRARY, symbols, sizeof symbols / sizeof *symbols, load_error_text,
                           sizeof load_error_text) != 0) {
         load_error = load_error_text;
         return;

@@ -35,6 +35,13 @@ int reel_library_find(void *library, const char *owner, const reel_library_symbo
     return 0;
 }
 
+int reel_library_load(const char *name, const reel_library_symbol *symbols, size_t count, char *error,
+                      size_t error_size) {
+    void *library = reel_library_open(name, error, error_size);
+    if (library == NULL) return -1;
+    return reel_library_find(library, name, symbols, count, error, error_size);
+}
+
 // MARK: Pages of the code that is loaded
 
 /// Whether `info` is the kernel's vDSO (not a file: nothing to hand back).

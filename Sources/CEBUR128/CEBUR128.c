@@ -27,9 +27,7 @@ static void load(void) {
         REEL_SYMBOL(functions.loudness_global, "ebur128_loudness_global"),
         REEL_SYMBOL(functions.sample_peak, "ebur128_sample_peak"),
     };
-    void *library = reel_library_open(REEL_EBUR128_LIBRARY, load_error_text, sizeof load_error_text);
-    if (library == NULL ||
-        reel_library_find(library, REEL_EBUR128_LIBRARY, symbols, sizeof symbols / sizeof *symbols, load_error_text,
+    if (reel_library_load(REEL_EBUR128_LIBRARY, symbols, sizeof symbols / sizeof *symbols, load_error_text,
                           sizeof load_error_text) != 0) {
         load_error = load_error_text;
     }

@@ -32,9 +32,7 @@ static void load(void) {
         REEL_SYMBOL(functions.clear, "soxr_clear"),
         REEL_SYMBOL(functions.delete_, "soxr_delete"),
     };
-    void *library = reel_library_open(REEL_SOXR_LIBRARY, load_error_text, sizeof load_error_text);
-    if (library == NULL ||
-        reel_library_find(library, REEL_SOXR_LIBRARY, symbols, sizeof symbols / sizeof *symbols, load_error_text,
+    if (reel_library_load(REEL_SOXR_LIBRARY, symbols, sizeof symbols / sizeof *symbols, load_error_text,
                           sizeof load_error_text) != 0) {
         load_error = load_error_text;
         return;

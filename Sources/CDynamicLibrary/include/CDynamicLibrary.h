@@ -26,6 +26,12 @@ void *reel_library_open(const char *name, char *error, size_t error_size);
 int reel_library_find(void *library, const char *owner, const reel_library_symbol *symbols, size_t count,
                       char *error, size_t error_size);
 
+/// `reel_library_open` then `reel_library_find` for a library that is its own owner (one file,
+/// as libcurl, libebur128 and libsoxr are). 0 when loaded with every symbol found; else -1, with
+/// the reason in `error`.
+int reel_library_load(const char *name, const reel_library_symbol *symbols, size_t count, char *error,
+                      size_t error_size);
+
 /// Hands back to the kernel (MADV_DONTNEED) the resident pages of every loaded object's
 /// read-only segments: the text and read-only data of reeld itself and of every library mapped,
 /// including those loaded at run time (libcurl's some 40, FFmpeg's some 125). Any thread, at any
