@@ -195,9 +195,9 @@ def start_recorder(monitor):
     return recorder
 
 
-def play_and_measure(daemon, url, monitor, seconds):
-    """(ms from the play command to the first sound, CPU ms per audio second, peak RSS MB), or a
-    reason it was not played."""
+def play_until_heard(daemon, url, monitor):
+    """Plays `url` and waits for its first sound at the sink's monitor: ms from the play command
+    to it, or why there was none (then the daemon is stopped; else it plays on)."""
     recorder = start_recorder(monitor)
     try:
         before = recorder.frames()
@@ -212,7 +212,15 @@ def play_and_measure(daemon, url, monitor, seconds):
     if first is None:
         daemon.stop()
         return "no sound within 10 s"
-    first_ms = (recorder.base() + first / RATE - t_send) * 1000
+    return (recorder.base() + first / RATE - t_send) * 1000
+
+
+def play_and_measure(daemon, url, monitor, seconds):
+    """(ms from the play command to the first sound, CPU ms per audio second, peak RSS MB), or a
+    reason it was not played."""
+    first_ms = play_until_heard(daemon, url, monitor)
+    if isinstance(first_ms, str):
+        return first_ms
     time.sleep(WARMUP)
     p0 = daemon.position()
     sampler = Sampler(daemon.pid).start()
@@ -228,21 +236,9 @@ def play_and_measure(daemon, url, monitor, seconds):
 
 def first_sound_only(daemon, url, monitor):
     """ms from the play command to the first sound (the daemon is stopped after), or why not."""
-    recorder = start_recorder(monitor)
-    try:
-        before = recorder.frames()
-        t_send = time.monotonic()
-        try:
-            daemon.play(url)
-        except RuntimeError as error:
-            return str(error)
-        first = first_sound(recorder, before, 10)
-    finally:
-        recorder.stop()
+    first_ms = play_until_heard(daemon, url, monitor)
     daemon.stop()
-    if first is None:
-        return "no sound within 10 s"
-    return (recorder.base() + first / RATE - t_send) * 1000
+    return first_ms
 
 
 def listener_first_byte(port, mount):
