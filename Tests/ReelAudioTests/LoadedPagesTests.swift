@@ -70,7 +70,8 @@ nonisolated(unsafe) private var written = [Int](repeating: 0, count: 4096)
 
     @Test func aReleaseReadsNothingOfWhatItHandedBack() throws {
         // The program headers it reads lie in each object's first read-only mapping. Read after
-        // that mapping's release, they faulted it back in, 64 KB of every object.
+        // that mapping's release, they faulted it back in, 64 KB of every object. (What was
+        // resident before is only printed: another test's release may run in between.)
         var error = [CChar](repeating: 0, count: 256)
         let library = try #require(reel_library_open(Self.untouchedLibrary.file, &error, error.count),
                                    "\(Self.text(error))")
@@ -84,11 +85,9 @@ nonisolated(unsafe) private var written = [Int](repeating: 0, count: 4096)
         #expect(found == 0 && function != nil, "\(Self.text(error))")
         let name = String(Self.untouchedLibrary.file.prefix { $0 != "." })
         let loaded = try #require(try Self.residentKilobytes(ofLibraryNamed: name))
-        #expect(loaded.first > 0, "its loading read no page of its headers")
         reel_loaded_pages_release()
         let released = try #require(try Self.residentKilobytes(ofLibraryNamed: name))
         #expect(released.first == 0, "\(released.first) kB of its first mapping are resident after the release (\(loaded.first) kB before)")
-        #expect(released.all < loaded.all, "\(loaded.all) kB of it were resident before, \(released.all) kB after")
         // Its code still runs: what it touches comes back from the file.
         let generate = unsafeBitCast(try #require(function), to: (@convention(c) (UnsafeMutablePointer<UInt8>) -> Void).self)
         var uuid = [UInt8](repeating: 0, count: 16)
