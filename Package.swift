@@ -12,6 +12,12 @@ let programLinking: [LinkerSetting] = [
     ])
 ]
 
+/// reeld's link only: `.rodata` stays read-only (Sources/reeld/read-only-data.ld says why), so
+/// the pages of it that starting read are handed back like the code's.
+let daemonLinking: [LinkerSetting] = programLinking + [
+    .unsafeFlags(["-Xlinker", "-T", "-Xlinker", Context.packageDirectory + "/Sources/reeld/read-only-data.ld"])
+]
+
 let package = Package(
     name: "Reel",
     platforms: [.macOS(.v15)],
@@ -120,7 +126,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
-            linkerSettings: programLinking),
+            exclude: ["read-only-data.ld"],
+            linkerSettings: daemonLinking),
         .executableTarget(
             name: "reel",
             dependencies: [

@@ -51,11 +51,12 @@ static int is_vdso(const struct dl_phdr_info *info) {
 }
 
 /// Whether the object's dynamic section says its text is relocated in place (DT_TEXTREL): then
-/// its read-only segments hold written pages, which must not be handed back.
-static int has_text_relocations(const struct dl_phdr_info *info) {
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        if (info->dlpi_phdr[i].p_type != PT_DYNAMIC) continue;
-        for (const ElfW(Dyn) *entry = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+/// its read-only segments hold written pages, which must not be handed back. `segments` is a copy
+/// of its program headers.
+static int has_text_relocations(const struct dl_phdr_info *info, const ElfW(Phdr) *segments, int count) {
+    for (int i = 0; i < count; i++) {
+        if (segments[i].p_type != PT_DYNAMIC) continue;
+        for (const ElfW(Dyn) *entry = (const ElfW(Dyn) *)(info->dlpi_addr + segments[i].p_vaddr);
              entry->d_tag != DT_NULL; entry++) {
             if (entry->d_tag == DT_TEXTREL) return 1;
             if (entry->d_tag == DT_FLAGS && (entry->d_un.d_val & DF_TEXTREL) != 0) return 1;
@@ -64,26 +65,46 @@ static int has_text_relocations(const struct dl_phdr_info *info) {
     return 0;
 }
 
+/// The most program headers an object's release reads (a linked object has about a dozen).
+enum { most_segments = 64 };
+
 static int release_object(struct dl_phdr_info *info, size_t size, void *data) {
     (void)size, (void)data;
-    if (is_vdso(info) || has_text_relocations(info)) return 0;
+    if (is_vdso(info) || info->dlpi_phnum > most_segments) return 0;
+    // The program headers lie in the object's first read-only segment, which is handed back
+    // below: they are copied first, and nothing of that segment is read after its release. (Read
+    // after it, one header's page faulted back in with the kernel's fault-around, up to 64 KB of
+    // every object loaded: 4.9 MB with FFmpeg's libraries.)
+    ElfW(Phdr) segments[most_segments];
+    int count = info->dlpi_phnum;
+    memcpy(segments, info->dlpi_phdr, (size_t)count * sizeof segments[0]);
+    if (has_text_relocations(info, segments, count)) return 0;
     uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    uintptr_t relro_start = 0, relro_end = 0;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *segment = &info->dlpi_phdr[i];
-        if (segment->p_type != PT_GNU_RELRO) continue;
-        relro_start = info->dlpi_addr + segment->p_vaddr;
-        relro_end = relro_start + segment->p_memsz;
-    }
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *segment = &info->dlpi_phdr[i];
+    for (int i = 0; i < count; i++) {
+        const ElfW(Phdr) *segment = &segments[i];
         if (segment->p_type != PT_LOAD || (segment->p_flags & PF_W) != 0) continue;
-        // Whole pages inside the segment only: a page it shares with a neighbour stays.
+        // Every page the segment is mapped on (its last, partly filled page is the file's bytes
+        // after it, mapped read-only all the same), less a page that a written part of the
+        // object (a writable segment, the RELRO part the loader relocates) also lies on.
         uintptr_t first = info->dlpi_addr + segment->p_vaddr;
         uintptr_t last = first + segment->p_memsz;
-        if (relro_end > relro_start && first < relro_end && relro_start < last) continue;
-        uintptr_t start = (first + page - 1) & ~(page - 1);
-        uintptr_t end = last & ~(page - 1);
+        uintptr_t start = first & ~(page - 1);
+        uintptr_t end = (last + page - 1) & ~(page - 1);
+        for (int j = 0; j < count && start < end; j++) {
+            const ElfW(Phdr) *written = &segments[j];
+            int writable = written->p_type == PT_LOAD && (written->p_flags & PF_W) != 0;
+            if (!writable && written->p_type != PT_GNU_RELRO) continue;
+            uintptr_t written_start = (info->dlpi_addr + written->p_vaddr) & ~(page - 1);
+            uintptr_t written_end = (info->dlpi_addr + written->p_vaddr + written->p_memsz + page - 1) & ~(page - 1);
+            if (written_end <= start || end <= written_start) continue;
+            if (written_start <= start && end <= written_end) {
+                start = end; // all of it is written (a RELRO segment of its own)
+            } else if (written_start <= start) {
+                start = written_end;
+            } else {
+                end = written_start;
+            }
+        }
         if (end > start) madvise((void *)start, end - start, MADV_DONTNEED);
     }
     return 0;

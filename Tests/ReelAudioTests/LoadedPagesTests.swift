@@ -30,6 +30,72 @@ nonisolated(unsafe) private var written = [Int](repeating: 0, count: 4096)
         return kilobytes
     }
 
+    /// The resident pages, in kB, of the mappings of the first file in /proc/self/maps whose
+    /// name starts with `name`: its first mapping (offset 0: ELF header, program headers, symbol
+    /// tables) and all its mappings; nil when it is not mapped.
+    static func residentKilobytes(ofLibraryNamed name: String) throws -> (first: Int, all: Int)? {
+        // Read to its end: /proc says its size is 0, and a one-read reader stops at the first page.
+        let file = try #require(FileHandle(forReadingAtPath: "/proc/self/smaps"))
+        defer { try? file.close() }
+        let smaps = String(decoding: try file.readToEnd() ?? Data(), as: UTF8.self)
+        var path: String?
+        var inLibrary = false
+        var firstMapping = false
+        var first = 0
+        var all = 0
+        for line in smaps.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard let key = fields.first else { continue }
+            if !key.hasSuffix(":") {
+                // range, permissions, offset, device, inode, path
+                let file = fields.count >= 6 ? String(fields[5...].joined(separator: " ")) : ""
+                if path == nil, file.split(separator: "/").last?.hasPrefix(name) == true { path = file }
+                inLibrary = path != nil && file == path
+                firstMapping = inLibrary && fields[2].allSatisfy { $0 == "0" }
+            } else if inLibrary, key == "Rss:", fields.count > 1, let value = Int(fields[1]) {
+                all += value
+                if firstMapping { first += value }
+            }
+        }
+        return path == nil ? nil : (first, all)
+    }
+
+    /// A library Reel itself never loads, so that nothing else in this process touches its
+    /// pages: libuuid is one of Debian's required packages.
+    static let untouchedLibrary = (file: "libuuid.so.1", function: "uuid_generate")
+
+    static func text(_ characters: [CChar]) -> String {
+        String(decoding: characters.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    @Test func aReleaseReadsNothingOfWhatItHandedBack() throws {
+        // The program headers it reads lie in each object's first read-only mapping. Read after
+        // that mapping's release, they faulted it back in, 64 KB of every object. (What was
+        // resident before is only printed: another test's release may run in between.)
+        var error = [CChar](repeating: 0, count: 256)
+        let library = try #require(reel_library_open(Self.untouchedLibrary.file, &error, error.count),
+                                   "\(Self.text(error))")
+        var function: UnsafeMutableRawPointer?
+        let found = Self.untouchedLibrary.function.withCString { name in
+            withUnsafeMutablePointer(to: &function) { slot in
+                let symbols = [reel_library_symbol(name: name, slot: slot)]
+                return reel_library_find(library, Self.untouchedLibrary.file, symbols, 1, &error, error.count)
+            }
+        }
+        #expect(found == 0 && function != nil, "\(Self.text(error))")
+        let name = String(Self.untouchedLibrary.file.prefix { $0 != "." })
+        let loaded = try #require(try Self.residentKilobytes(ofLibraryNamed: name))
+        reel_loaded_pages_release()
+        let released = try #require(try Self.residentKilobytes(ofLibraryNamed: name))
+        #expect(released.first == 0, "\(released.first) kB of its first mapping are resident after the release (\(loaded.first) kB before)")
+        // Its code still runs: what it touches comes back from the file.
+        let generate = unsafeBitCast(try #require(function), to: (@convention(c) (UnsafeMutablePointer<UInt8>) -> Void).self)
+        var uuid = [UInt8](repeating: 0, count: 16)
+        generate(&uuid)
+        #expect(uuid.contains { $0 != 0 }, "uuid_generate wrote nothing after the release")
+        print("\(Self.untouchedLibrary.file): \(loaded.all) kB resident (\(loaded.first) kB of its headers' mapping) after loading, \(released.all) kB (\(released.first) kB) after the release")
+    }
+
     @Test func theCodePagesOfWhatIsLoadedGoBackAndWrittenPagesStay() throws {
         for index in written.indices { written[index] = index &* 7 }
         let before = try Self.residentCodeKilobytes()

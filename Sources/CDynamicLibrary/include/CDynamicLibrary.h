@@ -48,6 +48,11 @@ int reel_library_load(const char *name, const reel_library_symbol *symbols, size
 /// never the RELRO part it relocates, nor an object with text relocations), and
 /// dl_iterate_phdr lists an object only once its segments are mapped. Nothing is handed back
 /// while a debugger is attached (its breakpoints are written into the text).
+///
+/// Every page a segment is mapped on goes, its last, partly filled one too, unless a written
+/// part of the object lies on that page. The release reads an object's program headers (which
+/// lie in its first read-only segment) before it hands anything of it back, and nothing of a
+/// segment after: one page read after would come back with its 64 KB fault-around window.
 void reel_loaded_pages_release(void);
 
 /// `reel_loaded_pages_release`, and the free pages of malloc's heaps (malloc_trim): once what
