@@ -36,6 +36,11 @@ public enum ChapterWriter {
         {
             return
         }
+        try writeThroughCopy(marks, into: path, copyPath: copyPath)
+    }
+
+    /// The chapters written into a copy at `copyPath`, synced and renamed over `path`.
+    static func writeThroughCopy(_ marks: [Mark], into path: String, copyPath: String) throws(ReelError) {
         try copy(path, to: copyPath)
         var error: Int32 = 0
         let times = marks.map { strdup($0.chapterTime) }

@@ -194,3 +194,43 @@ import Testing
         #expect(!ChapterWriter.isChapterField("ARTIST=CHAPTER001"))
     }
 }
+
+/// What writing a take's chapters costs on an hour of FLAC, in place against through a copy (the
+/// path every take took before): `REEL_CHAPTERS_FILE=/path/hour.flac swift test --skip-build
+/// --filter ChapterWriteCost` (a FLAC file laid out as a take: comment, then PADDING to byte
+/// 8192, e.g. `flac --padding=8102 --no-seektable`). Prints wall and CPU time per write, the
+/// two ways in turn, with the load average. The file is copied first (to its folder) and left
+/// as it was.
+@Suite(.serialized) struct ChapterWriteCost {
+    static let file = ProcessInfo.processInfo.environment["REEL_CHAPTERS_FILE"]
+
+    @Test(.enabled(if: file != nil)) func chaptersOfAnHourLongTake() throws {
+        let source = try #require(Self.file)
+        let path = source + ".chapters-bench.flac"
+        let copyPath = source + ".chapters-bench.part"
+        try? FileManager.default.removeItem(atPath: path)
+        try FileManager.default.copyItem(atPath: source, toPath: path)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let marks = (0..<20).map { Mark(frame: Int64($0) * 44100 * 180, label: "Title number \($0) — a song", sampleRate: 44100) }
+        func cpu() -> Double {
+            var usage = rusage()
+            getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+            return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+        }
+        func measure(_ write: () throws -> Void) rethrows -> (wall: Double, cpu: Double) {
+            let wallStart = Date()
+            let cpuStart = cpu()
+            try write()
+            return (Date().timeIntervalSince(wallStart), cpu() - cpuStart)
+        }
+        for round in 1...3 {
+            let copied = try measure { try ChapterWriter.writeThroughCopy(marks, into: path, copyPath: copyPath) }
+            let inPlace = try measure { try ChapterWriter.write(marks, into: path, copyPath: copyPath) }
+            let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3).joined(separator: " ") ?? "?"
+            print(String(
+                format: "round %d: through a copy %.3f s wall, %.3f s CPU; in place %.4f s wall, %.4f s CPU (load %@)",
+                round, copied.wall, copied.cpu, inPlace.wall, inPlace.cpu, load))
+            #expect(FileManager.default.fileExists(atPath: path) && !FileManager.default.fileExists(atPath: copyPath))
+        }
+    }
+}
