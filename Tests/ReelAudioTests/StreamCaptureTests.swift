@@ -62,6 +62,30 @@ import ReelTestSupport
         }
     }
 
+    /// An HLS stream's timed-ID3 titles (FFmpeg's reader, by presentation time): each segment
+    /// says "Segment N" at its first audio (segment 3's tag is broken and changes nothing); the
+    /// recorded change is at that segment's start, as the player hears it.
+    @Test func timedID3TitlesAreKeptAtTheirPresentationTime() throws {
+        let directory = TestAudio.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try HLSServer()
+        let url = server.url("tsid3/vod.m3u8")
+        let durations = try HLSStreamTests.durations(url)
+        try #require(durations.count >= 6)
+        let starts = durations.indices.map { index in durations[..<index].reduce(0, +) }
+        let (input, _, ending) = try record(url, seconds: starts[5] + 1, in: directory)
+        #expect(ending == .limitReached)
+        let rate = Double(input.sourceFormat.sampleRate)
+        let changes = input.titles.all
+        #expect(changes.map(\.title) == ["Segment 0", "Segment 1", "Segment 2", "Segment 4", "Segment 5"], "\(changes)")
+        guard changes.count == 5 else { return }
+        #expect(changes[0].frame == 0)
+        for (change, segment) in zip(changes.dropFirst(), [1, 2, 4, 5]) {
+            #expect(abs(Double(change.frame) / rate - starts[segment]) < 0.03, "\(change.title ?? "nil") at \(Double(change.frame) / rate) s")
+            #expect(input.stream.title(atFrame: change.frame).title == change.title)
+        }
+    }
+
     /// A station that drops every few seconds: the take goes on over the reconnects, with the
     /// gaps skipped (it holds exactly the frames asked for, all of them the station's audio).
     @Test func aDropLeavesAGapSkippedAndTheTakeGoesOn() throws {
