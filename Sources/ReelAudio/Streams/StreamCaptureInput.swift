@@ -38,6 +38,10 @@ public final class StreamCaptureInput: PCMInput, @unchecked Sendable {
     private var decodedFrames: Int64 = 0
     /// Whether the decoder has marked a title yet (before it, its "no title" is only not yet).
     private var decoderNamedATitle = false
+    /// An ICY stream's first title is still to be placed at the take's first frame.
+    private var firstICYTitlePending = false
+    /// The frame of an ICY stream's first mark, once placed (0 until then).
+    private var firstTitleFrame: Int64 = 0
     private var ended = false
     /// Why the stream ended for good, once it did.
     public private(set) var failure: ReelError?
@@ -148,18 +152,34 @@ public final class StreamCaptureInput: PCMInput, @unchecked Sendable {
     /// A decoder frame is a session frame (the source's frames are the session's, a gap skipped
     /// in both), scaled by the rates when the session converts.
     ///
-    /// The title received before the decoder gave its first frame (a station sends what is on
-    /// air at its first metadata, after the first `icy-metaint` bytes) names the take from its
-    /// first frame: the audio before that metadata is the same programme. The player shows it
-    /// only from the frame the decoder marks.
+    /// An ICY station's first metadata comes after its first `icy-metaint` bytes of audio and
+    /// says what is on air: the programme the audio before it belongs to too. So the first title
+    /// the decoder marks in an ICY stream names the take from its first frame (the player shows
+    /// it only from the frame marked); the changes after it are at their frames.
     private func noteTitles(from: Int64, to: Int64) {
         guard let target else { return }
-        if from == 0, let title = stream.current.title { titles.note(title, atFrame: 0) }
+        if from == 0 { firstICYTitlePending = stream.current.head?.icyMetaInterval != nil }
+        if firstICYTitlePending {
+            let start = stream.title(atFrame: 0)
+            if start.title != nil {
+                firstICYTitlePending = false  // marked at the first frame: as any other
+            } else if let first = start.next {
+                firstICYTitlePending = false
+                let title = stream.title(atFrame: first).title
+                titles.note(title, atFrame: 0)
+                decoderNamedATitle = title != nil
+                firstTitleFrame = first
+            } else {
+                return  // not marked yet: nothing is named before it
+            }
+        }
         func sessionFrame(_ frame: Int64) -> Int64 {
             sourceFormat.sampleRate == target.sampleRate
                 ? frame : frame * Int64(target.sampleRate) / Int64(max(sourceFormat.sampleRate, 1))
         }
-        var at = from
+        // Before an ICY stream's first mark, its title (noted at frame 0).
+        var at = max(from, firstTitleFrame)
+        guard at < to else { return }
         while true {
             let heard = stream.title(atFrame: at)
             if heard.title != nil || decoderNamedATitle { titles.note(heard.title, atFrame: sessionFrame(at)) }
