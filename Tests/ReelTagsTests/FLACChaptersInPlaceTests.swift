@@ -15,7 +15,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let raw = directory + "/take.raw"
         let samples = (0..<8000).map { Int16(truncatingIfNeeded: $0 * 7) }
-        FileManager.default.createFile(atPath: raw, contents: samples.withUnsafeBytes { Data($0) })
+        _ = FileManager.default.createFile(atPath: raw, contents: samples.withUnsafeBytes { Data($0) })
         let path = directory + "/take.flac"
         // flac's own comment: its vendor string (32 bytes for 1.4.2), one 15-byte field.
         let comment = 4 + 4 + 32 + 4 + 4 + 15
