@@ -63,6 +63,12 @@ public final class ReelCore: Sendable {
         var libraryLogger = logger
         libraryLogger[metadataKey: "subsystem"] = "reel.library"
         let store = try LibraryStore(directory: dataDirectory, logger: libraryLogger)
+        // A take's chapters cut short while written in place: finished (the new chapters)
+        // or dropped (the old), before the reconcile removes what is left at those paths.
+        let name = LibraryStore.chaptersCopyName
+        for journal in FLACCommentsInPlace.finishInterrupted(inDirectory: store.audioDirectory, prefix: name.prefix, suffix: name.suffix) {
+            libraryLogger.notice("finished writing a recording's chapters, cut short by a crash", metadata: ["journal": "\(journal)"])
+        }
         let report = try store.reconcile()
         if !report.isClean {
             libraryLogger.notice(

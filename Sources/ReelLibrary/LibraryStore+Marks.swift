@@ -87,9 +87,14 @@ extension LibraryStore {
 
     static let chaptersCopyPrefix = ".chapters-"
 
+    /// How `chaptersCopyPath` names its files in `audio/`: a prefix and a suffix around the id.
+    public static var chaptersCopyName: (prefix: String, suffix: String) { (chaptersCopyPrefix, partialImportSuffix) }
+
     /// A temporary path in `audio/` beside recording `id`'s file, where its chapters are written
-    /// into a copy before it is renamed over the file. Left by a crash, `reconcile` removes it
-    /// (the file itself was never touched).
+    /// into a copy before it is renamed over the file, or the journal of their in-place write
+    /// (ReelTags' `ChapterWriter`). A journal left by a crash is finished at the daemon's start
+    /// before `reconcile`; what is left there then, `reconcile` removes (the file itself was
+    /// never touched).
     public func chaptersCopyPath(forRecording id: String) -> String {
         "\(audioDirectory)/\(Self.chaptersCopyPrefix)\(id)\(Self.partialImportSuffix)"
     }

@@ -12,10 +12,16 @@ import Glibc
 /// https://wiki.xiph.org/Chapter_Extension; FFmpeg, and so mpv, reads it, and VLC),
 /// replacing any chapters there. WAV has no Vorbis comment and no chapters: nothing is written.
 ///
-/// Crash-safe: the chapters go into a copy (`copyPath`, same directory), which is synced and
-/// then renamed over the file, and the directory synced; a crash leaves either the old file or
-/// the new one, whole (and maybe the copy, which the caller's start-up check removes). The copy
-/// costs reading and writing the file once. Threads: one call at a time (TagLib's writing).
+/// Crash-safe, two ways; a crash leaves the old chapters or the new ones, in a whole file:
+/// - a FLAC file with room in the padding after its comment (the recorder's takes reserve 8 KiB
+///   of metadata, `FLACWriter.metadataEnd`) gets its comment rewritten in place through a redo
+///   journal at `copyPath` (`FLACCommentsInPlace`: a few KiB written and two fsyncs, whatever
+///   the file's length). A journal left by a crash is finished at the daemon's start
+///   (`finishInterrupted`), before the library's reconcile removes what is left at such paths;
+/// - otherwise the chapters go into a copy (`copyPath`, same directory), which is synced and
+///   then renamed over the file, and the directory synced (maybe leaving the copy, which the
+///   caller's start-up check removes). The copy costs reading and writing the file once.
+/// Threads: one call at a time (TagLib's writing).
 public enum ChapterWriter {
     /// Whether files of `codec` (`flac`, `vorbis`/`ogg`, `opus`, `wav`) hold chapters.
     public static func holdsChapters(codec: String) -> Bool {
@@ -23,6 +29,18 @@ public enum ChapterWriter {
     }
 
     public static func write(_ marks: [Mark], into path: String, copyPath: String) throws(ReelError) {
+        // (A journal an I/O error left at `copyPath` is finished first, before `copy` could
+        // overwrite it.)
+        if try FLACCommentsInPlace.write(
+            path: path, journalPath: copyPath, replaces: isChapterField, with: fields(of: marks))
+        {
+            return
+        }
+        try writeThroughCopy(marks, into: path, copyPath: copyPath)
+    }
+
+    /// The chapters written into a copy at `copyPath`, synced and renamed over `path`.
+    static func writeThroughCopy(_ marks: [Mark], into path: String, copyPath: String) throws(ReelError) {
         try copy(path, to: copyPath)
         var error: Int32 = 0
         let times = marks.map { strdup($0.chapterTime) }
@@ -58,6 +76,35 @@ public enum ChapterWriter {
                 close(directory)
             }
         }
+    }
+
+    /// Finishes the in-place write of chapters cut short by a crash whose journal is at
+    /// `journalPath` (see `FLACCommentsInPlace`); true when there was one. Anything else there
+    /// (a copy of the rename path) is left alone.
+    @discardableResult
+    public static func finishInterrupted(journalPath: String) throws(ReelError) -> Bool {
+        try FLACCommentsInPlace.finishInterrupted(journalPath: journalPath)
+    }
+
+    /// The Vorbis comment fields of `marks`: `CHAPTER001=HH:MM:SS.sss`, `CHAPTER001NAME=label`
+    /// when it has one, and so on, in order.
+    static func fields(of marks: [Mark]) -> [String] {
+        var fields: [String] = []
+        for (index, mark) in marks.enumerated() {
+            let number = String(index + 1)
+            let key = "CHAPTER" + String(repeating: "0", count: max(0, 3 - number.count)) + number
+            fields.append("\(key)=\(mark.chapterTime)")
+            if let label = mark.label, !label.isEmpty { fields.append("\(key)NAME=\(label)") }
+        }
+        return fields
+    }
+
+    /// A chapter field ("CHAPTERnnn…=…", any case), which a new set of chapters replaces (as
+    /// `reel_tags_write_chapters` does).
+    static func isChapterField(_ field: String) -> Bool {
+        let key = Array(field.prefix { $0 != "=" }.uppercased().utf8)
+        guard key.count >= 10, key[0..<7].elementsEqual("CHAPTER".utf8) else { return false }
+        return key[7..<10].allSatisfy { (0x30...0x39).contains($0) }
     }
 
     /// Copies `path` to `target` (replacing it), byte for byte.

@@ -112,6 +112,7 @@ class Model:
         self.deleted = set()  # ids whose deletion was answered
         self.takes = {}       # id → {"codec", "frames" (None while recording)}
         self.imports = {}     # id → source file
+        self.marked = {}      # id → labels of the marks answered in a take (FLAC: written as chapters)
         self.verified = {}    # id → size of the file when it was decoded and checked
         self.in_flight = {}  # driver → (method, ids) sent but not answered: either outcome may survive
 
@@ -622,6 +623,32 @@ class Harness:
                 self.fail(f"{where}: lost {loss:.3f} s (captured {captured:.3f} s, kept {frames / RATE:.3f} s)")
         self.model.verified[item["id"]] = os.path.getsize(path)
 
+    def check_chapters(self, rpc, tree, where):
+        """Each take with answered marks lists them (library.get), and its FLAC file holds the
+        chapters of all of them or none (a cut before the chapters were written), never a torn
+        header: it decodes, and metaflac reads its comment."""
+        for item_id, labels in self.model.marked.items():
+            item = tree.get(item_id)
+            if item is None:
+                continue
+            listed = rpc.call("library.get", {"item": item_id}).get("marks") or []
+            if [mark.get("label") for mark in listed][:len(labels)] != labels:
+                self.fail(f"{where}: {item['path']} lists marks {listed}, answered {labels}")
+            path = self.audio_file(item)
+            run = subprocess.run(["metaflac", "--export-tags-to=-", path], capture_output=True)
+            if run.returncode != 0:
+                self.fail(f"{where}: metaflac cannot read {item['path']}'s comment: {run.stderr.decode(errors='replace')[:200]}")
+                continue
+            chapters = [line for line in run.stdout.decode(errors="replace").splitlines() if line.upper().startswith("CHAPTER")]
+            names = [line.split("=", 1)[1] for line in chapters if "NAME=" in line.upper()]
+            if chapters and names != [mark.get("label") for mark in listed]:
+                self.fail(f"{where}: {item['path']} has chapters {chapters}, the library lists {listed}")
+            self.stats["marked takes with chapters" if chapters else "marked takes without chapters"] = \
+                self.stats.get("marked takes with chapters" if chapters else "marked takes without chapters", 0) + 1
+            samples, complaints = self.decode(path)
+            if complaints:
+                self.fail(f"{where}: {item['path']} does not decode cleanly after its chapters: {complaints[:300]}")
+
     def check_series(self, takes, codec, captured):
         """The takes of a segmented session cut by the power, in order: each decodes, lossless
         ones join into the ramp exactly (no gap, no overlap), and all together lost at most
@@ -770,6 +797,7 @@ class Harness:
                 if complaints:
                     self.fail(f"{where}: {item['path']} does not decode cleanly: {complaints[:300]}")
                 m.verified[item["id"]] = os.path.getsize(path)
+        self.check_chapters(rpc, tree, where)
         found = os.path.join(self.data, "lost+found")
         self.stats["strays"] = len(os.listdir(found)) if os.path.isdir(found) else 0
         if os.path.isdir(audio):
@@ -792,7 +820,7 @@ class Harness:
     # Every crash point of one operation in turn: the power goes right after its 1st sync, then
     # after its 2nd, and so on until it completes with syncs to spare.
 
-    CRASH_OPS = ("createFolder", "rename", "move", "delete", "import", "take")
+    CRASH_OPS = ("createFolder", "rename", "move", "delete", "import", "take", "markedTake")
 
     def crash_setup(self, op):
         """What the operation works on, made (and answered) before the cut is armed."""
@@ -851,6 +879,21 @@ class Harness:
                 m.takes[item["id"]] = {"codec": codec, "frames": None}
                 m.in_flight["crash"] = ("recorder.stop", {item["id"]})
                 time.sleep(1.3)
+                done = rpc.call("recorder.stop")
+                m.takes[item["id"]]["frames"] = round(done["duration"] * RATE)
+            elif op == "markedTake":
+                # A FLAC take with two marks: its chapters are written into its header in place
+                # (through a journal) when it closes; cut at each sync of that too.
+                m.in_flight["crash"] = ("recorder.start", set())
+                item = rpc.call("recorder.start", {"format": "flac", "name": name})["item"]
+                m.add(item)
+                m.takes[item["id"]] = {"codec": "flac", "frames": None}
+                m.in_flight["crash"] = ("recorder.stop", {item["id"]})
+                for label in ("one", "two"):
+                    time.sleep(0.5)
+                    rpc.call("recorder.mark", {"label": label})
+                    m.marked.setdefault(item["id"], []).append(label)
+                time.sleep(0.3)
                 done = rpc.call("recorder.stop")
                 m.takes[item["id"]]["frames"] = round(done["duration"] * RATE)
             m.in_flight.pop("crash", None)
@@ -938,6 +981,13 @@ class Harness:
         if armed or recording:
             print(f"powercut: triggered sessions cut: {armed} while armed, {recording} with a take open; "
                   f"{self.stats.get('triggered takes checked', 0)} of their takes checked against the input")
+        with_chapters, without = (self.stats.get(f"marked takes {s} chapters", 0) for s in ("with", "without"))
+        if with_chapters or without:
+            log_path = os.path.join(self.work, "reeld.log")
+            with open(log_path, errors="replace") as log_file:
+                journals = log_file.read().count("finished writing a recording's chapters, cut short by a crash")
+            print(f"powercut: marked FLAC takes checked {with_chapters} times with all their chapters, {without} "
+                  f"times with none; {journals} chapter journals finished at start")
         for codec in sorted({c for _, c in self.losses}):
             values = sorted(loss for loss, c in self.losses if c == codec)
             print(f"powercut: {codec}: {len(values)} cut takes, loss median {values[len(values) // 2]:.3f} s, "

@@ -72,6 +72,30 @@ import Testing
         #expect(try AudioFileOpener.open(path: path).format.sampleRate == 44100)
     }
 
+    /// The metadata is STREAMINFO, libFLAC's comment and a PADDING block, ending where the first
+    /// frame starts, at `metadataEnd` (the room a take's chapters are written into in place).
+    @Test func aTakeReservesItsMetadataUpToTheFirstFrame() throws {
+        let directory = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/take.flac"
+        let writer = try FLACWriter(path: path, format: PCMFormat(sample: .s16, sampleRate: 8000, channels: 1))
+        try write(writer, ramp(frames: 8000, from: 0, channels: 1), channels: 1)
+        try writer.close()
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        var offset = 4
+        var types: [UInt8] = []
+        while true {
+            let last = bytes[offset] & 0x80 != 0
+            types.append(bytes[offset] & 0x7F)
+            offset += 4 + (Int(bytes[offset + 1]) << 16 | Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3]))
+            if last { break }
+        }
+        #expect(types == [0, 4, 1], "STREAMINFO, VORBIS_COMMENT, PADDING: \(types)")
+        #expect(offset == FLACWriter.metadataEnd)
+        #expect(bytes[offset] == 0xFF && bytes[offset + 1] & 0xFE == 0xF8, "a frame starts where the metadata ends")
+        #expect(try TestAudio.decodeAll(try AudioFileOpener.open(path: path)).count == 8000)
+    }
+
     /// A power cut keeps what the last sync pushed: a copy of the file made right after a sync
     /// (as the disk holds it), repaired, is the ramp up to at most a block (1152 frames at
     /// levels 0–2) before what was written.

@@ -25,9 +25,13 @@ import ReelTestSupport
         return (input, try TestAudio.decodeAll(try SndFileReader(path: path)), ending.current)
     }
 
-    /// Titles are kept with the frame they begin at (within the decoder's input, a second at
-    /// 128 kbit/s), each change once, in order. The server names a title every 4 s of audio.
-    @Test func titleChangesAreKeptWithTheirFrames() throws {
+    /// Titles are kept with the frame libmpg123's reader marks them at, as the player hears them
+    /// (`HTTPStream.title(atFrame:)`), each change once, in order. The server names a title
+    /// every 4 s of audio, in the ICY block after every 16,000 bytes: the second title names the
+    /// audio from byte 80,000 on, the third from byte 144,000; so it begins with the first MPEG
+    /// frame at or after that byte, which is found in the served file (no ID3 tag, no Xing
+    /// frame: the first frame at byte 0), give or take the decoder's delay (under a frame).
+    @Test func titleChangesAreKeptWithTheFramesTheDecoderMarks() throws {
         let directory = TestAudio.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let server = try StreamServer(seconds: 12)
@@ -38,10 +42,47 @@ import ReelTestSupport
         #expect(changes.map(\.title) == ["First title", "Second title", "First title"], "\(changes)")
         guard changes.count == 3 else { return }
         #expect(changes[0].frame == 0)
-        // ICY blocks every 16,000 bytes (1 s): the second title in block 5 (5 s), the third in 9.
-        for (change, seconds) in zip(changes.dropFirst(), [5.0, 9.0]) {
-            let at = Double(change.frame) / 44100
-            #expect(abs(at - seconds) <= 1.5, "\(change.title ?? "nil") placed at \(at) s, sent at \(seconds) s")
+        // The MPEG frames' offsets (MPEG-1 layer III at 128 kbit/s, 44.1 kHz: 417 bytes, 418 with
+        // the padding bit).
+        let mp3 = [UInt8](try Data(contentsOf: URL(fileURLWithPath: server.mp3Path)))
+        var starts: [Int] = []
+        var offset = 0
+        while offset + 4 <= mp3.count, mp3[offset] == 0xFF, mp3[offset + 1] & 0xE0 == 0xE0 {
+            starts.append(offset)
+            offset += 417 + Int((mp3[offset + 2] >> 1) & 1)
+        }
+        #expect(starts.count > 400, "the fixture's frames were found")
+        for (change, byte) in zip(changes.dropFirst(), [80_000, 144_000]) {
+            let first = try #require(starts.firstIndex { $0 >= byte })
+            let frame = Int64(first) * 1152
+            #expect(change.frame <= frame && change.frame > frame - 1152, "\(change.title ?? "nil") at \(change.frame), its MPEG frame at \(frame)")
+            // Where the player hears it.
+            #expect(input.stream.title(atFrame: change.frame).title == change.title)
+            #expect(input.stream.title(atFrame: change.frame - 1).title != change.title)
+        }
+    }
+
+    /// An HLS stream's timed-ID3 titles (FFmpeg's reader, by presentation time): each segment
+    /// says "Segment N" at its first audio (segment 3's tag is broken and changes nothing); the
+    /// recorded change is at that segment's start, as the player hears it.
+    @Test func timedID3TitlesAreKeptAtTheirPresentationTime() throws {
+        let directory = TestAudio.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try HLSServer()
+        let url = server.url("tsid3/vod.m3u8")
+        let durations = try HLSStreamTests.durations(url)
+        try #require(durations.count >= 6)
+        let starts = durations.indices.map { index in durations[..<index].reduce(0, +) }
+        let (input, _, ending) = try record(url, seconds: starts[5] + 1, in: directory)
+        #expect(ending == .limitReached)
+        let rate = Double(input.sourceFormat.sampleRate)
+        let changes = input.titles.all
+        #expect(changes.map(\.title) == ["Segment 0", "Segment 1", "Segment 2", "Segment 4", "Segment 5"], "\(changes)")
+        guard changes.count == 5 else { return }
+        #expect(changes[0].frame == 0)
+        for (change, segment) in zip(changes.dropFirst(), [1, 2, 4, 5]) {
+            #expect(abs(Double(change.frame) / rate - starts[segment]) < 0.03, "\(change.title ?? "nil") at \(Double(change.frame) / rate) s")
+            #expect(input.stream.title(atFrame: change.frame).title == change.title)
         }
     }
 

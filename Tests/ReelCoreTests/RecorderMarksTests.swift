@@ -125,6 +125,8 @@ final class GatedRampInput: PCMInput, @unchecked Sendable {
         let second = try #require(mark(recorder, nil)).get()
         #expect(second.frame == Int64(rate * 5 / 2))
         #expect(capture(recorder, through: rate * 3))
+        var before = stat()
+        #expect(stat(try store.audioPath(for: item), &before) == 0)
         let finished = try #require(try stop(recorder))
         #expect(finished.duration == 3)
 
@@ -136,6 +138,11 @@ final class GatedRampInput: PCMInput, @unchecked Sendable {
         if codec == "flac" {
             let tags = try run("/usr/bin/metaflac", ["--export-tags-to=-", try store.audioPath(for: finished)])
             #expect(tags.contains("CHAPTER001=00:00:01.000\nCHAPTER001NAME=Verse\nCHAPTER002=00:00:02.500\n"), "\(tags)")
+            // Written into the take's padding in place: the same file, its size unchanged.
+            var after = stat()
+            #expect(stat(try store.audioPath(for: finished), &after) == 0)
+            #expect(after.st_ino == before.st_ino)
+            #expect(finished.size == Int64(after.st_size))
         }
         // The file is whole and the same length after its chapters were written.
         let reader = try AudioFileOpener.open(path: try store.audioPath(for: finished))

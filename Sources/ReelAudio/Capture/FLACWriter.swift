@@ -20,6 +20,12 @@ public final class FLACWriter: RecordingWriter {
     public let pcmFormat: PCMFormat
     /// libFLAC's compression level (0–8).
     public let level: Int
+    /// Where the metadata ends and the first frame starts, in every file this writer makes: the
+    /// VORBIS_COMMENT and PADDING blocks fill the bytes before it. 8 KiB holds about 80
+    /// chapters with 40-character names (a mark costs 27 bytes plus 19 and its name); a take
+    /// with more has them written through a copy. A 4 KiB multiple, so an in-place rewrite of
+    /// the comments touches two whole pages.
+    public static let metadataEnd = 8192
     private var encoder: UnsafeMutablePointer<FLAC__StreamEncoder>?
     private var descriptor: Int32 = -1
     private var output: WriteBehindFile?
@@ -27,6 +33,8 @@ public final class FLACWriter: RecordingWriter {
     private var samples: UnsafeMutablePointer<Int32>
     private var samplesCapacity: Int
     private let syncDescriptor: @Sendable (Int32) -> Int32
+    /// The PADDING block handed to libFLAC, which must outlive the encoder.
+    private let padding: UnsafeMutablePointer<FLAC__StreamMetadata>
 
     /// - Parameter level: libFLAC's compression level (0–8; by default the configured
     ///   `record_flac_level`, `SndFileWriter.flacCompressionLevel`, when the file is opened).
@@ -41,6 +49,8 @@ public final class FLACWriter: RecordingWriter {
         self.level = min(max(level, 0), 8)
         samplesCapacity = 4800 * max(format.channels, 1)
         samples = .allocate(capacity: samplesCapacity)
+        padding = .allocate(capacity: 1)
+        padding.initialize(to: FLAC__StreamMetadata())
         guard (1...8).contains(format.channels), (1...655_350).contains(format.sampleRate) else {
             throw ReelError(.unsupportedFormat, "cannot write flac at \(format.sampleRate) Hz with \(format.channels) channels")
         }
@@ -60,6 +70,13 @@ public final class FLACWriter: RecordingWriter {
         FLAC__stream_encoder_set_sample_rate(encoder, UInt32(format.sampleRate))
         FLAC__stream_encoder_set_compression_level(encoder, UInt32(self.level))
         FLAC__stream_encoder_set_do_md5(encoder, 0)
+        // "fLaC", STREAMINFO (4 + 34), libFLAC's VORBIS_COMMENT (4 + vendor length, vendor,
+        // field count), then the PADDING block's header and bytes up to `metadataEnd`.
+        let comment = 4 + 4 + reel_flac_vendor_length() + 4
+        padding.pointee.type = FLAC__METADATA_TYPE_PADDING
+        padding.pointee.length = UInt32(Self.metadataEnd - 4 - 38 - comment - 4)
+        var blocks: [UnsafeMutablePointer<FLAC__StreamMetadata>?] = [padding]
+        FLAC__stream_encoder_set_metadata(encoder, &blocks, 1)
         // libFLAC writes STREAMINFO here, at once: a take of no frames is a valid file from the start.
         let status = FLAC__stream_encoder_init_stream(
             encoder, Self.writeCallback, Self.seekCallback, Self.tellCallback, nil, output.userData)
@@ -79,6 +96,7 @@ public final class FLACWriter: RecordingWriter {
     deinit {
         try? close()
         samples.deallocate()
+        padding.deallocate()
     }
 
     public func write(_ buffer: UnsafeRawPointer, frames: Int) throws(ReelError) {

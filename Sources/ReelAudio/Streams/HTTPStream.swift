@@ -215,6 +215,10 @@ public final class HTTPStream: @unchecked Sendable {
         heard.withLock { $0.placedByDecoder = true }
     }
 
+    /// Whether the decoder places titles at the frames of the audio they name (`title(atFrame:)`
+    /// then gives those frames), as the player shows them. Any thread.
+    public var placesTitlesByDecoding: Bool { heard.withLock { $0.placedByDecoder } }
+
     /// A title came for the audio from buffer offset `offset` on. The network thread.
     func noteTitleReceived(_ title: String?, at offset: Int64) {
         receivedTitles.withLock { list in

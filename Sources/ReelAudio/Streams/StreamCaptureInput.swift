@@ -14,8 +14,11 @@ import Glibc
 /// leaves a gap that is *skipped* (no silence is recorded for it; the take goes on with the
 /// audio after it). Frames in another format than the session's are converted (`PipeConverter`).
 ///
-/// Title changes (ICY `StreamTitle`) are kept in `titles` with the session frame they begin at
-/// (estimated from the bytes buffered ahead of the decoder, see `noteTitle`). Every method but `connect` and the accessors is called by the capture thread only.
+/// Title changes (ICY `StreamTitle`, an HLS stream's ID3 tags) are kept in `titles` with the
+/// session frame they begin at: the frame the decoder marks them at, as the player hears them
+/// (`HTTPStream.title(atFrame:)`; see `noteTitles`), or, with a decoder that does not place
+/// titles, an estimate from the bytes buffered ahead of it (`noteTitle`). Every method but
+/// `connect` and the accessors is called by the capture thread only.
 public final class StreamCaptureInput: PCMInput, @unchecked Sendable {
     public let url: String
     public var name: String { url }
@@ -23,7 +26,7 @@ public final class StreamCaptureInput: PCMInput, @unchecked Sendable {
     public let sourceFormat: PCMFormat
     public let titles: SourceTitles
     private let reader: AudioFileReader
-    private let stream: HTTPStream
+    let stream: HTTPStream
     private let logger: Logger
     private var converter: PipeConverter?
     private var staging: ByteRing?
@@ -31,6 +34,14 @@ public final class StreamCaptureInput: PCMInput, @unchecked Sendable {
     private var decodedCapacity = 0
     private var target: PCMFormat?
     private var given: Int64 = 0
+    /// Frames the station's decoder has given (its own frames, which its title marks count).
+    private var decodedFrames: Int64 = 0
+    /// Whether the decoder has marked a title yet (before it, its "no title" is only not yet).
+    private var decoderNamedATitle = false
+    /// An ICY stream's first title is still to be placed at the take's first frame.
+    private var firstICYTitlePending = false
+    /// The frame of an ICY stream's first mark, once placed (0 until then).
+    private var firstTitleFrame: Int64 = 0
     private var ended = false
     /// Why the stream ended for good, once it did.
     public private(set) var failure: ReelError?
@@ -92,7 +103,7 @@ public final class StreamCaptureInput: PCMInput, @unchecked Sendable {
 
     public func read(into buffer: UnsafeMutableRawPointer, frames: Int) -> Int {
         guard let target, !ended else { return -Int(EIO) }
-        noteTitle()
+        if !stream.placesTitlesByDecoding { noteTitle() }
         let count: Int
         if let converter, var staging, let decoded {
             // Converted frames left over from the last read first.
@@ -121,7 +132,8 @@ public final class StreamCaptureInput: PCMInput, @unchecked Sendable {
         return count
     }
 
-    /// Notes the title on air. A title is parsed when its bytes arrive, ahead of the decoder by
+    /// Notes the title on air, for a decoder that does not place titles (FFmpeg's, for a stream
+    /// whose demuxer gives no byte offsets). A title is parsed when its bytes arrive, ahead of the decoder by
     /// what the buffer holds: it is placed that far ahead, at the stream's bitrate (the first
     /// one, seen before any audio, at frame 0). Titles that came and went within the buffer
     /// (a burst at connect) are not seen.
@@ -133,6 +145,48 @@ public final class StreamCaptureInput: PCMInput, @unchecked Sendable {
             frame += Int64(seconds * Double(target.sampleRate))
         }
         titles.note(status.title, atFrame: frame)
+    }
+
+    /// Notes the titles the decoder marked in the frames it just gave, `from` up to `to` (its
+    /// frames), at the frames it marked them: the title at `from`, then each change before `to`.
+    /// A decoder frame is a session frame (the source's frames are the session's, a gap skipped
+    /// in both), scaled by the rates when the session converts.
+    ///
+    /// An ICY station's first metadata comes after its first `icy-metaint` bytes of audio and
+    /// says what is on air: the programme the audio before it belongs to too. So the first title
+    /// the decoder marks in an ICY stream names the take from its first frame (the player shows
+    /// it only from the frame marked); the changes after it are at their frames.
+    private func noteTitles(from: Int64, to: Int64) {
+        guard let target else { return }
+        if from == 0 { firstICYTitlePending = stream.current.head?.icyMetaInterval != nil }
+        if firstICYTitlePending {
+            let start = stream.title(atFrame: 0)
+            if start.title != nil {
+                firstICYTitlePending = false  // marked at the first frame: as any other
+            } else if let first = start.next {
+                firstICYTitlePending = false
+                let title = stream.title(atFrame: first).title
+                titles.note(title, atFrame: 0)
+                decoderNamedATitle = title != nil
+                firstTitleFrame = first
+            } else {
+                return  // not marked yet: nothing is named before it
+            }
+        }
+        func sessionFrame(_ frame: Int64) -> Int64 {
+            sourceFormat.sampleRate == target.sampleRate
+                ? frame : frame * Int64(target.sampleRate) / Int64(max(sourceFormat.sampleRate, 1))
+        }
+        // Before an ICY stream's first mark, its title (noted at frame 0).
+        var at = max(from, firstTitleFrame)
+        guard at < to else { return }
+        while true {
+            let heard = stream.title(atFrame: at)
+            if heard.title != nil || decoderNamedATitle { titles.note(heard.title, atFrame: sessionFrame(at)) }
+            decoderNamedATitle = decoderNamedATitle || heard.title != nil
+            guard let next = heard.next, next > at, next < to else { return }
+            at = next
+        }
     }
 
     /// Decodes station audio; -EAGAIN when nothing came in time, -EIO when the stream ended for good.
@@ -152,6 +206,8 @@ public final class StreamCaptureInput: PCMInput, @unchecked Sendable {
             finish(stream.current.failure ?? ReelError(.unreachable, "\(url): the stream ended"))
             return -Int(EIO)
         }
+        if stream.placesTitlesByDecoding { noteTitles(from: decodedFrames, to: decodedFrames + Int64(count)) }
+        decodedFrames += Int64(count)
         return count
     }
 
