@@ -92,6 +92,16 @@ extension PlayerController {
         _ additions: [QueueAddition], skippable: Set<Int>, at position: Int?, afterCurrent: Bool,
         reply: @escaping AddManyReply
     ) {
+        add(additions, skippable: { skippable.contains($0) }, at: position, afterCurrent: afterCurrent, reply: reply)
+    }
+
+    /// `add(_:skippable:at:afterCurrent:reply:)` with the additions that may be skipped told by
+    /// `skippable` (a playlist's: every one). Without `listing` the outcome's `entries` is empty:
+    /// no entry value is made for a reply that does not show them (MPD's `load`).
+    func add(
+        _ additions: [QueueAddition], skippable: @escaping @Sendable (Int) -> Bool, listing: Bool = true,
+        at position: Int?, afterCurrent: Bool, reply: @escaping AddManyReply
+    ) {
         let reply = saves.after(reply)
         guard !additions.isEmpty else {
             reply(.failure(ReelError(.notFound, "nothing to add: the list of sources is empty")))
@@ -104,29 +114,48 @@ extension PlayerController {
         // Station playlists are fetched first, off `work` (they wait for the network).
         fetchPlaylists(of: additions) { [self] fetched in
             work.async { [self] in
-                add(additions, fetched: fetched, skippable: skippable, at: position, afterCurrent: afterCurrent, reply: reply)
+                add(
+                    additions, fetched: fetched, skippable: skippable, listing: listing, at: position,
+                    afterCurrent: afterCurrent, reply: reply)
             }
         }
     }
 
-    /// The rest of `add(_:skippable:at:afterCurrent:reply:)` on `work`, the playlists fetched.
+    /// The rest of `add(_:skippable:listing:at:afterCurrent:reply:)` on `work`, the playlists
+    /// fetched. The entries are gathered as a run (`NewQueueRun`): a music track that several
+    /// additions name (a playlist's lines) is checked and made once, and its entries share it
+    /// down to the saved state's record.
     private func add(
-        _ additions: [QueueAddition], fetched: [Int: Result<[ListedStream]?, ReelError>], skippable: Set<Int>,
-        at position: Int?, afterCurrent: Bool, reply: @escaping AddManyReply
+        _ additions: [QueueAddition], fetched: [Int: Result<[ListedStream]?, ReelError>],
+        skippable: (Int) -> Bool, listing: Bool, at position: Int?, afterCurrent: Bool, reply: @escaping AddManyReply
     ) {
-        var entries: [NewQueueEntry] = []
-        entries.reserveCapacity(additions.count)
+        var distinct: [NewQueueEntry] = []
+        var order: [Int] = []
+        order.reserveCapacity(additions.count)
         var counts: [Int] = []
         counts.reserveCapacity(additions.count)
         var skipped: [(index: Int, error: ReelError)] = []
         // Music files already checked and made into entries in this add (a playlist names one
-        // file many times).
+        // file many times), by track id: their index in `distinct`.
         var checked = CheckedMusic()
         for (index, addition) in additions.enumerated() {
             do throws(ReelError) {
                 // A playlist's line of the music folders: its entry, without a list of one.
                 if case .musicTracks(let tracks) = addition, tracks.count == 1, fetched.isEmpty {
-                    entries.append(try musicEntry(tracks[0], checked: &checked))
+                    order.append(try musicEntryIndex(tracks[0], checked: &checked, distinct: &distinct))
+                    counts.append(1)
+                    continue
+                }
+                // A file named again (a playlist's line outside the music folders): opened once.
+                if case .file(let path) = addition, fetched[index] == nil {
+                    if let known = checked.files[path] {
+                        order.append(known)
+                    } else {
+                        let entries = try resolve(addition, checked: &checked)
+                        checked.files[path] = distinct.count
+                        order.append(distinct.count)
+                        distinct += entries
+                    }
                     counts.append(1)
                     continue
                 }
@@ -136,9 +165,10 @@ extension PlayerController {
                 } else {
                     resolved = try resolve(addition, checked: &checked)
                 }
-                entries += resolved
+                order.append(contentsOf: distinct.count..<distinct.count + resolved.count)
+                distinct += resolved
                 counts.append(resolved.count)
-            } catch where skippable.contains(index) && Self.skippableReasons.contains(error.reason) {
+            } catch where skippable(index) && Self.skippableReasons.contains(error.reason) {
                 skipped.append((index, error))
                 counts.append(0)
             } catch {
@@ -146,16 +176,17 @@ extension PlayerController {
                 return
             }
         }
-        if entries.isEmpty {
+        if order.isEmpty {
             // Every addition was skipped: nothing changes, and the reply says why.
             reply(.success(QueueAddOutcome(entries: [], counts: counts, skipped: skipped)))
             return
         }
+        let run = NewQueueRun(distinct: distinct, order: order)
         let result = shared.withLock { shared -> Result<[QueueEntry], ReelError> in
             do throws(ReelError) {
-                let added = try shared.queue.add(entries, at: position, afterCurrent: afterCurrent)
+                let positions = try shared.queue.insert(run, at: position, afterCurrent: afterCurrent)
                 publishQueue(shared)
-                return .success(added)
+                return .success(listing ? shared.queue.entries(start: positions.lowerBound, count: positions.count) : [])
             } catch {
                 return .failure(error)
             }
@@ -458,9 +489,13 @@ extension PlayerController {
     }
 
     /// The music tracks an add has checked against the media roots and made into entries, by
-    /// id: a track named again (the same values) is not checked or made again.
+    /// id: a track named again (the same values) is not checked or made again. `index` is the
+    /// entry's place in the add's distinct entries, once it has one (`musicEntryIndex`).
     struct CheckedMusic {
-        var entries: [Int64: (track: MusicTrack, entry: NewQueueEntry)] = [:]
+        var entries: [Int64: (track: MusicTrack, entry: NewQueueEntry, index: Int?)] = [:]
+        /// Files added by path (`QueueAddition.file`), opened and checked once per add: their
+        /// entry's index in the add's distinct entries.
+        var files: [String: Int] = [:]
     }
 
     /// `resolve(_:)`, taking the entries of the music tracks in `checked` (checked earlier in
@@ -514,17 +549,39 @@ extension PlayerController {
     /// `checked` holds for it; one its music folder is missing from is refused.
     func musicEntry(_ track: MusicTrack, checked: inout CheckedMusic) throws(ReelError) -> NewQueueEntry {
         if let made = checked.entries[track.id], made.track == track { return made.entry }
+        let entry = try checkedMusicEntry(track)
+        checked.entries[track.id] = (track, entry, nil)
+        return entry
+    }
+
+    /// The index in `distinct` of the entry of a track of the music folders: the one `checked`
+    /// put there for it, or a new one (checked against the media roots, as `musicEntry`).
+    func musicEntryIndex(
+        _ track: MusicTrack, checked: inout CheckedMusic, distinct: inout [NewQueueEntry]
+    ) throws(ReelError) -> Int {
+        if let made = checked.entries[track.id], made.track == track {
+            if let index = made.index { return index }
+            distinct.append(made.entry)
+            checked.entries[track.id]?.index = distinct.count - 1
+            return distinct.count - 1
+        }
+        let entry = try checkedMusicEntry(track)
+        distinct.append(entry)
+        checked.entries[track.id] = (track, entry, distinct.count - 1)
+        return distinct.count - 1
+    }
+
+    /// The entry of a track of the music folders, checked against the media roots.
+    private func checkedMusicEntry(_ track: MusicTrack) throws(ReelError) -> NewQueueEntry {
         guard !track.missing else {
             throw ReelError(.notFound, "\(track.path) is in a music folder that is not there now")
         }
         try mediaRoots.check(track.path)
         let audio = track.audio
-        let entry = NewQueueEntry(
+        return NewQueueEntry(
             source: .file(path: track.path), duration: audio.duration,
             format: AudioFormat(codec: audio.codec, sampleRate: audio.sampleRate, channels: audio.channels),
             tags: track.displayTags)
-        checked.entries[track.id] = (track, entry)
-        return entry
     }
 
     /// The tags the music index has for a file in a music folder; nil for any other file.

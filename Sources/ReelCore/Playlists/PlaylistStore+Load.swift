@@ -14,8 +14,10 @@ extension PlaylistStore {
     /// skipped, named in the outcome and the log, and stays in the file. When every entry is
     /// skipped (or the range is empty) the queue does not change. `name` may also be the URI of
     /// a playlist file in a music folder (`source(_:)`), when no stored playlist has that name.
+    /// Without `listing` the outcome's `entries` is empty: no entry value is made for a reply
+    /// that does not show them (MPD's `load` answers OK).
     public func load(
-        _ name: String, start: Int = 0, end: Int? = nil, at position: Int? = nil,
+        _ name: String, start: Int = 0, end: Int? = nil, at position: Int? = nil, listing: Bool = true,
         reply: @escaping Reply<PlaylistLoadOutcome>
     ) {
         queue.async { [self] in
@@ -61,7 +63,7 @@ extension PlaylistStore {
             guard !queued.isEmpty else {
                 return finish(.success(PlaylistLoadOutcome(entries: [], skipped: skipped)))
             }
-            player.add(queued, skippable: Set(queued.indices), at: position, afterCurrent: false) { result in
+            player.add(queued, skippable: { _ in true }, listing: listing, at: position, afterCurrent: false) { result in
                 finish(result.map { outcome in
                     var all = skippedBefore
                     for (index, error) in outcome.skipped {
@@ -75,9 +77,12 @@ extension PlaylistStore {
 
     /// What each entry of `window` of a playlist adds to the queue, or why it adds nothing.
     func additions(for source: Source, _ window: Range<Int>) -> [Result<QueueAddition, ReelError>] {
+        let locations = source.locations
+        // The whole playlist: its files as read (a playlist loaded again is not hashed again).
+        let music = window == locations.indices ? source.music : PlaylistMusicLines(locations[window])
         switch source {
-        case .stored: additions(for: source.uris[window], locations: source.locations[window])
-        case .folder: additions(for: source.uris[window], locations: source.locations[window], indexedOnly: true)
+        case .stored: return additions(for: source.uris[window], locations: locations[window], music: music)
+        case .folder: return additions(for: source.uris[window], locations: locations[window], music: music, indexedOnly: true)
         }
     }
 
@@ -85,16 +90,19 @@ extension PlaylistStore {
     /// the index in one query per folder (no file opened), recordings from the tree. With
     /// `indexedOnly` (a playlist file of a music folder), a music folder path the index does
     /// not have names nothing (as MPD, which looks it up in its database); otherwise it is the
-    /// file itself, checked when added.
+    /// file itself, checked when added. `music` is the music files of `locations` (made from
+    /// them when nil); its line numbers are the indices of `locations`.
     func additions(
-        for lines: ArraySlice<String>, locations: ArraySlice<PlaylistPaths.Location>, indexedOnly: Bool = false
+        for lines: ArraySlice<String>, locations: ArraySlice<PlaylistPaths.Location>, music: PlaylistMusicLines? = nil,
+        indexedOnly: Bool = false
     ) -> [Result<QueueAddition, ReelError>] {
-        // Each track's addition made once: the lines that name it again share it.
-        let tracks = indexedTracks(locations).mapValues { $0.mapValues { QueueAddition.musicTracks([$0]) } }
+        let music = music ?? PlaylistMusicLines(locations)
+        // Each file's addition made once: the lines that name it again share it.
+        let tracks = indexedTracks(music.files).map { $0.map { QueueAddition.musicTracks([$0]) } }
         return locations.indices.map { index -> Result<QueueAddition, ReelError> in
             switch locations[index] {
             case .music(let root, let path):
-                if let addition = tracks[root]?[path] { return .success(addition) }
+                if let addition = tracks[music.fileOfLine[index - music.firstLine]] { return .success(addition) }
                 if indexedOnly {
                     return .failure(ReelError(.notFound, "\(lines[index]) is not a file of the music folders"))
                 }
@@ -150,6 +158,18 @@ extension PlaylistStore {
         return entries
     }
 
+    /// The index's track of each of `files` (nil: not indexed), in one query per music folder.
+    private func indexedTracks(_ files: [(root: String, path: String)]) -> [MusicTrack?] {
+        var wanted: [String: [String]] = [:]
+        for file in files { wanted[file.root, default: []].append(file.path) }
+        var found: [String: [String: MusicTrack]] = [:]
+        let index = MusicIndex(store: store)
+        for (root, paths) in wanted {
+            found[root] = (try? index.tracks(root: root, relativePaths: paths)) ?? [:]
+        }
+        return files.map { found[$0.root]?[$0.path] }
+    }
+
     /// The index's files present among the music locations, by root and path.
     private func indexedTracks(_ locations: ArraySlice<PlaylistPaths.Location>) -> [String: [String: MusicTrack]] {
         var wanted: [String: [String]] = [:]
@@ -160,5 +180,36 @@ extension PlaylistStore {
             found[root] = (try? index.tracks(root: root, relativePaths: paths)) ?? [:]
         }
         return found
+    }
+}
+
+/// The files of the music folders that a playlist's lines name, each once, and the file each
+/// line names: a playlist that names 200 files 50 times is looked up in the index as 200 files,
+/// and its 10,000 lines find theirs by number, not by hashing their paths on every load.
+struct PlaylistMusicLines: Sendable {
+    /// Each file once, in the order of the first line naming it.
+    var files: [(root: String, path: String)] = []
+    /// For each line from `firstLine`: its file's index in `files`, or -1 (not a music file).
+    var fileOfLine: [Int] = []
+    /// The index of the first line (the locations' start).
+    var firstLine = 0
+
+    init(_ locations: ArraySlice<PlaylistPaths.Location>) {
+        firstLine = locations.startIndex
+        fileOfLine.reserveCapacity(locations.count)
+        var indexOfFile: [String: [String: Int]] = [:]
+        for location in locations {
+            guard case .music(let root, let path) = location else {
+                fileOfLine.append(-1)
+                continue
+            }
+            if let known = indexOfFile[root]?[path] {
+                fileOfLine.append(known)
+            } else {
+                indexOfFile[root, default: [:]][path] = files.count
+                fileOfLine.append(files.count)
+                files.append((root, path))
+            }
+        }
     }
 }
