@@ -52,6 +52,26 @@ public struct QueueAddOutcome: Sendable {
     public var skipped: [(index: Int, error: ReelError)]
 }
 
+/// Additions in an order that may name one again: each distinct addition once, and the
+/// order of all as indices into them (a playlist of 10,000 lines naming 200 tracks: 200
+/// additions, 10,000 indices). Each is resolved once (`PlayerController.add`).
+struct QueueAdditionRun: Sendable {
+    var additions: [QueueAddition]
+    /// Indices into `additions`, one per place.
+    var order: [Int]
+
+    /// Each addition once, in this order.
+    init(_ additions: [QueueAddition]) {
+        self.additions = additions
+        order = Array(additions.indices)
+    }
+
+    init(additions: [QueueAddition], order: [Int]) {
+        self.additions = additions
+        self.order = order
+    }
+}
+
 /// A window of the queue (`queue.list`).
 public struct QueueListing: Sendable, Equatable {
     public var summary: QueueSummary
@@ -95,15 +115,19 @@ extension PlayerController {
         add(additions, skippable: { skippable.contains($0) }, at: position, afterCurrent: afterCurrent, reply: reply)
     }
 
-    /// `add(_:skippable:at:afterCurrent:reply:)` with the additions that may be skipped told by
-    /// `skippable` (a playlist's: every one). Without `listing` the outcome's `entries` is empty:
-    /// no entry value is made for a reply that does not show them (MPD's `load`).
+    /// `add(_:skippable:at:afterCurrent:reply:)` of the additions of `run` in its order (a
+    /// playlist's: each distinct track once, and its lines as indices), each distinct addition
+    /// resolved once; those that may be skipped are told by `skippable` (by index in
+    /// `run.additions`; a playlist's: every one). The outcome's `counts` and `skipped` are by
+    /// index in `run.order`: a skipped addition is skipped at every place it is named. Without
+    /// `listing` the outcome's `entries` is empty: no entry value is made for a reply that does
+    /// not show them (MPD's `load`).
     func add(
-        _ additions: [QueueAddition], skippable: @escaping @Sendable (Int) -> Bool, listing: Bool = true,
+        _ run: QueueAdditionRun, skippable: @escaping @Sendable (Int) -> Bool, listing: Bool = true,
         at position: Int?, afterCurrent: Bool, reply: @escaping AddManyReply
     ) {
         let reply = saves.after(reply)
-        guard !additions.isEmpty else {
+        guard !run.order.isEmpty else {
             reply(.failure(ReelError(.notFound, "nothing to add: the list of sources is empty")))
             return
         }
@@ -112,51 +136,67 @@ extension PlayerController {
             return
         }
         // Station playlists are fetched first, off `work` (they wait for the network).
-        fetchPlaylists(of: additions) { [self] fetched in
+        fetchPlaylists(of: run.additions) { [self] fetched in
             work.async { [self] in
                 add(
-                    additions, fetched: fetched, skippable: skippable, listing: listing, at: position,
+                    run, fetched: fetched, skippable: skippable, listing: listing, at: position,
                     afterCurrent: afterCurrent, reply: reply)
             }
         }
     }
 
+    func add(
+        _ additions: [QueueAddition], skippable: @escaping @Sendable (Int) -> Bool, listing: Bool = true,
+        at position: Int?, afterCurrent: Bool, reply: @escaping AddManyReply
+    ) {
+        add(
+            QueueAdditionRun(additions), skippable: skippable, listing: listing, at: position, afterCurrent: afterCurrent,
+            reply: reply)
+    }
+
     /// The rest of `add(_:skippable:listing:at:afterCurrent:reply:)` on `work`, the playlists
-    /// fetched. The entries are gathered as a run (`NewQueueRun`): a music track that several
-    /// additions name (a playlist's lines) is checked and made once, and its entries share it
-    /// down to the saved state's record.
+    /// fetched. Each distinct addition is resolved once, and the entries are gathered as a run
+    /// (`NewQueueRun`): the entries of an addition named again (a playlist's lines), and of a
+    /// music track or file that several additions name, share one entry down to the saved
+    /// state's record.
     private func add(
-        _ additions: [QueueAddition], fetched: [Int: Result<[ListedStream]?, ReelError>],
+        _ run: QueueAdditionRun, fetched: [Int: Result<[ListedStream]?, ReelError>],
         skippable: (Int) -> Bool, listing: Bool, at position: Int?, afterCurrent: Bool, reply: @escaping AddManyReply
     ) {
+        let additions = run.additions
         var distinct: [NewQueueEntry] = []
-        var order: [Int] = []
-        order.reserveCapacity(additions.count)
-        var counts: [Int] = []
-        counts.reserveCapacity(additions.count)
-        var skipped: [(index: Int, error: ReelError)] = []
+        // Each addition's entries as indices into `distinct`: `entryIndices[first[k]..<first[k] + count[k]]`
+        // (count -1: skipped, `errors[k]` says why).
+        var entryIndices: [Int] = []
+        entryIndices.reserveCapacity(additions.count)
+        var first: [Int] = []
+        first.reserveCapacity(additions.count)
+        var count: [Int] = []
+        count.reserveCapacity(additions.count)
+        var errors: [Int: ReelError] = [:]
         // Music files already checked and made into entries in this add (a playlist names one
         // file many times), by track id: their index in `distinct`.
         var checked = CheckedMusic()
         for (index, addition) in additions.enumerated() {
+            first.append(entryIndices.count)
             do throws(ReelError) {
                 // A playlist's line of the music folders: its entry, without a list of one.
                 if case .musicTracks(let tracks) = addition, tracks.count == 1, fetched.isEmpty {
-                    order.append(try musicEntryIndex(tracks[0], checked: &checked, distinct: &distinct))
-                    counts.append(1)
+                    entryIndices.append(try musicEntryIndex(tracks[0], checked: &checked, distinct: &distinct))
+                    count.append(1)
                     continue
                 }
-                // A file named again (a playlist's line outside the music folders): opened once.
+                // A file named again (by another addition): opened once.
                 if case .file(let path) = addition, fetched[index] == nil {
                     if let known = checked.files[path] {
-                        order.append(known)
+                        entryIndices.append(known)
                     } else {
                         let entries = try resolve(addition, checked: &checked)
                         checked.files[path] = distinct.count
-                        order.append(distinct.count)
+                        entryIndices.append(distinct.count)
                         distinct += entries
                     }
-                    counts.append(1)
+                    count.append(1)
                     continue
                 }
                 let resolved: [NewQueueEntry]
@@ -165,15 +205,33 @@ extension PlayerController {
                 } else {
                     resolved = try resolve(addition, checked: &checked)
                 }
-                order.append(contentsOf: distinct.count..<distinct.count + resolved.count)
+                entryIndices.append(contentsOf: distinct.count..<distinct.count + resolved.count)
                 distinct += resolved
-                counts.append(resolved.count)
+                count.append(resolved.count)
             } catch where skippable(index) && Self.skippableReasons.contains(error.reason) {
-                skipped.append((index, error))
-                counts.append(0)
+                errors[index] = error
+                count.append(-1)
             } catch {
                 reply(.failure(error))
                 return
+            }
+        }
+        var order: [Int] = []
+        order.reserveCapacity(run.order.count)
+        var counts: [Int] = []
+        counts.reserveCapacity(run.order.count)
+        var skipped: [(index: Int, error: ReelError)] = []
+        for (line, addition) in run.order.enumerated() {
+            let made = count[addition]
+            if made < 0 {
+                skipped.append((line, errors[addition]!))
+                counts.append(0)
+            } else if made == 1 {
+                order.append(entryIndices[first[addition]])
+                counts.append(1)
+            } else {
+                order.append(contentsOf: entryIndices[first[addition]..<first[addition] + made])
+                counts.append(made)
             }
         }
         if order.isEmpty {
@@ -181,10 +239,10 @@ extension PlayerController {
             reply(.success(QueueAddOutcome(entries: [], counts: counts, skipped: skipped)))
             return
         }
-        let run = NewQueueRun(distinct: distinct, order: order)
+        let entries = NewQueueRun(distinct: distinct, order: order)
         let result = shared.withLock { shared -> Result<[QueueEntry], ReelError> in
             do throws(ReelError) {
-                let positions = try shared.queue.insert(run, at: position, afterCurrent: afterCurrent)
+                let positions = try shared.queue.insert(entries, at: position, afterCurrent: afterCurrent)
                 publishQueue(shared)
                 return .success(listing ? shared.queue.entries(start: positions.lowerBound, count: positions.count) : [])
             } catch {

@@ -105,7 +105,7 @@ extension PlaylistStore {
         guard let location = store.musicBranch?.musicLocation(ofTreePath: item.path),
             let entries = try folderPlaylist(paths.line(root: location.root, path: location.relativePath))
         else { throw ReelError(.notFound, "no playlist file at \(item.path)") }
-        return additions(for: entries.map(\.uri)[...], locations: entries.map(\.location)[...], indexedOnly: true)
+        return additions(for: entries.map(\.uri)[...], locations: entries.map(\.location)[...], indexedOnly: true).perLine
     }
 
     /// A file outside the music folders named by a playlist file: played only inside a media
