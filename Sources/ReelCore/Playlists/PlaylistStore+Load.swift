@@ -92,8 +92,9 @@ extension PlaylistStore {
         // Each music file's addition, by its index in `music.files`, once a line named it.
         var additionOfFile = [Int](repeating: -1, count: music.files.count)
         for index in locations.indices {
-            if case .music(let root, let path) = locations[index] {
-                let file = music.fileOfLine[index - music.firstLine]
+            // A music file's line by its number (its location is not even looked at).
+            let file = music.fileOfLine[index - music.firstLine]
+            if file >= 0 {
                 if additionOfFile[file] < 0 {
                     if let track = tracks[file] {
                         additionOfFile[file] = planned.add(.musicTracks([track]))
@@ -102,6 +103,7 @@ extension PlaylistStore {
                         continue
                     } else {
                         // Not indexed (yet): the file itself, checked when added.
+                        let (root, path) = music.files[file]
                         additionOfFile[file] = planned.add(.file(PlaylistPaths.absolutePath(root: root, path: path)))
                     }
                 }
