@@ -173,7 +173,7 @@ struct SavedEntries: Equatable, Sendable, ExpressibleByArrayLiteral {
             guard dropUnreadable || entries.count == list.count else { throw ReelError(.corruptFile, "\(what) an entry that cannot be read") }
             return SavedEntries(entries)
         }
-        guard let indices = order.arrayValue, !indices.isEmpty else {
+        guard let items = order.arrayValue, !items.isEmpty else {
             throw ReelError(.corruptFile, "\(what) an order that is not a list of entries")
         }
         // Unreadable entries out, and the indices of the others moved down.
@@ -191,12 +191,23 @@ struct SavedEntries: Equatable, Sendable, ExpressibleByArrayLiteral {
             entries.append(entry)
         }
         var positions: [Int] = []
-        positions.reserveCapacity(indices.count)
-        for index in indices {
-            guard let index = index.intValue, newIndex.indices.contains(index) else {
+        positions.reserveCapacity(items.count)
+        for item in items {
+            // An index, or a run `[start, count]`: start, start + 1, … (count ≥ 1).
+            let run: Range<Int>
+            if let index = item.intValue {
+                run = index..<index + 1
+            } else if let pair = item.arrayValue, pair.count == 2, let start = pair[0].intValue, let count = pair[1].intValue,
+                count >= 1, start <= Int.max - count
+            {
+                run = start..<start + count
+            } else {
                 throw ReelError(.corruptFile, "\(what) an order that names an entry it does not have")
             }
-            if newIndex[index] >= 0 { positions.append(newIndex[index]) }
+            guard run.lowerBound >= 0, run.upperBound <= newIndex.count else {
+                throw ReelError(.corruptFile, "\(what) an order that names an entry it does not have")
+            }
+            for index in run where newIndex[index] >= 0 { positions.append(newIndex[index]) }
         }
         return SavedEntries(entries: entries, order: positions)
     }
@@ -214,27 +225,75 @@ struct SavedEntries: Equatable, Sendable, ExpressibleByArrayLiteral {
         out.append(0x5D)
         if let order {
             out.append(contentsOf: #","order":["#.utf8)
-            for (index, position) in order.enumerated() {
-                if index > 0 { out.append(0x2C) }
-                JSONWriter.writeInt(Int64(position), into: &out)
+            var first = true
+            Self.forEachItem(of: order) { item in
+                if !first { out.append(0x2C) }
+                first = false
+                switch item {
+                case .index(let index):
+                    JSONWriter.writeInt(Int64(index), into: &out)
+                case .run(let start, let count):
+                    out.append(0x5B)
+                    JSONWriter.writeInt(Int64(start), into: &out)
+                    out.append(0x2C)
+                    JSONWriter.writeInt(Int64(count), into: &out)
+                    out.append(0x5D)
+                }
             }
             out.append(0x5D)
         }
+    }
+
+    /// An item of a written order: an index, or a run of consecutive indices `[start, count]`.
+    enum OrderItem: Equatable {
+        case index(Int)
+        case run(start: Int, count: Int)
+    }
+
+    /// Calls `body` with each item `order` is written as, in order: a run of 3 or more
+    /// consecutive indices as `[start, count]` (a playlist's files in their order again and
+    /// again), a shorter one index by index.
+    static func forEachItem(of order: [Int], _ body: (OrderItem) -> Void) {
+        guard var start = order.first else { return }
+        var count = 1
+        func flush() {
+            if count >= 3 { return body(.run(start: start, count: count)) }
+            for index in start..<start + count { body(.index(index)) }
+        }
+        for index in order.dropFirst() {
+            if index == start &+ count {
+                count += 1
+            } else {
+                flush()
+                start = index
+                count = 1
+            }
+        }
+        flush()
     }
 
     /// `writeJSON`'s members as JSON values.
     func add(to object: inout JSONObject, entriesKey: String) {
         let (entries, order) = distinct
         object[entriesKey] = .array(entries.map(\.json))
-        if let order { object["order"] = .array(order.map { .int(Int64($0)) }) }
+        guard let order else { return }
+        var items: [JSONValue] = []
+        Self.forEachItem(of: order) { item in
+            switch item {
+            case .index(let index): items.append(.int(Int64(index)))
+            case .run(let start, let count): items.append([.int(Int64(start)), .int(Int64(count))])
+            }
+        }
+        object["order"] = .array(items)
     }
 }
 
 /// The saved queue (`queue.json`): its entries and options. Written only when the queue changes.
 ///
-/// Version 2: `{"version": 2, "entries": [entry…], "order": [0, 1, 0, …], "options": {…},
-/// "journal": N}`: each distinct entry once and the order of all as indices into them, as an
-/// add's journal record (no `order` when every entry is there once, in order). Version 1 (no
+/// Version 2: `{"version": 2, "entries": [entry…], "order": [0, 1, 0, [0, 200], …], "options":
+/// {…}, "journal": N}`: each distinct entry once and the order of all as indices into them, a
+/// run of 3 or more consecutive indices as `[start, count]`, as an add's journal record (no
+/// `order` when every entry is there once, in order). Version 1 (no
 /// order: every entry in its place) is still read.
 public struct SavedQueue: Equatable, Sendable {
     struct Entry: Equatable, Sendable {

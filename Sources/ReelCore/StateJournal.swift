@@ -11,7 +11,8 @@ import ReelProtocol
 /// [42, 9000]], "length": 9042, "options": {…}}}`; `queue` and its members only when they changed.
 /// An add that names one entry several times (a playlist that repeats its files) lists each
 /// distinct entry once, in the order of first use, and the order of the entries added as
-/// indices into that list: `{"add": [a, b], "order": [0, 1, 0, 1]}`. The record carries every
+/// indices into that list, a run of 3 or more consecutive indices as `[start, count]`:
+/// `{"add": [a, b], "order": [0, 1, 0, 1]}`, `{"add": [a, b, c], "order": [[0, 3], [0, 3]]}`. The record carries every
 /// entry it adds: replaying it needs nothing else (not the playlist it came from).
 struct JournalRecord: Equatable, Sendable {
     /// One more than the record before; the base files name the last record they include.

@@ -160,6 +160,32 @@ import Testing
         #expect(try SavedQueue(json: JSONValue.parse(distinct.fileBytes(journal: 0))) == distinct)
     }
 
+    /// An order is written with each run of 3 or more consecutive indices as `[start, count]`
+    /// (a playlist's files in their order, again and again: one item per round), shorter ones
+    /// index by index; it reads back as the same order, in a journal record and in queue.json.
+    @Test func runsOfConsecutiveIndicesAreWrittenAsStartAndCount() throws {
+        let order = [0, 1, 2, 0, 1, 2, 2, 1, 0, 1, 2, 1, 0, 0]
+        let saved = SavedEntries(entries: ["a", "b", "c"].map { Self.saved($0) }, order: order)
+        let queue = SavedQueue(saved: saved, options: QueueOptions())
+        let json = try JSONValue.parse(queue.fileBytes(journal: 1))
+        #expect(json["order"] == [[0, 3], [0, 3], 2, 1, [0, 3], 1, 0, 0])
+        #expect(try SavedQueue(json: json).saved.order == order)
+        let record = JournalRecord(
+            sequence: 1, player: SavedPlayerState(current: nil, position: 0, state: .stopped), edit: [.add(saved)],
+            length: order.count, options: nil)
+        #expect(String(decoding: record.jsonBytes, as: UTF8.self) == record.json.jsonString)
+        let read = try JournalRecord(json: JSONValue.parse(record.jsonBytes))
+        guard case .add(let added) = read.edit?.first else {
+            Issue.record("no add")
+            return
+        }
+        #expect(added.order == order && added.entries == saved.entries)
+        // 10,000 entries of 200 files in turn: 50 items.
+        let playlist = SavedEntries(entries: (0..<200).map { Self.saved("\($0)") }, order: (0..<10_000).map { $0 % 200 })
+        let bytes = SavedQueue(saved: playlist, options: QueueOptions()).fileBytes(journal: 1)
+        #expect(try JSONValue.parse(bytes)["order"]?.arrayValue?.count == 50)
+    }
+
     /// A version 1 file (every entry in its place) is still read; an entry that cannot be read
     /// is skipped, in either version (with every place the order names it).
     @Test func aVersion1QueueFileIsStillRead() throws {
@@ -187,6 +213,12 @@ import Testing
         (#"{"version":1,"entries":[{"path":"/a.flac"}],"order":[0,0]}"#, "version 1"),
         (#"{"version":3,"entries":[{"path":"/a.flac"}]}"#, "version"),
         (#"{"version":2,"order":[0]}"#, "entries"),
+        (#"{"version":2,"entries":[{"path":"/a.flac"}],"order":[[0,0]]}"#, "does not have"),
+        (#"{"version":2,"entries":[{"path":"/a.flac"}],"order":[[0,2]]}"#, "does not have"),
+        (#"{"version":2,"entries":[{"path":"/a.flac"}],"order":[[-1,2]]}"#, "does not have"),
+        (#"{"version":2,"entries":[{"path":"/a.flac"}],"order":[[0]]}"#, "does not have"),
+        (#"{"version":2,"entries":[{"path":"/a.flac"}],"order":[[0,1,1]]}"#, "does not have"),
+        (#"{"version":2,"entries":[{"path":"/a.flac"}],"order":[[9223372036854775807,1]]}"#, "does not have"),
     ])
     func aBadQueueFileIsRefusedWithAReason(text: String, reason: String) throws {
         let json = try JSONValue.parse(Array(text.utf8))
