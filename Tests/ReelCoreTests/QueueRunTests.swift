@@ -230,3 +230,47 @@ import Testing
         }
     }
 }
+
+/// The map from id to slot: an array for the ids handed out lately, a dictionary for the few
+/// older ones once the array is mostly empty; it answers as a dictionary would.
+@Suite struct SlotsByIDTests {
+    @Test(arguments: [1, 2, 3] as [UInt64])
+    func itAnswersAsADictionaryWould(seed: UInt64) {
+        var rng = PlayQueueTests.Seeded(seed)
+        var map = SlotsByID()
+        var model: [Int: Int] = [:]
+        var nextID = 1
+        for _ in 0..<20_000 {
+            if Int.random(in: 0..<10, using: &rng) < 6 || model.isEmpty {
+                // Ids are handed out in order, sometimes in a batch.
+                let batch = Int.random(in: 0..<10, using: &rng) == 0 ? Int.random(in: 1...2000, using: &rng) : 1
+                map.reserveCapacity(batch)
+                for _ in 0..<batch {
+                    let slot = Int.random(in: 0..<100_000, using: &rng)
+                    map[nextID] = slot
+                    model[nextID] = slot
+                    nextID += 1
+                }
+            } else {
+                // Removing mostly recent ids, now and then many at once; keeping a few old ones.
+                let removals = Int.random(in: 0..<20, using: &rng) == 0 ? model.count * 9 / 10 : 1
+                for id in model.keys.sorted().suffix(removals) {
+                    map[id] = nil
+                    model[id] = nil
+                }
+            }
+            if let id = model.keys.randomElement(using: &rng) {
+                let slot = Int.random(in: 0..<100_000, using: &rng)
+                map[id] = slot
+                model[id] = slot
+            }
+        }
+        #expect(map.count == model.count)
+        for id in 0...nextID + 1 {
+            if map[id] != model[id] {
+                Issue.record("id \(id): \(String(describing: map[id])) against \(String(describing: model[id]))")
+                return
+            }
+        }
+    }
+}

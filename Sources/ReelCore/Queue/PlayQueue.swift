@@ -24,7 +24,7 @@ import ReelModel
 /// Cost: every operation is O(n) at most, in a few passes over integer arrays. An entry lives in
 /// a *slot* whose index never changes while the entry lives, so adding, removing or moving shifts
 /// only the queue's array of slot numbers and renumbers the positions behind the change; the
-/// dictionary from id to slot changes only for the ids added or removed.
+/// map from id to slot (`SlotsByID`) changes only for the ids added or removed.
 public struct PlayQueue: Sendable {
     /// How an entry follows another (see `successor(of:_:)`).
     public enum Advance: Sendable, Equatable {
@@ -79,7 +79,7 @@ public struct PlayQueue: Sendable {
     var contents: [Content] = []
     var contentUses: [Int] = []
     var freeContents: [Int] = []
-    var slotOfID: [Int: Int] = [:]
+    var slotOfID = SlotsByID()
     /// The slot at each position: the queue order.
     var queue: [Int] = []
     /// The position of each slot in use (indexed by slot).
@@ -319,7 +319,7 @@ public struct PlayQueue: Sendable {
         contents = []
         contentUses = []
         freeContents = []
-        slotOfID = [:]
+        slotOfID = SlotsByID()
         queue = []
         positionOfSlot = []
         order = []
