@@ -59,6 +59,9 @@ struct QueueAdditionRun: Sendable {
     var additions: [QueueAddition]
     /// Indices into `additions`, one per place.
     var order: [Int]
+    /// No two additions name the same music track (a playlist's: one addition per file), so a
+    /// track's entry is made without looking for it among those made before.
+    var distinctTracks = false
 
     /// Each addition once, in this order.
     init(_ additions: [QueueAddition]) {
@@ -66,9 +69,10 @@ struct QueueAdditionRun: Sendable {
         order = Array(additions.indices)
     }
 
-    init(additions: [QueueAddition], order: [Int]) {
+    init(additions: [QueueAddition], order: [Int], distinctTracks: Bool = false) {
         self.additions = additions
         self.order = order
+        self.distinctTracks = distinctTracks
     }
 }
 
@@ -182,7 +186,12 @@ extension PlayerController {
             do throws(ReelError) {
                 // A playlist's line of the music folders: its entry, without a list of one.
                 if case .musicTracks(let tracks) = addition, tracks.count == 1, fetched.isEmpty {
-                    entryIndices.append(try musicEntryIndex(tracks[0], checked: &checked, distinct: &distinct))
+                    if run.distinctTracks {
+                        distinct.append(try checkedMusicEntry(tracks[0]))
+                        entryIndices.append(distinct.count - 1)
+                    } else {
+                        entryIndices.append(try musicEntryIndex(tracks[0], checked: &checked, distinct: &distinct))
+                    }
                     count.append(1)
                     continue
                 }

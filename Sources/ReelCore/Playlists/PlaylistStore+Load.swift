@@ -236,7 +236,8 @@ struct PlaylistMusicLines: Sendable {
 /// lines that add something (`run`), the line each of those is (`lines`, indexed as the
 /// playlist's lines), and the lines that add nothing with why (`failures`, in line order).
 struct PlaylistAdditions {
-    var run = QueueAdditionRun(additions: [], order: [])
+    /// (Each music file is one addition: `distinctTracks`.)
+    var run = QueueAdditionRun(additions: [], order: [], distinctTracks: true)
     var lines: [Int] = []
     var failures: [(line: Int, error: ReelError)] = []
 
