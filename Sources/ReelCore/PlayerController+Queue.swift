@@ -52,6 +52,30 @@ public struct QueueAddOutcome: Sendable {
     public var skipped: [(index: Int, error: ReelError)]
 }
 
+/// Additions in an order that may name one again: each distinct addition once, and the
+/// order of all as indices into them (a playlist of 10,000 lines naming 200 tracks: 200
+/// additions, 10,000 indices). Each is resolved once (`PlayerController.add`).
+struct QueueAdditionRun: Sendable {
+    var additions: [QueueAddition]
+    /// Indices into `additions`, one per place.
+    var order: [Int]
+    /// No two additions name the same music track (a playlist's: one addition per file), so a
+    /// track's entry is made without looking for it among those made before.
+    var distinctTracks = false
+
+    /// Each addition once, in this order.
+    init(_ additions: [QueueAddition]) {
+        self.additions = additions
+        order = Array(additions.indices)
+    }
+
+    init(additions: [QueueAddition], order: [Int], distinctTracks: Bool = false) {
+        self.additions = additions
+        self.order = order
+        self.distinctTracks = distinctTracks
+    }
+}
+
 /// A window of the queue (`queue.list`).
 public struct QueueListing: Sendable, Equatable {
     public var summary: QueueSummary
@@ -92,8 +116,22 @@ extension PlayerController {
         _ additions: [QueueAddition], skippable: Set<Int>, at position: Int?, afterCurrent: Bool,
         reply: @escaping AddManyReply
     ) {
+        add(additions, skippable: { skippable.contains($0) }, at: position, afterCurrent: afterCurrent, reply: reply)
+    }
+
+    /// `add(_:skippable:at:afterCurrent:reply:)` of the additions of `run` in its order (a
+    /// playlist's: each distinct track once, and its lines as indices), each distinct addition
+    /// resolved once; those that may be skipped are told by `skippable` (by index in
+    /// `run.additions`; a playlist's: every one). The outcome's `counts` and `skipped` are by
+    /// index in `run.order`: a skipped addition is skipped at every place it is named. Without
+    /// `listing` the outcome's `entries` is empty: no entry value is made for a reply that does
+    /// not show them (MPD's `load`).
+    func add(
+        _ run: QueueAdditionRun, skippable: @escaping @Sendable (Int) -> Bool, listing: Bool = true,
+        at position: Int?, afterCurrent: Bool, reply: @escaping AddManyReply
+    ) {
         let reply = saves.after(reply)
-        guard !additions.isEmpty else {
+        guard !run.order.isEmpty else {
             reply(.failure(ReelError(.notFound, "nothing to add: the list of sources is empty")))
             return
         }
@@ -102,32 +140,72 @@ extension PlayerController {
             return
         }
         // Station playlists are fetched first, off `work` (they wait for the network).
-        fetchPlaylists(of: additions) { [self] fetched in
+        fetchPlaylists(of: run.additions) { [self] fetched in
             work.async { [self] in
-                add(additions, fetched: fetched, skippable: skippable, at: position, afterCurrent: afterCurrent, reply: reply)
+                add(
+                    run, fetched: fetched, skippable: skippable, listing: listing, at: position,
+                    afterCurrent: afterCurrent, reply: reply)
             }
         }
     }
 
-    /// The rest of `add(_:skippable:at:afterCurrent:reply:)` on `work`, the playlists fetched.
-    private func add(
-        _ additions: [QueueAddition], fetched: [Int: Result<[ListedStream]?, ReelError>], skippable: Set<Int>,
+    func add(
+        _ additions: [QueueAddition], skippable: @escaping @Sendable (Int) -> Bool, listing: Bool = true,
         at position: Int?, afterCurrent: Bool, reply: @escaping AddManyReply
     ) {
-        var entries: [NewQueueEntry] = []
-        entries.reserveCapacity(additions.count)
-        var counts: [Int] = []
-        counts.reserveCapacity(additions.count)
-        var skipped: [(index: Int, error: ReelError)] = []
+        add(
+            QueueAdditionRun(additions), skippable: skippable, listing: listing, at: position, afterCurrent: afterCurrent,
+            reply: reply)
+    }
+
+    /// The rest of `add(_:skippable:listing:at:afterCurrent:reply:)` on `work`, the playlists
+    /// fetched. Each distinct addition is resolved once, and the entries are gathered as a run
+    /// (`NewQueueRun`): the entries of an addition named again (a playlist's lines), and of a
+    /// music track or file that several additions name, share one entry down to the saved
+    /// state's record.
+    private func add(
+        _ run: QueueAdditionRun, fetched: [Int: Result<[ListedStream]?, ReelError>],
+        skippable: (Int) -> Bool, listing: Bool, at position: Int?, afterCurrent: Bool, reply: @escaping AddManyReply
+    ) {
+        let additions = run.additions
+        var distinct: [NewQueueEntry] = []
+        // Each addition's entries as indices into `distinct`: `entryIndices[first[k]..<first[k] + count[k]]`
+        // (count -1: skipped, `errors[k]` says why).
+        var entryIndices: [Int] = []
+        entryIndices.reserveCapacity(additions.count)
+        var first: [Int] = []
+        first.reserveCapacity(additions.count)
+        var count: [Int] = []
+        count.reserveCapacity(additions.count)
+        var errors: [Int: ReelError] = [:]
         // Music files already checked and made into entries in this add (a playlist names one
-        // file many times).
+        // file many times), by track id: their index in `distinct`.
         var checked = CheckedMusic()
         for (index, addition) in additions.enumerated() {
+            first.append(entryIndices.count)
             do throws(ReelError) {
                 // A playlist's line of the music folders: its entry, without a list of one.
                 if case .musicTracks(let tracks) = addition, tracks.count == 1, fetched.isEmpty {
-                    entries.append(try musicEntry(tracks[0], checked: &checked))
-                    counts.append(1)
+                    if run.distinctTracks {
+                        distinct.append(try checkedMusicEntry(tracks[0]))
+                        entryIndices.append(distinct.count - 1)
+                    } else {
+                        entryIndices.append(try musicEntryIndex(tracks[0], checked: &checked, distinct: &distinct))
+                    }
+                    count.append(1)
+                    continue
+                }
+                // A file named again (by another addition): opened once.
+                if case .file(let path) = addition, fetched[index] == nil {
+                    if let known = checked.files[path] {
+                        entryIndices.append(known)
+                    } else {
+                        let entries = try resolve(addition, checked: &checked)
+                        checked.files[path] = distinct.count
+                        entryIndices.append(distinct.count)
+                        distinct += entries
+                    }
+                    count.append(1)
                     continue
                 }
                 let resolved: [NewQueueEntry]
@@ -136,26 +214,46 @@ extension PlayerController {
                 } else {
                     resolved = try resolve(addition, checked: &checked)
                 }
-                entries += resolved
-                counts.append(resolved.count)
-            } catch where skippable.contains(index) && Self.skippableReasons.contains(error.reason) {
-                skipped.append((index, error))
-                counts.append(0)
+                entryIndices.append(contentsOf: distinct.count..<distinct.count + resolved.count)
+                distinct += resolved
+                count.append(resolved.count)
+            } catch where skippable(index) && Self.skippableReasons.contains(error.reason) {
+                errors[index] = error
+                count.append(-1)
             } catch {
                 reply(.failure(error))
                 return
             }
         }
-        if entries.isEmpty {
+        var order: [Int] = []
+        order.reserveCapacity(run.order.count)
+        var counts: [Int] = []
+        counts.reserveCapacity(run.order.count)
+        var skipped: [(index: Int, error: ReelError)] = []
+        for (line, addition) in run.order.enumerated() {
+            let made = count[addition]
+            if made < 0 {
+                skipped.append((line, errors[addition]!))
+                counts.append(0)
+            } else if made == 1 {
+                order.append(entryIndices[first[addition]])
+                counts.append(1)
+            } else {
+                order.append(contentsOf: entryIndices[first[addition]..<first[addition] + made])
+                counts.append(made)
+            }
+        }
+        if order.isEmpty {
             // Every addition was skipped: nothing changes, and the reply says why.
             reply(.success(QueueAddOutcome(entries: [], counts: counts, skipped: skipped)))
             return
         }
+        let entries = NewQueueRun(distinct: distinct, order: order)
         let result = shared.withLock { shared -> Result<[QueueEntry], ReelError> in
             do throws(ReelError) {
-                let added = try shared.queue.add(entries, at: position, afterCurrent: afterCurrent)
+                let positions = try shared.queue.insert(entries, at: position, afterCurrent: afterCurrent)
                 publishQueue(shared)
-                return .success(added)
+                return .success(listing ? shared.queue.entries(start: positions.lowerBound, count: positions.count) : [])
             } catch {
                 return .failure(error)
             }
@@ -458,9 +556,13 @@ extension PlayerController {
     }
 
     /// The music tracks an add has checked against the media roots and made into entries, by
-    /// id: a track named again (the same values) is not checked or made again.
+    /// id: a track named again (the same values) is not checked or made again. `index` is the
+    /// entry's place in the add's distinct entries, once it has one (`musicEntryIndex`).
     struct CheckedMusic {
-        var entries: [Int64: (track: MusicTrack, entry: NewQueueEntry)] = [:]
+        var entries: [Int64: (track: MusicTrack, entry: NewQueueEntry, index: Int?)] = [:]
+        /// Files added by path (`QueueAddition.file`), opened and checked once per add: their
+        /// entry's index in the add's distinct entries.
+        var files: [String: Int] = [:]
     }
 
     /// `resolve(_:)`, taking the entries of the music tracks in `checked` (checked earlier in
@@ -514,17 +616,39 @@ extension PlayerController {
     /// `checked` holds for it; one its music folder is missing from is refused.
     func musicEntry(_ track: MusicTrack, checked: inout CheckedMusic) throws(ReelError) -> NewQueueEntry {
         if let made = checked.entries[track.id], made.track == track { return made.entry }
+        let entry = try checkedMusicEntry(track)
+        checked.entries[track.id] = (track, entry, nil)
+        return entry
+    }
+
+    /// The index in `distinct` of the entry of a track of the music folders: the one `checked`
+    /// put there for it, or a new one (checked against the media roots, as `musicEntry`).
+    func musicEntryIndex(
+        _ track: MusicTrack, checked: inout CheckedMusic, distinct: inout [NewQueueEntry]
+    ) throws(ReelError) -> Int {
+        if let made = checked.entries[track.id], made.track == track {
+            if let index = made.index { return index }
+            distinct.append(made.entry)
+            checked.entries[track.id]?.index = distinct.count - 1
+            return distinct.count - 1
+        }
+        let entry = try checkedMusicEntry(track)
+        distinct.append(entry)
+        checked.entries[track.id] = (track, entry, distinct.count - 1)
+        return distinct.count - 1
+    }
+
+    /// The entry of a track of the music folders, checked against the media roots.
+    private func checkedMusicEntry(_ track: MusicTrack) throws(ReelError) -> NewQueueEntry {
         guard !track.missing else {
             throw ReelError(.notFound, "\(track.path) is in a music folder that is not there now")
         }
         try mediaRoots.check(track.path)
         let audio = track.audio
-        let entry = NewQueueEntry(
+        return NewQueueEntry(
             source: .file(path: track.path), duration: audio.duration,
             format: AudioFormat(codec: audio.codec, sampleRate: audio.sampleRate, channels: audio.channels),
             tags: track.displayTags)
-        checked.entries[track.id] = (track, entry)
-        return entry
     }
 
     /// The tags the music index has for a file in a music folder; nil for any other file.

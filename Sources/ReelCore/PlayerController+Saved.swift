@@ -12,8 +12,8 @@ struct SaveSnapshot {
     var length: Int
     var options: QueueOptions
     var contentVersion: Int
-    /// Every entry, for a full save.
-    var entries: [SavedQueue.Entry]?
+    /// Every entry (each distinct one once, and their order), for a full save.
+    var entries: SavedEntries?
 }
 
 extension PlayerController {
@@ -47,7 +47,9 @@ extension PlayerController {
     /// scheduled play's `stopAfter` are armed again; one that fell due while reeld was down
     /// leaves the player stopped (`PlayerStopTimers`).
     func restore(_ state: SavedPlayerState, queue saved: SavedQueue, load: Bool, playing: Bool, now: Double = wallClockNow()) {
-        let entries = saved.entries.map { entry -> NewQueueEntry in
+        // Each distinct entry looked at once (a file's existence, a recording's name), shared
+        // by the places the order names it.
+        let distinct = saved.saved.entries.map { entry -> NewQueueEntry in
             switch entry.source {
             case .file(let path):
                 var info = stat()
@@ -69,11 +71,12 @@ extension PlayerController {
                     format: item.format ?? entry.format)
             }
         }
-        let current = state.current.flatMap { $0 < entries.count ? $0 : nil }
+        let run = NewQueueRun(distinct: distinct, order: saved.saved.order ?? Array(distinct.indices))
+        let current = state.current.flatMap { $0 < run.count ? $0 : nil }
         let (entry, ids) = shared.withLock { shared -> (Int?, [Int]) in
-            shared.queue = PlayQueue(restoring: entries, current: current, options: saved.options)
+            shared.queue = PlayQueue(restoring: run, current: current, options: saved.options)
             publishQueue(shared)
-            return (shared.queue.current, shared.queue.allEntries.map(\.id))
+            return (shared.queue.current, shared.queue.ids)
         }
         let timers = PlayerStopTimers.restored(sleep: state.sleep, stop: state.stop, current: current, now: now)
         rearmTimers(timers, saved: state) { ids.indices.contains($0) ? ids[$0] : nil }

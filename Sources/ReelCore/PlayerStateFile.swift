@@ -469,7 +469,7 @@ public final class PlayerStateFile: @unchecked Sendable {
     private func writeBase(_ snapshot: SaveSnapshot, sequence: Int, queue: Bool) -> Result<Int?, SaveFailure> {
         var queueBytes: Int?
         if queue, let entries = snapshot.entries {
-            var bytes = SavedQueue(entries: entries, options: snapshot.options).fileBytes(journal: sequence)
+            var bytes = SavedQueue(saved: entries, options: snapshot.options).fileBytes(journal: sequence)
             bytes.append(0x0A)
             if let failure = writeDurably(bytes, to: queuePath) { return .failure(failure) }
             queueBytes = bytes.count

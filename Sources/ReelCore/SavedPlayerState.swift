@@ -108,7 +108,193 @@ struct SavedStop: Equatable, Sendable {
     var positions: [Int]
 }
 
+/// Entries as the saved state records them: each distinct entry once (`entries`) and the order
+/// of all as indices into them (`order`; nil: `entries` as they are, in order). A queue of
+/// 10,000 entries of 200 files is recorded as 200 entries and 10,000 indices. Two values are
+/// equal when they list the same entries in the same order, however they are recorded.
+struct SavedEntries: Equatable, Sendable, ExpressibleByArrayLiteral {
+    var entries: [SavedQueue.Entry]
+    /// Indices into `entries`, one per entry of the list; every index is inside `entries`.
+    var order: [Int]?
+
+    /// `list` as it is: no order.
+    init(_ list: [SavedQueue.Entry]) {
+        entries = list
+        order = nil
+    }
+
+    init(arrayLiteral elements: SavedQueue.Entry...) {
+        self.init(elements)
+    }
+
+    /// Entries and their order; `order`'s indices must be inside `entries`.
+    init(entries: [SavedQueue.Entry], order: [Int]?) {
+        self.entries = entries
+        self.order = order
+    }
+
+    /// How many entries the list holds.
+    var count: Int { order?.count ?? entries.count }
+    var isEmpty: Bool { count == 0 }
+
+    /// The whole list, each entry in its place.
+    var list: [SavedQueue.Entry] { order.map { $0.map { entries[$0] } } ?? entries }
+
+    /// The order to write: nil when it is `entries` as they are (each once, in order). O(n), no
+    /// hashing.
+    var writtenOrder: [Int]? {
+        guard let order else { return nil }
+        if order.count == entries.count, order.indices.allSatisfy({ order[$0] == $0 }) { return nil }
+        return order
+    }
+
+    /// Each repeated entry once: a list given without an order is told apart by hashing
+    /// (`SavedQueue.Entry.distinct`); one with an order is as it is.
+    var distinct: (entries: [SavedQueue.Entry], order: [Int]?) {
+        guard order != nil else { return SavedQueue.Entry.distinct(entries) }
+        return (entries, writtenOrder)
+    }
+
+    static func == (a: SavedEntries, b: SavedEntries) -> Bool {
+        if a.entries == b.entries, a.order == b.order { return true }
+        return a.count == b.count && a.list == b.list
+    }
+
+    /// The entries in `list` (JSON) and the order in `order` (JSON or nil), as the journal and
+    /// `queue.json` write them; throws a message naming what is wrong (`what` names the
+    /// container). An entry that cannot be read is refused (`dropUnreadable` false), or left out
+    /// with every place the order names it.
+    static func read(
+        _ list: [JSONValue], order: JSONValue?, what: String, dropUnreadable: Bool
+    ) throws(ReelError) -> SavedEntries {
+        let read = list.map(SavedQueue.Entry.init(json:))
+        guard let order else {
+            let entries = read.compactMap { $0 }
+            guard dropUnreadable || entries.count == list.count else { throw ReelError(.corruptFile, "\(what) an entry that cannot be read") }
+            return SavedEntries(entries)
+        }
+        guard let items = order.arrayValue, !items.isEmpty else {
+            throw ReelError(.corruptFile, "\(what) an order that is not a list of entries")
+        }
+        // Unreadable entries out, and the indices of the others moved down.
+        var newIndex: [Int] = []
+        newIndex.reserveCapacity(read.count)
+        var entries: [SavedQueue.Entry] = []
+        entries.reserveCapacity(read.count)
+        for entry in read {
+            guard let entry else {
+                guard dropUnreadable else { throw ReelError(.corruptFile, "\(what) an entry that cannot be read") }
+                newIndex.append(-1)
+                continue
+            }
+            newIndex.append(entries.count)
+            entries.append(entry)
+        }
+        var positions: [Int] = []
+        positions.reserveCapacity(items.count)
+        for item in items {
+            // An index, or a run `[start, count]`: start, start + 1, … (count ≥ 1).
+            let run: Range<Int>
+            if let index = item.intValue {
+                run = index..<index + 1
+            } else if let pair = item.arrayValue, pair.count == 2, let start = pair[0].intValue, let count = pair[1].intValue,
+                count >= 1, start <= Int.max - count
+            {
+                run = start..<start + count
+            } else {
+                throw ReelError(.corruptFile, "\(what) an order that names an entry it does not have")
+            }
+            guard run.lowerBound >= 0, run.upperBound <= newIndex.count else {
+                throw ReelError(.corruptFile, "\(what) an order that names an entry it does not have")
+            }
+            for index in run where newIndex[index] >= 0 { positions.append(newIndex[index]) }
+        }
+        return SavedEntries(entries: entries, order: positions)
+    }
+
+    /// Writes `"entries":[…]` and, unless the order is the entries as they are, `,"order":[…]`.
+    func writeJSON(into out: inout [UInt8], entriesKey: String) {
+        let (entries, order) = distinct
+        out.append(0x22)
+        out.append(contentsOf: entriesKey.utf8)
+        out.append(contentsOf: #"":["#.utf8)
+        for (index, entry) in entries.enumerated() {
+            if index > 0 { out.append(0x2C) }
+            entry.writeJSON(into: &out)
+        }
+        out.append(0x5D)
+        if let order {
+            out.append(contentsOf: #","order":["#.utf8)
+            var first = true
+            Self.forEachItem(of: order) { item in
+                if !first { out.append(0x2C) }
+                first = false
+                switch item {
+                case .index(let index):
+                    JSONWriter.writeInt(Int64(index), into: &out)
+                case .run(let start, let count):
+                    out.append(0x5B)
+                    JSONWriter.writeInt(Int64(start), into: &out)
+                    out.append(0x2C)
+                    JSONWriter.writeInt(Int64(count), into: &out)
+                    out.append(0x5D)
+                }
+            }
+            out.append(0x5D)
+        }
+    }
+
+    /// An item of a written order: an index, or a run of consecutive indices `[start, count]`.
+    enum OrderItem: Equatable {
+        case index(Int)
+        case run(start: Int, count: Int)
+    }
+
+    /// Calls `body` with each item `order` is written as, in order: a run of 3 or more
+    /// consecutive indices as `[start, count]` (a playlist's files in their order again and
+    /// again), a shorter one index by index.
+    static func forEachItem(of order: [Int], _ body: (OrderItem) -> Void) {
+        guard var start = order.first else { return }
+        var count = 1
+        func flush() {
+            if count >= 3 { return body(.run(start: start, count: count)) }
+            for index in start..<start + count { body(.index(index)) }
+        }
+        for index in order.dropFirst() {
+            if index == start &+ count {
+                count += 1
+            } else {
+                flush()
+                start = index
+                count = 1
+            }
+        }
+        flush()
+    }
+
+    /// `writeJSON`'s members as JSON values.
+    func add(to object: inout JSONObject, entriesKey: String) {
+        let (entries, order) = distinct
+        object[entriesKey] = .array(entries.map(\.json))
+        guard let order else { return }
+        var items: [JSONValue] = []
+        Self.forEachItem(of: order) { item in
+            switch item {
+            case .index(let index): items.append(.int(Int64(index)))
+            case .run(let start, let count): items.append([.int(Int64(start)), .int(Int64(count))])
+            }
+        }
+        object["order"] = .array(items)
+    }
+}
+
 /// The saved queue (`queue.json`): its entries and options. Written only when the queue changes.
+///
+/// Version 2: `{"version": 2, "entries": [entry…], "order": [0, 1, 0, [0, 200], …], "options":
+/// {…}, "journal": N}`: each distinct entry once and the order of all as indices into them, a
+/// run of 3 or more consecutive indices as `[start, count]`, as an add's journal record (no
+/// `order` when every entry is there once, in order). Version 1 (no
+/// order: every entry in its place) is still read.
 public struct SavedQueue: Equatable, Sendable {
     struct Entry: Equatable, Sendable {
         var source: PlayerSource
@@ -117,11 +303,18 @@ public struct SavedQueue: Equatable, Sendable {
         var tags: DisplayTags? = nil
     }
 
-    var entries: [Entry]
+    /// The entries, each distinct one once, and their order.
+    var saved: SavedEntries
     var options: QueueOptions
 
+    /// Every entry in its place.
+    var entries: [Entry] { saved.list }
+
     var json: JSONValue {
-        ["version": 1, "entries": .array(entries.map(\.json)), "options": Self.json(of: options)]
+        var object: JSONObject = ["version": 2]
+        saved.add(to: &object, entriesKey: "entries")
+        object["options"] = Self.json(of: options)
+        return .object(object)
     }
 
     /// `queue.json`'s compact text naming journal record `journal`: `json` with `"journal": N`
@@ -129,13 +322,10 @@ public struct SavedQueue: Equatable, Sendable {
     /// the queue; `SavedStateJournalTests.theQueueFileIsWrittenAsItsJSON`).
     func fileBytes(journal: Int) -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(128 + 160 * entries.count)
-        out.append(contentsOf: #"{"version":1,"entries":["#.utf8)
-        for (index, entry) in entries.enumerated() {
-            if index > 0 { out.append(0x2C) }
-            entry.writeJSON(into: &out)
-        }
-        out.append(contentsOf: #"],"options":"#.utf8)
+        out.reserveCapacity(128 + 160 * saved.entries.count + 6 * (saved.order?.count ?? 0))
+        out.append(contentsOf: #"{"version":2,"#.utf8)
+        saved.writeJSON(into: &out, entriesKey: "entries")
+        out.append(contentsOf: #","options":"#.utf8)
         JSONWriter.write(Self.json(of: options), into: &out)
         out.append(contentsOf: #","journal":"#.utf8)
         JSONWriter.writeInt(Int64(journal), into: &out)
@@ -162,16 +352,26 @@ public struct SavedQueue: Equatable, Sendable {
     }
 
     init(entries: [Entry], options: QueueOptions) {
-        self.entries = entries
+        self.init(saved: SavedEntries(entries), options: options)
+    }
+
+    init(saved: SavedEntries, options: QueueOptions) {
+        self.saved = saved
         self.options = options
     }
 
-    /// Throws a message naming what is wrong; an entry that cannot be read is skipped.
+    /// Throws a message naming what is wrong; an entry that cannot be read is skipped (with
+    /// every place a version 2 order names it).
     init(json: JSONValue) throws(ReelError) {
-        guard json["version"]?.intValue == 1, let list = json["entries"]?.arrayValue else {
-            throw ReelError(.corruptFile, "the saved queue has no version 1 entries")
+        guard let version = json["version"]?.intValue, version == 1 || version == 2,
+            let list = json["entries"]?.arrayValue
+        else {
+            throw ReelError(.corruptFile, "the saved queue has no version 1 or 2 entries")
         }
-        entries = list.compactMap(Entry.init(json:))
+        if version == 1, json["order"] != nil {
+            throw ReelError(.corruptFile, "the saved queue is version 1 but has an order (version 2's)")
+        }
+        saved = try SavedEntries.read(list, order: json["order"], what: "the saved queue has", dropUnreadable: true)
         options = json["options"].map(Self.options(json:)) ?? QueueOptions()
     }
 }

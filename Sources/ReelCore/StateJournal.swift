@@ -11,7 +11,8 @@ import ReelProtocol
 /// [42, 9000]], "length": 9042, "options": {…}}}`; `queue` and its members only when they changed.
 /// An add that names one entry several times (a playlist that repeats its files) lists each
 /// distinct entry once, in the order of first use, and the order of the entries added as
-/// indices into that list: `{"add": [a, b], "order": [0, 1, 0, 1]}`. The record carries every
+/// indices into that list, a run of 3 or more consecutive indices as `[start, count]`:
+/// `{"add": [a, b], "order": [0, 1, 0, 1]}`, `{"add": [a, b, c], "order": [[0, 3], [0, 3]]}`. The record carries every
 /// entry it adds: replaying it needs nothing else (not the playlist it came from).
 struct JournalRecord: Equatable, Sendable {
     /// One more than the record before; the base files name the last record they include.
@@ -34,10 +35,9 @@ struct JournalRecord: Equatable, Sendable {
                 queue["edit"] = .array(edit.map { piece -> JSONValue in
                     switch piece {
                     case .keep(let start, let count): return [.int(Int64(start)), .int(Int64(count))]
-                    case .add(let entries):
-                        let (distinct, order) = SavedQueue.Entry.distinct(entries)
-                        var add: JSONObject = ["add": .array(distinct.map(\.json))]
-                        if let order { add["order"] = .array(order.map { .int(Int64($0)) }) }
+                    case .add(let added):
+                        var add = JSONObject()
+                        added.add(to: &add, entriesKey: "add")
                         return .object(add)
                     }
                 })
@@ -54,8 +54,8 @@ struct JournalRecord: Equatable, Sendable {
     var jsonBytes: [UInt8] {
         var out: [UInt8] = []
         // (An add's entries are mostly written once each: see `SavedQueue.Entry.distinct`.)
-        out.reserveCapacity(256 + 8 * (edit?.reduce(0) { count, piece in
-            if case .add(let entries) = piece { return count + entries.count }
+        out.reserveCapacity(256 + (edit?.reduce(0) { count, piece in
+            if case .add(let added) = piece { return count + 160 * added.entries.count + 6 * added.count }
             return count
         } ?? 0))
         out.append(contentsOf: #"{"seq":"#.utf8)
@@ -75,22 +75,9 @@ struct JournalRecord: Equatable, Sendable {
                         out.append(0x2C)
                         JSONWriter.writeInt(Int64(count), into: &out)
                         out.append(0x5D)
-                    case .add(let entries):
-                        let (distinct, order) = SavedQueue.Entry.distinct(entries)
-                        out.append(contentsOf: #"{"add":["#.utf8)
-                        for (index, entry) in distinct.enumerated() {
-                            if index > 0 { out.append(0x2C) }
-                            entry.writeJSON(into: &out)
-                        }
-                        out.append(0x5D)
-                        if let order {
-                            out.append(contentsOf: #","order":["#.utf8)
-                            for (index, position) in order.enumerated() {
-                                if index > 0 { out.append(0x2C) }
-                                JSONWriter.writeInt(Int64(position), into: &out)
-                            }
-                            out.append(0x5D)
-                        }
+                    case .add(let added):
+                        out.append(0x7B)
+                        added.writeJSON(into: &out, entriesKey: "add")
                         out.append(0x7D)
                     }
                 }
@@ -136,18 +123,8 @@ struct JournalRecord: Equatable, Sendable {
                 return .keep(start: start, count: count)
             }
             if let list = piece["add"]?.arrayValue {
-                let entries = list.compactMap(SavedQueue.Entry.init(json:))
-                guard entries.count == list.count, !entries.isEmpty else { throw corrupt("adds an entry that cannot be read") }
-                guard let order = piece["order"] else { return .add(entries) }
-                guard let indices = order.arrayValue, !indices.isEmpty else { throw corrupt("has an add whose order is not a list") }
-                var added: [SavedQueue.Entry] = []
-                added.reserveCapacity(indices.count)
-                for index in indices {
-                    guard let index = index.intValue, entries.indices.contains(index) else {
-                        throw corrupt("has an add whose order names an entry it does not have")
-                    }
-                    added.append(entries[index])
-                }
+                let added = try SavedEntries.read(list, order: piece["order"], what: "a record of the saved state's journal has", dropUnreadable: false)
+                guard !added.isEmpty else { throw corrupt("adds an entry that cannot be read") }
                 return .add(added)
             }
             throw corrupt("has a piece of the queue that is neither [start, count] nor {\"add\": […], \"order\": […]}")
@@ -195,8 +172,9 @@ enum StateJournal {
         _ records: [JournalRecord], player: SavedPlayerState, playerBase: Int, queue: SavedQueue, queueBase: Int
     ) -> (player: SavedPlayerState, queue: SavedQueue, problem: String?) {
         var player = player
-        var pool = queue.entries
-        var list = Array(pool.indices)
+        // Each distinct entry once (the base's, then each add's), and the queue as indices into them.
+        var pool = queue.saved.entries
+        var list = queue.saved.order ?? Array(pool.indices)
         var options = queue.options
         var problem: String?
         for record in records {
@@ -215,6 +193,22 @@ enum StateJournal {
             }
             if record.sequence > playerBase { player = record.player }
         }
-        return (player, SavedQueue(entries: list.map { pool[$0] }, options: options), problem)
+        return (player, SavedQueue(saved: compacted(pool, list), options: options), problem)
+    }
+
+    /// The entries of `pool` that `list` names, each once, and `list` as indices into them.
+    private static func compacted(_ pool: [SavedQueue.Entry], _ list: [Int]) -> SavedEntries {
+        var newIndex = [Int](repeating: -1, count: pool.count)
+        var entries: [SavedQueue.Entry] = []
+        var order: [Int] = []
+        order.reserveCapacity(list.count)
+        for index in list {
+            if newIndex[index] < 0 {
+                newIndex[index] = entries.count
+                entries.append(pool[index])
+            }
+            order.append(newIndex[index])
+        }
+        return SavedEntries(entries: entries, order: order)
     }
 }

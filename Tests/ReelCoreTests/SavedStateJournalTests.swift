@@ -186,8 +186,8 @@ import Testing
             SavedQueue.Entry(source: .file(path: "/m/c.flac"), tags: DisplayTags(artist: "Only")),
         ]
         let records = [
-            Self.record(1), Self.record(2, edit: [.add(entries)], length: entries.count),
-            Self.record(3, edit: [.keep(start: 0, count: 2), .add(entries), .keep(start: 3, count: 1)], length: 9,
+            Self.record(1), Self.record(2, edit: [.add(SavedEntries(entries))], length: entries.count),
+            Self.record(3, edit: [.keep(start: 0, count: 2), .add(SavedEntries(entries)), .keep(start: 3, count: 1)], length: 9,
                 options: QueueOptions(repeats: true, random: false, single: .on, consume: true)),
             Self.record(4, options: QueueOptions(repeats: false, random: true, single: .off, consume: false)),
             Self.record(5, current: nil, edit: [], length: 0),
@@ -207,7 +207,7 @@ import Testing
         var retitled = tagged
         retitled.tags = DisplayTags(title: "Another")
         let added = [tagged, Self.entry("b"), tagged, retitled, Self.entry("b"), tagged]
-        let record = Self.record(2, edit: [.keep(start: 0, count: 1), .add(added)], length: 7)
+        let record = Self.record(2, edit: [.keep(start: 0, count: 1), .add(SavedEntries(added))], length: 7)
         let json = record.json
         let piece = try #require(json["queue"]?["edit"]?.arrayValue?.last)
         #expect(piece["add"]?.arrayValue?.count == 3, "the same source with other tags is another entry")

@@ -366,4 +366,72 @@ import Testing
         try writeJournal([JournalRecord(sequence: 7, player: oldPlayer, edit: [], length: 0, options: nil)])
         try expectState("older files")
     }
+    /// The same for a repetitive queue (a playlist that names its files again): a version 1
+    /// base, an add recorded with each entry once and its order, then the compaction's version 2
+    /// base; at each point the files read back as the same queue.
+    @Test func filesLeftAtAnyPointOfACompactionOfARepetitiveQueueReadTheSame() throws {
+        let directory = try scratch()
+        let data = directory + "/data"
+        let core = try makeCore(directory)
+        defer { core.shutdown() }
+        func entry(_ name: String) -> SavedQueue.Entry { SavedQueue.Entry(source: .file(path: "/music/\(name).flac"), duration: 1) }
+        func write(_ bytes: [UInt8], to name: String) throws {
+            try Data(bytes).write(to: URL(fileURLWithPath: data + "/" + name))
+        }
+        func writeJournal(_ records: [JournalRecord], tail: [UInt8] = []) throws {
+            try write(records.flatMap { $0.jsonBytes + [0x0A] } + tail, to: "state.journal")
+        }
+        func withJournal(_ json: JSONValue, _ journal: Int) throws -> [UInt8] {
+            var object = try #require(json.objectValue)
+            object["journal"] = .int(Int64(journal))
+            return JSONValue.object(object).jsonBytes
+        }
+        // A version 1 base as an older reeld wrote it: a, b, a.
+        let oldJSON: JSONObject = [
+            "version": 1, "entries": .array(["a", "b", "a"].map(entry).map(\.json)),
+            "options": SavedQueue.json(of: QueueOptions()),
+        ]
+        let player = SavedPlayerState(current: 0, position: 0, state: .stopped)
+        var player1 = SavedPlayerState(current: 3, position: 2, state: .paused)
+        player1.volume = 70
+        // Record 1: 1,000 entries added at the end, c and d in turn.
+        let order = (0..<1000).map { $0 % 2 }
+        let records = [
+            JournalRecord(
+                sequence: 1, player: player1,
+                edit: [.keep(start: 0, count: 3), .add(SavedEntries(entries: [entry("c"), entry("d")], order: order))],
+                length: 1003, options: nil),
+        ]
+        let expected = ["a", "b", "a"].map(entry) + order.map { [entry("c"), entry("d")][$0] }
+        let newQueue = SavedQueue(
+            saved: SavedEntries(entries: ["a", "b", "c", "d"].map(entry), order: [0, 1, 0] + order.map { $0 + 2 }),
+            options: QueueOptions())
+        // (A version 1 base is read as it is, a, b, a: nothing is hashed to find the repeats.)
+        func expectState(_ what: String, distinct: Int = 5) throws {
+            let (state, queue) = try #require(loadFiles(directory, core), "\(what)")
+            #expect(queue.entries == expected, "\(what)")
+            #expect(queue.saved.entries.count == distinct, "\(what): each entry of the add once")
+            #expect(state == player1, "\(what)")
+        }
+
+        try write(withJournal(JSONValue.object(oldJSON), 0), to: "queue.json")
+        try write(withJournal(player.json, 0), to: "player-state.json")
+        try writeJournal([])
+        try #require(loadFiles(directory, core)?.1.entries == ["a", "b", "a"].map(entry), "the version 1 base")
+        // The add's record cut off mid-line: it was never answered.
+        try writeJournal([], tail: Array(records[0].jsonBytes.prefix(200)))
+        #expect(loadFiles(directory, core)?.1.entries == ["a", "b", "a"].map(entry), "a record cut off")
+        try writeJournal(records)
+        try expectState("with the add's record")
+        // The compaction: queue.json (version 2) written, player-state.json not yet; then both;
+        // then the new journal.
+        let queueBytes = newQueue.fileBytes(journal: 1)
+        #expect(queueBytes.count < 2_500, "the base holds each entry once: \(queueBytes.count) bytes")
+        try write(queueBytes, to: "queue.json")
+        try expectState("queue.json written", distinct: 4)
+        try write(withJournal(player1.json, 1), to: "player-state.json")
+        try expectState("both written", distinct: 4)
+        try writeJournal([])
+        try expectState("journal replaced", distinct: 4)
+    }
 }

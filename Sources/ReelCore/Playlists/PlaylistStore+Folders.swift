@@ -34,6 +34,15 @@ extension PlaylistStore {
             }
         }
 
+        /// The music folders' files the entries name, each once: a stored playlist's as read
+        /// (kept while its file does not change), a playlist file's made now.
+        var music: PlaylistMusicLines {
+            switch self {
+            case .stored(let read): read.music ?? PlaylistMusicLines(locations[...])
+            case .folder(let entries): PlaylistMusicLines(entries.map(\.location)[...])
+            }
+        }
+
         /// A stored playlist's broken lines (none for a playlist file: its lines are only read).
         var brokenLines: [PlaylistBrokenLine] {
             guard case .stored(let read) = self else { return [] }
@@ -96,7 +105,7 @@ extension PlaylistStore {
         guard let location = store.musicBranch?.musicLocation(ofTreePath: item.path),
             let entries = try folderPlaylist(paths.line(root: location.root, path: location.relativePath))
         else { throw ReelError(.notFound, "no playlist file at \(item.path)") }
-        return additions(for: entries.map(\.uri)[...], locations: entries.map(\.location)[...], indexedOnly: true)
+        return additions(for: entries.map(\.uri)[...], locations: entries.map(\.location)[...], indexedOnly: true).perLine
     }
 
     /// A file outside the music folders named by a playlist file: played only inside a media

@@ -14,38 +14,26 @@ extension PlaylistStore {
     /// skipped, named in the outcome and the log, and stays in the file. When every entry is
     /// skipped (or the range is empty) the queue does not change. `name` may also be the URI of
     /// a playlist file in a music folder (`source(_:)`), when no stored playlist has that name.
+    /// Without `listing` the outcome's `entries` is empty: no entry value is made for a reply
+    /// that does not show them (MPD's `load` answers OK).
     public func load(
-        _ name: String, start: Int = 0, end: Int? = nil, at position: Int? = nil,
+        _ name: String, start: Int = 0, end: Int? = nil, at position: Int? = nil, listing: Bool = true,
         reply: @escaping Reply<PlaylistLoadOutcome>
     ) {
         queue.async { [self] in
-            let lines: ArraySlice<String>
-            let additions: [Result<QueueAddition, ReelError>]
+            let lines: [String]
+            let planned: PlaylistAdditions
             do throws(ReelError) {
                 let source = try self.source(name, locating: true)
-                let all = source.uris
-                guard start >= 0, start <= all.count, (end ?? all.count) >= start else {
-                    throw ReelError(.outOfRange, "the range \(start):\(end.map(String.init) ?? "") is outside the playlist \(name) (0…\(all.count))")
+                lines = source.uris
+                guard start >= 0, start <= lines.count, (end ?? lines.count) >= start else {
+                    throw ReelError(.outOfRange, "the range \(start):\(end.map(String.init) ?? "") is outside the playlist \(name) (0…\(lines.count))")
                 }
-                let window = start..<min(end ?? all.count, all.count)
-                // Indexed from 0, as the rest counts them.
-                lines = ArraySlice(Array(all[window]))
-                additions = self.additions(for: source, window)
+                planned = self.additions(for: source, start..<min(end ?? lines.count, lines.count))
             } catch {
                 return reply(.failure(error))
             }
-            var skipped: [(position: Int, uri: String, error: ReelError)] = []
-            var queued: [QueueAddition] = []
-            var positions: [Int] = []
-            for (offset, addition) in additions.enumerated() {
-                switch addition {
-                case .success(let addition):
-                    queued.append(addition)
-                    positions.append(start + offset)
-                case .failure(let error):
-                    skipped.append((start + offset, lines[offset], error))
-                }
-            }
+            let skipped = planned.failures.map { (position: $0.line, uri: lines[$0.line], error: $0.error) }
             let finish: @Sendable (Result<PlaylistLoadOutcome, ReelError>) -> Void = { [logger] result in
                 if case .success(let outcome) = result, !outcome.skipped.isEmpty {
                     logger.notice(
@@ -57,15 +45,16 @@ extension PlaylistStore {
                 }
                 reply(result)
             }
-            let (skippedBefore, queuedPositions) = (skipped, positions)
-            guard !queued.isEmpty else {
+            guard !planned.run.order.isEmpty else {
                 return finish(.success(PlaylistLoadOutcome(entries: [], skipped: skipped)))
             }
-            player.add(queued, skippable: Set(queued.indices), at: position, afterCurrent: false) { result in
+            let queuedLines = planned.lines
+            player.add(planned.run, skippable: { _ in true }, listing: listing, at: position, afterCurrent: false) { result in
                 finish(result.map { outcome in
-                    var all = skippedBefore
+                    guard !outcome.skipped.isEmpty else { return PlaylistLoadOutcome(entries: outcome.entries, skipped: skipped) }
+                    var all = skipped
                     for (index, error) in outcome.skipped {
-                        all.append((queuedPositions[index], lines[queuedPositions[index] - start], error))
+                        all.append((queuedLines[index], lines[queuedLines[index]], error))
                     }
                     return PlaylistLoadOutcome(entries: outcome.entries, skipped: all.sorted { $0.position < $1.position })
                 })
@@ -74,10 +63,13 @@ extension PlaylistStore {
     }
 
     /// What each entry of `window` of a playlist adds to the queue, or why it adds nothing.
-    func additions(for source: Source, _ window: Range<Int>) -> [Result<QueueAddition, ReelError>] {
+    func additions(for source: Source, _ window: Range<Int>) -> PlaylistAdditions {
+        let locations = source.locations
+        // The whole playlist: its files as read (a playlist loaded again is not hashed again).
+        let music = window == locations.indices ? source.music : PlaylistMusicLines(locations[window])
         switch source {
-        case .stored: additions(for: source.uris[window], locations: source.locations[window])
-        case .folder: additions(for: source.uris[window], locations: source.locations[window], indexedOnly: true)
+        case .stored: return additions(for: source.uris[window], locations: locations[window], music: music)
+        case .folder: return additions(for: source.uris[window], locations: locations[window], music: music, indexedOnly: true)
         }
     }
 
@@ -85,38 +77,72 @@ extension PlaylistStore {
     /// the index in one query per folder (no file opened), recordings from the tree. With
     /// `indexedOnly` (a playlist file of a music folder), a music folder path the index does
     /// not have names nothing (as MPD, which looks it up in its database); otherwise it is the
-    /// file itself, checked when added.
+    /// file itself, checked when added. `music` is the music files of `locations` (made from
+    /// them when nil); its line numbers are the indices of `locations`. Each music file is one
+    /// addition, however many lines name it.
     func additions(
-        for lines: ArraySlice<String>, locations: ArraySlice<PlaylistPaths.Location>, indexedOnly: Bool = false
-    ) -> [Result<QueueAddition, ReelError>] {
-        // Each track's addition made once: the lines that name it again share it.
-        let tracks = indexedTracks(locations).mapValues { $0.mapValues { QueueAddition.musicTracks([$0]) } }
-        return locations.indices.map { index -> Result<QueueAddition, ReelError> in
-            switch locations[index] {
-            case .music(let root, let path):
-                if let addition = tracks[root]?[path] { return .success(addition) }
-                if indexedOnly {
-                    return .failure(ReelError(.notFound, "\(lines[index]) is not a file of the music folders"))
-                }
-                // Not indexed (yet): the file itself, checked when added.
-                return .success(.file(PlaylistPaths.absolutePath(root: root, path: path)))
-            case .recording(let treePath):
-                do throws(ReelError) {
-                    let item = try LibraryController.recordingOrFolder(fileTreePath: treePath, in: store)
-                    guard item.kind == .recording else {
-                        return .failure(ReelError(.notARecording, "\(lines[index]) is a folder, not a recording"))
+        for lines: ArraySlice<String>, locations: ArraySlice<PlaylistPaths.Location>, music: PlaylistMusicLines? = nil,
+        indexedOnly: Bool = false
+    ) -> PlaylistAdditions {
+        let music = music ?? PlaylistMusicLines(locations)
+        let tracks = indexedTracks(music.files)
+        var planned = PlaylistAdditions()
+        planned.run.order.reserveCapacity(locations.count)
+        planned.lines.reserveCapacity(locations.count)
+        // Each music file's addition, by its index in `music.files`, once a line named it.
+        var additionOfFile = [Int](repeating: -1, count: music.files.count)
+        for index in locations.indices {
+            // A music file's line by its number (its location is not even looked at).
+            let file = music.fileOfLine[index - music.firstLine]
+            if file >= 0 {
+                if additionOfFile[file] < 0 {
+                    if let track = tracks[file] {
+                        additionOfFile[file] = planned.add(.musicTracks([track]))
+                    } else if indexedOnly {
+                        planned.failures.append((index, ReelError(.notFound, "\(lines[index]) is not a file of the music folders")))
+                        continue
+                    } else {
+                        // Not indexed (yet): the file itself, checked when added.
+                        let (root, path) = music.files[file]
+                        additionOfFile[file] = planned.add(.file(PlaylistPaths.absolutePath(root: root, path: path)))
                     }
-                    return .success(.recordings([.id(item.id)]))
-                } catch {
-                    return .failure(ReelError(.notFound, "no recording at \(lines[index])"))
                 }
-            case .url(let url):
-                return .success(.url(url))
-            case .file(let path):
-                return .success(.file(path))
-            case .invalid(let why):
-                return .failure(ReelError(.notFound, why))
+                planned.run.order.append(additionOfFile[file])
+                planned.lines.append(index)
+                continue
             }
+            switch addition(of: locations[index], line: lines[index]) {
+            case .success(let addition):
+                planned.run.order.append(planned.add(addition))
+                planned.lines.append(index)
+            case .failure(let error):
+                planned.failures.append((index, error))
+            }
+        }
+        return planned
+    }
+
+    /// What a line that is not a music folder's file adds, or why it adds nothing.
+    private func addition(of location: PlaylistPaths.Location, line: String) -> Result<QueueAddition, ReelError> {
+        switch location {
+        case .music(let root, let path):
+            return .success(.file(PlaylistPaths.absolutePath(root: root, path: path)))
+        case .recording(let treePath):
+            do throws(ReelError) {
+                let item = try LibraryController.recordingOrFolder(fileTreePath: treePath, in: store)
+                guard item.kind == .recording else {
+                    return .failure(ReelError(.notARecording, "\(line) is a folder, not a recording"))
+                }
+                return .success(.recordings([.id(item.id)]))
+            } catch {
+                return .failure(ReelError(.notFound, "no recording at \(line)"))
+            }
+        case .url(let url):
+            return .success(.url(url))
+        case .file(let path):
+            return .success(.file(path))
+        case .invalid(let why):
+            return .failure(ReelError(.notFound, why))
         }
     }
 
@@ -150,6 +176,18 @@ extension PlaylistStore {
         return entries
     }
 
+    /// The index's track of each of `files` (nil: not indexed), in one query per music folder.
+    private func indexedTracks(_ files: [(root: String, path: String)]) -> [MusicTrack?] {
+        var wanted: [String: [String]] = [:]
+        for file in files { wanted[file.root, default: []].append(file.path) }
+        var found: [String: [String: MusicTrack]] = [:]
+        let index = MusicIndex(store: store)
+        for (root, paths) in wanted {
+            found[root] = (try? index.tracks(root: root, relativePaths: paths)) ?? [:]
+        }
+        return files.map { found[$0.root]?[$0.path] }
+    }
+
     /// The index's files present among the music locations, by root and path.
     private func indexedTracks(_ locations: ArraySlice<PlaylistPaths.Location>) -> [String: [String: MusicTrack]] {
         var wanted: [String: [String]] = [:]
@@ -160,5 +198,61 @@ extension PlaylistStore {
             found[root] = (try? index.tracks(root: root, relativePaths: paths)) ?? [:]
         }
         return found
+    }
+}
+
+/// The files of the music folders that a playlist's lines name, each once, and the file each
+/// line names: a playlist that names 200 files 50 times is looked up in the index as 200 files,
+/// and its 10,000 lines find theirs by number, not by hashing their paths on every load.
+struct PlaylistMusicLines: Sendable {
+    /// Each file once, in the order of the first line naming it.
+    var files: [(root: String, path: String)] = []
+    /// For each line from `firstLine`: its file's index in `files`, or -1 (not a music file).
+    var fileOfLine: [Int] = []
+    /// The index of the first line (the locations' start).
+    var firstLine = 0
+
+    init(_ locations: ArraySlice<PlaylistPaths.Location>) {
+        firstLine = locations.startIndex
+        fileOfLine.reserveCapacity(locations.count)
+        var indexOfFile: [String: [String: Int]] = [:]
+        for location in locations {
+            guard case .music(let root, let path) = location else {
+                fileOfLine.append(-1)
+                continue
+            }
+            if let known = indexOfFile[root]?[path] {
+                fileOfLine.append(known)
+            } else {
+                indexOfFile[root, default: [:]][path] = files.count
+                fileOfLine.append(files.count)
+                files.append((root, path))
+            }
+        }
+    }
+}
+
+/// What a playlist's lines add to the queue: each distinct addition once and the order of the
+/// lines that add something (`run`), the line each of those is (`lines`, indexed as the
+/// playlist's lines), and the lines that add nothing with why (`failures`, in line order).
+struct PlaylistAdditions {
+    /// (Each music file is one addition: `distinctTracks`.)
+    var run = QueueAdditionRun(additions: [], order: [], distinctTracks: true)
+    var lines: [Int] = []
+    var failures: [(line: Int, error: ReelError)] = []
+
+    /// Appends `addition` to the run's distinct additions; its index there.
+    mutating func add(_ addition: QueueAddition) -> Int {
+        run.additions.append(addition)
+        return run.additions.count - 1
+    }
+
+    /// Each line's outcome, in line order (for callers that take one addition per line).
+    var perLine: [Result<QueueAddition, ReelError>] {
+        var outcomes: [(line: Int, outcome: Result<QueueAddition, ReelError>)] = []
+        outcomes.reserveCapacity(lines.count + failures.count)
+        for (index, line) in lines.enumerated() { outcomes.append((line, .success(run.additions[run.order[index]]))) }
+        for failure in failures { outcomes.append((failure.line, .failure(failure.error))) }
+        return outcomes.sorted { $0.line < $1.line }.map(\.outcome)
     }
 }

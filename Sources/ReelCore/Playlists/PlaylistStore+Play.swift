@@ -15,7 +15,8 @@ extension PlaylistStore {
             } catch {
                 return reply(.failure(error))
             }
-            let additions = self.additions(for: source, 0..<source.uris.count).compactMap { try? $0.get() }
+            let run = self.additions(for: source, 0..<source.uris.count).run
+            let additions = run.order.map { run.additions[$0] }
             guard !additions.isEmpty else {
                 return reply(.failure(ReelError(.notFound, "the playlist \"\(name)\" has no entry that can be played")))
             }

@@ -320,6 +320,8 @@ struct ReadPlaylist {
     var playlist: StoredPlaylist
     var entries: [String]
     var locations: [PlaylistPaths.Location]?
+    /// The music folders' files the lines name, each once (made with `locations`).
+    var music: PlaylistMusicLines?
 }
 
 extension PlaylistStore {
@@ -336,7 +338,11 @@ extension PlaylistStore {
         } else {
             read = known!
         }
-        if locating, read.locations == nil { read.locations = read.entries.map(paths.location(of:)) }
+        if locating, read.locations == nil {
+            let locations = read.entries.map(paths.location(of:))
+            read.locations = locations
+            read.music = PlaylistMusicLines(locations[...])
+        }
         // A file changed too recently to tell the next change is read again next time.
         lastRead = stamp == nil ? nil : read
         return read

@@ -27,8 +27,8 @@ struct SavedLayout: Sendable {
 enum QueueEditPiece: Equatable, Sendable {
     /// The entries at positions `start..<start + count` of the list before, in that order.
     case keep(start: Int, count: Int)
-    /// New entries, in this order.
-    case add([SavedQueue.Entry])
+    /// New entries: each distinct one once and their order (`SavedEntries`).
+    case add(SavedEntries)
 }
 
 extension PlayQueue {
@@ -46,7 +46,7 @@ extension PlayQueue {
         guard replaced || layout.entriesVersion != entriesVersion else { return nil }
         var pieces: [QueueEditPiece] = []
         var run: (start: Int, count: Int)? = nil
-        var added: [SavedQueue.Entry] = []
+        var added = SavedEntriesBuilder(self)
         let lastID = layout.lastID
         let known = layout.positionOfSlot.count
         for slot in queue {
@@ -56,13 +56,10 @@ extension PlayQueue {
                     pieces.append(.keep(start: kept.start, count: kept.count))
                     run = nil
                 }
-                added.append(savedEntry(slot))
+                added.append(slot, of: self)
                 continue
             }
-            if !added.isEmpty {
-                pieces.append(.add(added))
-                added = []
-            }
+            if !added.isEmpty { pieces.append(.add(added.take())) }
             let before = layout.positionOfSlot[slot]
             if let kept = run, kept.start + kept.count == before {
                 run = (kept.start, kept.count + 1)
@@ -72,24 +69,28 @@ extension PlayQueue {
             }
         }
         if let kept = run { pieces.append(.keep(start: kept.start, count: kept.count)) }
-        if !added.isEmpty { pieces.append(.add(added)) }
+        if !added.isEmpty { pieces.append(.add(added.take())) }
         let unchanged = !replaced && queue.count == layout.length
             && (queue.isEmpty || pieces == [.keep(start: 0, count: queue.count)])
         layout = self.layout
         return unchanged ? nil : pieces
     }
 
-    /// What the saved state records of the entry in `slot`: `SavedQueue.Entry(saving:)` of it,
-    /// without making the whole entry first.
-    func savedEntry(_ slot: Int) -> SavedQueue.Entry {
-        let stored = slots[slot]
-        return SavedQueue.Entry(
-            source: stored.source, duration: stored.durationEstimated ? nil : stored.duration, format: stored.format,
-            tags: stored.tags)
+    /// What the saved state records of `content`: `SavedQueue.Entry(saving:)` of an entry of
+    /// it, without making the whole entry first.
+    static func savedEntry(_ content: Content) -> SavedQueue.Entry {
+        SavedQueue.Entry(
+            source: content.source, duration: content.durationEstimated ? nil : content.duration, format: content.format,
+            tags: content.tags)
     }
 
-    /// Every entry as the saved state records it, in queue order.
-    var savedEntries: [SavedQueue.Entry] { queue.map(savedEntry) }
+    /// Every entry as the saved state records it, in queue order: each row of `contents` once,
+    /// and the order of all (what a full save writes). O(length), no hashing.
+    var savedEntries: SavedEntries {
+        var builder = SavedEntriesBuilder(self)
+        for slot in queue { builder.append(slot, of: self) }
+        return builder.take()
+    }
 
     /// The layout of the queue as it is now (what a full save records).
     var layout: SavedLayout {
@@ -103,10 +104,54 @@ extension PlayQueue {
     }
 }
 
+/// Collects entries of a queue as the saved state records them: the row of `contents` each
+/// uses, written once per collection, and the order of the entries as indices into those.
+struct SavedEntriesBuilder {
+    /// For each row of the queue's `contents`: its index among the entries collected, or -1
+    /// (made at the first `append`: an edit without adds needs none).
+    private var indexOfRow: [Int] = []
+    private let rowCount: Int
+    /// The rows collected since the last `take`, to reset their marks.
+    private var rows: [Int] = []
+    private var entries: [SavedQueue.Entry] = []
+    private var order: [Int] = []
+
+    init(_ queue: PlayQueue) {
+        rowCount = queue.contents.count
+    }
+
+    var isEmpty: Bool { order.isEmpty }
+
+    mutating func append(_ slot: Int, of queue: PlayQueue) {
+        if indexOfRow.isEmpty { indexOfRow = [Int](repeating: -1, count: rowCount) }
+        let row = queue.slots[slot].content
+        var index = indexOfRow[row]
+        if index < 0 {
+            index = entries.count
+            indexOfRow[row] = index
+            rows.append(row)
+            entries.append(PlayQueue.savedEntry(queue.contents[row]))
+        }
+        order.append(index)
+    }
+
+    /// The entries collected since the last `take`, and starts again.
+    mutating func take() -> SavedEntries {
+        for row in rows { indexOfRow[row] = -1 }
+        rows = []
+        defer {
+            entries = []
+            order = []
+        }
+        return SavedEntries(entries: entries, order: order)
+    }
+}
+
 extension QueueEditPiece {
     /// Applies `pieces` to `list` (any element: the saved entries, or indices of them), or nil
     /// when a piece does not fit the list (a `keep` outside it) or the result is not `length`
-    /// long. `add` pieces go through `adding`, which gives the element for each new entry.
+    /// long. `add` pieces go through `adding`, which gives the element for each distinct new
+    /// entry (once, however often the piece names it).
     static func apply<Element>(
         _ pieces: [QueueEditPiece], to list: [Element], length: Int, adding: (SavedQueue.Entry) -> Element
     ) -> [Element]? {
@@ -117,9 +162,14 @@ extension QueueEditPiece {
             case .keep(let start, let count):
                 guard start >= 0, count > 0, start <= list.count - count else { return nil }
                 result.append(contentsOf: list[start..<start + count])
-            case .add(let entries):
-                guard !entries.isEmpty else { return nil }
-                for entry in entries { result.append(adding(entry)) }
+            case .add(let added):
+                guard !added.isEmpty else { return nil }
+                let made = added.entries.map(adding)
+                if let order = added.order {
+                    for index in order { result.append(made[index]) }
+                } else {
+                    result.append(contentsOf: made)
+                }
             }
         }
         return result.count == length ? result : nil

@@ -8,11 +8,15 @@ extension PlayQueue {
 
     func makeEntry(_ slot: Int) -> QueueEntry {
         let stored = slots[slot]
+        let content = contents[stored.content]
         return QueueEntry(
-            id: stored.id, position: positionOfSlot[slot], source: stored.source, duration: stored.duration,
-            format: stored.format, missing: stored.missing, tags: stored.tags, priority: Int(stored.priority),
-            durationEstimated: stored.durationEstimated)
+            id: stored.id, position: positionOfSlot[slot], source: content.source, duration: content.duration,
+            format: content.format, missing: content.missing, tags: content.tags, priority: Int(stored.priority),
+            durationEstimated: content.durationEstimated)
     }
+
+    /// The contents of the entry in `slot`.
+    func content(of slot: Int) -> Content { contents[slots[slot].content] }
 
     /// Starts a change of the entries or their positions: `entriesVersion` goes up, and the slots
     /// that `allocate`, `renumber` and `removeSlots` reach after it are stamped with the new
@@ -35,12 +39,44 @@ extension PlayQueue {
         slotOfID.reserveCapacity(slotOfID.count + count)
     }
 
-    /// Gives `new` the next id and a slot, stamped with `entriesVersion`; the caller puts the slot
-    /// in the queue.
-    mutating func allocate(_ new: NewQueueEntry) -> Int {
-        let stored = Slot(
-            id: nextID, source: new.source, duration: new.duration, format: new.format, missing: new.missing,
-            tags: new.tags, durationEstimated: new.durationEstimated && new.duration != nil, changed: entriesVersion)
+    /// Gives each entry of `run`, in its order, the next id and a slot stamped with
+    /// `entriesVersion`, the entries of one distinct entry sharing a row of `contents`; returns
+    /// the slots, which the caller puts in the queue.
+    mutating func allocate(_ run: NewQueueRun) -> [Int] {
+        let rows = run.distinct.map { new in
+            addContent(Content(
+                source: new.source, duration: new.duration, format: new.format, missing: new.missing, tags: new.tags,
+                durationEstimated: new.durationEstimated && new.duration != nil))
+        }
+        var added: [Int] = []
+        added.reserveCapacity(run.count)
+        for index in run.order {
+            let row = rows[index]
+            contentUses[row] += 1
+            added.append(allocate(content: row))
+        }
+        for row in rows where contentUses[row] == 0 {
+            contents[row] = .free
+            freeContents.append(row)
+        }
+        return added
+    }
+
+    /// A row of `contents` holding `content`, used by no entry yet.
+    mutating func addContent(_ content: Content) -> Int {
+        if let reused = freeContents.popLast() {
+            contents[reused] = content
+            return reused
+        }
+        contents.append(content)
+        contentUses.append(0)
+        return contents.count - 1
+    }
+
+    /// Gives an entry of the row `content` (whose use the caller counted) the next id and a
+    /// slot stamped with `entriesVersion`.
+    private mutating func allocate(content: Int) -> Int {
+        let stored = Slot(id: nextID, content: content, changed: entriesVersion)
         nextID += 1
         let slot: Int
         if let reused = freeSlots.popLast() {
@@ -56,6 +92,28 @@ extension PlayQueue {
         return slot
     }
 
+    /// One entry less uses the row `content`; a row no entry uses is freed (its strings with it).
+    mutating func releaseContent(_ content: Int) {
+        contentUses[content] -= 1
+        if contentUses[content] == 0 {
+            contents[content] = .free
+            freeContents.append(content)
+        }
+    }
+
+    /// Changes the contents of the entry in `slot` only: a row other entries share is copied
+    /// for it first.
+    mutating func changeContent(of slot: Int, _ change: (inout Content) -> Void) {
+        let row = slots[slot].content
+        if contentUses[row] == 1 { return change(&contents[row]) }
+        var copy = contents[row]
+        change(&copy)
+        releaseContent(row)
+        let own = addContent(copy)
+        contentUses[own] = 1
+        slots[slot].content = own
+    }
+
     /// Removes the slots marked in `doomed` (indexed by slot) from the queue and the play order in
     /// one pass each, and frees them. The entries that move up are stamped with `entriesVersion`.
     mutating func removeSlots(_ doomed: [Bool]) {
@@ -65,6 +123,7 @@ extension PlayQueue {
             if doomed[slot] {
                 if slots[slot].priority != 0 { prioritized -= 1 }
                 slotOfID[slots[slot].id] = nil
+                releaseContent(slots[slot].content)
                 slots[slot] = .free
                 freeSlots.append(slot)
             } else {

@@ -59,7 +59,8 @@ enum MPDPlaylistCommands {
                     guard at <= context.core.player.queueSummary.length else { throw MPDAck(.argument, "Bad song index") }
                     position = at
                 }
-                playlists.load(request[0], start: start, end: end, at: position) { result in
+                // MPD answers OK only: no entry values are made for the reply.
+                playlists.load(request[0], start: start, end: end, at: position, listing: false) { result in
                     reply(result.map { _ in MPDResponse() }.mapError(ack))
                 }
             },
