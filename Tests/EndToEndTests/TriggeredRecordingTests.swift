@@ -26,8 +26,8 @@ import Testing
         let phrase = daemon.directory.appendingPathComponent("phrase.wav").path
         let (status, output) = try AudioAnalysis.run("espeak-ng", ["-w", spoken, "recording starts when someone speaks"])
         try #require(status == 0, "espeak-ng failed: \(output)")
-        // A second of silence before the phrase: the null sink's monitor delivers frames only
-        // while something plays into it, and the pre-roll is made of the frames before the trigger.
+        // A second of silence before the phrase: the pre-roll is made of the frames before the
+        // trigger.
         try AudioAnalysis.run("sox", [spoken, "-r", "48000", "-c", "1", "-b", "16", phrase, "pad", "1", "0"])
         let client = try daemon.client()
         let hold = 1.0
