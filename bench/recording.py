@@ -90,7 +90,9 @@ class Reeld:
         self.log_path = os.path.join(work, f"{name}d.log")
         config = os.path.join(work, f"{name}-empty.toml" if not config_text else f"{name}.toml")
         with open(config, "w") as f:
-            f.write(config_text)
+            # Only the socket is used: no MPD or HTTP port, so two reelds (bench/recording-ab.py)
+            # or one beside another program on 6600 can run.
+            f.write("mpd_listen = []\nhttp_listen = []\n" + config_text)
         self.process = subprocess.Popen(
             [binary, "--config", config, "--socket", self.socket, "--data-dir", data, "--device", "null",
              "--capture-device", "pulse", "--log-level", "notice"],

@@ -26,8 +26,8 @@ import Testing
         let phrase = daemon.directory.appendingPathComponent("phrase.wav").path
         let (status, output) = try AudioAnalysis.run("espeak-ng", ["-w", spoken, "recording starts when someone speaks"])
         try #require(status == 0, "espeak-ng failed: \(output)")
-        // A second of silence before the phrase: the null sink's monitor delivers frames only
-        // while something plays into it, and the pre-roll is made of the frames before the trigger.
+        // A second of silence before the phrase: the pre-roll is made of the frames before the
+        // trigger.
         try AudioAnalysis.run("sox", [spoken, "-r", "48000", "-c", "1", "-b", "16", phrase, "pad", "1", "0"])
         let client = try daemon.client()
         let hold = 1.0
@@ -38,7 +38,10 @@ import Testing
         #expect(started["state"] == .string("armed"))
         #expect(started["threshold"]?.doubleValue == -30)
         #expect(started["item"] == .null)
-        // Armed for a moment on silence first: nothing may trigger.
+        // Armed for a moment on silence first: nothing may trigger. The pre-roll is made of frames
+        // the device delivered, and PulseAudio's plugin delivers a new stream's first frames 1–2 s
+        // after it starts (nothing from before): wait for them, then a second more.
+        _ = try wait(client) { ($0["elapsed"]?.doubleValue ?? 0) > 0 }
         usleep(1_000_000)
         let armed = try client.result("recorder.status")
         #expect(armed["series"]?["takes"]?.intValue == 0, "a take started on silence")

@@ -91,8 +91,8 @@ final class PacedInput: PCMInput, @unchecked Sendable {
         return writer
     }
 
-    @Test func captureAsksForEighthSecondPeriodsInAHalfSecondBuffer() {
-        #expect(PCMTiming.capture == PCMTiming(periodMicroseconds: 125_000, bufferMicroseconds: 500_000))
+    @Test func captureAsksForQuarterSecondPeriodsInAOneSecondBuffer() {
+        #expect(PCMTiming.capture == PCMTiming(periodMicroseconds: 250_000, bufferMicroseconds: 1_000_000))
         // A playback timing with longer periods keeps them, in a buffer of at least four.
         let long = PCMTiming(periodMicroseconds: 500_000, bufferMicroseconds: 1_000_000).forCapture
         #expect(long == PCMTiming(periodMicroseconds: 500_000, bufferMicroseconds: 2_000_000))

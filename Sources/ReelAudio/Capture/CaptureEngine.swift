@@ -71,11 +71,11 @@ public enum CaptureEnding: Sendable, Equatable {
 
 /// Records sessions of takes. The capture thread reads what the device holds (non-blocking;
 /// one read per period, then a wait of at most two) into a ring of `ringSeconds`, and meters
-/// it in integers; the writer thread wakes four times a
-/// second, cuts what the ring holds into takes (`TakeCutter`: one take, segments, or level
-/// triggered), encodes it and syncs the open take's file every `syncInterval` seconds (half a
-/// second by default: with the writer's drain and the encoder's own lag, a power cut then loses
-/// under a second; at 1 s the worst measured was 1.37 s, bench/powercut). The last
+/// it in integers; the writer thread is woken by the read that brings the ring to a quarter
+/// second (without audio it sleeps half a second at most), cuts what the ring holds into takes
+/// (`TakeCutter`: one take, segments, or level triggered), encodes it and syncs the open take's file every `syncInterval` seconds (half a
+/// second by default: with a period in the device and the writer's quarter second, a power cut
+/// then loses under a second; at 1 s the worst measured was 1.37 s, bench/powercut). The last
 /// seconds taken from the ring stay in a history (`CaptureHistory`) for pre-roll: a triggered take
 /// begins before its trigger, and a listening engine's session before `start` was called.
 /// The capture thread runs at normal priority: the device's buffer (half a second by default,
@@ -281,9 +281,12 @@ public final class CaptureEngine: @unchecked Sendable {
             throw error
         }
         let format = configuration.format
+        // The writer wakes for a quarter second of audio (two 125 ms periods), or a period where
+        // periods are longer: four batches a second, each right after the read that completes it.
+        let batchFrames = max(format.sampleRate / 4, configuration.periodFrames)
         let ring = CaptureRing(
             capacityFrames: max(Int(ringSeconds * Double(format.sampleRate)), configuration.periodFrames * 4),
-            bytesPerFrame: format.bytesPerFrame)
+            bytesPerFrame: format.bytesPerFrame, wakeFrames: batchFrames)
         stopRequested.withLock { $0 = false }
         published.withLock { snapshot in
             snapshot = CaptureSnapshot()
@@ -299,8 +302,10 @@ public final class CaptureEngine: @unchecked Sendable {
         let capture = CaptureLoop(
             device: device, configuration: configuration, ring: ring, maxFrames: captureLimit,
             published: published, stopRequested: stopRequested, logger: logger)
+        // Without a batch, the writer sleeps two of them (the sync and the progress still come).
         let write = WriteLoop(
-            ring: ring, history: history, format: format, syncInterval: syncInterval, published: published,
+            ring: ring, history: history, format: format, syncInterval: syncInterval,
+            idleWaitMilliseconds: 2 * batchFrames * 1000 / max(format.sampleRate, 1), published: published,
             stopRequested: stopRequested, logger: logger, listening: listening)
         writeLoop = write
         pendingThreads = [capture.run, write.run]
@@ -502,6 +507,8 @@ private final class WriteLoop: @unchecked Sendable {
     let history: CaptureHistory?
     let format: PCMFormat
     let syncInterval: Double
+    /// How long the writer waits on an empty ring (a read or a command ends the wait sooner).
+    let idleWaitMilliseconds: Int
     let published: Locked<CaptureSnapshot>
     let stopRequested: Locked<Bool>
     let logger: Logger
@@ -514,10 +521,11 @@ private final class WriteLoop: @unchecked Sendable {
     private var ending: (at: Int64?, keep: Bool, done: DispatchSemaphore)?
 
     init(
-        ring: CaptureRing, history: CaptureHistory?, format: PCMFormat, syncInterval: Double,
+        ring: CaptureRing, history: CaptureHistory?, format: PCMFormat, syncInterval: Double, idleWaitMilliseconds: Int,
         published: Locked<CaptureSnapshot>, stopRequested: Locked<Bool>, logger: Logger, listening: Bool
     ) {
         self.listening = listening
+        self.idleWaitMilliseconds = idleWaitMilliseconds
         self.ring = ring
         self.history = history
         self.format = format
@@ -527,9 +535,10 @@ private final class WriteLoop: @unchecked Sendable {
         self.logger = logger
     }
 
-    /// From the engine's caller; applied at the writer's next wake (within a quarter second).
+    /// From the engine's caller; the writer wakes for it and applies it at once.
     func post(_ command: Command) {
         commands.withLock { $0.append(command) }
+        ring.wake()
     }
 
     /// The shortest time between two `CaptureTakes.progress` calls.
@@ -556,7 +565,7 @@ private final class WriteLoop: @unchecked Sendable {
         var position: Int64 = 0
         while true {
             applyCommands(position: position)
-            let frames = ring.take(into: buffer, maxFrames: chunkFrames, timeoutMilliseconds: 250)
+            let frames = ring.take(into: buffer, maxFrames: chunkFrames, timeoutMilliseconds: idleWaitMilliseconds)
             if frames > 0 {
                 if let session {
                     process(session, buffer, frames: frames, position: position)

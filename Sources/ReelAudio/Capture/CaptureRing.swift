@@ -7,22 +7,28 @@ import ReelRuntime
 
 /// A single-producer, single-consumer ring of interleaved frames. The capture thread puts
 /// (never waiting: what does not fit is refused and counted by the caller), the writer takes.
-/// A put does not wake the writer: it drains the ring on its own rhythm (an empty ring makes it
-/// sleep a fixed time), so the two threads wake independently and seldom. The lock is held only
-/// to copy.
+/// A put that brings the ring to `wakeFrames` wakes a writer waiting on it, so the writer wakes
+/// when there is a batch to encode (not at every period, and not on a timer that races the
+/// capture thread's reads); `wake` cuts a wait short for the writer's commands. The lock is held
+/// only to copy.
 final class CaptureRing: @unchecked Sendable {
     let capacityFrames: Int
     let bytesPerFrame: Int
+    /// Frames held at which a put wakes the waiting `take`.
+    let wakeFrames: Int
     private let storage: UnsafeMutableRawPointer
     private var mutex = pthread_mutex_t()
     private var condition = pthread_cond_t()
     private var readIndex = 0  // in frames, modulo capacity
     private var count = 0  // frames held
     private var closed = false
+    /// Set by `wake`, cleared by the `take` it ends.
+    private var wakeRequested = false
 
-    init(capacityFrames: Int, bytesPerFrame: Int) {
+    init(capacityFrames: Int, bytesPerFrame: Int, wakeFrames: Int = 1) {
         precondition(capacityFrames > 0 && bytesPerFrame > 0)
         self.capacityFrames = capacityFrames
+        self.wakeFrames = min(max(wakeFrames, 1), capacityFrames)
         self.bytesPerFrame = bytesPerFrame
         storage = UnsafeMutableRawPointer.allocate(byteCount: capacityFrames * bytesPerFrame, alignment: 16)
         pthread_mutex_init(&mutex, nil)
@@ -56,24 +62,36 @@ final class CaptureRing: @unchecked Sendable {
             count += run
             copied += run
         }
+        // No system call unless the writer waits (glibc's signal without waiters is a check).
+        if accepted > 0 && count >= wakeFrames { pthread_cond_signal(&condition) }
         return accepted
     }
 
-    /// Copies out up to `maxFrames`. An empty ring first waits `timeoutMilliseconds` (cut short
-    /// by `close`). Returns 0 when still empty, or when closed and empty (see `isDrained`).
+    /// Ends a `take` waiting on the empty ring now (it returns 0), or the next one at once.
+    func wake() {
+        pthread_mutex_lock(&mutex)
+        wakeRequested = true
+        pthread_cond_broadcast(&condition)
+        pthread_mutex_unlock(&mutex)
+    }
+
+    /// Copies out up to `maxFrames`. An empty ring first waits until a `put` brings it to
+    /// `wakeFrames`, for at most `timeoutMilliseconds` (cut short by `close` and `wake`). Returns 0 when still empty, or
+    /// when closed and empty (see `isDrained`).
     func take(into destination: UnsafeMutableRawPointer, maxFrames: Int, timeoutMilliseconds: Int) -> Int {
         pthread_mutex_lock(&mutex)
         defer { pthread_mutex_unlock(&mutex) }
-        if count == 0 && !closed {
+        if count == 0 && !closed && !wakeRequested {
             var deadline = timespec()
             clock_gettime(CLOCK_MONOTONIC, &deadline)
             let nanoseconds = Int(deadline.tv_nsec) + timeoutMilliseconds * 1_000_000
             deadline.tv_sec += nanoseconds / 1_000_000_000
             deadline.tv_nsec = nanoseconds % 1_000_000_000
-            while !closed {
+            while count < wakeFrames && !closed && !wakeRequested {
                 if pthread_cond_timedwait(&condition, &mutex, &deadline) == ETIMEDOUT { break }
             }
         }
+        wakeRequested = false
         let taken = min(maxFrames, count)
         var copied = 0
         while copied < taken {

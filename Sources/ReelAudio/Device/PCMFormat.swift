@@ -43,12 +43,12 @@ public struct PCMTiming: Sendable, Equatable {
 }
 
 extension PCMTiming {
-    /// Capture needs no low latency (levels are shown about eight times a second): longer periods
-    /// mean fewer wake-ups. 125 ms periods in a 500 ms buffer, as arecord asks for. (250 ms
-    /// periods halve the wake-ups of the capture thread and PulseAudio's client thread, ~0.35 ms
-    /// of CPU per recorded second, but through PulseAudio's plugin the first second a null sink's
-    /// monitor delivers then went missing from a trigger's pre-roll: TriggeredRecordingTests.)
-    public static let capture = PCMTiming(periodMicroseconds: 125_000, bufferMicroseconds: 500_000)
+    /// Capture needs no low latency (levels are shown four times a second): longer periods mean
+    /// fewer wake-ups. 250 ms periods in a one-second buffer: half arecord's wake-ups of the
+    /// capture thread and of PulseAudio's client thread (~0.35 ms of CPU per recorded second).
+    /// The writer is woken by each read (`CaptureEngine`), so a period's audio goes on to the file
+    /// at once and a power cut loses no more than with 125 ms periods and the writer's timer.
+    public static let capture = PCMTiming(periodMicroseconds: 250_000, bufferMicroseconds: 1_000_000)
 
     /// `capture`, or this timing's period and buffer where they are longer.
     public var forCapture: PCMTiming {
