@@ -2,6 +2,7 @@
 // shows the music folders as directories (MPD's database) asks of it.
 import Foundation
 import GRDB
+import GRDBSQLite
 import ReelModel
 
 /// Threads: as `MusicIndex`, any thread; each call blocks for one read (a consistent snapshot).
@@ -98,6 +99,45 @@ extension MusicIndex {
             }
             return found
         }
+    }
+
+    /// The index's file at each of `distinctPaths` of `root` (nil: not indexed), in the order
+    /// given; each path given once (`PlaylistMusicLines.files`). One query per 500 paths that
+    /// joins the paths, numbered in the query's text, to the index: SQLite hands back each row
+    /// with its path's number, so nothing is hashed here, and each track's `root` and
+    /// `relativePath` are the strings given (no string made for them per row).
+    public func tracks(root: String, distinctPaths: [String]) throws(ReelError) -> [MusicTrack?] {
+        var found = [MusicTrack?](repeating: nil, count: distinctPaths.count)
+        guard !distinctPaths.isEmpty else { return found }
+        try store.reading("read \(distinctPaths.count) music files") { db in
+            for start in stride(from: 0, to: distinctPaths.count, by: Self.pathsPerQuery) {
+                let count = min(Self.pathsPerQuery, distinctPaths.count - start)
+                let statement = try db.cachedStatement(sql: Self.numberedPathsSQL(count))
+                statement.arguments = StatementArguments([root] + distinctPaths[start..<start + count])
+                let rows = try Row.fetchCursor(statement)
+                while try rows.next() != nil {
+                    let sqlite = statement.sqliteStatement
+                    let number = start + Int(sqlite3_column_int64(sqlite, 0))
+                    found[number] = Self.track(at: sqlite, firstColumn: 1, root: root, relativePath: distinctPaths[number])
+                }
+            }
+        }
+        return found
+    }
+
+    /// Paths per query of `tracks(root:distinctPaths:)` (SQLite allows 32,766 arguments).
+    static let pathsPerQuery = 500
+
+    /// `count` paths (arguments 2…) numbered 0..<count, joined to the files of root (argument
+    /// 1): each row is the path's number, then `trackColumns`.
+    static func numberedPathsSQL(_ count: Int) -> String {
+        let values = (0..<count).map { "(\($0), ?\($0 + 2))" }.joined(separator: ", ")
+        let columns = trackColumns.split(separator: ",").map { "f." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        return """
+            WITH wanted(number, path) AS (VALUES \(values))
+            SELECT wanted.number, \(columns.joined(separator: ", "))
+            FROM wanted CROSS JOIN music_files AS f ON f.root = ?1 AND f.path = wanted.path
+            """
     }
 
     /// The files present that satisfy every condition (all files present with none), in id

@@ -177,15 +177,18 @@ extension PlaylistStore {
     }
 
     /// The index's track of each of `files` (nil: not indexed), in one query per music folder.
+    /// (`files` are distinct: `PlaylistMusicLines.files`.)
     private func indexedTracks(_ files: [(root: String, path: String)]) -> [MusicTrack?] {
-        var wanted: [String: [String]] = [:]
-        for file in files { wanted[file.root, default: []].append(file.path) }
-        var found: [String: [String: MusicTrack]] = [:]
+        // Each root's files' indices in `files` (most playlists: one root, all of them).
+        var wanted: [String: [Int]] = [:]
+        for (number, file) in files.enumerated() { wanted[file.root, default: []].append(number) }
+        var found = [MusicTrack?](repeating: nil, count: files.count)
         let index = MusicIndex(store: store)
-        for (root, paths) in wanted {
-            found[root] = (try? index.tracks(root: root, relativePaths: paths)) ?? [:]
+        for (root, numbers) in wanted {
+            guard let tracks = try? index.tracks(root: root, distinctPaths: numbers.map { files[$0].path }) else { continue }
+            for (number, track) in zip(numbers, tracks) { found[number] = track }
         }
-        return files.map { found[$0.root]?[$0.path] }
+        return found
     }
 
     /// The index's files present among the music locations, by root and path.
