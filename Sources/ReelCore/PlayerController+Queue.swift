@@ -643,10 +643,12 @@ extension PlayerController {
         guard !track.missing else {
             throw ReelError(.notFound, "\(track.path) is in a music folder that is not there now")
         }
-        try mediaRoots.check(track.path)
+        // (Made once: `path` joins the root and the relative path.)
+        let path = track.path
+        try mediaRoots.check(path)
         let audio = track.audio
         return NewQueueEntry(
-            source: .file(path: track.path), duration: audio.duration,
+            source: .file(path: path), duration: audio.duration,
             format: AudioFormat(codec: audio.codec, sampleRate: audio.sampleRate, channels: audio.channels),
             tags: track.displayTags)
     }

@@ -426,12 +426,18 @@ extension SavedQueue.Entry {
             out.append(0x7D)
         }
         if let tags {
-            for (key, value) in [("title", tags.title), ("artist", tags.artist), ("album", tags.album)] {
-                guard let value else { continue }
-                out.append(contentsOf: #",""#.utf8)
-                out.append(contentsOf: key.utf8)
-                out.append(contentsOf: #"":"#.utf8)
-                JSONWriter.writeString(value, into: &out)
+            // Member by member (no list of them made per entry: a record may hold 10,000).
+            if let title = tags.title {
+                out.append(contentsOf: #","title":"#.utf8)
+                JSONWriter.writeString(title, into: &out)
+            }
+            if let artist = tags.artist {
+                out.append(contentsOf: #","artist":"#.utf8)
+                JSONWriter.writeString(artist, into: &out)
+            }
+            if let album = tags.album {
+                out.append(contentsOf: #","album":"#.utf8)
+                JSONWriter.writeString(album, into: &out)
             }
         }
         out.append(0x7D)

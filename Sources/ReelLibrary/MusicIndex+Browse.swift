@@ -2,6 +2,7 @@
 // shows the music folders as directories (MPD's database) asks of it.
 import Foundation
 import GRDB
+import GRDBSQLite
 import ReelModel
 
 /// Threads: as `MusicIndex`, any thread; each call blocks for one read (a consistent snapshot).
@@ -98,6 +99,76 @@ extension MusicIndex {
             }
             return found
         }
+    }
+
+    /// The index's file at each of `distinctPaths` of `root` (nil: not indexed), in the order
+    /// given; each path given once (`PlaylistMusicLines.files`). One query per 500 paths that
+    /// joins the paths, numbered in the query's text, to the index: SQLite hands back each row
+    /// with its path's number, so nothing is hashed here; the paths are bound to the statement
+    /// as they are (no argument values made), and each track's `root` and `relativePath` are
+    /// the strings given (no string made for them per row).
+    public func tracks(root: String, distinctPaths: [String]) throws(ReelError) -> [MusicTrack?] {
+        var found = [MusicTrack?](repeating: nil, count: distinctPaths.count)
+        guard !distinctPaths.isEmpty else { return found }
+        try store.reading("read \(distinctPaths.count) music files") { db in
+            for start in stride(from: 0, to: distinctPaths.count, by: Self.pathsPerQuery) {
+                let count = min(Self.pathsPerQuery, distinctPaths.count - start)
+                let sql = count == Self.pathsPerQuery ? Self.fullNumberedPathsSQL : Self.numberedPathsSQL(count)
+                let statement = try db.cachedStatement(sql: sql).sqliteStatement
+                sqlite3_reset(statement)
+                defer { sqlite3_reset(statement) }
+                try Self.bind(root, at: 1, of: statement, in: db)
+                for number in 0..<count {
+                    try Self.bind(distinctPaths[start + number], at: CInt(number + 2), of: statement, in: db)
+                }
+                while true {
+                    let code = sqlite3_step(statement)
+                    if code == SQLITE_DONE { break }
+                    guard code == SQLITE_ROW else {
+                        throw DatabaseError(resultCode: ResultCode(rawValue: code), message: db.lastErrorMessage)
+                    }
+                    let number = start + Int(sqlite3_column_int64(statement, 0))
+                    found[number] = Self.track(at: statement, firstColumn: 1, root: root, relativePath: distinctPaths[number])
+                }
+            }
+        }
+        return found
+    }
+
+    /// Binds `text` to parameter `index` of `statement` (SQLite copies it).
+    private static func bind(_ text: String, at index: CInt, of statement: SQLiteStatement, in db: Database) throws {
+        var text = text
+        let code = text.isEmpty
+            ? sqlite3_bind_text(statement, index, "", 0, transient)  // text, not NULL
+            : text.withUTF8 { utf8 in
+                utf8.withMemoryRebound(to: CChar.self) { chars in
+                    sqlite3_bind_text(statement, index, chars.baseAddress, CInt(chars.count), transient)
+                }
+            }
+        guard code == SQLITE_OK else {
+            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: db.lastErrorMessage)
+        }
+    }
+
+    /// SQLite's `SQLITE_TRANSIENT`: a bound value is copied.
+    private static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
+
+    /// Paths per query of `tracks(root:distinctPaths:)` (SQLite allows 32,766 arguments).
+    static let pathsPerQuery = 500
+
+    /// `numberedPathsSQL(pathsPerQuery)`, made once.
+    static let fullNumberedPathsSQL = numberedPathsSQL(pathsPerQuery)
+
+    /// `count` paths (arguments 2…) numbered 0..<count, joined to the files of root (argument
+    /// 1): each row is the path's number, then `trackColumns`.
+    static func numberedPathsSQL(_ count: Int) -> String {
+        let values = (0..<count).map { "(\($0), ?\($0 + 2))" }.joined(separator: ", ")
+        let columns = trackColumns.split(separator: ",").map { "f." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        return """
+            WITH wanted(number, path) AS (VALUES \(values))
+            SELECT wanted.number, \(columns.joined(separator: ", "))
+            FROM wanted CROSS JOIN music_files AS f ON f.root = ?1 AND f.path = wanted.path
+            """
     }
 
     /// The files present that satisfy every condition (all files present with none), in id

@@ -710,24 +710,34 @@ public final class MusicIndex: Sendable {
     /// (the same values as `track(_:)`, without a copied row or a generic decode of each value:
     /// a playlist of 10,000 entries reads 10,000 rows).
     static func track(at statement: SQLiteStatement) -> MusicTrack {
-        func text(_ index: CInt) -> String? {
-            sqlite3_column_type(statement, index) == SQLITE_NULL ? nil : String(sqliteStatement: statement, index: index)
+        track(at: statement, firstColumn: 0, root: nil, relativePath: nil)
+    }
+
+    /// `track(at:)` of the `trackColumns` from column `firstColumn` on; `root` and
+    /// `relativePath`, when given, are the row's (known to the caller: not read again).
+    static func track(at statement: SQLiteStatement, firstColumn: CInt, root: String?, relativePath: String?) -> MusicTrack {
+        func text(_ column: CInt) -> String? {
+            let index = column + firstColumn
+            return sqlite3_column_type(statement, index) == SQLITE_NULL ? nil : String(sqliteStatement: statement, index: index)
         }
-        func integer(_ index: CInt) -> Int? {
-            sqlite3_column_type(statement, index) == SQLITE_NULL ? nil : Int(sqlite3_column_int64(statement, index))
+        func integer(_ column: CInt) -> Int? {
+            let index = column + firstColumn
+            return sqlite3_column_type(statement, index) == SQLITE_NULL ? nil : Int(sqlite3_column_int64(statement, index))
         }
+        func int64(_ column: CInt) -> Int64 { sqlite3_column_int64(statement, column + firstColumn) }
         let tags = TrackTags(
             title: text(9), artist: text(10), album: text(11), albumArtist: text(12), track: integer(13), disc: integer(14),
             date: text(15), genre: text(16))
         let audio = ScannedAudio(
-            tags: tags, codec: String(sqliteStatement: statement, index: 5), sampleRate: Int(sqlite3_column_int64(statement, 6)),
-            channels: Int(sqlite3_column_int64(statement, 7)),
-            duration: sqlite3_column_type(statement, 8) == SQLITE_NULL ? nil : sqlite3_column_double(statement, 8),
-            hasEmbeddedCover: sqlite3_column_int64(statement, 17) != 0)
-        let stamp = MusicFileStamp(size: sqlite3_column_int64(statement, 3), modifiedNanoseconds: sqlite3_column_int64(statement, 4))
+            tags: tags, codec: String(sqliteStatement: statement, index: 5 + firstColumn), sampleRate: Int(int64(6)),
+            channels: Int(int64(7)),
+            duration: sqlite3_column_type(statement, 8 + firstColumn) == SQLITE_NULL
+                ? nil : sqlite3_column_double(statement, 8 + firstColumn),
+            hasEmbeddedCover: int64(17) != 0)
+        let stamp = MusicFileStamp(size: int64(3), modifiedNanoseconds: int64(4))
         return MusicTrack(
-            id: sqlite3_column_int64(statement, 0), root: String(sqliteStatement: statement, index: 1),
-            relativePath: String(sqliteStatement: statement, index: 2), size: stamp.size, modified: stamp.modified, audio: audio,
-            missing: sqlite3_column_int64(statement, 18) != 0)
+            id: int64(0), root: root ?? String(sqliteStatement: statement, index: 1 + firstColumn),
+            relativePath: relativePath ?? String(sqliteStatement: statement, index: 2 + firstColumn), size: stamp.size,
+            modified: stamp.modified, audio: audio, missing: int64(18) != 0)
     }
 }

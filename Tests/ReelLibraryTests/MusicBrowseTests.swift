@@ -177,6 +177,34 @@ import Testing
         #expect(try music.index.tracks(root: "/music", relativePaths: ["F/1.flac"])["F/1.flac"]?.missing == true)
     }
 
+    /// `tracks(root:distinctPaths:)` gives each path's file in the order asked, nil for a path
+    /// the index does not have (or of another root), across the 500-path queries, every value as
+    /// the other reads give it.
+    @Test func tracksByDistinctPathsInTheOrderAsked() throws {
+        let music = try MusicFixture()
+        defer { withExtendedLifetime(music) {} }
+        var files: [ScannedMusicFile] = []
+        for number in 0..<1100 {
+            files.append(scannedFile(
+                "F/\(number).flac", title: number % 3 == 0 ? nil : "T\(number)", artist: "A", album: "Al", albumArtist: nil,
+                track: number % 4 == 0 ? nil : number, disc: nil, date: nil, cover: number % 2 == 1,
+                duration: number % 9 == 0 ? nil : Double(number)))
+        }
+        try music.index.write(files: files)
+        let expected = try music.index.files(root: "/music", under: "")
+        let byPath = Dictionary(uniqueKeysWithValues: expected.map { ($0.relativePath, $0) })
+        // Reversed, with paths the index does not have among them (one in each query).
+        var paths: [String] = expected.map(\.relativePath).reversed()
+        paths.insert("F/none.flac", at: 0)
+        paths.insert("F/other.flac", at: 700)
+        let found = try music.index.tracks(root: "/music", distinctPaths: paths)
+        #expect(found.count == paths.count)
+        for (path, track) in zip(paths, found) { #expect(track == byPath[path]) }
+        #expect(found[0] == nil && found[700] == nil)
+        #expect(try music.index.tracks(root: "/other", distinctPaths: ["F/1.flac"]) == [nil])
+        #expect(try music.index.tracks(root: "/music", distinctPaths: []).isEmpty)
+    }
+
     /// Prints the p50/p99 of the MPD view's index queries over 20,000 files (500 artists × 4
     /// albums × 10 tracks), written straight to the index. Opt-in: `REEL_LIBRARY_MEASURE=1`.
     @Test(.enabled(if: ProcessInfo.processInfo.environment["REEL_LIBRARY_MEASURE"] == "1"))

@@ -148,16 +148,20 @@ extension PlaylistStore {
 
     /// The entries of these lines (indexed by position in the playlist), each with what it names
     /// now (`playlists.get`, MPD's `listplaylistinfo`), made in one pass after one lookup of the
-    /// index.
-    func entries(_ lines: ArraySlice<String>, locations: ArraySlice<PlaylistPaths.Location>) -> [PlaylistEntry] {
-        let tracks = indexedTracks(locations)
+    /// index. `music` is the music files of `locations` (made from them when nil), as for
+    /// `additions(for:locations:music:indexedOnly:)`.
+    func entries(
+        _ lines: ArraySlice<String>, locations: ArraySlice<PlaylistPaths.Location>, music: PlaylistMusicLines? = nil
+    ) -> [PlaylistEntry] {
+        let music = music ?? PlaylistMusicLines(locations)
+        let tracks = indexedTracks(music.files)
         var entries: [PlaylistEntry] = []
         entries.reserveCapacity(lines.count)
         for position in lines.indices {
             let target: PlaylistEntry.Target
             switch locations[position] {
-            case .music(let root, let path):
-                target = tracks[root]?[path].map { .music($0) } ?? .missing
+            case .music:
+                target = tracks[music.fileOfLine[position - music.firstLine]].map { .music($0) } ?? .missing
             case .recording(let treePath):
                 if let item = try? LibraryController.recordingOrFolder(fileTreePath: treePath, in: store), item.kind == .recording {
                     target = .recording(item)
@@ -177,25 +181,21 @@ extension PlaylistStore {
     }
 
     /// The index's track of each of `files` (nil: not indexed), in one query per music folder.
+    /// (`files` are distinct: `PlaylistMusicLines.files`.)
     private func indexedTracks(_ files: [(root: String, path: String)]) -> [MusicTrack?] {
-        var wanted: [String: [String]] = [:]
-        for file in files { wanted[file.root, default: []].append(file.path) }
-        var found: [String: [String: MusicTrack]] = [:]
         let index = MusicIndex(store: store)
-        for (root, paths) in wanted {
-            found[root] = (try? index.tracks(root: root, relativePaths: paths)) ?? [:]
+        // Most playlists name one music folder: its files as they are, in one lookup.
+        if let root = files.first?.root, files.allSatisfy({ $0.root == root }) {
+            return (try? index.tracks(root: root, distinctPaths: files.map(\.path)))
+                ?? [MusicTrack?](repeating: nil, count: files.count)
         }
-        return files.map { found[$0.root]?[$0.path] }
-    }
-
-    /// The index's files present among the music locations, by root and path.
-    private func indexedTracks(_ locations: ArraySlice<PlaylistPaths.Location>) -> [String: [String: MusicTrack]] {
-        var wanted: [String: [String]] = [:]
-        for case .music(let root, let path) in locations { wanted[root, default: []].append(path) }
-        var found: [String: [String: MusicTrack]] = [:]
-        let index = MusicIndex(store: store)
-        for (root, paths) in wanted {
-            found[root] = (try? index.tracks(root: root, relativePaths: paths)) ?? [:]
+        // Each root's files' indices in `files`.
+        var wanted: [String: [Int]] = [:]
+        for (number, file) in files.enumerated() { wanted[file.root, default: []].append(number) }
+        var found = [MusicTrack?](repeating: nil, count: files.count)
+        for (root, numbers) in wanted {
+            guard let tracks = try? index.tracks(root: root, distinctPaths: numbers.map { files[$0].path }) else { continue }
+            for (number, track) in zip(numbers, tracks) { found[number] = track }
         }
         return found
     }

@@ -100,7 +100,10 @@ public final class PlaylistStore: @unchecked Sendable {
             if let count, count < 0 { throw ReelError(.outOfRange, "count \(count) is negative") }
             let end = count.map { min(start + $0, lines.count) } ?? lines.count
             let entries = describe
-                ? self.entries(lines[start..<end], locations: source.locations[start..<end])
+                ? self.entries(
+                    lines[start..<end], locations: source.locations[start..<end],
+                    // The whole playlist: its files as read (not hashed again).
+                    music: start == 0 && end == lines.count ? source.music : nil)
                 : (start..<end).map { PlaylistEntry(position: $0, uri: lines[$0], target: .missing) }
             return PlaylistListing(
                 name: name, length: lines.count, entries: entries,
