@@ -176,6 +176,13 @@ static const int64_t lossy_preroll = 8192;
 /// Packets the decoder may refuse in a row as broken before the file counts as corrupt.
 static const int max_bad_packets = 64;
 
+/// Seconds of audio a decoder hands out before the pages opening it touched go back
+/// (`reel_loaded_pages_release`): not at its first read, where the release and the faults that
+/// bring back the code decoding and playing run would come before the first sound. A stream's
+/// decoding thread runs ahead of what is heard by its ring (384 KiB: 2.2 s of 16-bit stereo at
+/// 44.1 kHz) and the device's buffer, so 3 s handed out is past the first sound.
+static const int64_t pages_released_after_seconds = 3;
+
 struct reel_ff_decoder {
     AVFormatContext *format;
     /// Its own I/O (a stream's callback, a file's descriptor): freed here, not by FFmpeg.
@@ -209,8 +216,10 @@ struct reel_ff_decoder {
     /// The stream's format changed at the frame reached (a stereo ADTS stream followed by a mono
     /// one): reads fail from there on, until a seek.
     int changed;
-    /// Read from: the pages opening it touched were handed back at its first read.
-    int reading;
+    /// Frames handed out since it opened, and whether the pages opening it touched were handed
+    /// back (once `pages_released_after_seconds` of audio had been: `reel_ff_pages_released`).
+    int64_t handed_out;
+    int pages_released;
     /// A file's descriptor, read through its own I/O (`reel_ff_open`); -1 for a stream.
     int file;
     /// A live stream (`reel_ff_open_stream` not `bounded`): not ended by its container's length.
@@ -842,11 +851,12 @@ static void convert(const reel_ff_decoder *decoder, int offset, int count, void 
 /// where that frame came from.
 static int64_t read_frames(reel_ff_decoder *decoder, void *buffer, int64_t frames, reel_ff_place *place, char *message,
                            size_t size) {
-    if (!decoder->reading) {
-        // Decoding starts: the code that opening it (and every file opened since the last time)
-        // touched goes back, FFmpeg's probes most of it, and what decoding runs comes back as it
-        // runs.
-        decoder->reading = 1;
+    if (!decoder->pages_released &&
+        decoder->handed_out >= (int64_t)pages_released_after_seconds * decoder->info.sample_rate) {
+        // Decoding has started: the code that opening it (and every file opened since the last
+        // time) touched goes back, FFmpeg's probes most of it, and what decoding runs comes back
+        // as it runs.
+        decoder->pages_released = 1;
         reel_loaded_pages_release();
     }
     int64_t written = 0;
@@ -886,10 +896,15 @@ static int64_t read_frames(reel_ff_decoder *decoder, void *buffer, int64_t frame
         }
         decoder->offset += (int)count;
         decoder->position += count;
+        decoder->handed_out += count;
         written += count;
         if (place != NULL) break;
     }
     return written;
+}
+
+int reel_ff_pages_released(const reel_ff_decoder *decoder) {
+    return decoder->pages_released;
 }
 
 int64_t reel_ff_read(reel_ff_decoder *decoder, void *buffer, int64_t frames, char *message, size_t size) {
