@@ -278,7 +278,11 @@ void reel_ff_close(reel_ff_decoder *decoder) {
     if (decoder->format != NULL) ff.close_input(&decoder->format);
     free_io(decoder);
     if (decoder->file >= 0) close(decoder->file);
+    // Read from, and closed before it had handed out enough to hand its pages back (a short
+    // file, a stream stopped early): what opening it touched goes back now.
+    int release = decoder->handed_out > 0 && !decoder->pages_released;
     free(decoder);
+    if (release) reel_loaded_pages_release();
 }
 
 /// 16-bit output for 16-bit sources and lossy ones (as the native decoders do: MP3, Vorbis),
