@@ -12,6 +12,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #if defined(__x86_64__)
@@ -176,12 +177,20 @@ static const int64_t lossy_preroll = 8192;
 /// Packets the decoder may refuse in a row as broken before the file counts as corrupt.
 static const int max_bad_packets = 64;
 
-/// Seconds of audio a decoder hands out before the pages opening it touched go back
-/// (`reel_loaded_pages_release`): not at its first read, where the release and the faults that
-/// bring back the code decoding and playing run would come before the first sound. A stream's
-/// decoding thread runs ahead of what is heard by its ring (384 KiB: 2.2 s of 16-bit stereo at
-/// 44.1 kHz) and the device's buffer, so 3 s handed out is past the first sound.
+/// The pages opening a decoder touched go back (`reel_loaded_pages_release`) once it has handed
+/// out this many seconds of audio and its first read is a second old: not at its first read,
+/// where the release and the faults that bring back the code decoding and playing run came
+/// before the first sound. A file's reader hands out audio as it is played (its device's buffer
+/// ahead); a stream's decoding thread fills its ring (2.2 s) and the device's buffer within
+/// milliseconds of its first read, then as they are played.
 static const int64_t pages_released_after_seconds = 3;
+static const long long pages_released_after_nanoseconds = 1000000000LL;
+
+static long long monotonic_nanoseconds(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
+}
 
 struct reel_ff_decoder {
     AVFormatContext *format;
@@ -216,9 +225,11 @@ struct reel_ff_decoder {
     /// The stream's format changed at the frame reached (a stereo ADTS stream followed by a mono
     /// one): reads fail from there on, until a seek.
     int changed;
-    /// Frames handed out since it opened, and whether the pages opening it touched were handed
-    /// back (once `pages_released_after_seconds` of audio had been: `reel_ff_pages_released`).
+    /// Frames handed out since it opened, CLOCK_MONOTONIC at its first read (0 before), and
+    /// whether the pages opening it touched were handed back (`pages_released_after_seconds`:
+    /// `reel_ff_pages_released`).
     int64_t handed_out;
+    long long first_read;
     int pages_released;
     /// A file's descriptor, read through its own I/O (`reel_ff_open`); -1 for a stream.
     int file;
@@ -855,8 +866,10 @@ static void convert(const reel_ff_decoder *decoder, int offset, int count, void 
 /// where that frame came from.
 static int64_t read_frames(reel_ff_decoder *decoder, void *buffer, int64_t frames, reel_ff_place *place, char *message,
                            size_t size) {
+    if (decoder->first_read == 0) decoder->first_read = monotonic_nanoseconds();
     if (!decoder->pages_released &&
-        decoder->handed_out >= (int64_t)pages_released_after_seconds * decoder->info.sample_rate) {
+        decoder->handed_out >= (int64_t)pages_released_after_seconds * decoder->info.sample_rate &&
+        monotonic_nanoseconds() - decoder->first_read >= pages_released_after_nanoseconds) {
         // Decoding has started: the code that opening it (and every file opened since the last
         // time) touched goes back, FFmpeg's probes most of it, and what decoding runs comes back
         // as it runs.
