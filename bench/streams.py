@@ -18,7 +18,10 @@ an empty config: the pause buffer at its default 300 s). Every process is stoppe
    `player.play {url}`) to the first sound at the null sink's monitor (parec); then 3 s later its
    process CPU clock and peak VmRSS over S s (`compare.Sampler`), divided by the audio seconds
    its own position moved (reeld `position`, MPD `elapsed`); stopped. reeld answering
-   `unsupported_format` for AAC prints "not played".
+   `unsupported_format` for AAC prints "not played". A raw listener connects to the same mount
+   as each play command is sent: it joins in the same turns of Icecast's source thread, so the
+   first sound after its first byte is the daemon's own share on Icecast, without Icecast's
+   0-87.5 ms phase (which makes the first-sound row itself vary by that much from play to play).
    Then the same from a server that answers at once (the project's test server: the same
    tone as a live MP3 and a live AAC stream, a 64 KB burst then real time): `add`+`play` to the
    first sound, each daemon, each round. Icecast 2.4 itself answers a new listener only after
