@@ -18,7 +18,10 @@ an empty config: the pause buffer at its default 300 s). Every process is stoppe
    `player.play {url}`) to the first sound at the null sink's monitor (parec); then 3 s later its
    process CPU clock and peak VmRSS over S s (`compare.Sampler`), divided by the audio seconds
    its own position moved (reeld `position`, MPD `elapsed`); stopped. reeld answering
-   `unsupported_format` for AAC prints "not played".
+   `unsupported_format` for AAC prints "not played". A raw listener connects to the same mount
+   as each play command is sent: it joins in the same turns of Icecast's source thread, so the
+   first sound after its first byte is the daemon's own share on Icecast, without Icecast's
+   0-87.5 ms phase (which makes the first-sound row itself vary by that much from play to play).
    Then the same from a server that answers at once (the project's test server: the same
    tone as a live MP3 and a live AAC stream, a 64 KB burst then real time): `add`+`play` to the
    first sound, each daemon, each round. Icecast 2.4 itself answers a new listener only after
@@ -195,13 +198,20 @@ def start_recorder(monitor):
     return recorder
 
 
-def play_until_heard(daemon, url, monitor):
+def play_until_heard(daemon, url, monitor, beside=None):
     """Plays `url` and waits for its first sound at the sink's monitor: ms from the play command
-    to it, or why there was none (then the daemon is stopped; else it plays on)."""
+    to it, or why there was none (then the daemon is stopped; else it plays on). `beside`:
+    (port, mount) of the same stream, which a raw listener connects to as the command is sent;
+    then (ms to the first sound, ms from the raw listener's first byte to it or None)."""
+    import threading
     recorder = start_recorder(monitor)
+    raw = []
+    listener = threading.Thread(target=lambda: raw.append(listener_first_byte(*beside)), daemon=True) if beside else None
     try:
         before = recorder.frames()
         t_send = time.monotonic()
+        if listener:
+            listener.start()
         try:
             daemon.play(url)
         except RuntimeError as error:
@@ -209,18 +219,25 @@ def play_until_heard(daemon, url, monitor):
         first = first_sound(recorder, before, 10)
     finally:
         recorder.stop()
+        if listener:
+            listener.join(timeout=10)
     if first is None:
         daemon.stop()
         return "no sound within 10 s"
-    return (recorder.base() + first / RATE - t_send) * 1000
+    heard = (recorder.base() + first / RATE - t_send) * 1000
+    if not beside:
+        return heard
+    return heard, (heard - raw[0] * 1000 if raw and raw[0] is not None else None)
 
 
-def play_and_measure(daemon, url, monitor, seconds):
-    """(ms from the play command to the first sound, CPU ms per audio second, peak RSS MB), or a
-    reason it was not played."""
-    first_ms = play_until_heard(daemon, url, monitor)
-    if isinstance(first_ms, str):
-        return first_ms
+def play_and_measure(daemon, url, monitor, seconds, beside):
+    """(ms from the play command to the first sound, CPU ms per audio second, peak RSS MB, ms
+    from the first byte of a raw listener connecting beside it to the first sound), or a reason
+    it was not played."""
+    got = play_until_heard(daemon, url, monitor, beside)
+    if isinstance(got, str):
+        return got
+    first_ms, after_raw = got
     time.sleep(WARMUP)
     p0 = daemon.position()
     sampler = Sampler(daemon.pid).start()
@@ -231,7 +248,7 @@ def play_and_measure(daemon, url, monitor, seconds):
     audio = (p1 or 0) - (p0 or 0)
     if audio < seconds * 0.5:
         return f"its position moved {audio:.1f} s in {seconds} s"
-    return first_ms, window["cpu_ns"] / 1e6 / audio, window["rss_kb"] / 1024
+    return first_ms, window["cpu_ns"] / 1e6 / audio, window["rss_kb"] / 1024, after_raw
 
 
 def first_sound_only(daemon, url, monitor):
@@ -400,15 +417,19 @@ def main(argv):
                     log(f"round {round_}, {codec}, a raw listener: first audio byte {raw * 1000:.0f} ms after connecting")
                     results.setdefault(("listener", codec, "first"), []).append(raw * 1000)
                 for name in order:
-                    got = play_and_measure(daemons[name], ice.url(f"/live.{codec}"), monitor, seconds)
+                    got = play_and_measure(daemons[name], ice.url(f"/live.{codec}"), monitor, seconds,
+                                           (ice.port, f"/live.{codec}"))
                     if isinstance(got, str):
                         log(f"round {round_}, {codec}, {name}: not measured: {got}")
                         results.setdefault((name, codec, "why"), got)
                         continue
-                    log(f"round {round_}, {codec}, {name}: first sound {got[0]:.0f} ms, CPU {got[1]:.2f} ms per audio s, "
-                        f"RSS {got[2]:.1f} MB; load {load_average()}")
-                    for key, value in zip(("first", "cpu", "rss"), got):
-                        results.setdefault((name, codec, key), []).append(value)
+                    beside = "?" if got[3] is None else f"{got[3]:.0f}"
+                    log(f"round {round_}, {codec}, {name}: first sound {got[0]:.0f} ms ({beside} ms after the first byte "
+                        f"of a raw listener connecting with it), CPU {got[1]:.2f} ms per audio s, RSS {got[2]:.1f} MB; "
+                        f"load {load_average()}")
+                    for key, value in zip(("first", "cpu", "rss", "beside"), got):
+                        if value is not None:
+                            results.setdefault((name, codec, key), []).append(value)
                     time.sleep(1)
             for codec in CODECS:
                 for name in order:
@@ -468,6 +489,9 @@ def main(argv):
     for codec in CODECS:
         print(f"{'add+play → first sound, ' + NAMES[codec] + ' (ms)':52} {cell('reel', codec, 'first', 0):>30} "
               f"{cell('mpd', codec, 'first', 0):>30} {ratio(codec, 'first'):>10}  ≤ MPD and ≤ 300 ms")
+    for codec in CODECS:
+        print(f"{'  after a raw listener connecting with it, ' + codec.upper() + ' (ms)':52} {cell('reel', codec, 'beside', 0):>30} "
+              f"{cell('mpd', codec, 'beside', 0):>30} {ratio(codec, 'beside'):>10}  (its first byte to the sound)")
     for codec in CODECS:
         print(f"{'  from a server answering at once, ' + codec.upper() + ' (ms)':52} {cell('reel', codec, 'quick', 0):>30} "
               f"{cell('mpd', codec, 'quick', 0):>30} {ratio(codec, 'quick'):>10}  (the daemons' own share)")

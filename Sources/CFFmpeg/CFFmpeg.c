@@ -12,6 +12,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #if defined(__x86_64__)
@@ -176,6 +177,21 @@ static const int64_t lossy_preroll = 8192;
 /// Packets the decoder may refuse in a row as broken before the file counts as corrupt.
 static const int max_bad_packets = 64;
 
+/// The pages opening a decoder touched go back (`reel_loaded_pages_release`) once it has handed
+/// out this many seconds of audio and its first read is a second old: not at its first read,
+/// where the release and the faults that bring back the code decoding and playing run came
+/// before the first sound. A file's reader hands out audio as it is played (its device's buffer
+/// ahead); a stream's decoding thread fills its ring (2.2 s) and the device's buffer within
+/// milliseconds of its first read, then as they are played.
+static const int64_t pages_released_after_seconds = 3;
+static const long long pages_released_after_nanoseconds = 1000000000LL;
+
+static long long monotonic_nanoseconds(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
+}
+
 struct reel_ff_decoder {
     AVFormatContext *format;
     /// Its own I/O (a stream's callback, a file's descriptor): freed here, not by FFmpeg.
@@ -209,8 +225,12 @@ struct reel_ff_decoder {
     /// The stream's format changed at the frame reached (a stereo ADTS stream followed by a mono
     /// one): reads fail from there on, until a seek.
     int changed;
-    /// Read from: the pages opening it touched were handed back at its first read.
-    int reading;
+    /// Frames handed out since it opened, CLOCK_MONOTONIC at its first read (0 before), and
+    /// whether the pages opening it touched were handed back (`pages_released_after_seconds`:
+    /// `reel_ff_pages_released`).
+    int64_t handed_out;
+    long long first_read;
+    int pages_released;
     /// A file's descriptor, read through its own I/O (`reel_ff_open`); -1 for a stream.
     int file;
     /// A live stream (`reel_ff_open_stream` not `bounded`): not ended by its container's length.
@@ -269,7 +289,11 @@ void reel_ff_close(reel_ff_decoder *decoder) {
     if (decoder->format != NULL) ff.close_input(&decoder->format);
     free_io(decoder);
     if (decoder->file >= 0) close(decoder->file);
+    // Read from, and closed before it had handed out enough to hand its pages back (a short
+    // file, a stream stopped early): what opening it touched goes back now.
+    int release = decoder->handed_out > 0 && !decoder->pages_released;
     free(decoder);
+    if (release) reel_loaded_pages_release();
 }
 
 /// 16-bit output for 16-bit sources and lossy ones (as the native decoders do: MP3, Vorbis),
@@ -842,11 +866,14 @@ static void convert(const reel_ff_decoder *decoder, int offset, int count, void 
 /// where that frame came from.
 static int64_t read_frames(reel_ff_decoder *decoder, void *buffer, int64_t frames, reel_ff_place *place, char *message,
                            size_t size) {
-    if (!decoder->reading) {
-        // Decoding starts: the code that opening it (and every file opened since the last time)
-        // touched goes back, FFmpeg's probes most of it, and what decoding runs comes back as it
-        // runs.
-        decoder->reading = 1;
+    if (decoder->first_read == 0) decoder->first_read = monotonic_nanoseconds();
+    if (!decoder->pages_released &&
+        decoder->handed_out >= (int64_t)pages_released_after_seconds * decoder->info.sample_rate &&
+        monotonic_nanoseconds() - decoder->first_read >= pages_released_after_nanoseconds) {
+        // Decoding has started: the code that opening it (and every file opened since the last
+        // time) touched goes back, FFmpeg's probes most of it, and what decoding runs comes back
+        // as it runs.
+        decoder->pages_released = 1;
         reel_loaded_pages_release();
     }
     int64_t written = 0;
@@ -886,10 +913,15 @@ static int64_t read_frames(reel_ff_decoder *decoder, void *buffer, int64_t frame
         }
         decoder->offset += (int)count;
         decoder->position += count;
+        decoder->handed_out += count;
         written += count;
         if (place != NULL) break;
     }
     return written;
+}
+
+int reel_ff_pages_released(const reel_ff_decoder *decoder) {
+    return decoder->pages_released;
 }
 
 int64_t reel_ff_read(reel_ff_decoder *decoder, void *buffer, int64_t frames, char *message, size_t size) {

@@ -96,6 +96,12 @@ reel_ff_decoder *reel_ff_open_stream(reel_ff_read_callback read, void *context, 
 /// The stream's format.
 reel_ff_info reel_ff_get_info(const reel_ff_decoder *decoder);
 
+/// Whether the pages opening `decoder` touched were handed back (`reel_loaded_pages_release`):
+/// by the first read once it has handed out 3 s of audio and its first read is a second old,
+/// never before (not on the way to the first sound); a decoder closed before that, and read
+/// from, hands them back as it closes. 1 or 0.
+int reel_ff_pages_released(const reel_ff_decoder *decoder);
+
 /// Decodes up to `frames` frames into `buffer` (interleaved, `bits` wide); returns the frames
 /// written, 0 at the end, or -1 on an error (then `message` says why).
 int64_t reel_ff_read(reel_ff_decoder *decoder, void *buffer, int64_t frames, char *message, size_t message_size);

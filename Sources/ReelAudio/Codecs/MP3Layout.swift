@@ -17,6 +17,8 @@ struct MP3FrameHeader: Equatable {
     let sampleRate: Int
     let padding: Bool
     let mono: Bool
+    /// A 16-bit CRC follows the header (the protection bit is 0).
+    let hasCRC: Bool
 
     /// Parses the header at `offset`; nil if there is none there (no sync, another layer, a
     /// reserved or free-format field).
@@ -46,6 +48,7 @@ struct MP3FrameHeader: Equatable {
         sampleRate = rates[rateIndex]
         padding = (b2 >> 1) & 1 == 1
         mono = (b3 >> 6) == 3
+        hasCRC = b1 & 1 == 0
     }
 
     /// Bytes in the frame, header included.

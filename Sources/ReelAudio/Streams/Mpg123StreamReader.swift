@@ -64,12 +64,17 @@ public final class Mpg123StreamReader: AudioFileReader {
     private var pending: UnsafeMutablePointer<UInt8>?
     private var pendingFrames = 0
     private var pendingTaken = 0
-    /// Leading raw frames libmpg123 trims on the run from the start (the LAME tag's encoder
-    /// delay plus its decoder's), known from the first frame with output.
+    /// Leading raw frames not returned on the run from the start: libmpg123 trims the LAME
+    /// tag's encoder delay plus its decoder's; the frames a station joined in the middle has no
+    /// bit reservoir for are dropped here. Known from the first frame with output that decodes
+    /// whole.
     private var trim: Int64 = 0
     private var trimKnown = false
     /// The byte offset of the first audio frame (after tags and the Xing/Info frame).
     private var firstAudioOffset: Int64?
+    /// The bit reservoir of the run from the start until its first frame that decodes whole;
+    /// nil after it, and in any other run (`decodesWhole`).
+    private var reservoir: MP3BitReservoir? = MP3BitReservoir()
     /// The last MPEG frame decoded: its offset, for the title marks.
     private var lastFrameOffset: Int64 = -1
 
@@ -264,14 +269,31 @@ public final class Mpg123StreamReader: AudioFileReader {
             }
             let offset = runBase + Int64(mpg123_framepos(handle))
             let frames = bytes / pcmFormat.bytesPerFrame
-            placeFrame(at: offset, frames: frames, audio: audio)
+            placeFrame(at: offset, frames: frames, audio: audio, whole: decodesWhole(at: offset))
             return .frame
         }
     }
 
+    /// Whether the MPEG frame just decoded at byte `offset` had all its main data, while the
+    /// run from the start has had no frame that did (`MP3BitReservoir`); true after that, in
+    /// any other run, and when its bytes cannot be looked at.
+    private func decodesWhole(at offset: Int64) -> Bool {
+        guard var counted = reservoir else { return true }
+        var start = [UInt8](repeating: 0, count: MP3BitReservoir.frameStartLength)
+        let looked = start.withUnsafeMutableBytes { stream.buffer.look(at: offset, into: $0.baseAddress!, count: $0.count) }
+        guard case .bytes(let count) = looked else {
+            reservoir = nil
+            return true
+        }
+        let whole = counted.take(Array(start.prefix(count)))
+        reservoir = whole ? nil : counted
+        return whole
+    }
+
     /// Where the MPEG frame just decoded at byte `offset` (`frames` of output) is in the
-    /// output, its checkpoint, the titles it brings, and what of it is returned.
-    private func placeFrame(at offset: Int64, frames: Int, audio: UnsafeMutablePointer<UInt8>?) {
+    /// output, its checkpoint, the titles it brings, and what of it is returned. `whole`: false
+    /// for a frame whose main data began before the run's first byte.
+    private func placeFrame(at offset: Int64, frames: Int, audio: UnsafeMutablePointer<UInt8>?, whole: Bool) {
         if firstHeader == nil, let handle {
             samplesPerFrame = Int64(mpg123_spf(handle))
             firstAudioOffset = offset
@@ -284,14 +306,21 @@ public final class Mpg123StreamReader: AudioFileReader {
         // numbered from its offset.
         let raw = checkpoints.raw(atOffset: offset) ?? rawNext ?? frameNumber(atOffset: offset)
         rawNext = raw + samplesPerFrame
-        if runFromStart && !trimKnown && frames > 0 {
+        // A station joined in the middle: the run's first frames reach back into bytes it never
+        // received, and libmpg123 decodes them as silence that is not the stream's (libmad, as
+        // MPD uses it, skips them). Trimmed like an encoder delay: the first sample returned,
+        // and heard, is the first the stream holds.
+        let unheard = runFromStart && !trimKnown && !whole
+        if unheard {
+            trim = raw + samplesPerFrame
+        } else if runFromStart && !trimKnown && frames > 0 {
             trim = raw + samplesPerFrame - Int64(frames)
             trimKnown = true
         }
         // The output frame of this frame's first sample (before the start, negative: in the
         // run from the start libmpg123 has trimmed those already).
         let first = raw - trim
-        var skip = 0
+        var skip = unheard ? frames : 0
         var usable = frames
         if !runFromStart {
             if first < 0 { skip = Int(-first) }
@@ -467,6 +496,7 @@ public final class Mpg123StreamReader: AudioFileReader {
         runBase = offset
         rawNext = rawFrame
         runFromStart = fromStart
+        reservoir = fromStart ? MP3BitReservoir() : nil
         pending = nil
         pendingFrames = 0
         pendingTaken = 0
