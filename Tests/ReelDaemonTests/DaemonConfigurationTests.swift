@@ -246,17 +246,24 @@ import ReelCore
         }
     }
 
-    @Test func captureTimingIsAtLeastAnEighthOfASecond() {
+    @Test func captureTimingIsAtLeastAQuarterOfASecond() {
         var settings = DaemonConfiguration.defaults(environment: environment, uid: 1000)
-        #expect(settings.captureTiming.periodMicroseconds == 125_000)
-        #expect(settings.captureTiming.bufferMicroseconds == 500_000)
+        #expect(settings.captureTiming == PCMTiming.capture)
+        #expect(settings.captureTiming.periodMicroseconds == 250_000)
+        #expect(settings.captureTiming.bufferMicroseconds == 1_000_000)
+        // A configured period shorter than capture's own is raised to it, with four periods buffered.
         settings.periodMilliseconds = 200
         settings.bufferMilliseconds = 400
-        #expect(settings.captureTiming.periodMicroseconds == 200_000)
-        #expect(settings.captureTiming.bufferMicroseconds == 800_000)
+        #expect(settings.captureTiming.periodMicroseconds == 250_000)
+        #expect(settings.captureTiming.bufferMicroseconds == 1_000_000)
+        // A longer one is kept, and its buffer holds at least four of them.
+        settings.periodMilliseconds = 400
+        settings.bufferMilliseconds = 800
+        #expect(settings.captureTiming.periodMicroseconds == 400_000)
+        #expect(settings.captureTiming.bufferMicroseconds == 1_600_000)
         settings.periodMilliseconds = 50
         settings.bufferMilliseconds = 250
-        #expect(settings.captureTiming.periodMicroseconds == 125_000)
+        #expect(settings.captureTiming.periodMicroseconds == 250_000)
     }
 
     @Test func theDefaultRecordingNameIsTheLocalTime() {

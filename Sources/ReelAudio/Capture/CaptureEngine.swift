@@ -281,8 +281,9 @@ public final class CaptureEngine: @unchecked Sendable {
             throw error
         }
         let format = configuration.format
-        // The writer wakes for a quarter second of audio (two 125 ms periods), or a period where
-        // periods are longer: four batches a second, each right after the read that completes it.
+        // The writer wakes for a quarter second of audio (one 250 ms capture period), or a period
+        // where periods are longer: at most four batches a second, each right after the read that
+        // completes it.
         let batchFrames = max(format.sampleRate / 4, configuration.periodFrames)
         let ring = CaptureRing(
             capacityFrames: max(Int(ringSeconds * Double(format.sampleRate)), configuration.periodFrames * 4),
