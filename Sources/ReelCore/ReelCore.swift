@@ -66,10 +66,17 @@ public final class ReelCore: Sendable {
         // A take's chapters cut short while written in place: finished (the new chapters)
         // or dropped (the old), before the reconcile removes what is left at those paths.
         let name = LibraryStore.chaptersCopyName
-        for journal in FLACCommentsInPlace.finishInterrupted(inDirectory: store.audioDirectory, prefix: name.prefix, suffix: name.suffix) {
+        let journals = FLACCommentsInPlace.finishInterrupted(inDirectory: store.audioDirectory, prefix: name.prefix, suffix: name.suffix)
+        for journal in journals.finished {
             libraryLogger.notice("finished writing a recording's chapters, cut short by a crash", metadata: ["journal": "\(journal)"])
         }
-        let report = try store.reconcile()
+        for (journal, error) in journals.failed {
+            // Kept for the next start: it holds the only whole copy of that file's header.
+            libraryLogger.error(
+                "could not finish writing a recording's chapters; its journal is kept",
+                metadata: ["journal": "\(journal)", "error": "\(error.message)"])
+        }
+        let report = try store.reconcile(keeping: Set(journals.failed.map(\.name)))
         if !report.isClean {
             libraryLogger.notice(
                 "library reconciled",

@@ -163,9 +163,11 @@ struct SavedEntries: Equatable, Sendable, ExpressibleByArrayLiteral {
     /// The entries in `list` (JSON) and the order in `order` (JSON or nil), as the journal and
     /// `queue.json` write them; throws a message naming what is wrong (`what` names the
     /// container). An entry that cannot be read is refused (`dropUnreadable` false), or left out
-    /// with every place the order names it.
+    /// with every place the order names it. An order naming more than `maximumPositions` places
+    /// is refused before they are made (a run `[0, n]` repeated would otherwise expand a small
+    /// file into any number of them).
     static func read(
-        _ list: [JSONValue], order: JSONValue?, what: String, dropUnreadable: Bool
+        _ list: [JSONValue], order: JSONValue?, what: String, dropUnreadable: Bool, maximumPositions: Int
     ) throws(ReelError) -> SavedEntries {
         let read = list.map(SavedQueue.Entry.init(json:))
         guard let order else {
@@ -195,7 +197,7 @@ struct SavedEntries: Equatable, Sendable, ExpressibleByArrayLiteral {
         for item in items {
             // An index, or a run `[start, count]`: start, start + 1, … (count ≥ 1).
             let run: Range<Int>
-            if let index = item.intValue {
+            if let index = item.intValue, index >= 0, index < newIndex.count {
                 run = index..<index + 1
             } else if let pair = item.arrayValue, pair.count == 2, let start = pair[0].intValue, let count = pair[1].intValue,
                 count >= 1, start <= Int.max - count
@@ -206,6 +208,9 @@ struct SavedEntries: Equatable, Sendable, ExpressibleByArrayLiteral {
             }
             guard run.lowerBound >= 0, run.upperBound <= newIndex.count else {
                 throw ReelError(.corruptFile, "\(what) an order that names an entry it does not have")
+            }
+            guard run.count <= maximumPositions - positions.count else {
+                throw ReelError(.corruptFile, "\(what) an order of more than \(maximumPositions) entries")
             }
             for index in run where newIndex[index] >= 0 { positions.append(newIndex[index]) }
         }
@@ -307,6 +312,11 @@ public struct SavedQueue: Equatable, Sendable {
     var saved: SavedEntries
     var options: QueueOptions
 
+    /// The most entries a version 2 order may name: 4,194,304 (32 MiB of positions), far past
+    /// any real queue (MPD's default limit is 16,384). A file whose order names more is refused
+    /// as corrupt rather than expanded.
+    static let maximumLength = 1 << 22
+
     /// Every entry in its place.
     var entries: [Entry] { saved.list }
 
@@ -371,7 +381,9 @@ public struct SavedQueue: Equatable, Sendable {
         if version == 1, json["order"] != nil {
             throw ReelError(.corruptFile, "the saved queue is version 1 but has an order (version 2's)")
         }
-        saved = try SavedEntries.read(list, order: json["order"], what: "the saved queue has", dropUnreadable: true)
+        saved = try SavedEntries.read(
+            list, order: json["order"], what: "the saved queue has", dropUnreadable: true,
+            maximumPositions: Self.maximumLength)
         options = json["options"].map(Self.options(json:)) ?? QueueOptions()
     }
 }

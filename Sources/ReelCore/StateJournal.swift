@@ -123,7 +123,10 @@ struct JournalRecord: Equatable, Sendable {
                 return .keep(start: start, count: count)
             }
             if let list = piece["add"]?.arrayValue {
-                let added = try SavedEntries.read(list, order: piece["order"], what: "a record of the saved state's journal has", dropUnreadable: false)
+                // An add cannot hold more entries than the queue has after the edit.
+                let added = try SavedEntries.read(
+                    list, order: piece["order"], what: "a record of the saved state's journal has", dropUnreadable: false,
+                    maximumPositions: length)
                 guard !added.isEmpty else { throw corrupt("adds an entry that cannot be read") }
                 return .add(added)
             }

@@ -38,7 +38,9 @@ extension LibraryStore {
     ///   size 0, so the tree still shows it and it can be deleted; if its file comes back, a later
     ///   reconcile restores it.
     /// Each finding is logged (warning) with the file or path; the report lists them all.
-    public func reconcile() throws(ReelError) -> ReconcileReport {
+    /// `keeping` names files of `audio/` left as they are: a chapters journal whose redo failed
+    /// (it is the only copy of the new header; `FLACCommentsInPlace`).
+    public func reconcile(keeping: Set<String> = []) throws(ReelError) -> ReconcileReport {
         var report = ReconcileReport()
         let entries = try AudioFiles.entries(of: audioDirectory)
         // The file names (`<id>.<ext>`) of recordings that had their file at the last check, and
@@ -75,6 +77,7 @@ extension LibraryStore {
                 logger.warning("a directory in the audio directory is not Reel's; left alone", metadata: ["path": "\(path)"])
                 continue
             }
+            if keeping.contains(entry.name) { continue }
             if entry.name.hasPrefix(Self.chaptersCopyPrefix), entry.name.hasSuffix(Self.partialImportSuffix) {
                 // A recording's copy getting its chapters, cut short before it replaced the
                 // file (which is whole): the copy goes.

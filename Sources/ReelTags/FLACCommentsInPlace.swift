@@ -46,6 +46,10 @@ public enum FLACCommentsInPlace {
 
     static let magic: [UInt8] = Array("REELFLACVC1\n".utf8)
 
+    /// The most of a file's start read for its metadata, so the largest region (and journal)
+    /// this writes: a layout ending further in goes through the copy path.
+    static let maximumRegionBytes = 1 << 20
+
     /// Replaces the comment's fields with `fields` ("KEY=value", kept in order) for which
     /// `replaces` is true, keeping the others and the vendor string. False when the file's
     /// layout or size does not allow it in place (nothing was written).
@@ -96,42 +100,73 @@ public enum FLACCommentsInPlace {
     /// `journalPath`, or something that is not a journal (a copy of the rename path): nothing
     /// done, false. True when a journal was found and handled.
     @discardableResult
+    /// A journal whose region cannot be written stays (the error is thrown): it holds the only
+    /// whole copy of the header, and the next start tries again.
     public static func finishInterrupted(journalPath: String) throws(ReelError) -> Bool {
         let fd = open(journalPath, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return false }
+        // A journal is its header and a region of at most `maximumRegionBytes`: a longer file is
+        // a copy of the rename path (up to a whole take), and is not read whole to find that out.
+        let limit = maximumRegionBytes + 4096
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 14)
-        while true {
+        while bytes.count <= limit {
             let count = read(fd, &chunk, chunk.count)
             if count < 0 && errno == EINTR { continue }
             if count <= 0 { break }
             bytes.append(contentsOf: chunk[0..<count])
+            if !bytes.starts(with: magic.prefix(min(bytes.count, magic.count))) { break }
         }
         close(fd)
-        guard bytes.starts(with: magic.prefix(min(bytes.count, magic.count))) else { return false }
-        defer { unlink(journalPath) }
-        guard let journal = Journal(decoding: bytes) else { return true }  // cut short before step 2: the file is as it was
+        guard bytes.count <= limit, bytes.starts(with: magic.prefix(min(bytes.count, magic.count))) else { return false }
+        guard let journal = Journal(decoding: bytes) else {
+            unlink(journalPath)  // cut short before step 2: the file is as it was
+            return true
+        }
         let path = "\(directory(of: journalPath))/\(journal.file)"
         let target = open(path, O_RDWR | O_CLOEXEC)
-        guard target >= 0 else { return true }  // deleted since
+        guard target >= 0 else {
+            let error = errno
+            guard error == ENOENT else {
+                throw ReelError(.ioError, "cannot open \(path) to finish its chapters: \(String(cString: strerror(error)))")
+            }
+            unlink(journalPath)  // deleted since
+            return true
+        }
         defer { close(target) }
         var info = stat()
-        guard fstat(target, &info) == 0, Int64(info.st_size) == journal.size else { return true }
-        try writeRegion(target, journal.bytes, at: Int(journal.offset), path: path)
+        guard fstat(target, &info) == 0 else { throw ReelError(.ioError, "cannot read \(path)'s size") }
+        if Int64(info.st_size) == journal.size {
+            try writeRegion(target, journal.bytes, at: Int(journal.offset), path: path)
+        }
+        // Else another file by now (a replaced recording): the journal is not for it.
+        unlink(journalPath)
         return true
     }
 
-    /// Every journal left in `directory` (named `prefix`…`suffix`) finished; the names of those
-    /// found. Other files with those names (copies of the rename path) are left for the caller.
-    public static func finishInterrupted(inDirectory directory: String, prefix: String, suffix: String) -> [String] {
-        guard let listing = opendir(directory) else { return [] }
+    /// Every journal left in `directory` (named `prefix`…`suffix`) finished: the names of those
+    /// finished, and of those whose redo failed (kept, with the error; the caller must leave them).
+    /// Other files with those names (copies of the rename path) are left for the caller.
+    public static func finishInterrupted(
+        inDirectory directory: String, prefix: String, suffix: String
+    ) -> (finished: [String], failed: [(name: String, error: ReelError)]) {
+        guard let listing = opendir(directory) else { return ([], []) }
         var names: [String] = []
         while let entry = readdir(listing) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
             if name.hasPrefix(prefix) && name.hasSuffix(suffix) { names.append(name) }
         }
         closedir(listing)
-        return names.filter { name in (try? finishInterrupted(journalPath: "\(directory)/\(name)")) == true }
+        var finished: [String] = []
+        var failed: [(name: String, error: ReelError)] = []
+        for name in names {
+            do {
+                if try finishInterrupted(journalPath: "\(directory)/\(name)") { finished.append(name) }
+            } catch {
+                failed.append((name, error))
+            }
+        }
+        return (finished, failed)
     }
 
     // MARK: The metadata
@@ -229,7 +264,7 @@ public enum FLACCommentsInPlace {
     /// The first bytes of the file, enough for its metadata (a recorder's take has 8 KiB; a
     /// file with more than 1 MiB is not rewritten in place).
     static func readHead(_ fd: Int32, size: Int) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: min(size, 1 << 20))
+        var bytes = [UInt8](repeating: 0, count: min(size, maximumRegionBytes))
         var done = 0
         while done < bytes.count {
             let count = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, $0.count - done, off_t(done)) }

@@ -219,8 +219,33 @@ import Testing
         (#"{"version":2,"entries":[{"path":"/a.flac"}],"order":[[0]]}"#, "does not have"),
         (#"{"version":2,"entries":[{"path":"/a.flac"}],"order":[[0,1,1]]}"#, "does not have"),
         (#"{"version":2,"entries":[{"path":"/a.flac"}],"order":[[9223372036854775807,1]]}"#, "does not have"),
+        // Found in review: one index at Int.max overflowed making its range, a trap at every start.
+        (#"{"version":2,"entries":[{"path":"/a.flac"}],"order":[9223372036854775807]}"#, "does not have"),
     ])
     func aBadQueueFileIsRefusedWithAReason(text: String, reason: String) throws {
+        try expectRefused(text, reason)
+    }
+
+    /// Found in review: a small file whose order repeats a long run (`[0, n]` many times) named
+    /// any number of places, all made before anything was checked. More than a queue can hold
+    /// is refused, and a journal's add naming more than its record's queue length.
+    @Test func anOrderNamingMoreThanAQueueHoldsIsRefused() throws {
+        let entries = (0..<1000).map { #"{"path":"/\#($0).flac"}"# }.joined(separator: ",")
+        let runs = Array(repeating: "[0,1000]", count: SavedQueue.maximumLength / 1000 + 1).joined(separator: ",")
+        try expectRefused(#"{"version":2,"entries":["# + entries + #"],"order":["# + runs + "]}", "more than")
+        let within = Array(repeating: "[0,1000]", count: 3).joined(separator: ",")
+        let queue = try SavedQueue(json: try JSONValue.parse(Array((#"{"version":2,"entries":["# + entries + #"],"order":["# + within + "]}").utf8)))
+        #expect(queue.entries.count == 3000)
+
+        let record = #"{"seq":1,"player":{"version":2,"position":0,"state":"paused"},"queue":{"length":3,"edit":[{"add":[{"path":"/a.flac"}],"order":[[0,1],0,0,0]}]}}"#
+        #expect {
+            try JournalRecord(json: try JSONValue.parse(Array(record.utf8)))
+        } throws: { error in
+            (error as? ReelError)?.message.contains("more than 3") == true
+        }
+    }
+
+    private func expectRefused(_ text: String, _ reason: String) throws {
         let json = try JSONValue.parse(Array(text.utf8))
         #expect {
             try SavedQueue(json: json)

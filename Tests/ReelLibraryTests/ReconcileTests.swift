@@ -114,6 +114,19 @@ import Testing
         #expect(try reopened.reconcile().isClean)
     }
 
+    /// A chapters copy cut short goes; a chapters journal the start could not finish
+    /// (`keeping`) stays, since it holds the only whole copy of that file's header.
+    @Test func aChaptersCopyGoesButAJournalKeptByTheStartStays() throws {
+        let store = try LibraryStore(directory: directory.path, logger: logs.logger())
+        let audio = directory.file("audio")
+        TestFiles.touch("\(audio)/.chapters-a.part")
+        TestFiles.touch("\(audio)/.chapters-b.part")
+        let report = try store.reconcile(keeping: [".chapters-b.part"])
+        #expect(report.partialImports == [".chapters-a.part"])
+        #expect(!TestFiles.exists("\(audio)/.chapters-a.part"))
+        #expect(TestFiles.exists("\(audio)/.chapters-b.part"))
+    }
+
     @Test func aConsistentLibraryReconcilesCleanlyAndLogsNothing() throws {
         let store = try LibraryStore(directory: directory.path, logger: logs.logger())
         let recording = try store.addRecording(name: "R", format: flac)

@@ -130,7 +130,7 @@ import Testing
                     path: path, journalPath: journal, replaces: ChapterWriter.isChapterField, with: new, interruption: interruption)
             }
             let found = FLACCommentsInPlace.finishInterrupted(inDirectory: directory, prefix: ".chapters-", suffix: ".part")
-            #expect(found == [".chapters-take.part"], "\(interruption)")
+            #expect(found.finished == [".chapters-take.part"] && found.failed.isEmpty, "\(interruption)")
             let after = try bytes(path)
             #expect(after.count == base.count && after[8192...] == base[8192...], "\(interruption): the frames are untouched")
             #expect(try tags(path) == (newExpected ? newTags : oldTags), "\(interruption)")
@@ -157,6 +157,45 @@ import Testing
         #expect(try ChapterWriter.finishInterrupted(journalPath: journal))
         #expect(try tags(path).contains("CHAPTER002=00:00:02.500\n"))
         #expect(try run("/usr/bin/flac", ["-t", "--silent", path]).isEmpty)
+    }
+
+    /// A whole journal whose region cannot be written (here the file's name is a folder now:
+    /// the open fails, and not because it is gone) is kept, with the error, for the next start:
+    /// it is the only whole copy of the new header. Found while reviewing: it was removed.
+    @Test func aJournalWhoseRedoFailsIsKept() throws {
+        let (directory, path, journal) = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        #expect(throws: ReelError.self) {
+            try FLACCommentsInPlace.write(
+                path: path, journalPath: journal, replaces: ChapterWriter.isChapterField,
+                with: ChapterWriter.fields(of: marks), interruption: .beforeRegion)
+        }
+        let moved = directory + "/take.moved"
+        #expect(rename(path, moved) == 0)
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        let found = FLACCommentsInPlace.finishInterrupted(inDirectory: directory, prefix: ".chapters-", suffix: ".part")
+        #expect(found.finished.isEmpty)
+        #expect(found.failed.map(\.name) == [".chapters-take.part"])
+        #expect(found.failed.first?.error.reason == .ioError)
+        #expect(FileManager.default.fileExists(atPath: journal), "the journal stays for the next start")
+        // The next start, with the file back, finishes it.
+        try FileManager.default.removeItem(atPath: path)
+        #expect(rename(moved, path) == 0)
+        #expect(try ChapterWriter.finishInterrupted(journalPath: journal))
+        #expect(!FileManager.default.fileExists(atPath: journal))
+        #expect(try tags(path).contains("CHAPTER002=00:00:02.500\n"))
+    }
+
+    /// A copy of the rename path at the journal's path, of any size (up to a whole take), is
+    /// not a journal: left for the reconcile, and read only as far as telling that.
+    @Test func aLargeCopyAtTheJournalsPathIsNotAJournal() throws {
+        let (directory, path, journal) = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var copy = try bytes(path)
+        copy += [UInt8](repeating: 0x5A, count: 3 << 20)
+        try Data(copy).write(to: URL(fileURLWithPath: journal))
+        #expect(try ChapterWriter.finishInterrupted(journalPath: journal) == false)
+        #expect(FileManager.default.fileExists(atPath: journal))
     }
 
     /// What else may sit at the journal's path is left alone: a copy of the rename path (a FLAC

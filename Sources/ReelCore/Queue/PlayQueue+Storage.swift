@@ -36,7 +36,7 @@ extension PlayQueue {
             orderOfSlot.reserveCapacity(capacity)
         }
         if queue.count + count > queue.capacity { queue.reserveCapacity(max(queue.count + count, queue.capacity * 2)) }
-        slotOfID.reserveCapacity(slotOfID.count + count)
+        slotOfID.reserveCapacity(count)
     }
 
     /// Gives each entry of `run`, in its order, the next id and a slot stamped with

@@ -18,9 +18,11 @@ struct SlotsByID: Sendable {
     /// How many ids have a slot.
     var count: Int { live + older.count }
 
-    /// Makes room for `count` more ids (a playlist's load grows the array once).
+    /// Makes room for `count` more ids (a playlist's load grows the array once); still at least
+    /// doubling, so that many adds of one entry each stay linear.
     mutating func reserveCapacity(_ count: Int) {
-        recent.reserveCapacity(recent.count + count)
+        let needed = recent.count + count
+        if needed > recent.capacity { recent.reserveCapacity(max(needed, recent.capacity * 2)) }
     }
 
     subscript(id: Int) -> Int? {
