@@ -96,12 +96,12 @@ public enum FLACCommentsInPlace {
 
     /// Finishes a write cut short (see the type's comment): a whole journal's region is
     /// written into its file (named in it, in the journal's directory, when it still has the
-    /// size it had), synced; then the journal is removed, whole or not. Nothing at
-    /// `journalPath`, or something that is not a journal (a copy of the rename path): nothing
-    /// done, false. True when a journal was found and handled.
+    /// size it had), synced; then the journal is removed, as is a journal cut short (the file
+    /// is as it was). Nothing at `journalPath`, or something that is not a journal (a copy of
+    /// the rename path): nothing done, false. True when a journal was found and handled. A
+    /// whole journal whose region cannot be written stays (the error is thrown): it holds the
+    /// only whole copy of the header, and the next start tries again.
     @discardableResult
-    /// A journal whose region cannot be written stays (the error is thrown): it holds the only
-    /// whole copy of the header, and the next start tries again.
     public static func finishInterrupted(journalPath: String) throws(ReelError) -> Bool {
         let fd = open(journalPath, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return false }
