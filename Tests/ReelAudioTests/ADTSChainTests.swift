@@ -59,6 +59,17 @@ import ReelTestSupport
         #expect(ADTSChain.start(in: late) == nil)
         #expect(ADTSChain.start(in: []) == nil)
     }
+
+    @Test func adtsFramesInsideAnotherContainerAreThatContainers() {
+        let frames = Self.frame(length: 60) + Self.frame(length: 60) + Self.frame(length: 60)
+        // Three small frames in an MPEG-TS packet's payload, then the next packet.
+        let packet = [0x47, 0x41, 0x00, 0x10] + frames + [UInt8](repeating: 0xFF, count: 184 - frames.count)
+        #expect(ADTSChain.start(in: packet + packet) == nil)
+        #expect(ADTSChain.start(in: Array("OggS".utf8) + [0, 2] + frames) == nil)
+        #expect(ADTSChain.start(in: [0, 0, 0, 0x20] + Array("ftypM4A ".utf8) + frames) == nil)
+        // The same frames alone are ADTS.
+        #expect(ADTSChain.start(in: frames) == 0)
+    }
 }
 
 @Suite(.serialized) struct ADTSStationOpenTests {

@@ -15,13 +15,24 @@ enum ADTSChain {
     /// The offset of the first of `headers` ADTS headers that chain (each the next's distance
     /// away by its frame length, all with the same MPEG version, profile, sampling frequency
     /// and channel configuration) starting within `searchBytes`; nil when `bytes` hold none.
+    /// Bytes that start with another container's signature (an MPEG-TS packet, an Ogg page, a
+    /// FLAC stream, an MP4 box) hold none: ADTS frames inside them (a TS packet's payload) are
+    /// that container's.
     static func start(in bytes: [UInt8]) -> Int? {
+        guard !startsWithOtherContainer(bytes) else { return nil }
         var offset = 0
         while offset < min(bytes.count, searchBytes) {
             if chains(bytes, from: offset) { return offset }
             offset += 1
         }
         return nil
+    }
+
+    /// MPEG-TS (sync bytes 188 apart), `OggS`, `fLaC`, an MP4's `ftyp`.
+    static func startsWithOtherContainer(_ bytes: [UInt8]) -> Bool {
+        if bytes.count > 188 && bytes[0] == 0x47 && bytes[188] == 0x47 { return true }
+        if bytes.starts(with: Array("OggS".utf8)) || bytes.starts(with: Array("fLaC".utf8)) { return true }
+        return bytes.count >= 8 && bytes[4...7].elementsEqual(Array("ftyp".utf8))
     }
 
     /// `headers` headers chain from `offset`.
