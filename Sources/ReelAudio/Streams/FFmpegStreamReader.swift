@@ -71,6 +71,8 @@ public final class FFmpegStreamReader: AudioFileReader {
     }
 
     let stream: HTTPStream
+    /// Its first demuxer was named (`aac`: its first bytes are chained ADTS frames), not probed.
+    private(set) var demuxerWasNamed = false
     private let decoding: FFmpegStreamDecoding
     private var starving = false
     private var framesRead: Int64 = 0
@@ -105,6 +107,7 @@ public final class FFmpegStreamReader: AudioFileReader {
             format = AudioFormat(codec: opened.codec, sampleRate: opened.sampleRate, channels: opened.channels)
             pcmFormat = PCMFormat(sample: opened.bits == 16 ? .s16 : .s32, sampleRate: opened.sampleRate, channels: opened.channels)
             if opened.bitrate > 0 { stream.noteBitrate(opened.bitrate / 1000) }
+            demuxerWasNamed = opened.named
         }
     }
 
@@ -164,6 +167,8 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
         var bits: Int
         /// Bits a second as the stream says, 0 when unknown.
         var bitrate: Int
+        /// The first demuxer was named (ADTS frames beyond doubt, `ADTSChain`), not probed.
+        var named = false
     }
 
     /// The most bytes the format probe reads, and the stream analysis after it (then FFmpeg
@@ -171,6 +176,9 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
     static let probeBytes: Int64 = 256 << 10
     /// The most audio the stream analysis reads (an MPEG-TS segment's streams).
     static let analyzeMicroseconds: Int64 = 3_000_000
+    /// The most audio the stream analysis reads of a stream opened as ADTS (`ADTSChain`): its
+    /// one stream's parameters come with its first frame.
+    static let adtsAnalyzeMicroseconds: Int64 = 500_000
     /// A window of bytes read that must hold at least `leastSecondsInWindow` of decoded audio,
     /// else the stream is garbage, not audio (the demuxer would resynchronise on it for ever, and
     /// a decoder takes a frame of random bytes now and then).
@@ -339,13 +347,20 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
                     capture = []
                 }
             }
+            var analyze = Self.analyzeMicroseconds
+            if first == nil && !seeking && forcedFormat == nil && prefix.isEmpty && startsWithADTS() {
+                // ADTS frames beyond doubt: FFmpeg's `aac` demuxer, without the probe.
+                forcedFormat = "aac"
+                analyze = Self.adtsAnalyzeMicroseconds
+            }
+            let named = forcedFormat != nil
             var status = REEL_FF_OK
             var message = [CChar](repeating: 0, count: 512)
             let context = Unmanaged.passUnretained(self).toOpaque()
             let decoder = reel_ff_open_stream(
                 { context, buffer, size in
                     Unmanaged<FFmpegStreamDecoding>.fromOpaque(context!).takeUnretainedValue().readBytes(buffer!, size: Int(size))
-                }, context, forcedFormat, stream.current.head?.resourceLength != nil ? 1 : 0, Self.probeBytes, Self.analyzeMicroseconds, &status, &message, message.count)
+                }, context, forcedFormat, stream.current.head?.resourceLength != nil ? 1 : 0, Self.probeBytes, analyze, &status, &message, message.count)
             forcedFormat = nil
             guard let decoder else {
                 if seekPending || abandoning { continue }
@@ -364,7 +379,7 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
             if headers[runHeader]?.container.isEmpty == true { headers[runHeader]?.container = container }
             let opened = Opened(
                 codec: FFmpegReader.registryName(ffmpegCodec: String(cString: info.codec)), sampleRate: Int(info.sample_rate),
-                channels: Int(info.channels), bits: Int(info.bits), bitrate: Int(info.bit_rate))
+                channels: Int(info.channels), bits: Int(info.bits), bitrate: Int(info.bit_rate), named: named)
             if let first {
                 guard opened.sampleRate == first.sampleRate && opened.channels == first.channels && opened.bits == first.bits else {
                     pcm.finish(error: ReelError(
@@ -545,6 +560,14 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
         prefixSent = 0
         readFailure = nil
         return header.container.isEmpty ? nil : header.container
+    }
+
+    /// The stream's bytes not read yet, as many as are there now (none is waited for), start
+    /// with chained ADTS frame headers (`ADTSChain`).
+    private func startsWithADTS() -> Bool {
+        var bytes = [UInt8](repeating: 0, count: ADTSChain.searchBytes * 2)
+        let count = bytes.withUnsafeMutableBytes { stream.buffer.peek(into: $0.baseAddress!, count: $0.count) }
+        return ADTSChain.start(in: Array(bytes.prefix(count))) != nil
     }
 
     /// The stream's offset of byte `byte` of what the demuxer read (its header first, in a
