@@ -90,6 +90,13 @@ static int release_object(struct dl_phdr_info *info, size_t size, void *data) {
         uintptr_t last = first + segment->p_memsz;
         uintptr_t start = first & ~(page - 1);
         uintptr_t end = (last + page - 1) & ~(page - 1);
+        // A segment longer in memory than in the file: the loader zero-fills from the file's
+        // end on (the page it ends in is written), and handing that back would bring back the
+        // file's bytes in place of the zeros. Only the pages wholly of the file go.
+        if (segment->p_memsz > segment->p_filesz) {
+            uintptr_t zeroed = (first + segment->p_filesz) & ~(page - 1);
+            if (zeroed < end) end = zeroed;
+        }
         for (int j = 0; j < count && start < end; j++) {
             const ElfW(Phdr) *written = &segments[j];
             int writable = written->p_type == PT_LOAD && (written->p_flags & PF_W) != 0;

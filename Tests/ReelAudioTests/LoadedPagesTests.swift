@@ -3,6 +3,7 @@
 
 import CDynamicLibrary
 import Foundation
+import ReelTestSupport
 import Testing
 
 /// Written before the release and read after: a writable page is never handed back.
@@ -106,5 +107,57 @@ nonisolated(unsafe) private var written = [Int](repeating: 0, count: 4096)
         #expect(after < before / 2, "\(before) kB of the test binary's code were resident before, \(after) kB after")
         #expect(written.indices.allSatisfy { written[$0] == $0 &* 7 })
         print("the test binary's code: \(before) kB resident, \(after) kB after the release")
+    }
+
+    /// (Last in the suite: its release leaves little of the test binary resident, which the
+    /// test before it measures.) A read-only segment longer in memory than in the file (a read-only section of zeros,
+    /// `NOBITS`): the loader zero-fills the page the file's part ends in. Handed back, that page
+    /// came back as the file's bytes after the segment (here made non-zero, as another segment's
+    /// data can be), so the zeros read otherwise. Found in review.
+    @Test func aSegmentsZeroFilledPageIsNotHandedBack() throws {
+        let directory = NSTemporaryDirectory() + "reel-zeros-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let source = directory + "/zeros.c"
+        try #"""
+        __asm__(".section .robss,\"a\",@nobits\n.globl reel_zeros\nreel_zeros:\n.zero 20000\n.previous\n");
+        extern const unsigned char reel_zeros[];
+        const unsigned char reel_marker[9976] = {1, 2, 3};
+        int reel_zero_sum(void) { int sum = 0; for (int i = 0; i < 20000; i++) sum += reel_zeros[i]; return sum; }
+        """#.write(toFile: source, atomically: true, encoding: .utf8)
+        let library = directory + "/libreelzeros.so"
+        // gold puts a read-only NOBITS section in the read-only segment (GNU ld moves it to the
+        // writable one, where nothing is handed back).
+        try TestTool.run("/usr/bin/cc", ["-shared", "-fPIC", "-O1", "-fuse-ld=gold", "-o", library, source])
+        // The file's bytes after the first segment's end, up to its page's end (padding the
+        // loader maps but zero-fills), made non-zero.
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: library)))
+        func word(_ at: Int, _ size: Int) -> Int { (0..<size).reduce(0) { $0 | Int(bytes[at + $1]) << (8 * $1) } }
+        let headers = word(0x20, 8), size = word(0x36, 2), count = word(0x38, 2)
+        let loads = (0..<count).map { headers + $0 * size }.filter { word($0, 4) == 1 }
+        // The read-only segment (flags without PF_W) that is longer in memory than in the file.
+        let zeroFilled = try #require(loads.first { word($0 + 4, 4) & 2 == 0 && word($0 + 40, 8) > word($0 + 32, 8) },
+                                      "the test library has no read-only segment with a zero-filled part")
+        let (offset, fileSize) = (word(zeroFilled + 8, 8), word(zeroFilled + 32, 8))
+        let pageEnd = (offset + fileSize + 4095) & ~4095
+        let next = loads.map { word($0 + 8, 8) }.filter { $0 > offset }.min() ?? bytes.count
+        try #require(pageEnd <= next, "another segment's bytes share that page")
+        for index in (offset + fileSize)..<min(pageEnd, bytes.count) { bytes[index] = 0xA5 }
+        try Data(bytes).write(to: URL(fileURLWithPath: library))
+
+        var error = [CChar](repeating: 0, count: 256)
+        let handle = try #require(reel_library_open(library, &error, error.count), "\(Self.text(error))")
+        var function: UnsafeMutableRawPointer?
+        let found = "reel_zero_sum".withCString { name in
+            withUnsafeMutablePointer(to: &function) { slot in
+                let symbols = [reel_library_symbol(name: name, slot: slot)]
+                return reel_library_find(handle, library, symbols, 1, &error, error.count)
+            }
+        }
+        #expect(found == 0, "\(Self.text(error))")
+        let sum = unsafeBitCast(try #require(function), to: (@convention(c) () -> Int32).self)
+        #expect(sum() == 0)
+        reel_loaded_pages_release()
+        #expect(sum() == 0, "the zeros read as the file's bytes after the release")
     }
 }
