@@ -177,12 +177,15 @@ static const int64_t lossy_preroll = 8192;
 /// Packets the decoder may refuse in a row as broken before the file counts as corrupt.
 static const int max_bad_packets = 64;
 
-/// The pages opening a decoder touched go back (`reel_loaded_pages_release`) once it has handed
-/// out this many seconds of audio and its first read is a second old: not at its first read,
-/// where the release and the faults that bring back the code decoding and playing run came
-/// before the first sound. A file's reader hands out audio as it is played (its device's buffer
-/// ahead); a stream's decoding thread fills its ring (2.2 s) and the device's buffer within
-/// milliseconds of its first read, then as they are played.
+/// The pages opening a stream's decoder touched go back (`reel_loaded_pages_release`) once it
+/// has handed out this many seconds of audio and its first read is a second old: not at its
+/// first read, where the release and the faults that bring back the code decoding and playing
+/// run came before the first sound. A stream's decoding thread fills its ring (2.2 s) and the
+/// device's buffer within milliseconds of its first read, so the release comes with seconds of
+/// audio ahead. A file's decoder hands its pages back at its first read, before it is heard: its
+/// reader hands out audio only as it is played (the device's buffer ahead), and a release then,
+/// on a slow core, made the device run dry (CPUQuotaPlaybackTests, an AAC file on a tenth of a
+/// core with every thread in the quota: an underrun 3.5 s in).
 static const int64_t pages_released_after_seconds = 3;
 static const long long pages_released_after_nanoseconds = 1000000000LL;
 
@@ -868,8 +871,9 @@ static int64_t read_frames(reel_ff_decoder *decoder, void *buffer, int64_t frame
                            size_t size) {
     if (decoder->first_read == 0) decoder->first_read = monotonic_nanoseconds();
     if (!decoder->pages_released &&
-        decoder->handed_out >= (int64_t)pages_released_after_seconds * decoder->info.sample_rate &&
-        monotonic_nanoseconds() - decoder->first_read >= pages_released_after_nanoseconds) {
+        (decoder->file >= 0 ||
+         (decoder->handed_out >= (int64_t)pages_released_after_seconds * decoder->info.sample_rate &&
+          monotonic_nanoseconds() - decoder->first_read >= pages_released_after_nanoseconds))) {
         // Decoding has started: the code that opening it (and every file opened since the last
         // time) touched goes back, FFmpeg's probes most of it, and what decoding runs comes back
         // as it runs.

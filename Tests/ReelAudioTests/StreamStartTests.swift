@@ -132,22 +132,49 @@ import ReelTestSupport
     }
 
     @Test func ffmpegHandsItsPagesBackOnlyOnceItsFirstSecondsAreOut() throws {
-        // Waits a second or so: the release also waits for the first read to be a second old.
+        // Waits a second or so: a stream's release also waits for its first read to be a second old.
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reel-start-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent("tone.m4a").path
+        let path = directory.appendingPathComponent("tone.aac").path
         try TestTool.run(
             "/usr/bin/ffmpeg",
             ["-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=440:duration=6:sample_rate=44100", "-ac", "2",
-             "-c:a", "aac", "-b:a", "128k", path])
+             "-c:a", "aac", "-b:a", "128k", "-f", "adts", path])
         var status = REEL_FF_OK
         var message = [CChar](repeating: 0, count: 512)
-        let decoder = try #require(reel_ff_open(path, &status, &message, message.count), "FFmpeg cannot open \(path)")
-        defer { reel_ff_close(decoder) }
-        let rate = Int64(reel_ff_get_info(decoder).sample_rate)
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: 4096 * 8, alignment: 16)
         defer { buffer.deallocate() }
+
+        // A file's decoder: at its first read, before it is heard (its reader hands out audio
+        // only as it is played, so a release later would come with little ahead of the device).
+        let file = try #require(reel_ff_open(path, &status, &message, message.count), "FFmpeg cannot open \(path)")
+        #expect(reel_ff_pages_released(file) == 0)
+        #expect(reel_ff_read(file, buffer, 1, &message, message.count) == 1)
+        #expect(reel_ff_pages_released(file) == 1, "a file's decoder did not hand its pages back at its first read")
+        reel_ff_close(file)
+
+        // The same bytes as a stream, through the read callback.
+        final class Bytes {
+            let data: [UInt8]
+            var offset = 0
+            init(_ data: [UInt8]) { self.data = data }
+        }
+        let bytes = Bytes([UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
+        let context = Unmanaged.passUnretained(bytes).toOpaque()
+        let decoder = try #require(
+            reel_ff_open_stream(
+                { context, buffer, size in
+                    let bytes = Unmanaged<Bytes>.fromOpaque(context!).takeUnretainedValue()
+                    let count = min(Int(size), bytes.data.count - bytes.offset)
+                    guard count > 0 else { return -541_478_725 }  // AVERROR_EOF
+                    bytes.data.withUnsafeBufferPointer { buffer!.update(from: $0.baseAddress! + bytes.offset, count: count) }
+                    bytes.offset += count
+                    return Int32(count)
+                }, context, nil, 0, 256 << 10, 3_000_000, &status, &message, message.count),
+            "FFmpeg cannot open the stream: \(String(cString: message))")
+        defer { reel_ff_close(decoder) }
+        let rate = Int64(reel_ff_get_info(decoder).sample_rate)
         var read: Int64 = 0
         func readUpTo(_ frames: Int64) {
             while read < frames {
@@ -169,6 +196,7 @@ import ReelTestSupport
             return reel_ff_pages_released(decoder) == 1
         }
         #expect(released, "not handed back after 4 s of audio, \(read) frames read")
-        #expect(read < 6 * rate, "the file ended first")
+        #expect(read < 6 * rate, "the stream ended first")
+        withExtendedLifetime(bytes) {}
     }
 }

@@ -97,9 +97,9 @@ reel_ff_decoder *reel_ff_open_stream(reel_ff_read_callback read, void *context, 
 reel_ff_info reel_ff_get_info(const reel_ff_decoder *decoder);
 
 /// Whether the pages opening `decoder` touched were handed back (`reel_loaded_pages_release`):
-/// by the first read once it has handed out 3 s of audio and its first read is a second old,
-/// never before (not on the way to the first sound); a decoder closed before that, and read
-/// from, hands them back as it closes. 1 or 0.
+/// a file's at its first read; a stream's by the first read once it has handed out 3 s of
+/// audio and its first read is a second old, never before (not on the way to the first sound).
+/// A decoder closed before that, and read from, hands them back as it closes. 1 or 0.
 int reel_ff_pages_released(const reel_ff_decoder *decoder);
 
 /// Decodes up to `frames` frames into `buffer` (interleaved, `bits` wide); returns the frames
