@@ -217,6 +217,15 @@ struct SavedEntries: Equatable, Sendable, ExpressibleByArrayLiteral {
         return SavedEntries(entries: entries, order: positions)
     }
 
+    /// Writes `[start, count]`: a run of an order, and a kept run of a journal's queue edit.
+    static func writePair(_ start: Int, _ count: Int, into out: inout [UInt8]) {
+        out.append(0x5B)
+        JSONWriter.writeInt(Int64(start), into: &out)
+        out.append(0x2C)
+        JSONWriter.writeInt(Int64(count), into: &out)
+        out.append(0x5D)
+    }
+
     /// Writes `"entries":[…]` and, unless the order is the entries as they are, `,"order":[…]`.
     func writeJSON(into out: inout [UInt8], entriesKey: String) {
         let (entries, order) = distinct
@@ -238,11 +247,7 @@ struct SavedEntries: Equatable, Sendable, ExpressibleByArrayLiteral {
                 case .index(let index):
                     JSONWriter.writeInt(Int64(index), into: &out)
                 case .run(let start, let count):
-                    out.append(0x5B)
-                    JSONWriter.writeInt(Int64(start), into: &out)
-                    out.append(0x2C)
-                    JSONWriter.writeInt(Int64(count), into: &out)
-                    out.append(0x5D)
+                    Self.writePair(start, count, into: &out)
                 }
             }
             out.append(0x5D)

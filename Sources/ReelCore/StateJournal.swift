@@ -70,11 +70,7 @@ struct JournalRecord: Equatable, Sendable {
                     if index > 0 { out.append(0x2C) }
                     switch piece {
                     case .keep(let start, let count):
-                        out.append(0x5B)
-                        JSONWriter.writeInt(Int64(start), into: &out)
-                        out.append(0x2C)
-                        JSONWriter.writeInt(Int64(count), into: &out)
-                        out.append(0x5D)
+                        SavedEntries.writePair(start, count, into: &out)
                     case .add(let added):
                         out.append(0x7B)
                         added.writeJSON(into: &out, entriesKey: "add")
