@@ -151,8 +151,8 @@ let package = Package(
         // several test targets share.
         .target(name: "ReelTestSupport", path: "Tests/ReelTestSupport"),
         .testTarget(name: "ReelAudioTests", dependencies: ["ReelAudio", "ReelRuntime", "ReelTestSupport"]),
-        .testTarget(name: "ReelTagsTests", dependencies: ["ReelTags", "ReelModel"]),
-        .testTarget(name: "ReelLibraryTests", dependencies: ["ReelLibrary"]),
+        .testTarget(name: "ReelTagsTests", dependencies: ["ReelTags", "ReelModel", "ReelTestSupport"]),
+        .testTarget(name: "ReelLibraryTests", dependencies: ["ReelLibrary", "ReelTestSupport"]),
         .testTarget(name: "ReelCoreTests", dependencies: ["ReelCore", "ReelRuntime", "ReelAudio", "ReelLibrary", "ReelModel", "ReelTestSupport"]),
         .testTarget(
             name: "ReelDaemonTests",

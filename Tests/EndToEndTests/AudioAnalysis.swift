@@ -2,6 +2,7 @@
 // format Reel records (sox has no Opus handler), sox measures it.
 
 import Foundation
+import ReelTestSupport
 
 struct AudioMeasurement {
     var seconds: Double
@@ -14,16 +15,8 @@ enum AudioAnalysis {
     /// Runs a tool; returns its exit status and what it printed on stdout and stderr together.
     @discardableResult
     static func run(_ tool: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [tool] + arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let outcome = try TestTool.result(tool, arguments)
+        return (outcome.status, outcome.allOutput)
     }
 
     /// Decodes `path` to a 16-bit WAV in the temporary directory with libsndfile's

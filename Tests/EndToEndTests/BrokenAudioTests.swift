@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import ReelProtocol
+import ReelTestSupport
 import Testing
 
 /// A corpus of broken and hostile "audio" files, played and imported: each gets a clear error
@@ -31,7 +32,7 @@ import Testing
         let flacHeader: [UInt8] = Array("fLaC".utf8) + [0x80, 0, 0, 34] + [UInt8](repeating: 0, count: 34)
 
         let good = path("good.flac")
-        try AudioAnalysis.run("sox", ["-n", "-r", "44100", "-c", "2", good, "synth", "3", "sine", "440"])
+        try TestTool.run("sox", ["-n", "-r", "44100", "-c", "2", good, "synth", "3", "sine", "440"])
         let goodBytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: good)))
         let directoryPath = path("folder.wav")
         try FileManager.default.createDirectory(atPath: directoryPath, withIntermediateDirectories: true)

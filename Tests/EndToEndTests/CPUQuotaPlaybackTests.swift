@@ -5,6 +5,7 @@
 import Foundation
 import Glibc
 import ReelProtocol
+import ReelTestSupport
 import Testing
 
 /// How reeld's audio thread (which decodes) is held to a tenth of a core.
@@ -88,7 +89,7 @@ enum CPUBudget: CustomTestStringConvertible, CaseIterable, Sendable {
         defer { try? FileManager.default.removeItem(at: scratch) }
         // Two tones, one per channel, at half scale: never silent for more than a sample or two.
         let source = scratch.appendingPathComponent("source.wav").path
-        try AudioAnalysis.run("sox", [
+        try TestTool.run("sox", [
             "-n", "-r", "\(Self.rate)", "-c", "2", "-b", "16", source, "synth", "\(Self.seconds)", "sine", "330", "sine", "550",
             "vol", "0.5",
         ])

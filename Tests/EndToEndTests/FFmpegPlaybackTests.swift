@@ -3,6 +3,7 @@
 
 import Foundation
 import ReelProtocol
+import ReelTestSupport
 import Testing
 
 @Suite struct FFmpegPlaybackTests {
@@ -66,9 +67,9 @@ import Testing
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
         let source = scratch.appendingPathComponent("source.wav").path
-        try AudioAnalysis.run("sox", ["-n", "-r", "44100", "-c", "2", "-b", "16", source, "synth", "2", "sine", "300-3000", "vol", "0.5"])
+        try TestTool.run("sox", ["-n", "-r", "44100", "-c", "2", "-b", "16", source, "synth", "2", "sine", "300-3000", "vol", "0.5"])
         let aac = scratch.appendingPathComponent("tone.m4a").path
-        try AudioAnalysis.run("ffmpeg", ["-hide_banner", "-loglevel", "error", "-i", source, "-c:a", "aac", aac])
+        try TestTool.run("ffmpeg", ["-hide_banner", "-loglevel", "error", "-i", source, "-c:a", "aac", aac])
         let daemon = try DaemonProcess()
         let client = try daemon.client()
         let before = try Self.mappedFiles(daemon.pid)
@@ -88,11 +89,11 @@ import Testing
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
         let source = scratch.appendingPathComponent("source.wav").path
-        try AudioAnalysis.run("sox", ["-n", "-r", "44100", "-c", "2", "-b", "16", source, "synth", "2", "sine", "300-3000", "whitenoise", "remix", "1,2", "1", "vol", "0.4"])
+        try TestTool.run("sox", ["-n", "-r", "44100", "-c", "2", "-b", "16", source, "synth", "2", "sine", "300-3000", "whitenoise", "remix", "1,2", "1", "vol", "0.4"])
         let flac = scratch.appendingPathComponent("native.flac").path
-        try AudioAnalysis.run("sox", [source, flac])
+        try TestTool.run("sox", [source, flac])
         let alac = scratch.appendingPathComponent("lossless.m4a").path
-        try AudioAnalysis.run("ffmpeg", ["-hide_banner", "-loglevel", "error", "-i", source, "-c:a", "alac", alac])
+        try TestTool.run("ffmpeg", ["-hide_banner", "-loglevel", "error", "-i", source, "-c:a", "alac", alac])
         let captured = scratch.appendingPathComponent("out.raw").path
         let home = scratch.appendingPathComponent("home").path
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
@@ -130,13 +131,13 @@ import Testing
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
         let source = scratch.appendingPathComponent("hires.wav").path
-        try AudioAnalysis.run("sox", ["-n", "-r", "96000", "-c", "2", "-b", "24", source, "synth", "0.5", "sine", "1000"])
+        try TestTool.run("sox", ["-n", "-r", "96000", "-c", "2", "-b", "24", source, "synth", "0.5", "sine", "1000"])
         let wavpack = scratch.appendingPathComponent("hires.wv").path
-        try AudioAnalysis.run("ffmpeg", ["-hide_banner", "-loglevel", "error", "-i", source, "-c:a", "wavpack", wavpack])
+        try TestTool.run("ffmpeg", ["-hide_banner", "-loglevel", "error", "-i", source, "-c:a", "wavpack", wavpack])
         let float = scratch.appendingPathComponent("float.wav").path
-        try AudioAnalysis.run("sox", ["-n", "-r", "48000", "-c", "2", "-e", "floating-point", "-b", "32", float, "synth", "0.5", "sine", "500"])
+        try TestTool.run("sox", ["-n", "-r", "48000", "-c", "2", "-e", "floating-point", "-b", "32", float, "synth", "0.5", "sine", "500"])
         let cd = scratch.appendingPathComponent("cd.flac").path
-        try AudioAnalysis.run("sox", ["-n", "-r", "44100", "-c", "2", "-b", "16", cd, "synth", "0.5", "sine", "500"])
+        try TestTool.run("sox", ["-n", "-r", "44100", "-c", "2", "-b", "16", cd, "synth", "0.5", "sine", "500"])
         let daemon = try DaemonProcess(device: "null")
         let client = try daemon.client()
         let cases: [(String, String, Int, Int)] = [(wavpack, "wavpack", 96000, 32), (float, "wav", 48000, 32), (cd, "flac", 44100, 16)]

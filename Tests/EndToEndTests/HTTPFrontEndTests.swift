@@ -4,6 +4,7 @@
 import Foundation
 import Glibc
 import ReelProtocol
+import ReelTestSupport
 import Testing
 
 @Suite(.serialized) struct HTTPFrontEndTests {
@@ -383,12 +384,12 @@ import Testing
         try FileManager.default.createDirectory(at: music, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: music) }
         let source = music.appendingPathComponent(".source.wav").path
-        try AudioAnalysis.run("sox", ["-n", "-r", "44100", "-c", "2", "-b", "16", source, "synth", "1", "sine", "440"])
+        try TestTool.run("sox", ["-n", "-r", "44100", "-c", "2", "-b", "16", source, "synth", "1", "sine", "440"])
         // A PNG made by ffmpeg itself (a 16×16 red square), put in the MP4 as its covr atom.
         let cover = music.appendingPathComponent(".cover.png").path
-        try AudioAnalysis.run("ffmpeg", ["-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "color=c=red:s=16x16", "-frames:v", "1", cover])
+        try TestTool.run("ffmpeg", ["-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "color=c=red:s=16x16", "-frames:v", "1", cover])
         let track = music.appendingPathComponent("01 Covered.m4a").path
-        try AudioAnalysis.run("ffmpeg", [
+        try TestTool.run("ffmpeg", [
             "-hide_banner", "-loglevel", "error", "-i", source, "-i", cover, "-map", "0", "-map", "1", "-c:a", "aac",
             "-c:v", "copy", "-disposition:v", "attached_pic", "-metadata", "album=Covered Album", "-metadata", "artist=Painter", track,
         ])

@@ -4,20 +4,12 @@
 import Foundation
 import Glibc
 import ReelProtocol
+import ReelTestSupport
 import Testing
 
 @Suite(.serialized)
 struct MP3EstimateTests {
     static let pulse = ProcessInfo.processInfo.environment["REEL_TEST_PULSE_SERVER"]
-
-    func run(_ executable: String, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw TestFailure("\(executable) \(arguments) failed") }
-    }
 
     /// MPEG-1 Layer III frames in `data` from its start (no tag): their count.
     func countFrames(_ data: [UInt8]) throws -> Int {
@@ -42,10 +34,10 @@ struct MP3EstimateTests {
     func writeFile(in directory: URL) throws -> (path: String, seconds: Double) {
         let base = directory.appendingPathComponent("segment").path
         // -D: no dither, or the silence would be noise that LAME spends bits on.
-        try run("/usr/bin/sox", ["-D", "-n", "-r", "44100", "-c", "2", "-b", "16", base + "-quiet.wav", "trim", "0", "4"])
-        try run("/usr/bin/sox", ["-D", "-n", "-r", "44100", "-c", "2", "-b", "16", base + "-noise.wav", "synth", "2", "whitenoise", "vol", "0.5"])
-        try run("/usr/bin/sox", ["-D", base + "-quiet.wav", base + "-noise.wav", base + "-quiet.wav", base + ".wav"])
-        try run("/usr/bin/lame", ["--quiet", "-t", "-V", "0", base + ".wav", base + ".mp3"])
+        try TestTool.run("/usr/bin/sox", ["-D", "-n", "-r", "44100", "-c", "2", "-b", "16", base + "-quiet.wav", "trim", "0", "4"])
+        try TestTool.run("/usr/bin/sox", ["-D", "-n", "-r", "44100", "-c", "2", "-b", "16", base + "-noise.wav", "synth", "2", "whitenoise", "vol", "0.5"])
+        try TestTool.run("/usr/bin/sox", ["-D", base + "-quiet.wav", base + "-noise.wav", base + "-quiet.wav", base + ".wav"])
+        try TestTool.run("/usr/bin/lame", ["--quiet", "-t", "-V", "0", base + ".wav", base + ".mp3"])
         let segment = try [UInt8](Data(contentsOf: URL(fileURLWithPath: base + ".mp3")))
         let copies = 128
         let path = directory.appendingPathComponent("long-untagged.mp3").path
@@ -130,7 +122,7 @@ struct MP3EstimateTests {
         let daemon = try DaemonProcess()
         let wav = try daemon.tone("short.wav", seconds: 5)
         let path = daemon.directory.appendingPathComponent("short.mp3").path
-        try run("/usr/bin/lame", ["--quiet", "-t", "-b", "128", wav, path])
+        try TestTool.run("/usr/bin/lame", ["--quiet", "-t", "-b", "128", wav, path])
         let frames = try countFrames([UInt8](Data(contentsOf: URL(fileURLWithPath: path))))
         let reply = try daemon.client().result("player.play", ["file": .string(path)])
         #expect(reply["durationEstimated"] == false)

@@ -3,6 +3,7 @@
 
 import Foundation
 import ReelProtocol
+import ReelTestSupport
 import Testing
 
 @Suite struct MusicBranchTests {
@@ -139,7 +140,7 @@ import Testing
         let newAlbum = music.appendingPathComponent("Trane/Giant Steps")
         try FileManager.default.createDirectory(at: newAlbum, withIntermediateDirectories: true)
         let newFile = newAlbum.appendingPathComponent("01 Naima.flac").path
-        try MusicFoldersTests.run("sox", ["-n", "-r", "44100", "-c", "2", "-b", "16", newFile, "synth", "1", "sine", "500"])
+        try TestTool.run("sox", ["-n", "-r", "44100", "-c", "2", "-b", "16", newFile, "synth", "1", "sine", "500"])
         _ = try client.result("library.rescan")
         var names: [String] = []
         let deadline = Date().addingTimeInterval(30)
@@ -170,7 +171,7 @@ import Testing
         let staging = music.deletingLastPathComponent().appendingPathComponent("staging-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: staging) }
         try FileManager.default.createDirectory(at: staging.appendingPathComponent("Giant Steps"), withIntermediateDirectories: true)
-        try MusicFoldersTests.run("sox", [
+        try TestTool.run("sox", [
             "-n", "-r", "44100", "-c", "1", "-b", "16", staging.appendingPathComponent("Giant Steps/01.wav").path, "synth",
             "0.5", "sine", "440",
         ])
@@ -198,7 +199,7 @@ import Testing
         let third = base.appendingPathComponent("c/Jazz")
         for folder in [first, second, third] {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            try MusicFoldersTests.run("sox", [
+            try TestTool.run("sox", [
                 "-n", "-r", "44100", "-c", "1", "-b", "16", folder.appendingPathComponent("tone.wav").path, "synth", "0.5",
                 "sine", "440",
             ])

@@ -4,6 +4,7 @@
 
 import Foundation
 import ReelProtocol
+import ReelTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -46,7 +47,7 @@ import Glibc
         try Self.tagged(album.appendingPathComponent("01 Moment.flac").path, title: "Moment")
         // A home directory as Debian makes it: owned by its user, mode 0700.
         let owner: uid_t = 4242
-        try MusicFoldersTests.run("chown", ["-R", "\(owner):\(owner)", home.path])
+        try TestTool.run("chown", ["-R", "\(owner):\(owner)", home.path])
         #expect(chmod(home.path, 0o700) == 0)
         // reeld's own socket and data, writable by `nobody`.
         let run = base.appendingPathComponent("run")
@@ -67,7 +68,7 @@ import Glibc
         #expect(log.contains("cannot reach it: Permission denied"), "reeld's log should say why the folder cannot be read")
 
         for command in try Self.readmeACLCommands(home: home.path) {
-            try MusicFoldersTests.run(command[0], Array(command.dropFirst()))
+            try TestTool.run(command[0], Array(command.dropFirst()))
         }
         let rescan = try client.result("library.rescan")
         _ = try MusicFoldersTests.scanEnded(client, atLeast: rescan["scan"]?.intValue ?? 2)
@@ -77,7 +78,7 @@ import Glibc
         // A file created in the folder later is readable too (the default ACL).
         let later = album.appendingPathComponent("02 Locomotion.flac").path
         try Self.tagged(later, title: "Locomotion")
-        try MusicFoldersTests.run("chown", ["\(owner):\(owner)", later])
+        try TestTool.run("chown", ["\(owner):\(owner)", later])
         let again = try client.result("library.rescan")
         _ = try MusicFoldersTests.scanEnded(client, atLeast: again["scan"]?.intValue ?? 3)
         let tracks = try client.result("music.tracks", ["album": "Blue Train"])["tracks"]?.arrayValue ?? []
@@ -87,8 +88,8 @@ import Glibc
 
     /// A one-second FLAC tagged as a track of Trane's Blue Train.
     static func tagged(_ path: String, title: String) throws {
-        try MusicFoldersTests.run("sox", ["-n", "-r", "44100", "-c", "2", "-b", "16", path, "synth", "1", "sine", "440"])
-        try MusicFoldersTests.run("metaflac", [
+        try TestTool.run("sox", ["-n", "-r", "44100", "-c", "2", "-b", "16", path, "synth", "1", "sine", "440"])
+        try TestTool.run("metaflac", [
             "--set-tag=TITLE=\(title)", "--set-tag=ARTIST=Trane", "--set-tag=ALBUM=Blue Train",
             "--set-tag=TRACKNUMBER=\(title == "Moment" ? 1 : 2)", path,
         ])

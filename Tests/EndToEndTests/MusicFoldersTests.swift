@@ -3,6 +3,7 @@
 
 import Foundation
 import ReelProtocol
+import ReelTestSupport
 import Testing
 
 @Suite struct MusicFoldersTests {
@@ -15,22 +16,17 @@ import Testing
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             for (number, title) in titles.enumerated() {
                 let path = folder.appendingPathComponent(String(format: "%02d %@.flac", number + 1, title)).path
-                try run("sox", ["-n", "-r", "44100", "-c", "2", "-b", "16", path, "synth", "1", "sine", "440", "vol", "0.2"])
+                try TestTool.run("sox", ["-n", "-r", "44100", "-c", "2", "-b", "16", path, "synth", "1", "sine", "440", "vol", "0.2"])
                 // Track numbers in reverse of the file names: the album's order is the tags'.
-                try run("metaflac", [
+                try TestTool.run("metaflac", [
                     "--set-tag=TITLE=\(title)", "--set-tag=ARTIST=\(artist)", "--set-tag=ALBUM=\(album)",
                     "--set-tag=TRACKNUMBER=\(titles.count - number)", "--set-tag=DATE=1958", path,
                 ])
             }
         }
         let loose = root.appendingPathComponent("loose.wav").path
-        try run("sox", ["-n", "-r", "44100", "-c", "1", "-b", "16", loose, "synth", "0.5", "sine", "300"])
+        try TestTool.run("sox", ["-n", "-r", "44100", "-c", "1", "-b", "16", loose, "synth", "0.5", "sine", "300"])
         try Data("not audio".utf8).write(to: root.appendingPathComponent("notes.flac"))
-    }
-
-    static func run(_ tool: String, _ arguments: [String]) throws {
-        let (status, output) = try AudioAnalysis.run(tool, arguments)
-        guard status == 0 else { throw TestFailure("\(tool) \(arguments.joined(separator: " ")): \(output)") }
     }
 
     /// Waits for a scan numbered `number` or later to end; returns its progress.
@@ -91,8 +87,8 @@ import Testing
         let newAlbum = music.appendingPathComponent("Trane").appendingPathComponent("Giant Steps")
         try FileManager.default.createDirectory(at: newAlbum, withIntermediateDirectories: true)
         let newFile = newAlbum.appendingPathComponent("01.flac").path
-        try Self.run("sox", ["-n", "-r", "44100", "-c", "2", "-b", "16", newFile, "synth", "1", "sine", "500"])
-        try Self.run("metaflac", ["--set-tag=TITLE=Naima", "--set-tag=ARTIST=Trane", "--set-tag=ALBUM=Giant Steps", newFile])
+        try TestTool.run("sox", ["-n", "-r", "44100", "-c", "2", "-b", "16", newFile, "synth", "1", "sine", "500"])
+        try TestTool.run("metaflac", ["--set-tag=TITLE=Naima", "--set-tag=ARTIST=Trane", "--set-tag=ALBUM=Giant Steps", newFile])
         let rescan = try client.result("library.rescan")
         let second = try Self.scanEnded(client, atLeast: rescan["scan"]?.intValue ?? 2)
         #expect(second["indexed"]?.intValue == 1)
@@ -126,8 +122,8 @@ import Testing
         try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
         for (number, title) in ["Giant Steps", "Cousin Mary", "Naima"].enumerated() {
             let path = staging.appendingPathComponent("0\(number + 1) \(title).flac").path
-            try Self.run("sox", ["-n", "-r", "44100", "-c", "2", "-b", "16", path, "synth", "1", "sine", "500", "vol", "0.2"])
-            try Self.run("metaflac", [
+            try TestTool.run("sox", ["-n", "-r", "44100", "-c", "2", "-b", "16", path, "synth", "1", "sine", "500", "vol", "0.2"])
+            try TestTool.run("metaflac", [
                 "--set-tag=TITLE=\(title)", "--set-tag=ARTIST=Trane", "--set-tag=ALBUM=Giant Steps",
                 "--set-tag=TRACKNUMBER=\(number + 1)", path,
             ])
@@ -139,7 +135,7 @@ import Testing
         let (threads, inotify) = Self.threadsAndInotify(daemon.pid)
         #expect(threads.contains { $0.hasPrefix("reel.music.watc") } && inotify, "a watcher with music folders")
 
-        try Self.run("cp", ["-r", staging.path, music.path + "/Trane/"])
+        try TestTool.run("cp", ["-r", staging.path, music.path + "/Trane/"])
         let started = Date()
         var albums: [String] = []
         while Date().timeIntervalSince(started) < 20 {
@@ -222,7 +218,7 @@ import Testing
             let path = music.appendingPathComponent("Folder \(folder)/old-\(folder).wav").path
             try FileManager.default.createDirectory(
                 atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            try Self.run("sox", ["-n", "-r", "8000", "-c", "1", "-b", "16", path, "synth", "0.1", "sine", "300"])
+            try TestTool.run("sox", ["-n", "-r", "8000", "-c", "1", "-b", "16", path, "synth", "0.1", "sine", "300"])
         }
         // reeld in a user namespace of its own whose limit is 3 watches (9 folders to watch).
         let daemon = try DaemonProcess(
@@ -239,7 +235,7 @@ import Testing
         // A file in each folder; a rescan finds them all, watched or not.
         for folder in 0..<8 {
             let path = music.appendingPathComponent("Folder \(folder)/new-\(folder).wav").path
-            try Self.run("sox", ["-n", "-r", "8000", "-c", "1", "-b", "16", path, "synth", "0.1", "sine", "400"])
+            try TestTool.run("sox", ["-n", "-r", "8000", "-c", "1", "-b", "16", path, "synth", "0.1", "sine", "400"])
         }
         let rescan = try client.result("library.rescan")
         _ = try Self.scanEnded(client, atLeast: rescan["scan"]?.intValue ?? 2)
@@ -274,8 +270,8 @@ import Testing
             let path = music.appendingPathComponent(folder).path
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
             let file = path + "/1.flac"
-            try Self.run("sox", ["-n", "-r", "44100", "-c", "1", "-b", "16", file, "synth", "0.5", "sine", "440"])
-            try Self.run("metaflac", ["--set-tag=ALBUM=Demos", "--set-tag=TITLE=\(folder)"] + (artist.map { ["--set-tag=ARTIST=\($0)"] } ?? []) + [file])
+            try TestTool.run("sox", ["-n", "-r", "44100", "-c", "1", "-b", "16", file, "synth", "0.5", "sine", "440"])
+            try TestTool.run("metaflac", ["--set-tag=ALBUM=Demos", "--set-tag=TITLE=\(folder)"] + (artist.map { ["--set-tag=ARTIST=\($0)"] } ?? []) + [file])
         }
         let daemon = try DaemonProcess(environment: ["REEL_MUSIC_DIRS": music.path])
         let client = try daemon.client()

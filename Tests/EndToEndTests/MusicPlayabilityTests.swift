@@ -3,6 +3,7 @@
 
 import Foundation
 import ReelProtocol
+import ReelTestSupport
 import Testing
 
 @Suite struct MusicPlayabilityTests {
@@ -11,11 +12,11 @@ import Testing
     static func makeEveryFormat(at root: URL) throws -> [String] {
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         let source = root.appendingPathComponent(".source.wav").path
-        try MusicFoldersTests.run("sox", ["-n", "-r", "44100", "-c", "2", "-b", "16", source, "synth", "0.5", "sine", "440", "vol", "0.3"])
+        try TestTool.run("sox", ["-n", "-r", "44100", "-c", "2", "-b", "16", source, "synth", "0.5", "sine", "440", "vol", "0.3"])
         defer { try? FileManager.default.removeItem(atPath: source) }
         var names: [String] = []
         func make(_ name: String, _ tool: String, _ arguments: [String]) throws {
-            try MusicFoldersTests.run(tool, arguments.map { $0 == "OUT" ? root.appendingPathComponent(name).path : $0 == "IN" ? source : $0 })
+            try TestTool.run(tool, arguments.map { $0 == "OUT" ? root.appendingPathComponent(name).path : $0 == "IN" ? source : $0 })
             names.append(name)
         }
         for suffix in ["flac", "wav", "aif", "aiff", "au", "w64"] {
@@ -141,11 +142,11 @@ import Testing
         try FileManager.default.createDirectory(at: music, withIntermediateDirectories: true)
         func path(_ name: String) -> String { music.appendingPathComponent(name).path }
         let source = path(".source.wav")
-        try MusicFoldersTests.run("sox", ["-n", "-r", "44100", "-c", "2", "-b", "16", source, "synth", "1", "sine", "440", "vol", "0.3"])
+        try TestTool.run("sox", ["-n", "-r", "44100", "-c", "2", "-b", "16", source, "synth", "1", "sine", "440", "vol", "0.3"])
         let ffmpeg = ["-hide_banner", "-loglevel", "error", "-y"]
-        try MusicFoldersTests.run("ffmpeg", ffmpeg + ["-i", source, "-c:a", "aac", path("track-good.m4a")])
-        try MusicFoldersTests.run("ffmpeg", ffmpeg + ["-i", source, "-c:a", "wavpack", "-f", "wv", path("track-wavpack-named.m4a")])
-        try MusicFoldersTests.run(
+        try TestTool.run("ffmpeg", ffmpeg + ["-i", source, "-c:a", "aac", path("track-good.m4a")])
+        try TestTool.run("ffmpeg", ffmpeg + ["-i", source, "-c:a", "wavpack", "-f", "wv", path("track-wavpack-named.m4a")])
+        try TestTool.run(
             "ffmpeg", ffmpeg + ["-f", "lavfi", "-i", "testsrc=size=64x64:rate=5", "-t", "1", "-c:v", "mpeg4", path("track-video-only.mp4")])
         try FileManager.default.removeItem(atPath: source)
         let good = try Data(contentsOf: URL(fileURLWithPath: path("track-good.m4a")))
@@ -201,7 +202,7 @@ import Testing
         let music = base.appendingPathComponent("music")
         try FileManager.default.createDirectory(at: music.appendingPathComponent("Album"), withIntermediateDirectories: true)
         for name in ["track-one.flac", "track-two.flac"] {
-            try MusicFoldersTests.run(
+            try TestTool.run(
                 "sox", ["-n", "-r", "44100", "-c", "1", "-b", "16", music.appendingPathComponent("Album/\(name)").path, "synth", "0.3", "sine", "440"])
         }
         try Data("not audio".utf8).write(to: music.appendingPathComponent("Album/track-broken.flac"))

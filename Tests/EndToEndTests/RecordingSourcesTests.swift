@@ -27,7 +27,7 @@ import ReelTestSupport
         let client = try daemon.client()
         let wav = daemon.directory.appendingPathComponent("noise.wav").path
         // 3 s: a tone on the left, noise on the right, so any loss or repetition shows.
-        try AudioAnalysis.run("sox", [
+        try TestTool.run("sox", [
             "-n", "-r", "44100", "-c", "2", "-b", "16", wav, "synth", "3", "sine", "440", "whitenoise", "vol", "0.5",
         ])
         _ = try client.result("mixer.setVolume", ["volume": 30])
@@ -59,7 +59,7 @@ import ReelTestSupport
         let daemon = try DaemonProcess(device: "pulse", environment: sink.environment)
         let client = try daemon.client()
         let wav = daemon.directory.appendingPathComponent("noise.wav").path
-        try AudioAnalysis.run("sox", [
+        try TestTool.run("sox", [
             "-n", "-r", "44100", "-c", "2", "-b", "16", wav, "synth", "4", "sine", "440", "whitenoise", "vol", "0.5",
         ])
         _ = try client.result(

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import ReelProtocol
+import ReelTestSupport
 import Testing
 
 /// Recording through the real daemon and real ALSA devices: a tone looped back through the
@@ -46,7 +47,7 @@ import Testing
         let path = daemon.directory.appendingPathComponent("tone.wav").path
         var arguments = ["-n", "-r", "48000", "-c", "1", "-b", "16", path, "synth", "\(seconds)", "sine", "440"]
         if noise { arguments += ["whitenoise", "remix", "1v0.45,2v0.05"] } else { arguments += ["vol", "0.5"] }
-        try AudioAnalysis.run("sox", arguments)
+        try TestTool.run("sox", arguments)
         let client = try daemon.client()
         _ = try client.result("player.play", ["file": .string(path)])
         let deadline = Date().addingTimeInterval(10)
@@ -119,7 +120,7 @@ import Testing
         let scratch = try DaemonProcess()
         let input = scratch.directory.appendingPathComponent("input.raw").path
         // 1.5 s of a tone with noise: every sample differs, so any loss or reordering shows.
-        try AudioAnalysis.run("sox", [
+        try TestTool.run("sox", [
             "-n", "-r", "48000", "-c", "1", "-b", "16", "-e", "signed", "-t", "raw", input,
             "synth", "1.5", "sine", "440", "whitenoise", "remix", "1v0.3,2v0.1",
         ])

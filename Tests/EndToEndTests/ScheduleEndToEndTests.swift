@@ -110,7 +110,7 @@ import ReelTestSupport
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
         let source = scratch.appendingPathComponent("long.wav").path
-        try AudioAnalysis.run("sox", ["-n", "-r", "\(Self.rate)", "-c", "2", "-b", "16", source, "synth", "120", "sine", "440", "vol", "0.5"])
+        try TestTool.run("sox", ["-n", "-r", "\(Self.rate)", "-c", "2", "-b", "16", source, "synth", "120", "sine", "440", "vol", "0.5"])
         let data = scratch.appendingPathComponent("data").path
         var environment = sink.environment
         environment["REEL_RESUME_ON_START"] = "playing"

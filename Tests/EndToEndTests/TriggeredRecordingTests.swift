@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import ReelProtocol
+import ReelTestSupport
 import Testing
 
 /// A voice-activated session through the real daemon: a phrase spoken by espeak-ng is played into
@@ -28,7 +29,7 @@ import Testing
         try #require(status == 0, "espeak-ng failed: \(output)")
         // A second of silence before the phrase: the pre-roll is made of the frames before the
         // trigger.
-        try AudioAnalysis.run("sox", [spoken, "-r", "48000", "-c", "1", "-b", "16", phrase, "pad", "1", "0"])
+        try TestTool.run("sox", [spoken, "-r", "48000", "-c", "1", "-b", "16", phrase, "pad", "1", "0"])
         let client = try daemon.client()
         let hold = 1.0
         let started = try client.result("recorder.start", [

@@ -6,6 +6,7 @@ import Logging
 import ReelAudio
 import ReelLibrary
 import ReelModel
+import ReelTestSupport
 import Testing
 
 @testable import ReelCore
@@ -81,14 +82,6 @@ final class WatchedMusic {
         return nil
     }
 
-    static func run(_ tool: String, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [tool] + arguments
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw TestFailure("\(tool) \(arguments) failed") }
-    }
 }
 
 struct TestFailure: Error, CustomStringConvertible {
@@ -175,7 +168,7 @@ func threadWakeUps(_ tid: Int32) -> Int? {
         for track in 1...12 { try WatchedMusic.wav(staging + "/\(track).wav", frames: 4000) }
         try WatchedMusic.wav(staging + "/Bonus/13.wav")
         let before = music.latest.scan
-        try WatchedMusic.run("cp", ["-r", staging, music.root + "/"])
+        try TestTool.run("cp", ["-r", staging, music.root + "/"])
         music.waitUntil("an album copied in") { try music.indexed().count == 14 && !music.latest.running }
         // Quiet for longer than a batch takes: nothing more comes.
         usleep(1_500_000)
@@ -261,8 +254,8 @@ func threadWakeUps(_ tid: Int32) -> Int? {
         let probe = NSTemporaryDirectory() + "reel-mount-probe-\(UUID().uuidString)"
         guard (try? FileManager.default.createDirectory(atPath: probe, withIntermediateDirectories: true)) != nil else { return false }
         defer { rmdir(probe) }
-        guard (try? WatchedMusic.run("mount", ["-t", "tmpfs", "tmpfs", probe])) != nil else { return false }
-        return (try? WatchedMusic.run("umount", [probe])) != nil
+        guard (try? TestTool.run("mount", ["-t", "tmpfs", "tmpfs", probe])) != nil else { return false }
+        return (try? TestTool.run("umount", [probe])) != nil
     }()
 
     @Test(.enabled(if: canMount, "needs root and mount(2) to put a disk (tmpfs) on the music folder"))
@@ -271,9 +264,9 @@ func threadWakeUps(_ tid: Int32) -> Int? {
         let directory = NSTemporaryDirectory() + "reel-watch-mount-\(UUID().uuidString)"
         let root = directory + "/Music"
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
-        try WatchedMusic.run("mount", ["-t", "tmpfs", "tmpfs", root])
+        try TestTool.run("mount", ["-t", "tmpfs", "tmpfs", root])
         defer {
-            _ = try? WatchedMusic.run("umount", [root])
+            _ = try? TestTool.run("umount", [root])
             try? FileManager.default.removeItem(atPath: directory)
         }
         try WatchedMusic.wav(root + "/Album/1.wav")
@@ -282,14 +275,14 @@ func threadWakeUps(_ tid: Int32) -> Int? {
         let ids = try music.indexed().mapValues(\.id)
         #expect(ids.count == 2)
 
-        try WatchedMusic.run("umount", [root])
+        try TestTool.run("umount", [root])
         music.waitUntil("a disk unmounted: files missing") {
             try music.indexed().values.allSatisfy(\.missing) && music.latest.missing == 2 && !music.latest.running
         }
         #expect(try music.indexed().count == 2, "kept")
 
         // Mounted again (empty at first, as a disk whose files are then written).
-        try WatchedMusic.run("mount", ["-t", "tmpfs", "tmpfs", root])
+        try TestTool.run("mount", ["-t", "tmpfs", "tmpfs", root])
         usleep(500_000)
         #expect(try music.indexed().values.allSatisfy(\.missing), "an empty disk is not the music folder back")
         try WatchedMusic.wav(root + "/Album/1.wav")

@@ -5,6 +5,7 @@ import ReelAudio
 import ReelLibrary
 import ReelModel
 import ReelRuntime
+import ReelTestSupport
 import Testing
 
 /// A capture device giving a ramp (sample n holds n) only as far as the test allows: the frame
@@ -89,25 +90,13 @@ final class GatedRampInput: PCMInput, @unchecked Sendable {
 
     /// `ffprobe`'s chapters of `path`: (start in seconds, title).
     func chapters(_ path: String) throws -> [(start: Double, title: String?)] {
-        let output = try run("/usr/bin/ffprobe", ["-v", "error", "-show_chapters", "-of", "json", path])
+        let output = try TestTool.run("/usr/bin/ffprobe", ["-v", "error", "-show_chapters", "-of", "json", path])
         let json = try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any]
         let chapters = json?["chapters"] as? [[String: Any]] ?? []
         return chapters.map { chapter in
             let start = Double(chapter["start_time"] as? String ?? "") ?? -1
             return (start, (chapter["tags"] as? [String: Any])?["title"] as? String)
         }
-    }
-
-    func run(_ program: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: program)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
     }
 
     @Test(arguments: ["flac", "ogg", "opus"])
@@ -136,7 +125,7 @@ final class GatedRampInput: PCMInput, @unchecked Sendable {
         #expect(found.map(\.start) == [1, 2.5], "chapters: \(found)")
         #expect(found.first?.title == "Verse")
         if codec == "flac" {
-            let tags = try run("/usr/bin/metaflac", ["--export-tags-to=-", try store.audioPath(for: finished)])
+            let tags = try TestTool.run("/usr/bin/metaflac", ["--export-tags-to=-", try store.audioPath(for: finished)])
             #expect(tags.contains("CHAPTER001=00:00:01.000\nCHAPTER001NAME=Verse\nCHAPTER002=00:00:02.500\n"), "\(tags)")
             // Written into the take's padding in place: the same file, its size unchanged.
             var after = stat()
@@ -386,7 +375,7 @@ final class GatedRampInput: PCMInput, @unchecked Sendable {
         #expect(try #require(second.get()).get().frame == 240_000)
         found = try chapters.chapters(file)
         #expect(found.map(\.start) == [12.345, 30] && found.map(\.title) == ["Point", nil], "\(found)")
-        let tags = try chapters.run("/usr/bin/metaflac", ["--export-tags-to=-", file])
+        let tags = try TestTool.run("/usr/bin/metaflac", ["--export-tags-to=-", file])
         #expect(tags.contains("CHAPTER001=00:00:12.345\nCHAPTER001NAME=Point\nCHAPTER002=00:00:30.000\n"), "\(tags)")
 
         // Whole, the same length, listed at its new size; no copy left beside it.

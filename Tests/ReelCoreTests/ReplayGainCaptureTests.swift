@@ -3,6 +3,7 @@ import Logging
 import ReelAudio
 @testable import ReelCore
 import ReelModel
+import ReelTestSupport
 import Testing
 
 /// The issue's test: two FLAC sines at −6 and −20 dBFS, tagged by `metaflac --add-replay-gain`,
@@ -25,25 +26,13 @@ import Testing
         for (name, level) in [("loud", "-6"), ("quiet", "-20")] {
             let wav = "\(directory)/\(name).wav"
             let flac = "\(directory)/\(name).flac"
-            try run("/usr/bin/sox", ["-n", "-r", "\(Self.rate)", "-c", "2", "-b", "16", wav, "synth", "\(Self.seconds)", "sine", "1000", "gain", level])
-            try run("/usr/bin/flac", ["--silent", "--force", "-o", flac, wav])
+            try TestTool.run("/usr/bin/sox", ["-n", "-r", "\(Self.rate)", "-c", "2", "-b", "16", wav, "synth", "\(Self.seconds)", "sine", "1000", "gain", level])
+            try TestTool.run("/usr/bin/flac", ["--silent", "--force", "-o", flac, wav])
             sources.append(try decode(wav))
             files.append(flac)
         }
-        try run("/usr/bin/metaflac", ["--add-replay-gain"] + files)
+        try TestTool.run("/usr/bin/metaflac", ["--add-replay-gain"] + files)
         return Fixture(files: files, sources: sources)
-    }
-
-    func run(_ tool: String, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw ReelError(.ioError, "\(tool) \(arguments.joined(separator: " ")) exited \(process.terminationStatus)")
-        }
     }
 
     func decode(_ path: String) throws -> [Int16] {

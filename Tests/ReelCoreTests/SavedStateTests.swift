@@ -7,6 +7,7 @@ import ReelLibrary
 import ReelModel
 import ReelProtocol
 import ReelRuntime
+import ReelTestSupport
 import Testing
 
 /// The saved state through the core: a client's command is answered only once the state it left
@@ -257,23 +258,12 @@ import Testing
 
     // MARK: A full disk
 
-    func run(_ command: String, _ arguments: [String]) throws -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [command] + arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        return process.terminationStatus
-    }
-
     /// With no room left, commands are still answered (the failure is logged), and once there is
     /// room again the whole state is written at the next try.
     @Test(.enabled(if: getuid() == 0, "mounts a tmpfs")) func aFullDiskDelaysNoReplyAndTheStateIsWrittenOnceThereIsRoom() throws {
         let directory = try scratch()
-        try #require(try run("mount", ["-t", "tmpfs", "-o", "size=4m", "tmpfs", directory + "/data"]) == 0)
-        defer { _ = try? run("umount", ["-l", directory + "/data"]) }
+        try #require(try TestTool.status("mount", ["-t", "tmpfs", "-o", "size=4m", "tmpfs", directory + "/data"]) == 0)
+        defer { _ = try? TestTool.status("umount", ["-l", directory + "/data"]) }
         let core = try makeCore(directory)
         defer { core.shutdown() }
         core.start(resume: .no)
@@ -281,7 +271,7 @@ import Testing
         _ = try run { core.player.add(.file(directory + "/a.wav"), at: nil, afterCurrent: false, reply: $0) }.get()
         // Fill the filesystem.
         let filler = directory + "/data/filler"
-        _ = try run("dd", ["if=/dev/zero", "of=\(filler)", "bs=64k"])
+        _ = try TestTool.status("dd", ["if=/dev/zero", "of=\(filler)", "bs=64k"])
         for index in 0..<300 {
             _ = try run { core.player.setQueueOptions(repeats: index % 2 == 0, saved: $0) }
             _ = try run { core.player.add(.file(directory + "/a.wav"), at: 0, afterCurrent: false, reply: $0) }.get()

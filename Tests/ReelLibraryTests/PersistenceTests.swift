@@ -2,6 +2,7 @@
 import Foundation
 import GRDB
 import ReelModel
+import ReelTestSupport
 import Testing
 
 @testable import ReelLibrary
@@ -134,14 +135,8 @@ import Testing
         }
     }
 
+    /// Whether `tool` is there and succeeds.
     private func run(_ tool: String, _ arguments: [String]) -> Bool {
-        guard FileManager.default.isExecutableFile(atPath: tool) else { return false }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return false }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
+        FileManager.default.isExecutableFile(atPath: tool) && (try? TestTool.status(tool, arguments)) == 0
     }
 }

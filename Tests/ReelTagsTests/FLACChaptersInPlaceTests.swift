@@ -4,6 +4,7 @@ import Foundation
 import Glibc
 import ReelModel
 @testable import ReelTags
+import ReelTestSupport
 import Testing
 
 @Suite struct FLACChaptersInPlaceTests {
@@ -19,7 +20,7 @@ import Testing
         let path = directory + "/take.flac"
         // flac's own comment: its vendor string (32 bytes for 1.4.2), one 15-byte field.
         let comment = 4 + 4 + 32 + 4 + 4 + 15
-        _ = try run("/usr/bin/flac", [
+        _ = try TestTool.run("/usr/bin/flac", [
             "--silent", "--force-raw-format", "--endian=little", "--sign=signed", "--channels=1", "--bps=16",
             "--sample-rate=8000", "--no-seektable", "--padding=\(padding ? 8192 - 4 - 38 - comment - 4 : 8)",
             "-T", "ARTIST=Someone", "-o", path, raw,
@@ -28,22 +29,8 @@ import Testing
         return (directory, path, directory + "/.chapters-take.part")
     }
 
-    @discardableResult
-    func run(_ program: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: program)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
-    }
-
     func tags(_ path: String) throws -> String {
-        try run("/usr/bin/metaflac", ["--export-tags-to=-", path])
+        try TestTool.run("/usr/bin/metaflac", ["--export-tags-to=-", path])
     }
 
     func inode(_ path: String) -> UInt {
@@ -63,7 +50,7 @@ import Testing
         let before = try bytes(path)
         let file = inode(path)
         // Old chapters (and a lower-case one) are replaced; other fields stay.
-        _ = try run("/usr/bin/metaflac", ["--set-tag=CHAPTER001=00:00:00.500", "--set-tag=chapter002name=Old", path])
+        _ = try TestTool.run("/usr/bin/metaflac", ["--set-tag=CHAPTER001=00:00:00.500", "--set-tag=chapter002name=Old", path])
         try ChapterWriter.write(marks, into: path, copyPath: journal)
         #expect(try tags(path) == "ARTIST=Someone\nCHAPTER001=00:00:01.000\nCHAPTER001NAME=Verse\nCHAPTER002=00:00:02.500\n")
         #expect(inode(path) == file, "written in place, not through a copy renamed over the file")
@@ -71,7 +58,7 @@ import Testing
         #expect(after.count == before.count)
         #expect(after[8192...] == before[8192...], "the frames are untouched")
         #expect(!FileManager.default.fileExists(atPath: journal))
-        #expect(try run("/usr/bin/flac", ["-t", "--silent", path]).isEmpty)
+        #expect(try TestTool.run("/usr/bin/flac", ["-t", "--silent", path]).isEmpty)
     }
 
     @Test func chaptersThatDoNotFitGoThroughACopy() throws {
@@ -137,7 +124,7 @@ import Testing
             #expect(FLACCommentsInPlace.Layout(after) != nil, "\(interruption): the metadata chain is whole")
             #expect(!FileManager.default.fileExists(atPath: journal), "\(interruption)")
         }
-        #expect(try run("/usr/bin/flac", ["-t", "--silent", path]).isEmpty)
+        #expect(try TestTool.run("/usr/bin/flac", ["-t", "--silent", path]).isEmpty)
     }
 
     /// A power cut may keep any pages of the region's write and not others: with the journal
@@ -156,7 +143,7 @@ import Testing
         close(descriptor)
         #expect(try ChapterWriter.finishInterrupted(journalPath: journal))
         #expect(try tags(path).contains("CHAPTER002=00:00:02.500\n"))
-        #expect(try run("/usr/bin/flac", ["-t", "--silent", path]).isEmpty)
+        #expect(try TestTool.run("/usr/bin/flac", ["-t", "--silent", path]).isEmpty)
     }
 
     /// A whole journal whose region cannot be written (here the file's name is a folder now:

@@ -3,6 +3,7 @@
 
 import Foundation
 import ReelModel
+import ReelTestSupport
 
 enum TaggedFiles {
     /// A fresh temporary directory, removed by the caller's `defer`.
@@ -12,25 +13,10 @@ enum TaggedFiles {
         return url
     }
 
-    /// Runs a tool; throws with its output when it fails.
+    /// Runs a tool; throws with its output when it fails. In a UTF-8 locale: eyeD3 reads its
+    /// arguments as UTF-8 only in one.
     static func run(_ executable: String, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        var environment = ProcessInfo.processInfo.environment
-        environment["LC_ALL"] = "C.UTF-8"  // eyeD3 reads its arguments as UTF-8 only in a UTF-8 locale
-        process.environment = environment
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw ReelError(
-                .ioError,
-                "\(executable) \(arguments.joined(separator: " ")) exited \(process.terminationStatus): \(text)")
-        }
+        try TestTool.run(executable, arguments, environment: ["LC_ALL": "C.UTF-8"])
     }
 
     /// A WAV of a sine tone (sox).

@@ -10,30 +10,75 @@ public struct TestSupportError: Error, CustomStringConvertible {
     public init(_ description: String) { self.description = description }
 }
 
-public enum TestTool {
-    /// Runs `executable` with `arguments` to its end; throws unless it exits 0.
-    public static func run(_ executable: String, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw TestSupportError("\(executable) exited \(process.terminationStatus)")
-        }
-    }
+/// What a tool did: its exit status and what it wrote.
+public struct ToolResult: Sendable {
+    public let status: Int32
+    public let standardOutput: Data
+    public let standardError: String
 
-    /// Runs `executable` and returns what it wrote to its standard output.
-    public static func output(_ executable: String, _ arguments: [String]) throws -> Data {
+    /// The standard output as text.
+    public var text: String { String(decoding: standardOutput, as: UTF8.self) }
+
+    /// Both streams as text, the standard output first (sox and ffmpeg report on stderr).
+    public var allOutput: String { text + standardError }
+}
+
+/// The one way tests run a command-line tool. A name without a `/` is looked up on `PATH`
+/// (through `/usr/bin/env`); both of the tool's output streams are kept, so a failure says what
+/// the tool said.
+public enum TestTool {
+    /// Runs `tool` with `arguments` to its end, with `environment` added to this process's own.
+    public static func result(_ tool: String, _ arguments: [String], environment: [String: String] = [:]) throws -> ToolResult {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
+        if tool.contains("/") {
+            process.executableURL = URL(fileURLWithPath: tool)
+            process.arguments = arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = [tool] + arguments
+        }
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, added in added }
+        }
+        // The standard error goes to a file, so that neither pipe can fill while the other is read.
+        let errors = FileManager.default.temporaryDirectory.appendingPathComponent("reel-tool-\(UUID().uuidString).err")
+        guard FileManager.default.createFile(atPath: errors.path, contents: nil) else {
+            throw TestSupportError("cannot create \(errors.path) for \(tool)'s errors")
+        }
+        defer { try? FileManager.default.removeItem(at: errors) }
+        let errorHandle = try FileHandle(forWritingTo: errors)
+        defer { try? errorHandle.close() }
         let output = Pipe()
         process.standardOutput = output
+        process.standardError = errorHandle
+        process.standardInput = FileHandle.nullDevice
         try process.run()
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return data
+        let errorText = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
+        return ToolResult(status: process.terminationStatus, standardOutput: data, standardError: errorText)
+    }
+
+    /// Runs `tool` to its end and returns its standard output as text; throws with what it said
+    /// unless it exits 0.
+    @discardableResult
+    public static func run(_ tool: String, _ arguments: [String], environment: [String: String] = [:]) throws -> String {
+        let outcome = try result(tool, arguments, environment: environment)
+        guard outcome.status == 0 else {
+            let said = outcome.allOutput.trimmingCharacters(in: .whitespacesAndNewlines)
+            throw TestSupportError("\(tool) \(arguments.joined(separator: " ")) exited \(outcome.status): \(said.suffix(2000))")
+        }
+        return outcome.text
+    }
+
+    /// Runs `tool` and returns what it wrote to its standard output, whatever its exit status.
+    public static func output(_ tool: String, _ arguments: [String]) throws -> Data {
+        try result(tool, arguments).standardOutput
+    }
+
+    /// Runs `tool` and returns its exit status (its output is not shown).
+    public static func status(_ tool: String, _ arguments: [String]) throws -> Int32 {
+        try result(tool, arguments).status
     }
 
     /// The repository's `Tests/` directory (this file is in `Tests/ReelTestSupport/`).
