@@ -12,8 +12,7 @@ import ReelRuntime
 /// that returns messages, so a consumer blocked in `poll` on a device (waiting for room for its
 /// next period) wakes for a command at once instead of after the period.
 final class Mailbox<Message>: @unchecked Sendable {
-    private var mutex = pthread_mutex_t()
-    private var condition = pthread_cond_t()
+    private let lock = ConditionLock()
     private var messages: [Message] = []
     /// Readable while messages wait; -1 if no pipe could be made (consumers then wake on their
     /// own timeouts).
@@ -32,8 +31,6 @@ final class Mailbox<Message>: @unchecked Sendable {
         }
         wakeDescriptor = ends[0]
         wakeWriter = ends[1]
-        pthread_mutex_init(&mutex, nil)
-        initializeMonotonicCondition(&condition)
     }
 
     deinit {
@@ -41,28 +38,26 @@ final class Mailbox<Message>: @unchecked Sendable {
             close(wakeDescriptor)
             close(wakeWriter)
         }
-        pthread_cond_destroy(&condition)
-        pthread_mutex_destroy(&mutex)
     }
 
     /// Called from any thread.
     func post(_ message: Message) {
-        pthread_mutex_lock(&mutex)
+        lock.lock()
         messages.append(message)
         if messages.count == 1 && wakeWriter >= 0 {
             var byte: UInt8 = 1
             _ = write(wakeWriter, &byte, 1)
         }
-        pthread_cond_signal(&condition)
-        pthread_mutex_unlock(&mutex)
+        lock.signal()
+        lock.unlock()
     }
 
     /// Called by the consumer: everything queued, waiting for the first message if `wait`.
     func take(wait: Bool) -> [Message] {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
+        lock.lock()
+        defer { lock.unlock() }
         while wait && messages.isEmpty {
-            pthread_cond_wait(&condition, &mutex)
+            lock.wait()
         }
         guard !messages.isEmpty else { return [] }
         if wakeDescriptor >= 0 {
@@ -77,16 +72,12 @@ final class Mailbox<Message>: @unchecked Sendable {
     /// Called by the consumer: everything queued, waiting up to `milliseconds` for the first
     /// message; empty if none came.
     func take(waitingAtMostMilliseconds milliseconds: Int) -> [Message] {
-        pthread_mutex_lock(&mutex)
+        lock.lock()
         if messages.isEmpty {
-            var deadline = timespec()
-            clock_gettime(CLOCK_MONOTONIC, &deadline)
-            let nanoseconds = Int(deadline.tv_nsec) + milliseconds % 1000 * 1_000_000
-            deadline.tv_sec += milliseconds / 1000 + nanoseconds / 1_000_000_000
-            deadline.tv_nsec = nanoseconds % 1_000_000_000
-            while messages.isEmpty && pthread_cond_timedwait(&condition, &mutex, &deadline) != ETIMEDOUT {}
+            let deadline = ConditionLock.deadline(inMilliseconds: milliseconds)
+            while messages.isEmpty && lock.wait(until: deadline) {}
         }
-        pthread_mutex_unlock(&mutex)
+        lock.unlock()
         return take(wait: false)
     }
 }

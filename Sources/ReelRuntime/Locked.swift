@@ -1,4 +1,5 @@
-// A value behind a mutex: the one lock type of the audio threads and the controllers.
+// A value behind a mutex: the lock of a plain value, for the audio threads and the controllers
+// (`ConditionLock` is the lock a thread sleeps on).
 
 #if canImport(Glibc)
 import Glibc

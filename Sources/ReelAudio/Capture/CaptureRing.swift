@@ -17,8 +17,7 @@ final class CaptureRing: @unchecked Sendable {
     /// Frames held at which a put wakes the waiting `take`.
     let wakeFrames: Int
     private let storage: UnsafeMutableRawPointer
-    private var mutex = pthread_mutex_t()
-    private var condition = pthread_cond_t()
+    private let lock = ConditionLock()
     private var readIndex = 0  // in frames, modulo capacity
     private var count = 0  // frames held
     private var closed = false
@@ -31,27 +30,23 @@ final class CaptureRing: @unchecked Sendable {
         self.wakeFrames = min(max(wakeFrames, 1), capacityFrames)
         self.bytesPerFrame = bytesPerFrame
         storage = UnsafeMutableRawPointer.allocate(byteCount: capacityFrames * bytesPerFrame, alignment: 16)
-        pthread_mutex_init(&mutex, nil)
-        initializeMonotonicCondition(&condition)
     }
 
     deinit {
         storage.deallocate()
-        pthread_cond_destroy(&condition)
-        pthread_mutex_destroy(&mutex)
     }
 
     /// Frames held now.
     var framesHeld: Int {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
+        lock.lock()
+        defer { lock.unlock() }
         return count
     }
 
     /// Copies in as many of `frames` as fit; returns how many. Never waits.
     func put(_ source: UnsafeRawPointer, frames: Int) -> Int {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
+        lock.lock()
+        defer { lock.unlock() }
         let accepted = min(frames, capacityFrames - count)
         var copied = 0
         while copied < accepted {
@@ -63,32 +58,28 @@ final class CaptureRing: @unchecked Sendable {
             copied += run
         }
         // No system call unless the writer waits (glibc's signal without waiters is a check).
-        if accepted > 0 && count >= wakeFrames { pthread_cond_signal(&condition) }
+        if accepted > 0 && count >= wakeFrames { lock.signal() }
         return accepted
     }
 
     /// Ends a `take` waiting on the empty ring now (it returns 0), or the next one at once.
     func wake() {
-        pthread_mutex_lock(&mutex)
+        lock.lock()
         wakeRequested = true
-        pthread_cond_broadcast(&condition)
-        pthread_mutex_unlock(&mutex)
+        lock.broadcast()
+        lock.unlock()
     }
 
     /// Copies out up to `maxFrames`. An empty ring first waits until a `put` brings it to
     /// `wakeFrames`, for at most `timeoutMilliseconds` (cut short by `close` and `wake`). Returns 0 when still empty, or
     /// when closed and empty (see `isDrained`).
     func take(into destination: UnsafeMutableRawPointer, maxFrames: Int, timeoutMilliseconds: Int) -> Int {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
+        lock.lock()
+        defer { lock.unlock() }
         if count == 0 && !closed && !wakeRequested {
-            var deadline = timespec()
-            clock_gettime(CLOCK_MONOTONIC, &deadline)
-            let nanoseconds = Int(deadline.tv_nsec) + timeoutMilliseconds * 1_000_000
-            deadline.tv_sec += nanoseconds / 1_000_000_000
-            deadline.tv_nsec = nanoseconds % 1_000_000_000
+            let deadline = ConditionLock.deadline(inMilliseconds: timeoutMilliseconds)
             while count < wakeFrames && !closed && !wakeRequested {
-                if pthread_cond_timedwait(&condition, &mutex, &deadline) == ETIMEDOUT { break }
+                if !lock.wait(until: deadline) { break }
             }
         }
         wakeRequested = false
@@ -107,16 +98,16 @@ final class CaptureRing: @unchecked Sendable {
 
     /// No more frames will be put; a waiting `take` returns.
     func close() {
-        pthread_mutex_lock(&mutex)
+        lock.lock()
         closed = true
-        pthread_cond_broadcast(&condition)
-        pthread_mutex_unlock(&mutex)
+        lock.broadcast()
+        lock.unlock()
     }
 
     /// Closed and everything taken.
     var isDrained: Bool {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
+        lock.lock()
+        defer { lock.unlock() }
         return closed && count == 0
     }
 }

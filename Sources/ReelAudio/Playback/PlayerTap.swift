@@ -2,6 +2,7 @@
 
 import Logging
 import ReelModel
+import ReelRuntime
 
 #if canImport(Glibc)
 import Glibc
@@ -22,11 +23,11 @@ import Glibc
 /// resampled with libsoxr) and puts them into a bounded ring; what does not fit is dropped and
 /// counted (`PlayerTapInput` logs it and reports it as an overrun), never waited for.
 public final class PlayerTap: @unchecked Sendable {
-    private var mutex = pthread_mutex_t()
-    /// The recorder's end, while one is attached; under `mutex`.
+    private let lock = ConditionLock()
+    /// The recorder's end, while one is attached; under `lock`.
     private var sink: Sink?
 
-    /// The attached recorder's ring and format; touched by the audio thread under `mutex`.
+    /// The attached recorder's ring and format; touched by the audio thread under `lock`.
     final class Sink {
         let ring: CaptureRing
         let target: PCMFormat
@@ -49,29 +50,25 @@ public final class PlayerTap: @unchecked Sendable {
         deinit { staging.deallocate() }
     }
 
-    public init() {
-        pthread_mutex_init(&mutex, nil)
-    }
-
-    deinit { pthread_mutex_destroy(&mutex) }
+    public init() {}
 
     /// Attaches a recorder's ring (the control side; waits for the audio thread's copy at most).
     func attach(_ sink: Sink) {
-        pthread_mutex_lock(&mutex)
+        lock.lock()
         self.sink = sink
-        pthread_mutex_unlock(&mutex)
+        lock.unlock()
     }
 
     func detach(_ sink: Sink) {
-        pthread_mutex_lock(&mutex)
+        lock.lock()
         if self.sink === sink { self.sink = nil }
-        pthread_mutex_unlock(&mutex)
+        lock.unlock()
     }
 
     /// A recorder is attached (a hint for the audio thread: it keeps decoded frames only then).
     var isAttached: Bool {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
+        lock.lock()
+        defer { lock.unlock() }
         return sink != nil
     }
 
@@ -79,8 +76,8 @@ public final class PlayerTap: @unchecked Sendable {
     /// audio thread; never waits.
     func heard(_ frames: UnsafeRawPointer, count: Int, format: PCMFormat) {
         guard count > 0 else { return }
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
+        lock.lock()
+        defer { lock.unlock() }
         guard let sink else { return }
         if sink.converter?.source != format {
             sink.converter = try? PipeConverter(
@@ -102,8 +99,8 @@ public final class PlayerTap: @unchecked Sendable {
 
     /// What was kept no longer follows what comes next (a seek, a pause): the resampler forgets.
     func discontinuity() {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
+        lock.lock()
+        defer { lock.unlock() }
         sink?.converter?.reset()
     }
 
@@ -122,8 +119,8 @@ public final class PlayerTap: @unchecked Sendable {
 
     /// The attached sink's counts (the capture thread, for its log).
     func counts(_ sink: Sink) -> (delivered: Int64, dropped: Int64) {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
+        lock.lock()
+        defer { lock.unlock() }
         return (sink.delivered, sink.dropped)
     }
 }
