@@ -29,7 +29,8 @@ extension PlaylistStore {
                 guard start >= 0, start <= lines.count, (end ?? lines.count) >= start else {
                     throw ReelError(.outOfRange, "the range \(start):\(end.map(String.init) ?? "") is outside the playlist \(name) (0…\(lines.count))")
                 }
-                planned = self.additions(for: source, start..<min(end ?? lines.count, lines.count))
+                planned = self.additions(for: source, start..<min(end ?? lines.count, lines.count), making: true)
+                if let error = planned.error { throw error }
             } catch {
                 return reply(.failure(error))
             }
@@ -62,14 +63,18 @@ extension PlaylistStore {
         }
     }
 
-    /// What each entry of `window` of a playlist adds to the queue, or why it adds nothing.
-    func additions(for source: Source, _ window: Range<Int>) -> PlaylistAdditions {
+    /// What each entry of `window` of a playlist adds to the queue, or why it adds nothing
+    /// (with `making`, the indexed files' entries are made here: see
+    /// `additions(for:locations:music:indexedOnly:making:)`).
+    func additions(for source: Source, _ window: Range<Int>, making: Bool = false) -> PlaylistAdditions {
         let locations = source.locations
         // The whole playlist: its files as read (a playlist loaded again is not hashed again).
         let music = window == locations.indices ? source.music : PlaylistMusicLines(locations[window])
         switch source {
-        case .stored: return additions(for: source.uris[window], locations: locations[window], music: music)
-        case .folder: return additions(for: source.uris[window], locations: locations[window], music: music, indexedOnly: true)
+        case .stored: return additions(for: source.uris[window], locations: locations[window], music: music, making: making)
+        case .folder:
+            return additions(
+                for: source.uris[window], locations: locations[window], music: music, indexedOnly: true, making: making)
         }
     }
 
@@ -80,13 +85,40 @@ extension PlaylistStore {
     /// file itself, checked when added. `music` is the music files of `locations` (made from
     /// them when nil); its line numbers are the indices of `locations`. Each music file is one
     /// addition, however many lines name it.
+    ///
+    /// With `making` (`load`), an indexed file's entry is made here from the index's row
+    /// (`PlayerController.musicFileEntry`: no track read whole, no addition per file), into
+    /// `run.made`; a file whose entry cannot be made is skipped at each line naming it when the
+    /// reason is one an add skips (`PlayerController.skippableReasons`), else `error` says why
+    /// the whole load fails. Without it (`play`, `perLine`), each is a `musicTracks` addition.
     func additions(
         for lines: ArraySlice<String>, locations: ArraySlice<PlaylistPaths.Location>, music: PlaylistMusicLines? = nil,
-        indexedOnly: Bool = false
+        indexedOnly: Bool = false, making: Bool = false
     ) -> PlaylistAdditions {
         let music = music ?? PlaylistMusicLines(locations)
-        let tracks = indexedTracks(music.files)
         var planned = PlaylistAdditions()
+        // Each music file's track (without `making`), or its entry's index in `run.made` and
+        // why one could not be made (with it).
+        var tracks: [MusicTrack?] = []
+        var madeOfFile: [Int] = []
+        var unmade: [Int: ReelError] = [:]
+        if making {
+            madeOfFile = [Int](repeating: -1, count: music.files.count)
+            planned.run.made.reserveCapacity(music.files.count)
+            let player = self.player
+            indexedQueueFiles(music.files) { number, file in
+                let (root, path) = music.files[number]
+                do throws(ReelError) {
+                    let entry = try player.musicFileEntry(root: root, relativePath: path, file)
+                    madeOfFile[number] = planned.run.made.count
+                    planned.run.made.append(entry)
+                } catch {
+                    unmade[number] = error
+                }
+            }
+        } else {
+            tracks = indexedTracks(music.files)
+        }
         planned.run.order.reserveCapacity(locations.count)
         planned.lines.reserveCapacity(locations.count)
         // Each music file's addition, by its index in `music.files`, once a line named it.
@@ -96,7 +128,16 @@ extension PlaylistStore {
             let file = music.fileOfLine[index - music.firstLine]
             if file >= 0 {
                 if additionOfFile[file] < 0 {
-                    if let track = tracks[file] {
+                    if making, madeOfFile[file] >= 0 {
+                        additionOfFile[file] = madeOfFile[file]
+                    } else if let error = unmade[file] {
+                        guard PlayerController.skippableReasons.contains(error.reason) else {
+                            planned.error = error
+                            return planned
+                        }
+                        planned.failures.append((index, error))
+                        continue
+                    } else if !making, let track = tracks[file] {
                         additionOfFile[file] = planned.add(.musicTracks([track]))
                     } else if indexedOnly {
                         planned.failures.append((index, ReelError(.notFound, "\(lines[index]) is not a file of the music folders")))
@@ -180,6 +221,28 @@ extension PlaylistStore {
         return entries
     }
 
+    /// Calls `body` with each of `files` the index has (by its index in `files`) and what an
+    /// entry takes of it, in one query per music folder (`MusicIndex.queueFiles`); a folder whose
+    /// lookup fails names nothing. (`files` are distinct: `PlaylistMusicLines.files`.)
+    private func indexedQueueFiles(
+        _ files: [(root: String, path: String)], _ body: (_ number: Int, _ file: MusicQueueFile) -> Void
+    ) {
+        let index = MusicIndex(store: store)
+        // Most playlists name one music folder: its files as they are, in one lookup.
+        if let root = files.first?.root, files.allSatisfy({ $0.root == root }) {
+            try? index.queueFiles(root: root, distinctPaths: files.map(\.path), body)
+            return
+        }
+        // Each root's files' indices in `files`.
+        var wanted: [String: [Int]] = [:]
+        for (number, file) in files.enumerated() { wanted[file.root, default: []].append(number) }
+        for (root, numbers) in wanted {
+            try? index.queueFiles(root: root, distinctPaths: numbers.map { files[$0].path }) { found, file in
+                body(numbers[found], file)
+            }
+        }
+    }
+
     /// The index's track of each of `files` (nil: not indexed), in one query per music folder.
     /// (`files` are distinct: `PlaylistMusicLines.files`.)
     private func indexedTracks(_ files: [(root: String, path: String)]) -> [MusicTrack?] {
@@ -240,14 +303,19 @@ struct PlaylistAdditions {
     var run = QueueAdditionRun(additions: [], order: [], distinctTracks: true)
     var lines: [Int] = []
     var failures: [(line: Int, error: ReelError)] = []
+    /// Why nothing is to be added (an indexed file's entry refused for a reason an add does
+    /// not skip: `additions(for:locations:music:indexedOnly:making:)`).
+    var error: ReelError?
 
-    /// Appends `addition` to the run's distinct additions; its index there.
+    /// Appends `addition` to the run's distinct additions; its index in the run's order (after
+    /// the entries made, which are all made first).
     mutating func add(_ addition: QueueAddition) -> Int {
         run.additions.append(addition)
-        return run.additions.count - 1
+        return run.made.count + run.additions.count - 1
     }
 
-    /// Each line's outcome, in line order (for callers that take one addition per line).
+    /// Each line's outcome, in line order (for callers that take one addition per line; made
+    /// without entries, so every index of the run's order is an addition's).
     var perLine: [Result<QueueAddition, ReelError>] {
         var outcomes: [(line: Int, outcome: Result<QueueAddition, ReelError>)] = []
         outcomes.reserveCapacity(lines.count + failures.count)
