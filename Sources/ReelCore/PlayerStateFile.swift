@@ -18,7 +18,9 @@ import Glibc
 /// Files: `player-state.json` and `queue.json`, the *base*, each naming the last journal record
 /// it includes (`"journal": N`); `state.journal`, one line per save since (`JournalRecord`).
 ///
-/// When: a save appends one record to the journal with one `write` (no `fsync`): the player's
+/// When: a save appends one record to the journal with one `write` (no `fsync`; a record larger
+/// than `chunkBytes` with one per `chunkBytes`, written as it is made from the queue's rows, its
+/// line complete before the reply; cut off by a crash, it is ignored): the player's
 /// whole state, and what changed in the queue as pieces of its list (removing one entry of
 /// 10,000 writes two pieces, not the list). The reply to a client's command waits for the save
 /// of the state the command left (`SaveBarrier`): a process killed after the reply loses nothing
