@@ -52,4 +52,35 @@ import Testing
         #expect(none.skipped[0].error.message.contains("not there now"))
         #expect(core.player.queueChanges.latest.value.version == version, "nothing added")
     }
+
+    /// A whole stored playlist loaded again, its file and the library unchanged, takes the
+    /// entries made at the last load (kept with the playlist as read); any write to the library
+    /// since (here its music folder marked missing, then present) makes them again.
+    @Test func entriesMadeAtALoadAreKeptUntilTheLibraryIsWritten() throws {
+        let music = try WatchedMusic(startWith: ["a.wav", "Sub/b.wav"])
+        let core = music.core
+        try FileManager.default.createDirectory(atPath: core.playlists.directory, withIntermediateDirectories: true)
+        try "a.wav\nSub/b.wav\na.wav\n".write(toFile: core.playlists.directory + "/Mine.m3u", atomically: true, encoding: .utf8)
+        // (A file's stamp tells a change at once: no wait for the clock to move on.)
+        core.playlists.queue.sync { core.playlists.files.settle = 0 }
+        func kept() -> MadeEntries? { core.playlists.queue.sync { core.playlists.lastRead?.made } }
+        func load() throws -> [String] {
+            _ = try wait { core.playlists.load("Mine", reply: $0) }
+            return try core.player.listQueue().entries.map(Self.shown)
+        }
+        let first = try load()
+        #expect(first.count == 3)
+        let made = try #require(kept(), "kept with the playlist")
+        #expect(made.entries.count == 2 && made.ofFile == [0, 1])
+        #expect(made.writes == core.playlists.store.writesCommitted)
+        #expect(try load().suffix(3) == first[...], "the same entries again")
+        #expect(kept()?.writes == made.writes, "not made again")
+
+        _ = try music.index.setMissing(root: music.root, true)
+        let skipped = try wait { core.playlists.load("Mine", reply: $0) }
+        #expect(skipped.skipped.count == 3, "made again after the write: the folder is missing")
+        #expect(kept()?.writes == core.playlists.store.writesCommitted)
+        _ = try music.index.setMissing(root: music.root, false)
+        #expect(try load().suffix(3) == first[...])
+    }
 }

@@ -65,17 +65,54 @@ extension PlaylistStore {
 
     /// What each entry of `window` of a playlist adds to the queue, or why it adds nothing
     /// (with `making`, the indexed files' entries are made here: see
-    /// `additions(for:locations:music:indexedOnly:making:)`).
+    /// `additions(for:locations:music:indexedOnly:made:)`). On `queue`.
+    ///
+    /// The entries made of a whole stored playlist are kept with it as read (`lastRead`): loaded
+    /// again while its file has not changed and nothing was written to the library since
+    /// (`LibraryStore.writesCommitted`: a scan, a tag or folder change, a recording), its files
+    /// are not looked up again. Not with media roots, whose check (symlinks followed) is made
+    /// at every load.
     func additions(for source: Source, _ window: Range<Int>, making: Bool = false) -> PlaylistAdditions {
         let locations = source.locations
+        let whole = window == locations.indices
         // The whole playlist: its files as read (a playlist loaded again is not hashed again).
-        let music = window == locations.indices ? source.music : PlaylistMusicLines(locations[window])
+        let music = whole ? source.music : PlaylistMusicLines(locations[window])
+        var made: MadeEntries?
+        if making {
+            var kept: ReadPlaylist?
+            if case .stored(let read) = source, whole, player.mediaRoots.roots.isEmpty { kept = read }
+            if let reused = kept?.made, reused.writes == store.writesCommitted {
+                made = reused
+            } else {
+                made = madeEntries(music.files)
+                if let kept, lastRead?.name == kept.name, lastRead?.stamp == kept.stamp { lastRead?.made = made }
+            }
+        }
         switch source {
-        case .stored: return additions(for: source.uris[window], locations: locations[window], music: music, making: making)
+        case .stored: return additions(for: source.uris[window], locations: locations[window], music: music, made: made)
         case .folder:
             return additions(
-                for: source.uris[window], locations: locations[window], music: music, indexedOnly: true, making: making)
+                for: source.uris[window], locations: locations[window], music: music, indexedOnly: true, made: made)
         }
+    }
+
+    /// The entries of the indexed ones of `files` (`PlaylistMusicLines.files`), made from the
+    /// index's rows (`PlayerController.musicFileEntry`), and why a file's could not be made.
+    func madeEntries(_ files: [(root: String, path: String)]) -> MadeEntries {
+        var made = MadeEntries(ofFile: [Int](repeating: -1, count: files.count), writes: store.writesCommitted)
+        made.entries.reserveCapacity(files.count)
+        let player = self.player
+        indexedQueueFiles(files) { number, file in
+            let (root, path) = files[number]
+            do throws(ReelError) {
+                let entry = try player.musicFileEntry(root: root, relativePath: path, file)
+                made.ofFile[number] = made.entries.count
+                made.entries.append(entry)
+            } catch {
+                made.unmade[number] = error
+            }
+        }
+        return made
     }
 
     /// What each line adds to the queue, or why it adds nothing: the music folders' files from
@@ -86,36 +123,28 @@ extension PlaylistStore {
     /// them when nil); its line numbers are the indices of `locations`. Each music file is one
     /// addition, however many lines name it.
     ///
-    /// With `making` (`load`), an indexed file's entry is made here from the index's row
-    /// (`PlayerController.musicFileEntry`: no track read whole, no addition per file), into
-    /// `run.made`; a file whose entry cannot be made is skipped at each line naming it when the
-    /// reason is one an add skips (`PlayerController.skippableReasons`), else `error` says why
-    /// the whole load fails. Without it (`play`, `perLine`), each is a `musicTracks` addition.
+    /// With `made` (`load`: `madeEntries(_:)` of `music.files`), an indexed file's entry is
+    /// the one made from the index's row (no track read whole, no addition per file), in
+    /// `run.made`; a file whose entry could not be made is skipped at each line naming it when
+    /// the reason is one an add skips (`PlayerController.skippableReasons`), else `error` says
+    /// why the whole load fails. Without it (`play`, `perLine`), each is a `musicTracks`
+    /// addition.
     func additions(
         for lines: ArraySlice<String>, locations: ArraySlice<PlaylistPaths.Location>, music: PlaylistMusicLines? = nil,
-        indexedOnly: Bool = false, making: Bool = false
+        indexedOnly: Bool = false, made: MadeEntries? = nil
     ) -> PlaylistAdditions {
         let music = music ?? PlaylistMusicLines(locations)
         var planned = PlaylistAdditions()
-        // Each music file's track (without `making`), or its entry's index in `run.made` and
-        // why one could not be made (with it).
+        // Each music file's track (without `made`), or its entry's index in `run.made` and why
+        // one could not be made (with it).
+        let making = made != nil
         var tracks: [MusicTrack?] = []
         var madeOfFile: [Int] = []
         var unmade: [Int: ReelError] = [:]
-        if making {
-            madeOfFile = [Int](repeating: -1, count: music.files.count)
-            planned.run.made.reserveCapacity(music.files.count)
-            let player = self.player
-            indexedQueueFiles(music.files) { number, file in
-                let (root, path) = music.files[number]
-                do throws(ReelError) {
-                    let entry = try player.musicFileEntry(root: root, relativePath: path, file)
-                    madeOfFile[number] = planned.run.made.count
-                    planned.run.made.append(entry)
-                } catch {
-                    unmade[number] = error
-                }
-            }
+        if let made {
+            planned.run.made = made.entries
+            madeOfFile = made.ofFile
+            unmade = made.unmade
         } else {
             tracks = indexedTracks(music.files)
         }
@@ -293,6 +322,18 @@ struct PlaylistMusicLines: Sendable {
             }
         }
     }
+}
+
+/// The queue entries of a playlist's indexed files (`PlaylistStore.madeEntries(_:)`), by file
+/// of its `PlaylistMusicLines.files`.
+struct MadeEntries: Sendable {
+    var entries: [NewQueueEntry] = []
+    /// For each file: its entry's index in `entries`, or -1 (not indexed, or not made).
+    var ofFile: [Int]
+    /// Why a file's entry could not be made, by file.
+    var unmade: [Int: ReelError] = [:]
+    /// `LibraryStore.writesCommitted` before the index was read for them.
+    var writes: Int
 }
 
 /// What a playlist's lines add to the queue: each distinct addition once and the order of the
