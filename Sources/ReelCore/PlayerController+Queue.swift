@@ -54,10 +54,15 @@ public struct QueueAddOutcome: Sendable {
 
 /// Additions in an order that may name one again: each distinct addition once, and the
 /// order of all as indices into them (a playlist of 10,000 lines naming 200 tracks: 200
-/// additions, 10,000 indices). Each is resolved once (`PlayerController.add`).
+/// additions, 10,000 indices). Each is resolved once (`PlayerController.add`). Entries made
+/// already (a playlist's indexed files: `PlayerController.musicFileEntry`) come first, in
+/// `made`, and are added as they are.
 struct QueueAdditionRun: Sendable {
+    /// Entries made already, each a distinct addition that cannot fail.
+    var made: [NewQueueEntry] = []
     var additions: [QueueAddition]
-    /// Indices into `additions`, one per place.
+    /// One per place: an index into `made` (below `made.count`), else `made.count` plus an
+    /// index into `additions`.
     var order: [Int]
     /// No two additions name the same music track (a playlist's: one addition per file), so a
     /// track's entry is made without looking for it among those made before.
@@ -162,13 +167,15 @@ extension PlayerController {
     /// fetched. Each distinct addition is resolved once, and the entries are gathered as a run
     /// (`NewQueueRun`): the entries of an addition named again (a playlist's lines), and of a
     /// music track or file that several additions name, share one entry down to the saved
-    /// state's record.
+    /// state's record. The entries `run` made already are the run's first distinct entries, as
+    /// they are (not copied unless an addition adds more).
     private func add(
         _ run: QueueAdditionRun, fetched: [Int: Result<[ListedStream]?, ReelError>],
         skippable: (Int) -> Bool, listing: Bool, at position: Int?, afterCurrent: Bool, reply: @escaping AddManyReply
     ) {
         let additions = run.additions
-        var distinct: [NewQueueEntry] = []
+        let made = run.made.count
+        var distinct = run.made
         // Each addition's entries as indices into `distinct`: `entryIndices[first[k]..<first[k] + count[k]]`
         // (count -1: skipped, `errors[k]` says why).
         var entryIndices: [Int] = []
@@ -230,17 +237,23 @@ extension PlayerController {
         var counts: [Int] = []
         counts.reserveCapacity(run.order.count)
         var skipped: [(index: Int, error: ReelError)] = []
-        for (line, addition) in run.order.enumerated() {
-            let made = count[addition]
-            if made < 0 {
+        for (line, item) in run.order.enumerated() {
+            if item < made {
+                order.append(item)
+                counts.append(1)
+                continue
+            }
+            let addition = item - made
+            let entries = count[addition]
+            if entries < 0 {
                 skipped.append((line, errors[addition]!))
                 counts.append(0)
-            } else if made == 1 {
+            } else if entries == 1 {
                 order.append(entryIndices[first[addition]])
                 counts.append(1)
             } else {
-                order.append(contentsOf: entryIndices[first[addition]..<first[addition] + made])
-                counts.append(made)
+                order.append(contentsOf: entryIndices[first[addition]..<first[addition] + entries])
+                counts.append(entries)
             }
         }
         if order.isEmpty {
@@ -640,17 +653,26 @@ extension PlayerController {
 
     /// The entry of a track of the music folders, checked against the media roots.
     private func checkedMusicEntry(_ track: MusicTrack) throws(ReelError) -> NewQueueEntry {
-        guard !track.missing else {
-            throw ReelError(.notFound, "\(track.path) is in a music folder that is not there now")
+        try musicFileEntry(root: track.root, relativePath: track.relativePath, MusicQueueFile(track))
+    }
+
+    /// The entry of the file at `relativePath` of the music folder `root`, from what the index
+    /// has of it (`MusicIndex.queueFiles`), checked against the media roots; one whose music
+    /// folder is missing is refused (`not_found`). The one rule for an indexed file's entry,
+    /// whether its track was read whole or not. Any thread.
+    func musicFileEntry(root: String, relativePath: String, _ file: MusicQueueFile) throws(ReelError) -> NewQueueEntry {
+        // (Made once: joins the root and the relative path, as `MusicTrack.path`.)
+        let path = root.hasSuffix("/") ? root + relativePath : root + "/" + relativePath
+        guard !file.missing else {
+            throw ReelError(.notFound, "\(path) is in a music folder that is not there now")
         }
-        // (Made once: `path` joins the root and the relative path.)
-        let path = track.path
         try mediaRoots.check(path)
-        let audio = track.audio
         return NewQueueEntry(
-            source: .file(path: path), duration: audio.duration,
-            format: AudioFormat(codec: audio.codec, sampleRate: audio.sampleRate, channels: audio.channels),
-            tags: track.displayTags)
+            source: .file(path: path), duration: file.duration,
+            format: AudioFormat(codec: file.codec, sampleRate: file.sampleRate, channels: file.channels),
+            tags: DisplayTags(
+                title: MusicTrack.displayTitle(title: file.title, relativePath: relativePath), artist: file.artist,
+                album: file.album))
     }
 
     /// The tags the music index has for a file in a music folder; nil for any other file.

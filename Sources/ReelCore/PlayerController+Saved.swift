@@ -7,20 +7,23 @@ import ReelModel
 /// What `PlayerController.saveSnapshot` took.
 struct SaveSnapshot {
     var player: SavedPlayerState
-    /// The queue's entries as pieces of those the layout had; nil when none was added, removed or moved.
-    var edit: [QueueEditPiece]?
+    /// The queue's entries as pieces of those the layout had (an add as the positions it
+    /// added); nil when none was added, removed or moved.
+    var edit: [QueueEditRun]?
     var length: Int
     var options: QueueOptions
     var contentVersion: Int
-    /// Every entry (each distinct one once, and their order), for a full save.
-    var entries: SavedEntries?
+    /// The queue's entries at that moment: what `edit` added, and for a full save (`full`)
+    /// every entry, are written from them (shared with the queue, not copied).
+    var rows: QueueRows
+    var full: Bool
 }
 
 extension PlayerController {
     /// What the state file records at a save, taken at one moment: the player's state, the
     /// queue's options and content version, the edit of its entries since `layout` (which it
-    /// brings up to date), and with `full` every entry. Any thread; one take of the queue's lock,
-    /// O(queue length) over integers (with `full`, over the entries).
+    /// brings up to date), and the queue's rows (every entry, for `full`). Any thread; one take
+    /// of the queue's lock, O(queue length) over integers: no entry is copied.
     func saveSnapshot(layout: inout SavedLayout, full: Bool) -> SaveSnapshot {
         let player = state
         let timers = sleep.current
@@ -34,8 +37,8 @@ extension PlayerController {
             }
             return SaveSnapshot(
                 player: saved,
-                edit: queue.edit(since: &layout), length: queue.length, options: queue.options,
-                contentVersion: queue.contentVersion, entries: full ? queue.savedEntries : nil)
+                edit: queue.editRuns(since: &layout), length: queue.length, options: queue.options,
+                contentVersion: queue.contentVersion, rows: queue.rows, full: full)
         }
     }
 

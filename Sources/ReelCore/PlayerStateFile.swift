@@ -18,7 +18,9 @@ import Glibc
 /// Files: `player-state.json` and `queue.json`, the *base*, each naming the last journal record
 /// it includes (`"journal": N`); `state.journal`, one line per save since (`JournalRecord`).
 ///
-/// When: a save appends one record to the journal with one `write` (no `fsync`): the player's
+/// When: a save appends one record to the journal with one `write` (no `fsync`; a record larger
+/// than `chunkBytes` with one per `chunkBytes`, written as it is made from the queue's rows, its
+/// line complete before the reply; cut off by a crash, it is ignored): the player's
 /// whole state, and what changed in the queue as pieces of its list (removing one entry of
 /// 10,000 writes two pieces, not the list). The reply to a client's command waits for the save
 /// of the state the command left (`SaveBarrier`): a process killed after the reply loses nothing
@@ -45,6 +47,10 @@ public final class PlayerStateFile: @unchecked Sendable {
     static let retryDelay = 5.0
     static let maximumRecords = 4096
     static let minimumJournalBytes = 1 << 20
+    /// A record or base file of any size is written through a buffer of this many bytes (and
+    /// one entry more): below malloc's mapping threshold (`HeapSettings`), so a record of
+    /// 10,000 entries takes no fresh pages of its own.
+    static let chunkBytes = 64 << 10
 
     let path: String
     let queuePath: String
@@ -311,7 +317,7 @@ public final class PlayerStateFile: @unchecked Sendable {
 
     /// The record of what `snapshot` changed, numbered next; nil when nothing changed. Notes a
     /// content change (which schedules a compaction). On `queue`.
-    private func record(of snapshot: SaveSnapshot) -> JournalRecord? {
+    private func record(of snapshot: SaveSnapshot) -> OutgoingRecord? {
         if snapshot.contentVersion != lastContentVersion {
             lastContentVersion = snapshot.contentVersion
             queueFileStale = true
@@ -320,8 +326,9 @@ public final class PlayerStateFile: @unchecked Sendable {
         let options = snapshot.options != lastOptions ? snapshot.options : nil
         guard snapshot.edit != nil || options != nil || snapshot.player != lastPlayer else { return nil }
         sequence += 1
-        let record = JournalRecord(
-            sequence: sequence, player: snapshot.player, edit: snapshot.edit, length: snapshot.length, options: options)
+        let record = OutgoingRecord(
+            sequence: sequence, player: snapshot.player, edit: snapshot.edit, rows: snapshot.rows, length: snapshot.length,
+            options: options)
         remember(snapshot)
         if record.hasQueueChange { lastQueueRecord = sequence }
         return record
@@ -333,23 +340,34 @@ public final class PlayerStateFile: @unchecked Sendable {
         lastContentVersion = snapshot.contentVersion
     }
 
-    /// Appends `record` to the journal (and to a running compaction's tail). On `queue`.
-    private func append(_ record: JournalRecord) {
-        var bytes = record.jsonBytes
-        bytes.append(0x0A)
-        if compaction != nil {
-            compaction!.tail += bytes
-            compaction!.tailRecords += 1
+    /// Appends `record` to the journal (and to a running compaction's tail): written as it is
+    /// made, `chunkBytes` at a time (a record of 10,000 entries is some `write`s of one line,
+    /// never a buffer of its size). On `queue`.
+    private func append(_ record: OutgoingRecord) {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(record.edit == nil ? 512 : Self.chunkBytes + 4096)
+        var written = 0
+        var error: Int32?
+        let journal = broken ? nil : self.journal
+        func emit(_ bytes: inout [UInt8]) {
+            if compaction != nil { compaction!.tail += bytes }
+            if error == nil, let journal { error = journal.append(bytes) }
+            written += bytes.count
+            bytes.removeAll(keepingCapacity: true)
         }
-        guard !broken, let journal else { return }
-        if let error = journal.append(bytes) {
-            // Maybe half a line: nothing more goes after it; a compaction writes a new journal.
+        record.write(into: &bytes, flushAt: Self.chunkBytes, flush: emit)
+        bytes.append(0x0A)
+        emit(&bytes)
+        if compaction != nil { compaction!.tailRecords += 1 }
+        guard journal != nil else { return }
+        if let error {
+            // Maybe part of a line: nothing more goes after it; a compaction writes a new journal.
             broken = true
             report("cannot write the saved state's journal; writing the whole state instead", file: journalPath, error: error)
             return
         }
         journalRecords += 1
-        journalBytes += bytes.count
+        journalBytes += written
         scheduleSync()
     }
 
@@ -464,39 +482,62 @@ public final class PlayerStateFile: @unchecked Sendable {
         }
     }
 
-    /// Writes `player-state.json` and (with `queue`) `queue.json` as including record `sequence`;
-    /// the size of `queue.json` when written. Any thread.
+    /// Writes `player-state.json` and (with `queue`, of a full snapshot) `queue.json` as
+    /// including record `sequence`; the size of `queue.json` when written. Any thread.
     private func writeBase(_ snapshot: SaveSnapshot, sequence: Int, queue: Bool) -> Result<Int?, SaveFailure> {
         var queueBytes: Int?
-        if queue, let entries = snapshot.entries {
-            var bytes = SavedQueue(saved: entries, options: snapshot.options).fileBytes(journal: sequence)
-            bytes.append(0x0A)
-            if let failure = writeDurably(bytes, to: queuePath) { return .failure(failure) }
-            queueBytes = bytes.count
+        if queue, snapshot.full {
+            let written = writeDurably(to: queuePath) { out, flush in
+                SavedQueue.writeFile(
+                    rows: snapshot.rows, options: snapshot.options, journal: sequence, into: &out, flushAt: Self.chunkBytes,
+                    flush: flush)
+                out.append(0x0A)
+            }
+            switch written {
+            case .success(let bytes): queueBytes = bytes
+            case .failure(let failure): return .failure(failure)
+            }
         }
         var object = snapshot.player.json.objectValue ?? JSONObject()
         object["journal"] = .int(Int64(sequence))
-        var bytes = JSONValue.object(object).jsonBytes
-        bytes.append(0x0A)
-        if let failure = writeDurably(bytes, to: path) { return .failure(failure) }
+        let written = writeDurably(to: path) { out, _ in
+            JSONValue.object(object).write(into: &out)
+            out.append(0x0A)
+        }
+        if case .failure(let failure) = written { return .failure(failure) }
         return .success(queueBytes)
     }
 
-    /// Writes `bytes` to `path` atomically and durably: temp file, fsync, rename, fsync of the
-    /// directory. Any thread.
-    private func writeDurably(_ bytes: [UInt8], to path: String) -> SaveFailure? {
+    /// Writes what `write` makes to `path` atomically and durably: temp file, fsync, rename,
+    /// fsync of the directory; the bytes written. `write` appends the text to its buffer and
+    /// may call `flush` between parts to have what it holds written so far (a large file goes
+    /// out `chunkBytes` at a time). Any thread.
+    private func writeDurably(
+        to path: String, _ write: (_ out: inout [UInt8], _ flush: (inout [UInt8]) -> Void) -> Void
+    ) -> Result<Int, SaveFailure> {
         let temporary = path + ".tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return SaveFailure(file: temporary) }
-        let error = writeAll(fd, bytes) ?? (fsync(fd) == 0 ? nil : errno)
+        guard fd >= 0 else { return .failure(SaveFailure(file: temporary)) }
+        var error: Int32?
+        var written = 0
+        func flush(_ bytes: inout [UInt8]) {
+            if error == nil { error = writeAll(fd, bytes) }
+            written += bytes.count
+            bytes.removeAll(keepingCapacity: true)
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(Self.chunkBytes + 4096)
+        write(&bytes, flush)
+        flush(&bytes)
+        if error == nil, fsync(fd) != 0 { error = errno }
         close(fd)
         guard error == nil, rename(temporary, path) == 0 else {
             let failure = SaveFailure(file: path, error: error ?? errno)
             unlink(temporary)
-            return failure
+            return .failure(failure)
         }
         syncDirectory(of: path)
-        return nil
+        return .success(written)
     }
 
     /// Logs a failure once until the next success.

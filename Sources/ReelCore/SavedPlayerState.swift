@@ -237,21 +237,28 @@ struct SavedEntries: Equatable, Sendable, ExpressibleByArrayLiteral {
             entry.writeJSON(into: &out)
         }
         out.append(0x5D)
-        if let order {
-            out.append(contentsOf: #","order":["#.utf8)
-            var first = true
-            Self.forEachItem(of: order) { item in
-                if !first { out.append(0x2C) }
-                first = false
-                switch item {
-                case .index(let index):
-                    JSONWriter.writeInt(Int64(index), into: &out)
-                case .run(let start, let count):
-                    Self.writePair(start, count, into: &out)
-                }
+        if let order { Self.writeOrder(order, into: &out) }
+    }
+
+    /// Writes `,"order":[…]`: each index, a run of 3 or more as `[start, count]`. Whenever `out`
+    /// holds `flushAt` bytes or more between two items, `flush` is called to take them.
+    static func writeOrder(
+        _ order: [Int], into out: inout [UInt8], flushAt: Int = .max, flush: (inout [UInt8]) -> Void = { _ in }
+    ) {
+        out.append(contentsOf: #","order":["#.utf8)
+        var first = true
+        forEachItem(of: order) { item in
+            if !first { out.append(0x2C) }
+            first = false
+            switch item {
+            case .index(let index):
+                JSONWriter.writeInt(Int64(index), into: &out)
+            case .run(let start, let count):
+                writePair(start, count, into: &out)
             }
-            out.append(0x5D)
+            if out.count >= flushAt { flush(&out) }
         }
+        out.append(0x5D)
     }
 
     /// An item of a written order: an index, or a run of consecutive indices `[start, count]`.
@@ -338,14 +345,36 @@ public struct SavedQueue: Equatable, Sendable {
     func fileBytes(journal: Int) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(128 + 160 * saved.entries.count + 6 * (saved.order?.count ?? 0))
+        Self.writeFile(options: options, journal: journal, into: &out) { out in
+            saved.writeJSON(into: &out, entriesKey: "entries")
+        }
+        return out
+    }
+
+    /// `fileBytes(journal:)` of the queue `rows` hold, with these options, written straight
+    /// from the rows (`QueueRows.writeEntries`): whenever `out` holds `flushAt` bytes or more
+    /// between two entries, `flush` is called to take them (a compaction writes `queue.json`
+    /// through a buffer of a few pages, whatever the queue's length).
+    static func writeFile(
+        rows: QueueRows, options: QueueOptions, journal: Int, into out: inout [UInt8], flushAt: Int = .max,
+        flush: (inout [UInt8]) -> Void = { _ in }
+    ) {
+        writeFile(options: options, journal: journal, into: &out) { out in
+            rows.writeEntries(positions: rows.queue.indices, key: "entries", into: &out, flushAt: flushAt, flush: flush)
+        }
+    }
+
+    /// `queue.json`'s text around its entries, which `entries` writes.
+    private static func writeFile(
+        options: QueueOptions, journal: Int, into out: inout [UInt8], entries: (inout [UInt8]) -> Void
+    ) {
         out.append(contentsOf: #"{"version":2,"#.utf8)
-        saved.writeJSON(into: &out, entriesKey: "entries")
+        entries(&out)
         out.append(contentsOf: #","options":"#.utf8)
-        JSONWriter.write(Self.json(of: options), into: &out)
+        JSONWriter.write(json(of: options), into: &out)
         out.append(contentsOf: #","journal":"#.utf8)
         JSONWriter.writeInt(Int64(journal), into: &out)
         out.append(0x7D)
-        return out
     }
 
     /// `{repeat, random, single, consume}`, as `queue.json` and the journal write them.
@@ -414,6 +443,14 @@ extension SavedQueue.Entry {
     /// Appends `json`'s compact text to `out`, byte for byte, without building it (a large add
     /// is one journal record of all its entries, written before the reply).
     func writeJSON(into out: inout [UInt8]) {
+        Self.writeJSON(source: source, duration: duration, format: format, tags: tags, into: &out)
+    }
+
+    /// `writeJSON(into:)` of the entry of these values, without making it (an entry of the
+    /// queue is written from its row: `QueueRows.writeEntries`).
+    static func writeJSON(
+        source: PlayerSource, duration: Double?, format: AudioFormat?, tags: DisplayTags?, into out: inout [UInt8]
+    ) {
         switch source {
         case .file(let path):
             out.append(contentsOf: #"{"path":"#.utf8)
@@ -427,7 +464,7 @@ extension SavedQueue.Entry {
             JSONWriter.writeString(name, into: &out)
         case .url:
             // Its `title` member may be the tags' title: the general path keeps that rule.
-            return JSONWriter.write(json, into: &out)
+            return JSONWriter.write(Self(source: source, duration: duration, format: format, tags: tags).json, into: &out)
         }
         if let duration {
             out.append(contentsOf: #","duration":"#.utf8)

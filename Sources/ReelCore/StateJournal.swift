@@ -58,24 +58,36 @@ struct JournalRecord: Equatable, Sendable {
             if case .add(let added) = piece { return count + 160 * added.entries.count + 6 * added.count }
             return count
         } ?? 0))
+        Self.write(sequence: sequence, player: player, edit: edit, length: length, options: options, into: &out) { piece, out in
+            switch piece {
+            case .keep(let start, let count):
+                SavedEntries.writePair(start, count, into: &out)
+            case .add(let added):
+                out.append(0x7B)
+                added.writeJSON(into: &out, entriesKey: "add")
+                out.append(0x7D)
+            }
+        }
+        return out
+    }
+
+    /// A record's compact text around the pieces of its edit, each written by `piece` (a kept
+    /// run's `[start, count]`, an add's `{…}`): `jsonBytes`, and `OutgoingRecord`'s.
+    static func write<Piece>(
+        sequence: Int, player: SavedPlayerState, edit: [Piece]?, length: Int, options: QueueOptions?,
+        into out: inout [UInt8], piece: (Piece, inout [UInt8]) -> Void
+    ) {
         out.append(contentsOf: #"{"seq":"#.utf8)
         JSONWriter.writeInt(Int64(sequence), into: &out)
         out.append(contentsOf: #","player":"#.utf8)
         JSONWriter.write(player.json, into: &out)
-        if hasQueueChange {
+        if edit != nil || options != nil {
             out.append(contentsOf: #","queue":{"#.utf8)
             if let edit {
                 out.append(contentsOf: #""edit":["#.utf8)
-                for (index, piece) in edit.enumerated() {
+                for (index, each) in edit.enumerated() {
                     if index > 0 { out.append(0x2C) }
-                    switch piece {
-                    case .keep(let start, let count):
-                        SavedEntries.writePair(start, count, into: &out)
-                    case .add(let added):
-                        out.append(0x7B)
-                        added.writeJSON(into: &out, entriesKey: "add")
-                        out.append(0x7D)
-                    }
+                    piece(each, &out)
                 }
                 out.append(contentsOf: #"],"length":"#.utf8)
                 JSONWriter.writeInt(Int64(length), into: &out)
@@ -88,7 +100,6 @@ struct JournalRecord: Equatable, Sendable {
             out.append(0x7D)
         }
         out.append(0x7D)
-        return out
     }
 
     init(sequence: Int, player: SavedPlayerState, edit: [QueueEditPiece]?, length: Int, options: QueueOptions?) {
@@ -127,6 +138,40 @@ struct JournalRecord: Equatable, Sendable {
                 return .add(added)
             }
             throw corrupt("has a piece of the queue that is neither [start, count] nor {\"add\": […], \"order\": […]}")
+        }
+    }
+}
+
+/// A record as the state file writes it (`PlayerStateFile`): the edit as runs of the queue's
+/// positions (`PlayQueue.editRuns`), the entries added written straight from the queue's rows
+/// (`QueueRows.writeEntries`): byte for byte the `JournalRecord` of the same edit
+/// (`PlayQueue.edit(since:)`), without a copy of any entry.
+struct OutgoingRecord: Sendable {
+    var sequence: Int
+    var player: SavedPlayerState
+    var edit: [QueueEditRun]?
+    /// The queue the edit's added runs are positions of.
+    var rows: QueueRows
+    var length: Int
+    var options: QueueOptions?
+
+    var hasQueueChange: Bool { edit != nil || options != nil }
+
+    /// Writes the record's compact text (no newline). Whenever `out` holds `flushAt` bytes or
+    /// more between two entries added, `flush` is called to take them: an add of 10,000
+    /// entries goes out through a buffer of a few pages.
+    func write(into out: inout [UInt8], flushAt: Int = .max, flush: (inout [UInt8]) -> Void = { _ in }) {
+        JournalRecord.write(
+            sequence: sequence, player: player, edit: edit, length: length, options: options, into: &out
+        ) { piece, out in
+            switch piece {
+            case .keep(let start, let count):
+                SavedEntries.writePair(start, count, into: &out)
+            case .added(let start, let count):
+                out.append(0x7B)
+                rows.writeEntries(positions: start..<start + count, key: "add", into: &out, flushAt: flushAt, flush: flush)
+                out.append(0x7D)
+            }
         }
     }
 }

@@ -4,6 +4,7 @@ import GRDB
 import Logging
 import ReelModel
 import ReelRuntime
+import Synchronization
 
 /// The persisted tree of folders and recordings (`library.sqlite` under the data directory) and
 /// the audio files of the recordings (`audio/<id>.<ext>` beside it).
@@ -38,6 +39,13 @@ public final class LibraryStore: Sendable {
     let hub: ChangeHub
     /// The `/Music` branch (`showMusicFolders`); nil without music folders.
     let branch = Locked<MusicBranch?>(nil)
+    private let commits = Atomic<Int>(0)
+
+    /// How many write transactions have committed since the store was opened: counted once
+    /// each has committed, so a value read before a read began is at most the count of the
+    /// writes that read sees. What is read with the same count before and after was read from
+    /// the same data (a playlist's entries made from the index, kept while it stays).
+    public var writesCommitted: Int { commits.load(ordering: .acquiring) }
 
     /// Opens the library in `directory`, creating the directory, the database (migrated to the
     /// current schema), the root folder and `audio/` as needed.
@@ -436,12 +444,16 @@ public final class LibraryStore: Sendable {
     /// Runs `body` in one write transaction: all of it commits, or none of it.
     func writing<T>(_ action: @autoclosure () -> String, _ body: (Database) throws -> T) throws(ReelError) -> T {
         do {
-            return try pool.write { db in
+            let result = try pool.write { db in
                 // Entries already delivered (see ChangeHub); keeps the temporary log short.
                 try db.execute(sql: "DELETE FROM temp.item_changes")
                 return try body(db)
             }
+            commits.add(1, ordering: .releasing)
+            return result
         } catch {
+            // (Rolled back, or maybe committed: counted either way.)
+            commits.add(1, ordering: .releasing)
             throw failure(error, action())
         }
     }

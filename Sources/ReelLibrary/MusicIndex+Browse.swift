@@ -136,7 +136,7 @@ extension MusicIndex {
     }
 
     /// Binds `text` to parameter `index` of `statement` (SQLite copies it).
-    private static func bind(_ text: String, at index: CInt, of statement: SQLiteStatement, in db: Database) throws {
+    static func bind(_ text: String, at index: CInt, of statement: SQLiteStatement, in db: Database) throws {
         var text = text
         let code = text.isEmpty
             ? sqlite3_bind_text(statement, index, "", 0, transient)  // text, not NULL
@@ -160,10 +160,10 @@ extension MusicIndex {
     static let fullNumberedPathsSQL = numberedPathsSQL(pathsPerQuery)
 
     /// `count` paths (arguments 2…) numbered 0..<count, joined to the files of root (argument
-    /// 1): each row is the path's number, then `trackColumns`.
-    static func numberedPathsSQL(_ count: Int) -> String {
+    /// 1): each row is the path's number, then `columns` (of `music_files`).
+    static func numberedPathsSQL(_ count: Int, columns: String = trackColumns) -> String {
         let values = (0..<count).map { "(\($0), ?\($0 + 2))" }.joined(separator: ", ")
-        let columns = trackColumns.split(separator: ",").map { "f." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        let columns = columns.split(separator: ",").map { "f." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }
         return """
             WITH wanted(number, path) AS (VALUES \(values))
             SELECT wanted.number, \(columns.joined(separator: ", "))

@@ -95,8 +95,12 @@ public struct MusicTrack: Equatable, Sendable {
 
     /// The title, else the file's name without its extension (Reel's own views; the MPD view
     /// shows only tags a file has).
-    public var displayTitle: String {
-        if let title = audio.tags.title, !title.isEmpty { return title }
+    public var displayTitle: String { Self.displayTitle(title: audio.tags.title, relativePath: relativePath) }
+
+    /// `title` unless it is nil or empty, else the name of the file at `relativePath` without
+    /// its extension (`displayTitle` of a track with this title and path).
+    public static func displayTitle(title: String?, relativePath: String) -> String {
+        if let title, !title.isEmpty { return title }
         let name = relativePath.split(separator: "/").last.map(String.init) ?? relativePath
         guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return name }
         return String(name[..<dot])

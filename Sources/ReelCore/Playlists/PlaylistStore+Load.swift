@@ -29,7 +29,8 @@ extension PlaylistStore {
                 guard start >= 0, start <= lines.count, (end ?? lines.count) >= start else {
                     throw ReelError(.outOfRange, "the range \(start):\(end.map(String.init) ?? "") is outside the playlist \(name) (0…\(lines.count))")
                 }
-                planned = self.additions(for: source, start..<min(end ?? lines.count, lines.count))
+                planned = self.additions(for: source, start..<min(end ?? lines.count, lines.count), making: true)
+                if let error = planned.error { throw error }
             } catch {
                 return reply(.failure(error))
             }
@@ -62,15 +63,56 @@ extension PlaylistStore {
         }
     }
 
-    /// What each entry of `window` of a playlist adds to the queue, or why it adds nothing.
-    func additions(for source: Source, _ window: Range<Int>) -> PlaylistAdditions {
+    /// What each entry of `window` of a playlist adds to the queue, or why it adds nothing
+    /// (with `making`, the indexed files' entries are made here: see
+    /// `additions(for:locations:music:indexedOnly:made:)`). On `queue`.
+    ///
+    /// The entries made of a whole stored playlist are kept with it as read (`lastRead`): loaded
+    /// again while its file has not changed and nothing was written to the library since
+    /// (`LibraryStore.writesCommitted`: a scan, a tag or folder change, a recording), its files
+    /// are not looked up again. Not with media roots, whose check (symlinks followed) is made
+    /// at every load.
+    func additions(for source: Source, _ window: Range<Int>, making: Bool = false) -> PlaylistAdditions {
         let locations = source.locations
+        let whole = window == locations.indices
         // The whole playlist: its files as read (a playlist loaded again is not hashed again).
-        let music = window == locations.indices ? source.music : PlaylistMusicLines(locations[window])
-        switch source {
-        case .stored: return additions(for: source.uris[window], locations: locations[window], music: music)
-        case .folder: return additions(for: source.uris[window], locations: locations[window], music: music, indexedOnly: true)
+        let music = whole ? source.music : PlaylistMusicLines(locations[window])
+        var made: MadeEntries?
+        if making {
+            var kept: ReadPlaylist?
+            if case .stored(let read) = source, whole, player.mediaRoots.roots.isEmpty { kept = read }
+            if let reused = kept?.made, reused.writes == store.writesCommitted {
+                made = reused
+            } else {
+                made = madeEntries(music.files)
+                if let kept, lastRead?.name == kept.name, lastRead?.stamp == kept.stamp { lastRead?.made = made }
+            }
         }
+        switch source {
+        case .stored: return additions(for: source.uris[window], locations: locations[window], music: music, made: made)
+        case .folder:
+            return additions(
+                for: source.uris[window], locations: locations[window], music: music, indexedOnly: true, made: made)
+        }
+    }
+
+    /// The entries of the indexed ones of `files` (`PlaylistMusicLines.files`), made from the
+    /// index's rows (`PlayerController.musicFileEntry`), and why a file's could not be made.
+    func madeEntries(_ files: [(root: String, path: String)]) -> MadeEntries {
+        var made = MadeEntries(ofFile: [Int](repeating: -1, count: files.count), writes: store.writesCommitted)
+        made.entries.reserveCapacity(files.count)
+        let player = self.player
+        indexedQueueFiles(files) { number, file in
+            let (root, path) = files[number]
+            do throws(ReelError) {
+                let entry = try player.musicFileEntry(root: root, relativePath: path, file)
+                made.ofFile[number] = made.entries.count
+                made.entries.append(entry)
+            } catch {
+                made.unmade[number] = error
+            }
+        }
+        return made
     }
 
     /// What each line adds to the queue, or why it adds nothing: the music folders' files from
@@ -80,13 +122,32 @@ extension PlaylistStore {
     /// file itself, checked when added. `music` is the music files of `locations` (made from
     /// them when nil); its line numbers are the indices of `locations`. Each music file is one
     /// addition, however many lines name it.
+    ///
+    /// With `made` (`load`: `madeEntries(_:)` of `music.files`), an indexed file's entry is
+    /// the one made from the index's row (no track read whole, no addition per file), in
+    /// `run.made`; a file whose entry could not be made is skipped at each line naming it when
+    /// the reason is one an add skips (`PlayerController.skippableReasons`), else `error` says
+    /// why the whole load fails. Without it (`play`, `perLine`), each is a `musicTracks`
+    /// addition.
     func additions(
         for lines: ArraySlice<String>, locations: ArraySlice<PlaylistPaths.Location>, music: PlaylistMusicLines? = nil,
-        indexedOnly: Bool = false
+        indexedOnly: Bool = false, made: MadeEntries? = nil
     ) -> PlaylistAdditions {
         let music = music ?? PlaylistMusicLines(locations)
-        let tracks = indexedTracks(music.files)
         var planned = PlaylistAdditions()
+        // Each music file's track (without `made`), or its entry's index in `run.made` and why
+        // one could not be made (with it).
+        let making = made != nil
+        var tracks: [MusicTrack?] = []
+        var madeOfFile: [Int] = []
+        var unmade: [Int: ReelError] = [:]
+        if let made {
+            planned.run.made = made.entries
+            madeOfFile = made.ofFile
+            unmade = made.unmade
+        } else {
+            tracks = indexedTracks(music.files)
+        }
         planned.run.order.reserveCapacity(locations.count)
         planned.lines.reserveCapacity(locations.count)
         // Each music file's addition, by its index in `music.files`, once a line named it.
@@ -96,7 +157,16 @@ extension PlaylistStore {
             let file = music.fileOfLine[index - music.firstLine]
             if file >= 0 {
                 if additionOfFile[file] < 0 {
-                    if let track = tracks[file] {
+                    if making, madeOfFile[file] >= 0 {
+                        additionOfFile[file] = madeOfFile[file]
+                    } else if let error = unmade[file] {
+                        guard PlayerController.skippableReasons.contains(error.reason) else {
+                            planned.error = error
+                            return planned
+                        }
+                        planned.failures.append((index, error))
+                        continue
+                    } else if !making, let track = tracks[file] {
                         additionOfFile[file] = planned.add(.musicTracks([track]))
                     } else if indexedOnly {
                         planned.failures.append((index, ReelError(.notFound, "\(lines[index]) is not a file of the music folders")))
@@ -180,6 +250,28 @@ extension PlaylistStore {
         return entries
     }
 
+    /// Calls `body` with each of `files` the index has (by its index in `files`) and what an
+    /// entry takes of it, in one query per music folder (`MusicIndex.queueFiles`); a folder whose
+    /// lookup fails names nothing. (`files` are distinct: `PlaylistMusicLines.files`.)
+    private func indexedQueueFiles(
+        _ files: [(root: String, path: String)], _ body: (_ number: Int, _ file: MusicQueueFile) -> Void
+    ) {
+        let index = MusicIndex(store: store)
+        // Most playlists name one music folder: its files as they are, in one lookup.
+        if let root = files.first?.root, files.allSatisfy({ $0.root == root }) {
+            try? index.queueFiles(root: root, distinctPaths: files.map(\.path), body)
+            return
+        }
+        // Each root's files' indices in `files`.
+        var wanted: [String: [Int]] = [:]
+        for (number, file) in files.enumerated() { wanted[file.root, default: []].append(number) }
+        for (root, numbers) in wanted {
+            try? index.queueFiles(root: root, distinctPaths: numbers.map { files[$0].path }) { found, file in
+                body(numbers[found], file)
+            }
+        }
+    }
+
     /// The index's track of each of `files` (nil: not indexed), in one query per music folder.
     /// (`files` are distinct: `PlaylistMusicLines.files`.)
     private func indexedTracks(_ files: [(root: String, path: String)]) -> [MusicTrack?] {
@@ -232,6 +324,18 @@ struct PlaylistMusicLines: Sendable {
     }
 }
 
+/// The queue entries of a playlist's indexed files (`PlaylistStore.madeEntries(_:)`), by file
+/// of its `PlaylistMusicLines.files`.
+struct MadeEntries: Sendable {
+    var entries: [NewQueueEntry] = []
+    /// For each file: its entry's index in `entries`, or -1 (not indexed, or not made).
+    var ofFile: [Int]
+    /// Why a file's entry could not be made, by file.
+    var unmade: [Int: ReelError] = [:]
+    /// `LibraryStore.writesCommitted` before the index was read for them.
+    var writes: Int
+}
+
 /// What a playlist's lines add to the queue: each distinct addition once and the order of the
 /// lines that add something (`run`), the line each of those is (`lines`, indexed as the
 /// playlist's lines), and the lines that add nothing with why (`failures`, in line order).
@@ -240,14 +344,19 @@ struct PlaylistAdditions {
     var run = QueueAdditionRun(additions: [], order: [], distinctTracks: true)
     var lines: [Int] = []
     var failures: [(line: Int, error: ReelError)] = []
+    /// Why nothing is to be added (an indexed file's entry refused for a reason an add does
+    /// not skip: `additions(for:locations:music:indexedOnly:making:)`).
+    var error: ReelError?
 
-    /// Appends `addition` to the run's distinct additions; its index there.
+    /// Appends `addition` to the run's distinct additions; its index in the run's order (after
+    /// the entries made, which are all made first).
     mutating func add(_ addition: QueueAddition) -> Int {
         run.additions.append(addition)
-        return run.additions.count - 1
+        return run.made.count + run.additions.count - 1
     }
 
-    /// Each line's outcome, in line order (for callers that take one addition per line).
+    /// Each line's outcome, in line order (for callers that take one addition per line; made
+    /// without entries, so every index of the run's order is an addition's).
     var perLine: [Result<QueueAddition, ReelError>] {
         var outcomes: [(line: Int, outcome: Result<QueueAddition, ReelError>)] = []
         outcomes.reserveCapacity(lines.count + failures.count)

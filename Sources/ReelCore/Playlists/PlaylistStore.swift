@@ -325,6 +325,9 @@ struct ReadPlaylist {
     var locations: [PlaylistPaths.Location]?
     /// The music folders' files the lines name, each once (made with `locations`).
     var music: PlaylistMusicLines?
+    /// The entries `load` made of those files, kept for the next `load` of the whole playlist
+    /// while the library has not been written since (`PlaylistStore.additions(for:_:making:)`).
+    var made: MadeEntries?
 }
 
 extension PlaylistStore {

@@ -31,6 +31,25 @@ enum QueueEditPiece: Equatable, Sendable {
     case add(SavedEntries)
 }
 
+/// A piece of the queue's new list of entries as the state file takes it (`PlayQueue.editRuns`):
+/// a run of the list before, or a run of positions of the queue now whose entries were added
+/// (written straight from the queue's rows: `QueueRows`).
+enum QueueEditRun: Equatable, Sendable {
+    /// The entries at positions `start..<start + count` of the list before, in that order.
+    case keep(start: Int, count: Int)
+    /// The entries at positions `start..<start + count` of the queue now, added since.
+    case added(start: Int, count: Int)
+}
+
+/// The queue's entries at one moment, to be written out of the queue's lock: its slots, their
+/// rows and their order, as the arrays themselves (shared with the queue, not copied, until the
+/// queue changes one of them).
+struct QueueRows: Sendable {
+    var slots: [PlayQueue.Slot]
+    var contents: [PlayQueue.Content]
+    var queue: [Int]
+}
+
 extension PlayQueue {
     /// The pieces that make the queue's list of entries now out of the list `layout` recorded,
     /// in order, and `layout` brought up to date; nil when no entry was added, removed or moved
@@ -39,27 +58,44 @@ extension PlayQueue {
     /// or two around an `add`; a shuffle is up to one piece per entry.
     ///
     /// Cost: one pass over the queue's slot numbers, reading each entry's id; no dictionary is
-    /// built (the layout is indexed by slot). Against another queue's layout (this one was
-    /// restored since) it is one `add` of every entry.
+    /// built (the layout is indexed by slot), and no entry is copied (`editRuns(since:)`).
+    /// Against another queue's layout (this one was restored since) it is one `add` of every
+    /// entry.
     func edit(since layout: inout SavedLayout) -> [QueueEditPiece]? {
+        guard let runs = editRuns(since: &layout) else { return nil }
+        let rows = self.rows
+        return runs.map { run in
+            switch run {
+            case .keep(let start, let count): .keep(start: start, count: count)
+            case .added(let start, let count): .add(rows.savedEntries(positions: start..<start + count))
+            }
+        }
+    }
+
+    /// `edit(since:)` with each `add` as the run of the queue's positions it adds (its entries
+    /// are then written from `rows`, not copied).
+    func editRuns(since layout: inout SavedLayout) -> [QueueEditRun]? {
         let replaced = layout.queue != identity
         guard replaced || layout.entriesVersion != entriesVersion else { return nil }
-        var pieces: [QueueEditPiece] = []
+        var pieces: [QueueEditRun] = []
         var run: (start: Int, count: Int)? = nil
-        var added = SavedEntriesBuilder(self)
+        var added: (start: Int, count: Int)? = nil
         let lastID = layout.lastID
         let known = layout.positionOfSlot.count
-        for slot in queue {
+        for (position, slot) in queue.enumerated() {
             // Only the id of an entry that was there: copying the whole slot would retain its strings.
             if replaced || slots[slot].id > lastID || slot >= known {
                 if let kept = run {
                     pieces.append(.keep(start: kept.start, count: kept.count))
                     run = nil
                 }
-                added.append(slot, of: self)
+                added = added.map { ($0.start, $0.count + 1) } ?? (position, 1)
                 continue
             }
-            if !added.isEmpty { pieces.append(.add(added.take())) }
+            if let new = added {
+                pieces.append(.added(start: new.start, count: new.count))
+                added = nil
+            }
             let before = layout.positionOfSlot[slot]
             if let kept = run, kept.start + kept.count == before {
                 run = (kept.start, kept.count + 1)
@@ -69,7 +105,7 @@ extension PlayQueue {
             }
         }
         if let kept = run { pieces.append(.keep(start: kept.start, count: kept.count)) }
-        if !added.isEmpty { pieces.append(.add(added.take())) }
+        if let new = added { pieces.append(.added(start: new.start, count: new.count)) }
         let unchanged = !replaced && queue.count == layout.length
             && (queue.isEmpty || pieces == [.keep(start: 0, count: queue.count)])
         layout = self.layout
@@ -85,12 +121,11 @@ extension PlayQueue {
     }
 
     /// Every entry as the saved state records it, in queue order: each row of `contents` once,
-    /// and the order of all (what a full save writes). O(length), no hashing.
-    var savedEntries: SavedEntries {
-        var builder = SavedEntriesBuilder(self)
-        for slot in queue { builder.append(slot, of: self) }
-        return builder.take()
-    }
+    /// and the order of all. O(length), no hashing. (A full save writes them from `rows`.)
+    var savedEntries: SavedEntries { rows.savedEntries(positions: queue.indices) }
+
+    /// The queue's entries now, to be written out of the lock.
+    var rows: QueueRows { QueueRows(slots: slots, contents: contents, queue: queue) }
 
     /// The layout of the queue as it is now (what a full save records).
     var layout: SavedLayout {
@@ -104,46 +139,63 @@ extension PlayQueue {
     }
 }
 
-/// Collects entries of a queue as the saved state records them: the row of `contents` each
-/// uses, written once per collection, and the order of the entries as indices into those.
-struct SavedEntriesBuilder {
-    /// For each row of the queue's `contents`: its index among the entries collected, or -1
-    /// (made at the first `append`: an edit without adds needs none).
-    private var indexOfRow: [Int] = []
-    private let rowCount: Int
-    /// The rows collected since the last `take`, to reset their marks.
-    private var rows: [Int] = []
-    private var entries: [SavedQueue.Entry] = []
-    private var order: [Int] = []
-
-    init(_ queue: PlayQueue) {
-        rowCount = queue.contents.count
-    }
-
-    var isEmpty: Bool { order.isEmpty }
-
-    mutating func append(_ slot: Int, of queue: PlayQueue) {
-        if indexOfRow.isEmpty { indexOfRow = [Int](repeating: -1, count: rowCount) }
-        let row = queue.slots[slot].content
-        var index = indexOfRow[row]
-        if index < 0 {
-            index = entries.count
-            indexOfRow[row] = index
-            rows.append(row)
-            entries.append(PlayQueue.savedEntry(queue.contents[row]))
-        }
-        order.append(index)
-    }
-
-    /// The entries collected since the last `take`, and starts again.
-    mutating func take() -> SavedEntries {
-        for row in rows { indexOfRow[row] = -1 }
-        rows = []
-        defer {
-            entries = []
-            order = []
-        }
+extension QueueRows {
+    /// The entries at `positions` as the saved state records them: the row of `contents` each
+    /// uses once, in the order of first use, and the order of the entries as indices into those.
+    func savedEntries(positions: Range<Int>) -> SavedEntries {
+        var entries: [SavedQueue.Entry] = []
+        let order = distinctRows(positions) { row in entries.append(PlayQueue.savedEntry(contents[row])) }
         return SavedEntries(entries: entries, order: order)
+    }
+
+    /// Writes the members `"KEY":[…]` and, unless each entry is there once in order,
+    /// `,"order":[…]` of the entries at `positions`: byte for byte
+    /// `savedEntries(positions:).writeJSON(into:entriesKey:)`, but straight from the rows, each
+    /// row's entry written at its first use (no entry value made). Whenever `out` holds
+    /// `flushAt` bytes or more between two entries, `flush` is called to take them.
+    func writeEntries(
+        positions: Range<Int>, key: String, into out: inout [UInt8], flushAt: Int = .max,
+        flush: (inout [UInt8]) -> Void = { _ in }
+    ) {
+        out.append(0x22)
+        out.append(contentsOf: key.utf8)
+        out.append(contentsOf: #"":["#.utf8)
+        var distinct = 0
+        let order = distinctRows(positions) { row in
+            if distinct > 0 { out.append(0x2C) }
+            distinct += 1
+            let content = contents[row]
+            SavedQueue.Entry.writeJSON(
+                source: content.source, duration: content.durationEstimated ? nil : content.duration,
+                format: content.format, tags: content.tags, into: &out)
+            if out.count >= flushAt { flush(&out) }
+        }
+        out.append(0x5D)
+        // Each entry once, in order: the order is the entries as they are.
+        guard distinct < order.count else { return }
+        SavedEntries.writeOrder(order, into: &out, flushAt: flushAt, flush: flush)
+    }
+
+    /// For each entry at `positions`, the index of its row among the distinct rows in the
+    /// order of first use; `first` is called with each row at its first use. No hashing: a
+    /// mark per row of `contents`.
+    private func distinctRows(_ positions: Range<Int>, first: (_ row: Int) -> Void) -> [Int] {
+        var indexOfRow = [Int](repeating: -1, count: contents.count)
+        var distinct = 0
+        var order: [Int] = []
+        order.reserveCapacity(positions.count)
+        for position in positions {
+            let row = slots[queue[position]].content
+            var index = indexOfRow[row]
+            if index < 0 {
+                index = distinct
+                indexOfRow[row] = index
+                distinct += 1
+                first(row)
+            }
+            order.append(index)
+        }
+        return order
     }
 }
 

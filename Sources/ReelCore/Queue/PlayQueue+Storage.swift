@@ -43,6 +43,12 @@ extension PlayQueue {
     /// `entriesVersion`, the entries of one distinct entry sharing a row of `contents`; returns
     /// the slots, which the caller puts in the queue.
     mutating func allocate(_ run: NewQueueRun) -> [Int] {
+        // The rows' table grows once for a large run (still at least doubling).
+        let needed = contents.count + max(0, run.distinct.count - freeContents.count)
+        if needed > contents.capacity {
+            contents.reserveCapacity(max(needed, contents.capacity * 2))
+            contentUses.reserveCapacity(max(needed, contentUses.capacity * 2))
+        }
         let rows = run.distinct.map { new in
             addContent(Content(
                 source: new.source, duration: new.duration, format: new.format, missing: new.missing, tags: new.tags,
