@@ -56,19 +56,12 @@ extension MPDLibraryView {
 
     /// A music file as an MPD song: only the tags it has, in MPD's tag order.
     func song(of track: MusicTrack) -> MPDSong {
-        let tags = track.audio.tags
         var values: [(MPDTag, String)] = []
-        func add(_ tag: MPDTag, _ value: String?) {
-            if let value, !value.isEmpty { values.append((tag, value)) }
+        Self.forEachTag(of: track.audio.tags) { tag, value in
+            values.append((tag, value))
+        } number: { tag, value in
+            values.append((tag, String(value)))
         }
-        add(.artist, tags.artist)
-        add(.album, tags.album)
-        add(.albumArtist, tags.albumArtist)
-        add(.title, tags.title)
-        add(.track, tags.track.map(String.init))
-        add(.genre, tags.genre)
-        add(.date, tags.date)
-        add(.disc, tags.disc.map(String.init))
         let audio = track.audio
         let seconds = Int(track.modified.rounded(.down))
         return MPDSong(
@@ -76,6 +69,51 @@ extension MPDLibraryView {
             modifiedSeconds: Int64(seconds),
             format: AudioFormat(codec: audio.codec, sampleRate: audio.sampleRate, channels: audio.channels),
             tags: values, duration: audio.duration)
+    }
+
+    /// `song(of: track).write(into:tags:)`, byte for byte, written straight from the track: no
+    /// song value and no string made per field (`listplaylistinfo` writes thousands).
+    func write(_ track: MusicTrack, tags wanted: MPDTagSet, into response: inout MPDResponse) {
+        response.write(key: "file")
+        let directory = musicFolders.count == 1 && musicFolders[0].directory.isEmpty ? "" : musicDirectory(ofRoot: track.root)
+        if !directory.isEmpty {
+            response.write(value: directory)
+            if !track.relativePath.isEmpty { response.write(value: "/") }
+        }
+        response.write(value: track.relativePath)
+        response.endLine()
+        response.write(key: "Last-Modified")
+        response.write(isoTime: Int(track.modified.rounded(.down)))
+        response.endLine()
+        let audio = track.audio
+        response.write(key: "Format")
+        response.write(decimal: audio.sampleRate)
+        response.write(value: MPDSong.sampleBits(codec: audio.codec))
+        response.write(decimal: audio.channels)
+        response.endLine()
+        Self.forEachTag(of: audio.tags) { tag, value in
+            if wanted.contains(tag) { response.field(tag.rawValue, value) }
+        } number: { tag, value in
+            if wanted.contains(tag) { response.field(tag.rawValue, value) }
+        }
+        if let duration = audio.duration { MPDSong.writeLength(duration, into: &response) }
+    }
+
+    /// The tags of a music file that MPD shows, in MPD's order, each only when the file has it
+    /// (an empty text counts as none); `track` and `disc` are numbers.
+    @inline(__always)
+    static func forEachTag(of tags: TrackTags, text: (MPDTag, String) -> Void, number: (MPDTag, Int) -> Void) {
+        func add(_ tag: MPDTag, _ value: String?) {
+            if let value, !value.isEmpty { text(tag, value) }
+        }
+        add(.artist, tags.artist)
+        add(.album, tags.album)
+        add(.albumArtist, tags.albumArtist)
+        add(.title, tags.title)
+        if let track = tags.track { number(.track, track) }
+        add(.genre, tags.genre)
+        add(.date, tags.date)
+        if let disc = tags.disc { number(.disc, disc) }
     }
 
     /// The music folder and relative path of an absolute file path inside one, or nil.

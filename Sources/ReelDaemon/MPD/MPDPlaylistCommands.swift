@@ -170,25 +170,29 @@ enum MPDPlaylistCommands {
         }
     }
 
-    /// `listplaylistinfo`'s songs, in order: a file of the music folders that the playlist names
-    /// many times is formatted once and its lines repeated.
+    /// `listplaylistinfo`'s songs, in order: a music file's lines are written straight from its
+    /// track (`MPDLibraryView.write(_:tags:into:)`), and a file that the playlist names many
+    /// times is written once and its bytes repeated.
     static func writeSongs(of entries: [PlaylistEntry], view: MPDLibraryView, tags: MPDTagSet, into response: inout MPDResponse) {
-        var formatted: [Int64: (track: MusicTrack, lines: MPDResponse)] = [:]
+        // Each music file written so far, by index id: the entry that first named it and where
+        // its lines are in the reply.
+        var written: [Int64: (entry: Int, start: UInt32, end: UInt32)] = [:]
         // About 200 bytes a song (a path, the time, the format, four tags, the length).
         response.reserveCapacity(entries.count * 200)
-        for entry in entries {
-            guard case .music(let track) = entry.target else {
-                song(of: entry, view: view).write(into: &response, tags: tags)
+        for index in entries.indices {
+            guard case .music(let track) = entries[index].target else {
+                song(of: entries[index], view: view).write(into: &response, tags: tags)
                 continue
             }
-            if let done = formatted[track.id], done.track == track {
-                response.append(done.lines)
+            if let done = written[track.id], entries[done.entry].target == entries[index].target {
+                response.repeatLines(Int(done.start)..<Int(done.end))
                 continue
             }
-            var lines = MPDResponse()
-            view.song(of: track).write(into: &lines, tags: tags)
-            response.append(lines)
-            formatted[track.id] = (track, lines)
+            let start = response.count
+            view.write(track, tags: tags, into: &response)
+            if response.count <= UInt32.max {
+                written[track.id] = (index, UInt32(start), UInt32(response.count))
+            }
         }
     }
 

@@ -3,44 +3,78 @@
 import NIOCore
 import ReelModel
 
-/// The body of a successful reply (the lines before `OK` / `list_OK`). Values never contain a
-/// newline (a tag with one would end the reply early: it is replaced by a space), and numbers
-/// always use `.` as the decimal separator.
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The body of a successful reply (the lines before `OK` / `list_OK`), as the bytes that go
+/// out: a field is written straight into one buffer (no string made per field or per song),
+/// which the connection sends as it is. Values never contain a newline (a tag with one would
+/// end the reply early: each CR LF, LF or CR is replaced by a space), and numbers always use
+/// `.` as the decimal separator.
 struct MPDResponse {
-    private(set) var text = ""
-    /// The payload of `binary: N` (`albumart`, `readpicture`), written after `text`: always the
-    /// last field of a reply, as in MPD.
+    private(set) var bytes = ByteBuffer()
+    /// The payload of `binary: N` (`albumart`, `readpicture`), written after `bytes`: always
+    /// the last field of a reply, as in MPD.
     private(set) var binary: [UInt8]?
 
     init() {}
 
-    /// Room for `bytes` of text (a reply of many songs grows once, not step by step).
-    mutating func reserveCapacity(_ bytes: Int) {
-        text.reserveCapacity(bytes)
+    /// The lines as text (tests, logs).
+    var text: String { String(buffer: bytes) }
+
+    /// How many bytes the lines take so far.
+    var count: Int { bytes.readableBytes }
+
+    /// Room for `bytes` more of lines (a reply of many songs grows once, not step by step).
+    mutating func reserveCapacity(_ count: Int) {
+        bytes.reserveCapacity(minimumWritableBytes: count)
     }
 
     mutating func field(_ key: String, _ value: String) {
-        text += key
-        text += ": "
-        if value.utf8.contains(where: { $0 == 0x0A || $0 == 0x0D }) {
-            text += value.replacing("\r\n", with: " ").replacing("\n", with: " ").replacing("\r", with: " ")
-        } else {
-            text += value
-        }
-        text += "\n"
+        bytes.writeString(key)
+        bytes.writeStaticString(": ")
+        write(value: value)
+        bytes.writeInteger(UInt8(ascii: "\n"))
     }
 
     mutating func field(_ key: String, _ value: Int) {
-        field(key, String(value))
+        bytes.writeString(key)
+        bytes.writeStaticString(": ")
+        write(decimal: value)
+        bytes.writeInteger(UInt8(ascii: "\n"))
     }
 
     /// Seconds with three decimals, as MPD prints `elapsed` and `duration`.
     mutating func field(_ key: String, seconds: Double) {
-        field(key, Self.milliseconds(seconds))
+        bytes.writeString(key)
+        bytes.writeStaticString(": ")
+        let total = Self.wholeMilliseconds(seconds)
+        write(decimal: total / 1000)
+        let fraction = total % 1000
+        bytes.writeMultipleIntegers(
+            UInt8(ascii: "."), UInt8(truncatingIfNeeded: 0x30 + fraction / 100),
+            UInt8(truncatingIfNeeded: 0x30 + fraction / 10 % 10), UInt8(truncatingIfNeeded: 0x30 + fraction % 10),
+            UInt8(ascii: "\n"))
     }
 
     mutating func append(_ other: MPDResponse) {
-        text += other.text
+        var lines = other.bytes
+        bytes.writeBuffer(&lines)
+    }
+
+    /// Writes again the bytes `range` of these lines (offsets as `count` gave them): a song
+    /// already written once, repeated without being formatted again.
+    mutating func repeatLines(_ range: Range<Int>) {
+        precondition(range.lowerBound >= 0 && range.upperBound <= bytes.readableBytes)
+        guard !range.isEmpty else { return }
+        bytes.reserveCapacity(minimumWritableBytes: range.count)
+        let (reader, writer) = (bytes.readerIndex, bytes.writerIndex)
+        bytes.withVeryUnsafeMutableBytes { storage in
+            let base = storage.baseAddress!
+            (base + writer).copyMemory(from: base + reader + range.lowerBound, byteCount: range.count)
+        }
+        bytes.moveWriterIndex(forwardBy: range.count)
     }
 
     /// Ends the reply with `binary: N`, the N bytes and a newline.
@@ -48,7 +82,87 @@ struct MPDResponse {
         binary = bytes
     }
 
-    var isEmpty: Bool { text.isEmpty && binary == nil }
+    var isEmpty: Bool { bytes.readableBytes == 0 && binary == nil }
+
+    // MARK: Parts of a field
+
+    /// `value` with each CR LF, LF or CR as a space (what `String.replacing` made of it,
+    /// character by character: a CR LF is one character).
+    mutating func write(value: String) {
+        let clean = value.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
+            guard !utf8.isEmpty else { return true }
+            let raw = UnsafeRawBufferPointer(utf8)
+            guard memchr(raw.baseAddress!, 0x0A, raw.count) == nil, memchr(raw.baseAddress!, 0x0D, raw.count) == nil else {
+                return false
+            }
+            bytes.writeBytes(raw)
+            return true
+        }
+        if clean == true { return }
+        var previous: UInt8 = 0
+        for byte in value.utf8 {
+            switch byte {
+            case 0x0A where previous == 0x0D: break  // the LF of a CR LF: its space is written
+            case 0x0A, 0x0D: bytes.writeInteger(UInt8(ascii: " "))
+            default: bytes.writeInteger(byte)
+            }
+            previous = byte
+        }
+    }
+
+    /// `value` in decimal, `-` first when negative (as `String(value)`).
+    mutating func write(decimal value: Int) {
+        bytes.writeWithUnsafeMutableBytes(minimumWritableBytes: 20) { out in
+            var magnitude = value.magnitude
+            var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // up to 20 digits, filled from the end
+            return withUnsafeMutableBytes(of: &digits) { scratch in
+                var at = scratch.count
+                repeat {
+                    at -= 1
+                    scratch[at] = UInt8(truncatingIfNeeded: 0x30 + magnitude % 10)
+                    magnitude /= 10
+                } while magnitude > 0
+                var written = 0
+                if value < 0 {
+                    out[0] = UInt8(ascii: "-")
+                    written = 1
+                }
+                let length = scratch.count - at
+                out.baseAddress!.advanced(by: written).copyMemory(from: scratch.baseAddress! + at, byteCount: length)
+                return written + length
+            }
+        }
+    }
+
+    /// A key and `: ` (a song's keys, which are literals).
+    mutating func write(key: StaticString) {
+        bytes.writeStaticString(key)
+        bytes.writeStaticString(": ")
+    }
+
+    mutating func endLine() {
+        bytes.writeInteger(UInt8(ascii: "\n"))
+    }
+
+    /// `2026-11-22T14:03:05Z` for seconds since 1970 (UTC), as `isoTime` prints it.
+    mutating func write(isoTime seconds: Int) {
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let secondOfDay = seconds - days * 86_400
+        let (year, month, day) = civilDate(daysSince1970: days)
+        write(decimal: year)
+        bytes.writeMultipleIntegers(
+            UInt8(ascii: "-"), Self.twoDigits(month).0, Self.twoDigits(month).1,
+            UInt8(ascii: "-"), Self.twoDigits(day).0, Self.twoDigits(day).1, UInt8(ascii: "T"))
+        let (hour, minute, second) = (secondOfDay / 3600, secondOfDay / 60 % 60, secondOfDay % 60)
+        bytes.writeMultipleIntegers(
+            Self.twoDigits(hour).0, Self.twoDigits(hour).1, UInt8(ascii: ":"),
+            Self.twoDigits(minute).0, Self.twoDigits(minute).1, UInt8(ascii: ":"),
+            Self.twoDigits(second).0, Self.twoDigits(second).1, UInt8(ascii: "Z"))
+    }
+
+    private static func twoDigits(_ value: Int) -> (UInt8, UInt8) {
+        (UInt8(truncatingIfNeeded: 0x30 + value / 10), UInt8(truncatingIfNeeded: 0x30 + value % 10))
+    }
 
     /// `12.345`: three decimals, a dot, whatever the locale.
     static func milliseconds(_ seconds: Double) -> String {
@@ -65,6 +179,20 @@ struct MPDResponse {
         guard !seconds.isNaN, seconds > 0 else { return 0 }
         return Int(min(seconds * 1000, 1e15).rounded())
     }
+}
+
+/// The proleptic Gregorian date of a day counted from 1970-01-01 (Howard Hinnant's
+/// `civil_from_days`), as `gmtime_r` gives it.
+func civilDate(daysSince1970 days: Int) -> (year: Int, month: Int, day: Int) {
+    let z = days + 719_468
+    let era = (z >= 0 ? z : z - 146_096) / 146_097
+    let dayOfEra = z - era * 146_097
+    let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+    let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+    let shiftedMonth = (5 * dayOfYear + 2) / 153
+    let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
+    let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
+    return (era * 400 + yearOfEra + (month <= 2 ? 1 : 0), month, day)
 }
 
 /// An MPD error reply: `ACK [code@index] {command} message`.
