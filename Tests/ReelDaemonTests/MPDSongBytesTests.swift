@@ -47,7 +47,7 @@ import Testing
         samples += (0..<1200).map { 915_148_800 + $0 * 86_400 + $0 * 37 % 86_400 }
         for seconds in samples {
             var response = MPDResponse()
-            response.write(isoTime: seconds)
+            response.writeLines(atMost: MPDLines.isoTimeBytes) { $0.write(isoTime: seconds) }
             #expect(response.text == isoTime(seconds), "\(seconds)")
         }
     }

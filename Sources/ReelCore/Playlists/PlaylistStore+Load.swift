@@ -154,14 +154,15 @@ extension PlaylistStore {
         _ lines: ArraySlice<String>, locations: ArraySlice<PlaylistPaths.Location>, music: PlaylistMusicLines? = nil
     ) -> [PlaylistEntry] {
         let music = music ?? PlaylistMusicLines(locations)
-        let tracks = indexedTracks(music.files)
+        // Each file's target once: the lines naming a file share it.
+        let targets = indexedTracks(music.files).map { track -> PlaylistEntry.Target in track.map { .music($0) } ?? .missing }
         var entries: [PlaylistEntry] = []
         entries.reserveCapacity(lines.count)
         for position in lines.indices {
             let target: PlaylistEntry.Target
             switch locations[position] {
             case .music:
-                target = tracks[music.fileOfLine[position - music.firstLine]].map { .music($0) } ?? .missing
+                target = targets[music.fileOfLine[position - music.firstLine]]
             case .recording(let treePath):
                 if let item = try? LibraryController.recordingOrFolder(fileTreePath: treePath, in: store), item.kind == .recording {
                     target = .recording(item)

@@ -72,31 +72,50 @@ extension MPDLibraryView {
     }
 
     /// `song(of: track).write(into:tags:)`, byte for byte, written straight from the track: no
-    /// song value and no string made per field (`listplaylistinfo` writes thousands).
+    /// song value and no string made per field, and the room for the song's lines made once
+    /// (`listplaylistinfo` writes thousands).
     func write(_ track: MusicTrack, tags wanted: MPDTagSet, into response: inout MPDResponse) {
-        response.write(key: "file")
         let directory = musicFolders.count == 1 && musicFolders[0].directory.isEmpty ? "" : musicDirectory(ofRoot: track.root)
-        if !directory.isEmpty {
-            response.write(value: directory)
-            if !track.relativePath.isEmpty { response.write(value: "/") }
-        }
-        response.write(value: track.relativePath)
-        response.endLine()
-        response.write(key: "Last-Modified")
-        response.write(isoTime: Int(track.modified.rounded(.down)))
-        response.endLine()
         let audio = track.audio
-        response.write(key: "Format")
-        response.write(decimal: audio.sampleRate)
-        response.write(value: MPDSong.sampleBits(codec: audio.codec))
-        response.write(decimal: audio.channels)
-        response.endLine()
-        Self.forEachTag(of: audio.tags) { tag, value in
-            if wanted.contains(tag) { response.field(tag.rawValue, value) }
-        } number: { tag, value in
-            if wanted.contains(tag) { response.field(tag.rawValue, value) }
+        // The fields' fixed parts and numbers, then the texts (a value is never longer written).
+        var room = 160 + 4 * MPDLines.decimalBytes + MPDLines.isoTimeBytes + directory.utf8.count + track.relativePath.utf8.count
+        Self.forEachTag(of: audio.tags) { _, value in room += value.utf8.count } number: { _, _ in }
+        response.writeLines(atMost: room) { lines in
+            lines.write(key: "file")
+            if !directory.isEmpty {
+                lines.write(value: directory)
+                if !track.relativePath.isEmpty { lines.write(byte: UInt8(ascii: "/")) }
+            }
+            lines.write(value: track.relativePath)
+            lines.endLine()
+            lines.write(key: "Last-Modified")
+            lines.write(isoTime: Int(track.modified.rounded(.down)))
+            lines.endLine()
+            lines.write(key: "Format")
+            lines.write(decimal: audio.sampleRate)
+            lines.write(value: MPDSong.sampleBits(codec: audio.codec))
+            lines.write(decimal: audio.channels)
+            lines.endLine()
+            Self.forEachTag(of: audio.tags) { tag, value in
+                guard wanted.contains(tag) else { return }
+                lines.write(key: tag.rawValue)
+                lines.write(value: value)
+                lines.endLine()
+            } number: { tag, value in
+                guard wanted.contains(tag) else { return }
+                lines.write(key: tag.rawValue)
+                lines.write(decimal: value)
+                lines.endLine()
+            }
+            if let duration = audio.duration {
+                lines.write(key: "Time")
+                lines.write(decimal: Int(duration.rounded()))
+                lines.endLine()
+                lines.write(key: "duration")
+                lines.write(seconds: duration)
+                lines.endLine()
+            }
         }
-        if let duration = audio.duration { MPDSong.writeLength(duration, into: &response) }
     }
 
     /// The tags of a music file that MPD shows, in MPD's order, each only when the file has it

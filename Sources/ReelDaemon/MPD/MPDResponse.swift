@@ -32,30 +32,40 @@ struct MPDResponse {
     }
 
     mutating func field(_ key: String, _ value: String) {
-        bytes.writeString(key)
-        bytes.writeStaticString(": ")
-        write(value: value)
-        bytes.writeInteger(UInt8(ascii: "\n"))
+        writeLines(atMost: key.utf8.count + value.utf8.count + 3) { lines in
+            lines.write(key: key)
+            lines.write(value: value)
+            lines.endLine()
+        }
     }
 
     mutating func field(_ key: String, _ value: Int) {
-        bytes.writeString(key)
-        bytes.writeStaticString(": ")
-        write(decimal: value)
-        bytes.writeInteger(UInt8(ascii: "\n"))
+        writeLines(atMost: key.utf8.count + MPDLines.decimalBytes + 3) { lines in
+            lines.write(key: key)
+            lines.write(decimal: value)
+            lines.endLine()
+        }
     }
 
     /// Seconds with three decimals, as MPD prints `elapsed` and `duration`.
     mutating func field(_ key: String, seconds: Double) {
-        bytes.writeString(key)
-        bytes.writeStaticString(": ")
-        let total = Self.wholeMilliseconds(seconds)
-        write(decimal: total / 1000)
-        let fraction = total % 1000
-        bytes.writeMultipleIntegers(
-            UInt8(ascii: "."), UInt8(truncatingIfNeeded: 0x30 + fraction / 100),
-            UInt8(truncatingIfNeeded: 0x30 + fraction / 10 % 10), UInt8(truncatingIfNeeded: 0x30 + fraction % 10),
-            UInt8(ascii: "\n"))
+        writeLines(atMost: key.utf8.count + MPDLines.decimalBytes + 7) { lines in
+            lines.write(key: key)
+            lines.write(seconds: seconds)
+            lines.endLine()
+        }
+    }
+
+    /// Writes lines through `body`, which writes at most `count` bytes (`MPDLines` checks
+    /// nothing: room for them is made here, once).
+    mutating func writeLines(atMost count: Int, _ body: (inout MPDLines) -> Void) {
+        bytes.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { room in
+            var lines = MPDLines(room.baseAddress!)
+            body(&lines)
+            let written = room.baseAddress!.distance(to: lines.next)
+            precondition(written <= count, "MPD lines overran their room")
+            return written
+        }
     }
 
     mutating func append(_ other: MPDResponse) {
@@ -83,86 +93,6 @@ struct MPDResponse {
     }
 
     var isEmpty: Bool { bytes.readableBytes == 0 && binary == nil }
-
-    // MARK: Parts of a field
-
-    /// `value` with each CR LF, LF or CR as a space (what `String.replacing` made of it,
-    /// character by character: a CR LF is one character).
-    mutating func write(value: String) {
-        let clean = value.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
-            guard !utf8.isEmpty else { return true }
-            let raw = UnsafeRawBufferPointer(utf8)
-            guard memchr(raw.baseAddress!, 0x0A, raw.count) == nil, memchr(raw.baseAddress!, 0x0D, raw.count) == nil else {
-                return false
-            }
-            bytes.writeBytes(raw)
-            return true
-        }
-        if clean == true { return }
-        var previous: UInt8 = 0
-        for byte in value.utf8 {
-            switch byte {
-            case 0x0A where previous == 0x0D: break  // the LF of a CR LF: its space is written
-            case 0x0A, 0x0D: bytes.writeInteger(UInt8(ascii: " "))
-            default: bytes.writeInteger(byte)
-            }
-            previous = byte
-        }
-    }
-
-    /// `value` in decimal, `-` first when negative (as `String(value)`).
-    mutating func write(decimal value: Int) {
-        bytes.writeWithUnsafeMutableBytes(minimumWritableBytes: 20) { out in
-            var magnitude = value.magnitude
-            var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // up to 20 digits, filled from the end
-            return withUnsafeMutableBytes(of: &digits) { scratch in
-                var at = scratch.count
-                repeat {
-                    at -= 1
-                    scratch[at] = UInt8(truncatingIfNeeded: 0x30 + magnitude % 10)
-                    magnitude /= 10
-                } while magnitude > 0
-                var written = 0
-                if value < 0 {
-                    out[0] = UInt8(ascii: "-")
-                    written = 1
-                }
-                let length = scratch.count - at
-                out.baseAddress!.advanced(by: written).copyMemory(from: scratch.baseAddress! + at, byteCount: length)
-                return written + length
-            }
-        }
-    }
-
-    /// A key and `: ` (a song's keys, which are literals).
-    mutating func write(key: StaticString) {
-        bytes.writeStaticString(key)
-        bytes.writeStaticString(": ")
-    }
-
-    mutating func endLine() {
-        bytes.writeInteger(UInt8(ascii: "\n"))
-    }
-
-    /// `2026-11-22T14:03:05Z` for seconds since 1970 (UTC), as `isoTime` prints it.
-    mutating func write(isoTime seconds: Int) {
-        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-        let secondOfDay = seconds - days * 86_400
-        let (year, month, day) = civilDate(daysSince1970: days)
-        write(decimal: year)
-        bytes.writeMultipleIntegers(
-            UInt8(ascii: "-"), Self.twoDigits(month).0, Self.twoDigits(month).1,
-            UInt8(ascii: "-"), Self.twoDigits(day).0, Self.twoDigits(day).1, UInt8(ascii: "T"))
-        let (hour, minute, second) = (secondOfDay / 3600, secondOfDay / 60 % 60, secondOfDay % 60)
-        bytes.writeMultipleIntegers(
-            Self.twoDigits(hour).0, Self.twoDigits(hour).1, UInt8(ascii: ":"),
-            Self.twoDigits(minute).0, Self.twoDigits(minute).1, UInt8(ascii: ":"),
-            Self.twoDigits(second).0, Self.twoDigits(second).1, UInt8(ascii: "Z"))
-    }
-
-    private static func twoDigits(_ value: Int) -> (UInt8, UInt8) {
-        (UInt8(truncatingIfNeeded: 0x30 + value / 10), UInt8(truncatingIfNeeded: 0x30 + value % 10))
-    }
 
     /// `12.345`: three decimals, a dot, whatever the locale.
     static func milliseconds(_ seconds: Double) -> String {
@@ -193,6 +123,129 @@ func civilDate(daysSince1970 days: Int) -> (year: Int, month: Int, day: Int) {
     let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
     let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
     return (era * 400 + yearOfEra + (month <= 2 ? 1 : 0), month, day)
+}
+
+/// Writes MPD lines into memory that has room for them (`MPDResponse.writeLines`): a song's
+/// dozen fields are written with one check of the room, not one per field.
+struct MPDLines {
+    /// Where the next byte goes.
+    private(set) var next: UnsafeMutableRawPointer
+
+    init(_ start: UnsafeMutableRawPointer) {
+        next = start
+    }
+
+    /// The most bytes `write(decimal:)` writes (`-` and 19 digits).
+    static let decimalBytes = 20
+    /// The most bytes `write(isoTime:)` writes.
+    static let isoTimeBytes = decimalBytes + 16
+
+    mutating func write(key: StaticString) {
+        write(raw: UnsafeRawBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+        write(byte: UInt8(ascii: ":"))
+        write(byte: UInt8(ascii: " "))
+    }
+
+    /// A key given as a string (a tag's name), as it is.
+    mutating func write(key: String) {
+        let written = key.utf8.withContiguousStorageIfAvailable { utf8 in write(raw: UnsafeRawBufferPointer(utf8)) }
+        if written == nil {
+            for byte in key.utf8 { write(byte: byte) }
+        }
+        write(byte: UInt8(ascii: ":"))
+        write(byte: UInt8(ascii: " "))
+    }
+
+    mutating func endLine() {
+        write(byte: UInt8(ascii: "\n"))
+    }
+
+    mutating func write(byte: UInt8) {
+        next.storeBytes(of: byte, as: UInt8.self)
+        next += 1
+    }
+
+    mutating func write(raw: UnsafeRawBufferPointer) {
+        guard let base = raw.baseAddress, raw.count > 0 else { return }
+        next.copyMemory(from: base, byteCount: raw.count)
+        next += raw.count
+    }
+
+    /// `value` with each CR LF, LF or CR as a space (what `String.replacing` made of it,
+    /// character by character: a CR LF is one character): at most `value.utf8.count` bytes.
+    mutating func write(value: String) {
+        let clean = value.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
+            let raw = UnsafeRawBufferPointer(utf8)
+            guard let base = raw.baseAddress, raw.count > 0 else { return true }
+            guard memchr(base, 0x0A, raw.count) == nil, memchr(base, 0x0D, raw.count) == nil else { return false }
+            write(raw: raw)
+            return true
+        }
+        if clean == true { return }
+        var previous: UInt8 = 0
+        for byte in value.utf8 {
+            switch byte {
+            case 0x0A where previous == 0x0D: break  // the LF of a CR LF: its space is written
+            case 0x0A, 0x0D: write(byte: UInt8(ascii: " "))
+            default: write(byte: byte)
+            }
+            previous = byte
+        }
+    }
+
+    /// `value` in decimal, `-` first when negative (as `String(value)`).
+    mutating func write(decimal value: Int) {
+        if value < 0 { write(byte: UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        var length = 1
+        var rest = magnitude / 10
+        while rest > 0 {
+            length += 1
+            rest /= 10
+        }
+        var at = next + length
+        repeat {
+            at -= 1
+            at.storeBytes(of: UInt8(truncatingIfNeeded: 0x30 + magnitude % 10), as: UInt8.self)
+            magnitude /= 10
+        } while magnitude > 0
+        next += length
+    }
+
+    /// Seconds with three decimals (`MPDResponse.milliseconds`).
+    mutating func write(seconds: Double) {
+        let total = MPDResponse.wholeMilliseconds(seconds)
+        write(decimal: total / 1000)
+        write(byte: UInt8(ascii: "."))
+        let fraction = total % 1000
+        write(byte: UInt8(truncatingIfNeeded: 0x30 + fraction / 100))
+        write(byte: UInt8(truncatingIfNeeded: 0x30 + fraction / 10 % 10))
+        write(byte: UInt8(truncatingIfNeeded: 0x30 + fraction % 10))
+    }
+
+    /// `2026-11-22T14:03:05Z` for seconds since 1970 (UTC), as `isoTime` prints it.
+    mutating func write(isoTime seconds: Int) {
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let secondOfDay = seconds - days * 86_400
+        let (year, month, day) = civilDate(daysSince1970: days)
+        write(decimal: year)
+        write(byte: UInt8(ascii: "-"))
+        write(twoDigits: month)
+        write(byte: UInt8(ascii: "-"))
+        write(twoDigits: day)
+        write(byte: UInt8(ascii: "T"))
+        write(twoDigits: secondOfDay / 3600)
+        write(byte: UInt8(ascii: ":"))
+        write(twoDigits: secondOfDay / 60 % 60)
+        write(byte: UInt8(ascii: ":"))
+        write(twoDigits: secondOfDay % 60)
+        write(byte: UInt8(ascii: "Z"))
+    }
+
+    private mutating func write(twoDigits value: Int) {
+        write(byte: UInt8(truncatingIfNeeded: 0x30 + value / 10))
+        write(byte: UInt8(truncatingIfNeeded: 0x30 + value % 10))
+    }
 }
 
 /// An MPD error reply: `ACK [code@index] {command} message`.
