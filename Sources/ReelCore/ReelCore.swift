@@ -138,7 +138,7 @@ public final class ReelCore: Sendable {
         playlists = PlaylistStore(
             directory: playlistDirectory ?? dataDirectory + "/playlists",
             paths: PlaylistPaths(recordingsDirectory: recordingsDirectory, musicRoots: music.roots),
-            store: store, player: player, logger: playlistLogger)
+            store: store, player: player, musicProgress: music.progress, logger: playlistLogger)
         playlists.follow(library.updates)
         let playlistStore = playlists
         player.playlistFileAdditions.withLock {

@@ -149,13 +149,16 @@ extension PlaylistStore {
     /// The entries of these lines (indexed by position in the playlist), each with what it names
     /// now (`playlists.get`, MPD's `listplaylistinfo`), made in one pass after one lookup of the
     /// index. `music` is the music files of `locations` (made from them when nil), as for
-    /// `additions(for:locations:music:indexedOnly:)`.
+    /// `additions(for:locations:music:indexedOnly:)`; `targets`, when given, what each of
+    /// `music.files` names now (the index is not read). Returns the entries and what each of
+    /// `music.files` names.
     func entries(
-        _ lines: ArraySlice<String>, locations: ArraySlice<PlaylistPaths.Location>, music: PlaylistMusicLines? = nil
-    ) -> [PlaylistEntry] {
+        _ lines: ArraySlice<String>, locations: ArraySlice<PlaylistPaths.Location>, music: PlaylistMusicLines? = nil,
+        targets known: [PlaylistEntry.Target]? = nil
+    ) -> (entries: [PlaylistEntry], musicTargets: [PlaylistEntry.Target]) {
         let music = music ?? PlaylistMusicLines(locations)
         // Each file's target once: the lines naming a file share it.
-        let targets = indexedTracks(music.files).map { track -> PlaylistEntry.Target in track.map { .music($0) } ?? .missing }
+        let targets = known ?? indexedTracks(music.files).map { track -> PlaylistEntry.Target in track.map { .music($0) } ?? .missing }
         var entries: [PlaylistEntry] = []
         entries.reserveCapacity(lines.count)
         for position in lines.indices {
@@ -178,7 +181,7 @@ extension PlaylistStore {
             }
             entries.append(PlaylistEntry(position: position, uri: lines[position], target: target))
         }
-        return entries
+        return (entries, targets)
     }
 
     /// The index's track of each of `files` (nil: not indexed), in one query per music folder.

@@ -35,18 +35,34 @@ public final class PlaylistStore: @unchecked Sendable {
     let logger: Logger
     let queue = DispatchQueue(label: "reel.playlists")
     /// The last playlist `load` or `get` read, kept while its file has not changed
-    /// (`PlaylistFiles.Stamp`): loading one playlist again and again reads the index only.
-    /// Only touched on `queue`.
+    /// (`PlaylistFiles.Stamp`): loading one playlist again and again reads the index only, and
+    /// listing it again reads nothing while no scan of the music folders has run since
+    /// (`ReadPlaylist.musicTargets`). Only touched on `queue`.
     var lastRead: ReadPlaylist?
+    /// The music scans' progress: its version tells whether the index may have changed.
+    private let musicProgress: StateFeed<MusicScanProgress>?
     private var libraryConsumer: EventFeed<LibraryUpdate>.Consumer?
 
-    init(directory: String, paths: PlaylistPaths, store: LibraryStore, player: PlayerController, logger: Logger) {
+    init(
+        directory: String, paths: PlaylistPaths, store: LibraryStore, player: PlayerController,
+        musicProgress: StateFeed<MusicScanProgress>? = nil, logger: Logger
+    ) {
         files = PlaylistFiles(directory: directory)
         self.paths = paths
         self.store = store
         self.player = player
+        self.musicProgress = musicProgress
         self.logger = logger
         files.removeLeftovers()
+    }
+
+    /// The music index's state for keeping what was read from it: the version of the scans'
+    /// progress (every scan publishes when it starts, after each step and when it ends, after
+    /// its writes). Nil while a scan runs (it writes between its publications) or without the
+    /// scans' progress: nothing read then is kept. Read it *before* reading the index.
+    var musicIndexGeneration: UInt64? {
+        guard let latest = musicProgress?.latest, !latest.value.running else { return nil }
+        return latest.version
     }
 
     /// Follows the library: a recording or folder renamed or moved is renamed in the playlists.
@@ -99,12 +115,24 @@ public final class PlaylistStore: @unchecked Sendable {
             }
             if let count, count < 0 { throw ReelError(.outOfRange, "count \(count) is negative") }
             let end = count.map { min(start + $0, lines.count) } ?? lines.count
-            let entries = describe
-                ? self.entries(
-                    lines[start..<end], locations: source.locations[start..<end],
-                    // The whole playlist: its files as read (not hashed again).
-                    music: start == 0 && end == lines.count ? source.music : nil)
-                : (start..<end).map { PlaylistEntry(position: $0, uri: lines[$0], target: .missing) }
+            guard describe else {
+                return PlaylistListing(
+                    name: name, length: lines.count,
+                    entries: (start..<end).map { PlaylistEntry(position: $0, uri: lines[$0], target: .missing) },
+                    brokenLines: source.brokenLines)
+            }
+            // The whole of a stored playlist: its files as read (not hashed again), and what they
+            // name as the index had them when no scan has run since.
+            var kept: ReadPlaylist?
+            if start == 0, end == lines.count, case .stored(let read) = source { kept = read }
+            let generation = musicIndexGeneration
+            let known = kept?.musicTargets.flatMap { $0.generation == generation ? $0.targets : nil }
+            let (entries, targets) = self.entries(
+                lines[start..<end], locations: source.locations[start..<end],
+                music: start == 0 && end == lines.count ? source.music : nil, targets: known)
+            if known == nil, let generation, let kept, lastRead?.name == kept.name, lastRead?.stamp == kept.stamp {
+                lastRead?.musicTargets = (generation, targets)
+            }
             return PlaylistListing(
                 name: name, length: lines.count, entries: entries,
                 brokenLines: source.brokenLines)
@@ -325,6 +353,10 @@ struct ReadPlaylist {
     var locations: [PlaylistPaths.Location]?
     /// The music folders' files the lines name, each once (made with `locations`).
     var music: PlaylistMusicLines?
+    /// What each of `music.files` named when the index was at `generation`
+    /// (`PlaylistStore.musicIndexGeneration`): a listing of the whole playlist takes them
+    /// while the index is still there.
+    var musicTargets: (generation: UInt64, targets: [ReelModel.PlaylistEntry.Target])?
 }
 
 extension PlaylistStore {
