@@ -109,6 +109,15 @@ import Testing
         track("D/untagged.wav", id: 4, codec: "wav", modified: -1.5),
         track("E/other root.opus", id: 5, root: "/mnt/usb", codec: "opus", duration: 3599.9996),
         track("", id: 6, root: "/mnt/usb"),
+        // Every number at its widest, every tag set and long: the room made for the song holds it.
+        MusicTrack(
+            id: 7, root: "/home/pi/Music", relativePath: String(repeating: "deep/", count: 200) + "x.flac", size: 1,
+            modified: 9e15,
+            audio: ScannedAudio(
+                tags: TrackTags(
+                    title: String(repeating: "t\r\n", count: 300), artist: "a", album: "b", albumArtist: "c",
+                    track: Int.min, disc: Int.max, date: "d", genre: String(repeating: "g", count: 5000)),
+                codec: "opus", sampleRate: Int.min, channels: Int.max, duration: 9e15, hasEmbeddedCover: true)),
     ]
 
     @Test func aMusicFileWrittenFromItsTrackIsItsSongByteForByte() {

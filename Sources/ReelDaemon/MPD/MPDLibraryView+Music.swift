@@ -77,8 +77,9 @@ extension MPDLibraryView {
     func write(_ track: MusicTrack, tags wanted: MPDTagSet, into response: inout MPDResponse) {
         let directory = musicFolders.count == 1 && musicFolders[0].directory.isEmpty ? "" : musicDirectory(ofRoot: track.root)
         let audio = track.audio
-        // The fields' fixed parts and numbers, then the texts (a value is never longer written).
-        var room = 160 + 4 * MPDLines.decimalBytes + MPDLines.isoTimeBytes + directory.utf8.count + track.relativePath.utf8.count
+        // The keys and separators (at most 200 bytes), six numbers, the time, then the texts (a
+        // value is never longer written).
+        var room = 200 + 6 * MPDLines.decimalBytes + MPDLines.isoTimeBytes + directory.utf8.count + track.relativePath.utf8.count
         Self.forEachTag(of: audio.tags) { _, value in room += value.utf8.count } number: { _, _ in }
         response.writeLines(atMost: room) { lines in
             lines.write(key: "file")

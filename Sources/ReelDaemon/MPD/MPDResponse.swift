@@ -26,7 +26,7 @@ struct MPDResponse {
     /// How many bytes the lines take so far.
     var count: Int { bytes.readableBytes }
 
-    /// Room for `bytes` more of lines (a reply of many songs grows once, not step by step).
+    /// Room for `count` more bytes of lines (a reply of many songs grows once, not step by step).
     mutating func reserveCapacity(_ count: Int) {
         bytes.reserveCapacity(minimumWritableBytes: count)
     }
@@ -56,21 +56,14 @@ struct MPDResponse {
         }
     }
 
-    /// Writes lines through `body`, which writes at most `count` bytes (`MPDLines` checks
-    /// nothing: room for them is made here, once).
+    /// Writes lines through `body`, which writes at most `count` bytes: room for them is made
+    /// here, once (a write past it traps).
     mutating func writeLines(atMost count: Int, _ body: (inout MPDLines) -> Void) {
         bytes.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { room in
-            var lines = MPDLines(room.baseAddress!)
+            var lines = MPDLines(room.baseAddress!, count: count)
             body(&lines)
-            let written = room.baseAddress!.distance(to: lines.next)
-            precondition(written <= count, "MPD lines overran their room")
-            return written
+            return room.baseAddress!.distance(to: lines.next)
         }
-    }
-
-    mutating func append(_ other: MPDResponse) {
-        var lines = other.bytes
-        bytes.writeBuffer(&lines)
     }
 
     /// Writes again the bytes `range` of these lines (offsets as `count` gave them): a song
@@ -126,13 +119,21 @@ func civilDate(daysSince1970 days: Int) -> (year: Int, month: Int, day: Int) {
 }
 
 /// Writes MPD lines into memory that has room for them (`MPDResponse.writeLines`): a song's
-/// dozen fields are written with one check of the room, not one per field.
+/// dozen fields go into room made once, with no buffer's bookkeeping per field; a write past
+/// the room traps (its size is the caller's promise).
 struct MPDLines {
     /// Where the next byte goes.
     private(set) var next: UnsafeMutableRawPointer
+    /// Where the room ends.
+    private let end: UnsafeMutableRawPointer
 
-    init(_ start: UnsafeMutableRawPointer) {
+    init(_ start: UnsafeMutableRawPointer, count: Int) {
         next = start
+        end = start + count
+    }
+
+    private func ensure(_ count: Int) {
+        precondition(count <= next.distance(to: end), "MPD lines overran their room")
     }
 
     /// The most bytes `write(decimal:)` writes (`-` and 19 digits).
@@ -161,12 +162,14 @@ struct MPDLines {
     }
 
     mutating func write(byte: UInt8) {
+        ensure(1)
         next.storeBytes(of: byte, as: UInt8.self)
         next += 1
     }
 
     mutating func write(raw: UnsafeRawBufferPointer) {
         guard let base = raw.baseAddress, raw.count > 0 else { return }
+        ensure(raw.count)
         next.copyMemory(from: base, byteCount: raw.count)
         next += raw.count
     }
@@ -203,6 +206,7 @@ struct MPDLines {
             length += 1
             rest /= 10
         }
+        ensure(length)
         var at = next + length
         repeat {
             at -= 1
