@@ -160,4 +160,21 @@ import Testing
         #expect(response.text == expected.text)
         #expect(response.text.hasSuffix("Title: Changed\nTrack: 3\nGenre: Rock\nDate: 2001\nTime: 62\nduration: 61.500\n"))
     }
+
+    @Test func filesWhoseIdsLieFarApartAreRepeatedToo() {
+        // Ids far apart (and at the ends of Int64) are kept in a dictionary, not a table.
+        let view = MPDLibraryView(recordingsDirectory: "Recordings", musicRoots: ["/home/pi/Music"])
+        for ids in [[Int64.min, -5, 7, Int64.max], [1, 1_000_000], [42]] {
+            let tracks = ids.map { Self.track("A/\($0).flac", id: $0, tags: TrackTags(title: "Song \($0)")) }
+            var entries: [PlaylistEntry] = []
+            for round in 0..<3 {
+                for track in tracks { entries.append(PlaylistEntry(position: entries.count, uri: "\(round)", target: .music(track))) }
+            }
+            var response = MPDResponse()
+            MPDPlaylistCommands.writeSongs(of: entries, view: view, tags: .all, into: &response)
+            var expected = MPDResponse()
+            for track in tracks + tracks + tracks { view.song(of: track).write(into: &expected, tags: .all) }
+            #expect(response.text == expected.text, "\(ids)")
+        }
+    }
 }

@@ -174,9 +174,7 @@ enum MPDPlaylistCommands {
     /// track (`MPDLibraryView.write(_:tags:into:)`), and a file that the playlist names many
     /// times is written once and its bytes repeated.
     static func writeSongs(of entries: [PlaylistEntry], view: MPDLibraryView, tags: MPDTagSet, into response: inout MPDResponse) {
-        // Each music file written so far, by index id: the entry that first named it and where
-        // its lines are in the reply.
-        var written: [Int64: (entry: Int, start: UInt32, end: UInt32)] = [:]
+        var written = WrittenSongs(entries)
         // About 200 bytes a song (a path, the time, the format, four tags, the length).
         response.reserveCapacity(entries.count * 200)
         for index in entries.indices {
@@ -185,13 +183,52 @@ enum MPDPlaylistCommands {
                 continue
             }
             if let done = written[track.id], entries[done.entry].target == entries[index].target {
-                response.repeatLines(Int(done.start)..<Int(done.end))
+                response.repeatLines(done.start..<done.end)
                 continue
             }
             let start = response.count
             view.write(track, tags: tags, into: &response)
-            if response.count <= UInt32.max {
-                written[track.id] = (index, UInt32(start), UInt32(response.count))
+            written[track.id] = (index, start, response.count)
+        }
+    }
+
+    /// Where each music file's lines were first written in a reply, by index id, and the entry
+    /// that named it: a table over the ids' span when that is not much larger than the entries
+    /// (the index numbers its files from 1 up, so a playlist's files mostly lie close
+    /// together), else a dictionary.
+    struct WrittenSongs {
+        typealias Lines = (entry: Int, start: Int, end: Int)
+        private var low: Int64 = 0
+        /// By id − `low`; `entry` −1 where none was written.
+        private var table: [(entry: Int32, start: UInt32, end: UInt32)] = []
+        private var dictionary: [Int64: Lines] = [:]
+
+        init(_ entries: [PlaylistEntry]) {
+            var (low, high) = (Int64.max, Int64.min)
+            for entry in entries {
+                guard case .music(let track) = entry.target else { continue }
+                low = min(low, track.id)
+                high = max(high, track.id)
+            }
+            let span = high.subtractingReportingOverflow(low)
+            guard low <= high, !span.overflow, span.partialValue < Int64(2 * entries.count + 64), entries.count < Int32.max
+            else { return }
+            self.low = low
+            table = Array(repeating: (-1, 0, 0), count: Int(high - low) + 1)
+        }
+
+        subscript(id: Int64) -> Lines? {
+            get {
+                guard !table.isEmpty else { return dictionary[id] }
+                let lines = table[Int(id - low)]
+                return lines.entry < 0 ? nil : (Int(lines.entry), Int(lines.start), Int(lines.end))
+            }
+            set {
+                guard let newValue else { return }
+                guard !table.isEmpty else { return dictionary[id] = newValue }
+                // A reply past 4 GiB repeats nothing more (it would not fit the table).
+                guard newValue.end <= UInt32.max else { return }
+                table[Int(id - low)] = (Int32(newValue.entry), UInt32(newValue.start), UInt32(newValue.end))
             }
         }
     }
