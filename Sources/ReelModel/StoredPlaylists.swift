@@ -49,6 +49,7 @@ public struct PlaylistEntry: Sendable, Equatable {
 }
 
 /// A window of a stored playlist (`playlists.get`): its length, and the entries asked for.
+/// Entries with the same line name the same target (each distinct file is looked up once).
 public struct PlaylistListing: Sendable, Equatable {
     public var name: String
     public var length: Int

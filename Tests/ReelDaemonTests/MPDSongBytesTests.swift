@@ -141,12 +141,14 @@ import Testing
     @Test func listplaylistinfoWritesARepeatedFileAsItsFirstLines() {
         let view = MPDLibraryView(recordingsDirectory: "Recordings", musicRoots: ["/home/pi/Music", "/mnt/usb"])
         let targets: [PlaylistEntry.Target] = Self.tracks.map { .music($0) } + [.url("http://radio.example/live"), .missing, .file("/tmp/x.flac")]
-        // Every target several times, in a shuffled order; one id named again by a changed track.
+        // Every target several times, in a shuffled order; one id named again by another line
+        // with a changed track (as a move between two roots' reads could give).
         var entries: [PlaylistEntry] = []
         for round in 0..<4 {
             for (number, target) in targets.enumerated() {
                 let position = entries.count
-                entries.append(PlaylistEntry(position: position, uri: "line \(round) \(number)", target: target))
+                // One line per target, as the core lists them (the same line, the same target).
+                entries.append(PlaylistEntry(position: position, uri: "line \(number)", target: target))
             }
             entries.reverse()
         }
@@ -168,7 +170,11 @@ import Testing
             let tracks = ids.map { Self.track("A/\($0).flac", id: $0, tags: TrackTags(title: "Song \($0)")) }
             var entries: [PlaylistEntry] = []
             for round in 0..<3 {
-                for track in tracks { entries.append(PlaylistEntry(position: entries.count, uri: "\(round)", target: .music(track))) }
+                for track in tracks {
+                    // The same file by another line too (its lines are written again, the same).
+                    let line = round == 2 ? "/home/pi/Music/" + track.relativePath : track.relativePath
+                    entries.append(PlaylistEntry(position: entries.count, uri: line, target: .music(track)))
+                }
             }
             var response = MPDResponse()
             MPDPlaylistCommands.writeSongs(of: entries, view: view, tags: .all, into: &response)

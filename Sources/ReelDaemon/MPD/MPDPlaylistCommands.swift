@@ -182,7 +182,8 @@ enum MPDPlaylistCommands {
                 song(of: entries[index], view: view).write(into: &response, tags: tags)
                 continue
             }
-            if let done = written[track.id], entries[done.entry].target == entries[index].target {
+            // In a listing, one line names one file: the same line and the same id, the same lines.
+            if let done = written[track.id], entries[done.entry].uri == entries[index].uri {
                 response.repeatLines(done.start..<done.end)
                 continue
             }
@@ -205,16 +206,24 @@ enum MPDPlaylistCommands {
 
         init(_ entries: [PlaylistEntry]) {
             var (low, high) = (Int64.max, Int64.min)
-            for entry in entries {
-                guard case .music(let track) = entry.target else { continue }
-                low = min(low, track.id)
-                high = max(high, track.id)
+            for index in entries.indices {
+                guard let id = Self.musicID(entries[index].target) else { continue }
+                low = min(low, id)
+                high = max(high, id)
             }
             let span = high.subtractingReportingOverflow(low)
             guard low <= high, !span.overflow, span.partialValue < Int64(2 * entries.count + 64), entries.count < Int32.max
             else { return }
             self.low = low
             table = Array(repeating: (-1, 0, 0), count: Int(high - low) + 1)
+        }
+
+        /// The id of a target's music file, read in its box (the track is not copied out).
+        private static func musicID(_ target: borrowing PlaylistEntry.Target) -> Int64? {
+            switch target {
+            case .music(let track): track.id
+            default: nil
+            }
         }
 
         subscript(id: Int64) -> Lines? {
