@@ -17,12 +17,13 @@ public struct PlaylistSummary: Sendable, Equatable {
 
 /// One entry of a stored playlist, with what it names now.
 public struct PlaylistEntry: Sendable, Equatable {
-    /// What it names now.
+    /// What it names now. A track or a recording is boxed: an entry stays small, and the
+    /// entries of a file that a playlist names many times share one box.
     public enum Target: Sendable, Equatable {
         /// A file of a music folder the index has (present).
-        case music(MusicTrack)
+        indirect case music(MusicTrack)
         /// A recording of the library tree.
-        case recording(Item)
+        indirect case recording(Item)
         /// An http(s) URL.
         case url(String)
         /// A file outside the music folders, by absolute path (it is there now).
@@ -48,6 +49,7 @@ public struct PlaylistEntry: Sendable, Equatable {
 }
 
 /// A window of a stored playlist (`playlists.get`): its length, and the entries asked for.
+/// Entries with the same line name the same target (each distinct file is looked up once).
 public struct PlaylistListing: Sendable, Equatable {
     public var name: String
     public var length: Int

@@ -69,7 +69,7 @@ extension PlaylistStore {
     ///
     /// The entries made of a whole stored playlist are kept with it as read (`lastRead`): loaded
     /// again while its file has not changed and nothing was written to the library since
-    /// (`LibraryStore.writesCommitted`: a scan, a tag or folder change, a recording), its files
+    /// (`indexGeneration`: no scan, tag or folder change or recording), its files
     /// are not looked up again. Not with media roots, whose check (symlinks followed) is made
     /// at every load.
     func additions(for source: Source, _ window: Range<Int>, making: Bool = false) -> PlaylistAdditions {
@@ -81,7 +81,7 @@ extension PlaylistStore {
         if making {
             var kept: ReadPlaylist?
             if case .stored(let read) = source, whole, player.mediaRoots.roots.isEmpty { kept = read }
-            if let reused = kept?.made, reused.writes == store.writesCommitted {
+            if let reused = kept?.made, reused.writes == indexGeneration {
                 made = reused
             } else {
                 made = madeEntries(music.files)
@@ -99,7 +99,7 @@ extension PlaylistStore {
     /// The entries of the indexed ones of `files` (`PlaylistMusicLines.files`), made from the
     /// index's rows (`PlayerController.musicFileEntry`), and why a file's could not be made.
     func madeEntries(_ files: [(root: String, path: String)]) -> MadeEntries {
-        var made = MadeEntries(ofFile: [Int](repeating: -1, count: files.count), writes: store.writesCommitted)
+        var made = MadeEntries(ofFile: [Int](repeating: -1, count: files.count), writes: indexGeneration)
         made.entries.reserveCapacity(files.count)
         let player = self.player
         indexedQueueFiles(files) { number, file in
@@ -219,19 +219,23 @@ extension PlaylistStore {
     /// The entries of these lines (indexed by position in the playlist), each with what it names
     /// now (`playlists.get`, MPD's `listplaylistinfo`), made in one pass after one lookup of the
     /// index. `music` is the music files of `locations` (made from them when nil), as for
-    /// `additions(for:locations:music:indexedOnly:)`.
+    /// `additions(for:locations:music:indexedOnly:)`; `targets`, when given, what each of
+    /// `music.files` names now (the index is not read). Returns the entries and what each of
+    /// `music.files` names.
     func entries(
-        _ lines: ArraySlice<String>, locations: ArraySlice<PlaylistPaths.Location>, music: PlaylistMusicLines? = nil
-    ) -> [PlaylistEntry] {
+        _ lines: ArraySlice<String>, locations: ArraySlice<PlaylistPaths.Location>, music: PlaylistMusicLines? = nil,
+        targets known: [PlaylistEntry.Target]? = nil
+    ) -> (entries: [PlaylistEntry], musicTargets: [PlaylistEntry.Target]) {
         let music = music ?? PlaylistMusicLines(locations)
-        let tracks = indexedTracks(music.files)
+        // Each file's target once: the lines naming a file share it.
+        let targets = known ?? indexedTracks(music.files).map { track -> PlaylistEntry.Target in track.map { .music($0) } ?? .missing }
         var entries: [PlaylistEntry] = []
         entries.reserveCapacity(lines.count)
         for position in lines.indices {
             let target: PlaylistEntry.Target
             switch locations[position] {
             case .music:
-                target = tracks[music.fileOfLine[position - music.firstLine]].map { .music($0) } ?? .missing
+                target = targets[music.fileOfLine[position - music.firstLine]]
             case .recording(let treePath):
                 if let item = try? LibraryController.recordingOrFolder(fileTreePath: treePath, in: store), item.kind == .recording {
                     target = .recording(item)
@@ -247,7 +251,7 @@ extension PlaylistStore {
             }
             entries.append(PlaylistEntry(position: position, uri: lines[position], target: target))
         }
-        return entries
+        return (entries, targets)
     }
 
     /// Calls `body` with each of `files` the index has (by its index in `files`) and what an
@@ -332,7 +336,7 @@ struct MadeEntries: Sendable {
     var ofFile: [Int]
     /// Why a file's entry could not be made, by file.
     var unmade: [Int: ReelError] = [:]
-    /// `LibraryStore.writesCommitted` before the index was read for them.
+    /// `PlaylistStore.indexGeneration` before the index was read for them.
     var writes: Int
 }
 

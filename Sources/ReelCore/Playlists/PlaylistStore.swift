@@ -35,12 +35,17 @@ public final class PlaylistStore: @unchecked Sendable {
     let logger: Logger
     let queue = DispatchQueue(label: "reel.playlists")
     /// The last playlist `load` or `get` read, kept while its file has not changed
-    /// (`PlaylistFiles.Stamp`): loading one playlist again and again reads the index only.
-    /// Only touched on `queue`.
+    /// (`PlaylistFiles.Stamp`), with what was made of it while the library is unchanged
+    /// (`indexGeneration`): loading it again reads nothing from the index
+    /// (`ReadPlaylist.made`), nor does listing it again (`ReadPlaylist.musicTargets`). Only
+    /// touched on `queue`.
     var lastRead: ReadPlaylist?
     private var libraryConsumer: EventFeed<LibraryUpdate>.Consumer?
 
-    init(directory: String, paths: PlaylistPaths, store: LibraryStore, player: PlayerController, logger: Logger) {
+    init(
+        directory: String, paths: PlaylistPaths, store: LibraryStore, player: PlayerController,
+        logger: Logger
+    ) {
         files = PlaylistFiles(directory: directory)
         self.paths = paths
         self.store = store
@@ -48,6 +53,12 @@ public final class PlaylistStore: @unchecked Sendable {
         self.logger = logger
         files.removeLeftovers()
     }
+
+    /// The one rule for keeping what was read from the index and the library: the count of
+    /// their committed writes (`LibraryStore.writesCommitted`: a scan's step, a tag or folder
+    /// change, a recording). What was read after it was taken holds while it is unchanged.
+    /// Take it *before* reading: a write committed meanwhile makes the next use read again.
+    var indexGeneration: Int { store.writesCommitted }
 
     /// Follows the library: a recording or folder renamed or moved is renamed in the playlists.
     func follow(_ updates: EventFeed<LibraryUpdate>) {
@@ -99,12 +110,24 @@ public final class PlaylistStore: @unchecked Sendable {
             }
             if let count, count < 0 { throw ReelError(.outOfRange, "count \(count) is negative") }
             let end = count.map { min(start + $0, lines.count) } ?? lines.count
-            let entries = describe
-                ? self.entries(
-                    lines[start..<end], locations: source.locations[start..<end],
-                    // The whole playlist: its files as read (not hashed again).
-                    music: start == 0 && end == lines.count ? source.music : nil)
-                : (start..<end).map { PlaylistEntry(position: $0, uri: lines[$0], target: .missing) }
+            guard describe else {
+                return PlaylistListing(
+                    name: name, length: lines.count,
+                    entries: (start..<end).map { PlaylistEntry(position: $0, uri: lines[$0], target: .missing) },
+                    brokenLines: source.brokenLines)
+            }
+            // The whole of a stored playlist: its files as read (not hashed again), and what they
+            // name as the index had them when no scan has run since.
+            var kept: ReadPlaylist?
+            if start == 0, end == lines.count, case .stored(let read) = source { kept = read }
+            let generation = indexGeneration
+            let known = kept?.musicTargets.flatMap { $0.generation == generation ? $0.targets : nil }
+            let (entries, targets) = self.entries(
+                lines[start..<end], locations: source.locations[start..<end],
+                music: start == 0 && end == lines.count ? source.music : nil, targets: known)
+            if known == nil, let kept, lastRead?.name == kept.name, lastRead?.stamp == kept.stamp {
+                lastRead?.musicTargets = (generation, targets)
+            }
             return PlaylistListing(
                 name: name, length: lines.count, entries: entries,
                 brokenLines: source.brokenLines)
@@ -328,6 +351,10 @@ struct ReadPlaylist {
     /// The entries `load` made of those files, kept for the next `load` of the whole playlist
     /// while the library has not been written since (`PlaylistStore.additions(for:_:making:)`).
     var made: MadeEntries?
+    /// What each of `music.files` named when the index was at `generation`
+    /// (`PlaylistStore.indexGeneration`): a listing of the whole playlist takes them while the
+    /// library is unchanged.
+    var musicTargets: (generation: Int, targets: [ReelModel.PlaylistEntry.Target])?
 }
 
 extension PlaylistStore {

@@ -258,7 +258,7 @@ final class MPDConnection: LineHandler {
     private func answered(_ result: Result<MPDResponse, MPDAck>, index: Int, batch: Batch) -> Bool {
         switch result {
         case .success(let body):
-            if !body.text.isEmpty { write(body.text) }
+            write(body.bytes)
             if let binary = body.binary {
                 write("binary: \(binary.count)\n")
                 output?.writeBytes(binary)
@@ -380,6 +380,23 @@ final class MPDConnection: LineHandler {
         if output == nil { output = ByteBuffer() ; output!.reserveCapacity(max(128, text.utf8.count)) }
         output!.writeString(text)
     }
+
+    /// A reply's lines: copied into `output` when small; a large one (a long listing) goes out
+    /// as its own buffer, after what is waiting, and is not copied.
+    private func write(_ lines: ByteBuffer) {
+        guard !closed, lines.readableBytes > 0 else { return }
+        guard lines.readableBytes >= Self.sentAsItIs else {
+            if output == nil { output = ByteBuffer() ; output!.reserveCapacity(max(128, lines.readableBytes + 16)) }
+            var lines = lines
+            output!.writeBuffer(&lines)
+            return
+        }
+        if let buffer = output.take() { session.write(buffer) }
+        session.write(lines)
+    }
+
+    /// Lines from this size on are written as their own buffer (`write(_:)`).
+    static let sentAsItIs = 16 * 1024
 
     /// Writes what is waiting and flushes (the session drops a client with 8 MiB unread).
     private func flushOutput() {

@@ -56,19 +56,12 @@ extension MPDLibraryView {
 
     /// A music file as an MPD song: only the tags it has, in MPD's tag order.
     func song(of track: MusicTrack) -> MPDSong {
-        let tags = track.audio.tags
         var values: [(MPDTag, String)] = []
-        func add(_ tag: MPDTag, _ value: String?) {
-            if let value, !value.isEmpty { values.append((tag, value)) }
+        Self.forEachTag(of: track.audio.tags) { tag, value in
+            values.append((tag, value))
+        } number: { tag, value in
+            values.append((tag, String(value)))
         }
-        add(.artist, tags.artist)
-        add(.album, tags.album)
-        add(.albumArtist, tags.albumArtist)
-        add(.title, tags.title)
-        add(.track, tags.track.map(String.init))
-        add(.genre, tags.genre)
-        add(.date, tags.date)
-        add(.disc, tags.disc.map(String.init))
         let audio = track.audio
         let seconds = Int(track.modified.rounded(.down))
         return MPDSong(
@@ -76,6 +69,71 @@ extension MPDLibraryView {
             modifiedSeconds: Int64(seconds),
             format: AudioFormat(codec: audio.codec, sampleRate: audio.sampleRate, channels: audio.channels),
             tags: values, duration: audio.duration)
+    }
+
+    /// `song(of: track).write(into:tags:)`, byte for byte, written straight from the track: no
+    /// song value and no string made per field, and the room for the song's lines made once
+    /// (`listplaylistinfo` writes thousands).
+    func write(_ track: MusicTrack, tags wanted: MPDTagSet, into response: inout MPDResponse) {
+        let directory = musicFolders.count == 1 && musicFolders[0].directory.isEmpty ? "" : musicDirectory(ofRoot: track.root)
+        let audio = track.audio
+        // The keys and separators (at most 200 bytes), six numbers, the time, then the texts (a
+        // value is never longer written).
+        var room = 200 + 6 * MPDLines.decimalBytes + MPDLines.isoTimeBytes + directory.utf8.count + track.relativePath.utf8.count
+        Self.forEachTag(of: audio.tags) { _, value in room += value.utf8.count } number: { _, _ in }
+        response.writeLines(atMost: room) { lines in
+            lines.write(key: "file")
+            if !directory.isEmpty {
+                lines.write(value: directory)
+                if !track.relativePath.isEmpty { lines.write(byte: UInt8(ascii: "/")) }
+            }
+            lines.write(value: track.relativePath)
+            lines.endLine()
+            lines.write(key: "Last-Modified")
+            lines.write(isoTime: Int(track.modified.rounded(.down)))
+            lines.endLine()
+            lines.write(key: "Format")
+            lines.write(decimal: audio.sampleRate)
+            lines.write(value: MPDSong.sampleBits(codec: audio.codec))
+            lines.write(decimal: audio.channels)
+            lines.endLine()
+            Self.forEachTag(of: audio.tags) { tag, value in
+                guard wanted.contains(tag) else { return }
+                lines.write(key: tag.rawValue)
+                lines.write(value: value)
+                lines.endLine()
+            } number: { tag, value in
+                guard wanted.contains(tag) else { return }
+                lines.write(key: tag.rawValue)
+                lines.write(decimal: value)
+                lines.endLine()
+            }
+            if let duration = audio.duration {
+                lines.write(key: "Time")
+                lines.write(decimal: Int(duration.rounded()))
+                lines.endLine()
+                lines.write(key: "duration")
+                lines.write(seconds: duration)
+                lines.endLine()
+            }
+        }
+    }
+
+    /// The tags of a music file that MPD shows, in MPD's order, each only when the file has it
+    /// (an empty text counts as none); `track` and `disc` are numbers.
+    @inline(__always)
+    static func forEachTag(of tags: TrackTags, text: (MPDTag, String) -> Void, number: (MPDTag, Int) -> Void) {
+        func add(_ tag: MPDTag, _ value: String?) {
+            if let value, !value.isEmpty { text(tag, value) }
+        }
+        add(.artist, tags.artist)
+        add(.album, tags.album)
+        add(.albumArtist, tags.albumArtist)
+        add(.title, tags.title)
+        if let track = tags.track { number(.track, track) }
+        add(.genre, tags.genre)
+        add(.date, tags.date)
+        if let disc = tags.disc { number(.disc, disc) }
     }
 
     /// The music folder and relative path of an absolute file path inside one, or nil.

@@ -172,10 +172,7 @@ struct MPDSong {
         for (tag, value) in tags where wanted.contains(tag) {
             response.field(tag.rawValue, value)
         }
-        if let duration {
-            response.field("Time", Int(duration.rounded()))
-            response.field("duration", seconds: duration)
-        }
+        if let duration { Self.writeLength(duration, into: &response) }
         if let position { response.field("Pos", position) }
         if let id { response.field("Id", id) }
         if priority != 0 { response.field("Prio", priority) }
@@ -189,14 +186,23 @@ struct MPDSong {
             uri: uri, tags: values, lastModified: modifiedSeconds ?? lastModified.flatMap(epochSeconds).map(Int64.init))
     }
 
+    /// `Time` (whole seconds) and `duration` (three decimals).
+    static func writeLength(_ duration: Double, into response: inout MPDResponse) {
+        response.field("Time", Int(duration.rounded()))
+        response.field("duration", seconds: duration)
+    }
+
     /// MPD's audio format text, `44100:16:2`: MP3 and Vorbis decode to floating point (`f`);
     /// MPD's Opus decoder gives 16-bit samples.
     static func formatText(_ format: AudioFormat) -> String {
-        let bits: String
-        switch format.codec {
-        case "mp3", "vorbis": bits = "f"
-        default: bits = "16"
+        "\(format.sampleRate)\(sampleBits(codec: format.codec))\(format.channels)"
+    }
+
+    /// The middle of `formatText` with its colons: `:f:` or `:16:`.
+    static func sampleBits(codec: String) -> String {
+        switch codec {
+        case "mp3", "vorbis": ":f:"
+        default: ":16:"
         }
-        return "\(format.sampleRate):\(bits):\(format.channels)"
     }
 }

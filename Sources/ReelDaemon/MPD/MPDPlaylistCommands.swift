@@ -170,25 +170,75 @@ enum MPDPlaylistCommands {
         }
     }
 
-    /// `listplaylistinfo`'s songs, in order: a file of the music folders that the playlist names
-    /// many times is formatted once and its lines repeated.
+    /// `listplaylistinfo`'s songs, in order: a music file's lines are written straight from its
+    /// track (`MPDLibraryView.write(_:tags:into:)`), and a file that the playlist names many
+    /// times is written once and its bytes repeated.
     static func writeSongs(of entries: [PlaylistEntry], view: MPDLibraryView, tags: MPDTagSet, into response: inout MPDResponse) {
-        var formatted: [Int64: (track: MusicTrack, lines: MPDResponse)] = [:]
+        var written = WrittenSongs(entries)
         // About 200 bytes a song (a path, the time, the format, four tags, the length).
         response.reserveCapacity(entries.count * 200)
-        for entry in entries {
-            guard case .music(let track) = entry.target else {
-                song(of: entry, view: view).write(into: &response, tags: tags)
+        for index in entries.indices {
+            guard case .music(let track) = entries[index].target else {
+                song(of: entries[index], view: view).write(into: &response, tags: tags)
                 continue
             }
-            if let done = formatted[track.id], done.track == track {
-                response.append(done.lines)
+            // In a listing, one line names one file: the same line and the same id, the same lines.
+            if let done = written[track.id], entries[done.entry].uri == entries[index].uri {
+                response.repeatLines(done.start..<done.end)
                 continue
             }
-            var lines = MPDResponse()
-            view.song(of: track).write(into: &lines, tags: tags)
-            response.append(lines)
-            formatted[track.id] = (track, lines)
+            let start = response.count
+            view.write(track, tags: tags, into: &response)
+            written[track.id] = (index, start, response.count)
+        }
+    }
+
+    /// Where each music file's lines were first written in a reply, by index id, and the entry
+    /// that named it: a table over the ids' span when that is not much larger than the entries
+    /// (the index numbers its files from 1 up, so a playlist's files mostly lie close
+    /// together), else a dictionary.
+    struct WrittenSongs {
+        typealias Lines = (entry: Int, start: Int, end: Int)
+        private var low: Int64 = 0
+        /// By id − `low`; `entry` −1 where none was written.
+        private var table: [(entry: Int32, start: UInt32, end: UInt32)] = []
+        private var dictionary: [Int64: Lines] = [:]
+
+        init(_ entries: [PlaylistEntry]) {
+            var (low, high) = (Int64.max, Int64.min)
+            for index in entries.indices {
+                guard let id = Self.musicID(entries[index].target) else { continue }
+                low = min(low, id)
+                high = max(high, id)
+            }
+            let span = high.subtractingReportingOverflow(low)
+            guard low <= high, !span.overflow, span.partialValue < Int64(2 * entries.count + 64), entries.count < Int32.max
+            else { return }
+            self.low = low
+            table = Array(repeating: (-1, 0, 0), count: Int(high - low) + 1)
+        }
+
+        /// The id of a target's music file, read in its box (the track is not copied out).
+        private static func musicID(_ target: borrowing PlaylistEntry.Target) -> Int64? {
+            switch target {
+            case .music(let track): track.id
+            default: nil
+            }
+        }
+
+        subscript(id: Int64) -> Lines? {
+            get {
+                guard !table.isEmpty else { return dictionary[id] }
+                let lines = table[Int(id - low)]
+                return lines.entry < 0 ? nil : (Int(lines.entry), Int(lines.start), Int(lines.end))
+            }
+            set {
+                guard let newValue else { return }
+                guard !table.isEmpty else { return dictionary[id] = newValue }
+                // A reply past 4 GiB repeats nothing more (it would not fit the table).
+                guard newValue.end <= UInt32.max else { return }
+                table[Int(id - low)] = (Int32(newValue.entry), UInt32(newValue.start), UInt32(newValue.end))
+            }
         }
     }
 

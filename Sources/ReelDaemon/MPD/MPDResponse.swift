@@ -3,44 +3,81 @@
 import NIOCore
 import ReelModel
 
-/// The body of a successful reply (the lines before `OK` / `list_OK`). Values never contain a
-/// newline (a tag with one would end the reply early: it is replaced by a space), and numbers
-/// always use `.` as the decimal separator.
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The body of a successful reply (the lines before `OK` / `list_OK`), as the bytes that go
+/// out: a field is written straight into one buffer (no string made per field or per song),
+/// which the connection sends as it is. Values never contain a newline (a tag with one would
+/// end the reply early: each CR LF, LF or CR is replaced by a space), and numbers always use
+/// `.` as the decimal separator.
 struct MPDResponse {
-    private(set) var text = ""
-    /// The payload of `binary: N` (`albumart`, `readpicture`), written after `text`: always the
-    /// last field of a reply, as in MPD.
+    private(set) var bytes = ByteBuffer()
+    /// The payload of `binary: N` (`albumart`, `readpicture`), written after `bytes`: always
+    /// the last field of a reply, as in MPD.
     private(set) var binary: [UInt8]?
 
     init() {}
 
-    /// Room for `bytes` of text (a reply of many songs grows once, not step by step).
-    mutating func reserveCapacity(_ bytes: Int) {
-        text.reserveCapacity(bytes)
+    /// The lines as text (tests, logs).
+    var text: String { String(buffer: bytes) }
+
+    /// How many bytes the lines take so far.
+    var count: Int { bytes.readableBytes }
+
+    /// Room for `count` more bytes of lines (a reply of many songs grows once, not step by step).
+    mutating func reserveCapacity(_ count: Int) {
+        bytes.reserveCapacity(minimumWritableBytes: count)
     }
 
     mutating func field(_ key: String, _ value: String) {
-        text += key
-        text += ": "
-        if value.utf8.contains(where: { $0 == 0x0A || $0 == 0x0D }) {
-            text += value.replacing("\r\n", with: " ").replacing("\n", with: " ").replacing("\r", with: " ")
-        } else {
-            text += value
+        writeLines(atMost: key.utf8.count + value.utf8.count + 3) { lines in
+            lines.write(key: key)
+            lines.write(value: value)
+            lines.endLine()
         }
-        text += "\n"
     }
 
     mutating func field(_ key: String, _ value: Int) {
-        field(key, String(value))
+        writeLines(atMost: key.utf8.count + MPDLines.decimalBytes + 3) { lines in
+            lines.write(key: key)
+            lines.write(decimal: value)
+            lines.endLine()
+        }
     }
 
     /// Seconds with three decimals, as MPD prints `elapsed` and `duration`.
     mutating func field(_ key: String, seconds: Double) {
-        field(key, Self.milliseconds(seconds))
+        writeLines(atMost: key.utf8.count + MPDLines.decimalBytes + 7) { lines in
+            lines.write(key: key)
+            lines.write(seconds: seconds)
+            lines.endLine()
+        }
     }
 
-    mutating func append(_ other: MPDResponse) {
-        text += other.text
+    /// Writes lines through `body`, which writes at most `count` bytes: room for them is made
+    /// here, once (a write past it traps).
+    mutating func writeLines(atMost count: Int, _ body: (inout MPDLines) -> Void) {
+        bytes.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { room in
+            var lines = MPDLines(room.baseAddress!, count: count)
+            body(&lines)
+            return room.baseAddress!.distance(to: lines.next)
+        }
+    }
+
+    /// Writes again the bytes `range` of these lines (offsets as `count` gave them): a song
+    /// already written once, repeated without being formatted again.
+    mutating func repeatLines(_ range: Range<Int>) {
+        precondition(range.lowerBound >= 0 && range.upperBound <= bytes.readableBytes)
+        guard !range.isEmpty else { return }
+        bytes.reserveCapacity(minimumWritableBytes: range.count)
+        let (reader, writer) = (bytes.readerIndex, bytes.writerIndex)
+        bytes.withVeryUnsafeMutableBytes { storage in
+            let base = storage.baseAddress!
+            (base + writer).copyMemory(from: base + reader + range.lowerBound, byteCount: range.count)
+        }
+        bytes.moveWriterIndex(forwardBy: range.count)
     }
 
     /// Ends the reply with `binary: N`, the N bytes and a newline.
@@ -48,7 +85,7 @@ struct MPDResponse {
         binary = bytes
     }
 
-    var isEmpty: Bool { text.isEmpty && binary == nil }
+    var isEmpty: Bool { bytes.readableBytes == 0 && binary == nil }
 
     /// `12.345`: three decimals, a dot, whatever the locale.
     static func milliseconds(_ seconds: Double) -> String {
@@ -64,6 +101,154 @@ struct MPDResponse {
     static func wholeMilliseconds(_ seconds: Double) -> Int {
         guard !seconds.isNaN, seconds > 0 else { return 0 }
         return Int(min(seconds * 1000, 1e15).rounded())
+    }
+}
+
+/// The proleptic Gregorian date of a day counted from 1970-01-01 (Howard Hinnant's
+/// `civil_from_days`), as `gmtime_r` gives it.
+func civilDate(daysSince1970 days: Int) -> (year: Int, month: Int, day: Int) {
+    let z = days + 719_468
+    let era = (z >= 0 ? z : z - 146_096) / 146_097
+    let dayOfEra = z - era * 146_097
+    let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+    let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+    let shiftedMonth = (5 * dayOfYear + 2) / 153
+    let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
+    let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
+    return (era * 400 + yearOfEra + (month <= 2 ? 1 : 0), month, day)
+}
+
+/// Writes MPD lines into memory that has room for them (`MPDResponse.writeLines`): a song's
+/// dozen fields go into room made once, with no buffer's bookkeeping per field; a write past
+/// the room traps (its size is the caller's promise).
+struct MPDLines {
+    /// Where the next byte goes.
+    private(set) var next: UnsafeMutableRawPointer
+    /// Where the room ends.
+    private let end: UnsafeMutableRawPointer
+
+    init(_ start: UnsafeMutableRawPointer, count: Int) {
+        next = start
+        end = start + count
+    }
+
+    private func ensure(_ count: Int) {
+        precondition(count <= next.distance(to: end), "MPD lines overran their room")
+    }
+
+    /// The most bytes `write(decimal:)` writes (`-` and 19 digits).
+    static let decimalBytes = 20
+    /// The most bytes `write(isoTime:)` writes.
+    static let isoTimeBytes = decimalBytes + 16
+
+    mutating func write(key: StaticString) {
+        write(raw: UnsafeRawBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+        write(byte: UInt8(ascii: ":"))
+        write(byte: UInt8(ascii: " "))
+    }
+
+    /// A key given as a string (a tag's name), as it is.
+    mutating func write(key: String) {
+        let written = key.utf8.withContiguousStorageIfAvailable { utf8 in write(raw: UnsafeRawBufferPointer(utf8)) }
+        if written == nil {
+            for byte in key.utf8 { write(byte: byte) }
+        }
+        write(byte: UInt8(ascii: ":"))
+        write(byte: UInt8(ascii: " "))
+    }
+
+    mutating func endLine() {
+        write(byte: UInt8(ascii: "\n"))
+    }
+
+    mutating func write(byte: UInt8) {
+        ensure(1)
+        next.storeBytes(of: byte, as: UInt8.self)
+        next += 1
+    }
+
+    mutating func write(raw: UnsafeRawBufferPointer) {
+        guard let base = raw.baseAddress, raw.count > 0 else { return }
+        ensure(raw.count)
+        next.copyMemory(from: base, byteCount: raw.count)
+        next += raw.count
+    }
+
+    /// `value` with each CR LF, LF or CR as a space (what `String.replacing` made of it,
+    /// character by character: a CR LF is one character): at most `value.utf8.count` bytes.
+    mutating func write(value: String) {
+        let clean = value.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
+            let raw = UnsafeRawBufferPointer(utf8)
+            guard let base = raw.baseAddress, raw.count > 0 else { return true }
+            guard memchr(base, 0x0A, raw.count) == nil, memchr(base, 0x0D, raw.count) == nil else { return false }
+            write(raw: raw)
+            return true
+        }
+        if clean == true { return }
+        var previous: UInt8 = 0
+        for byte in value.utf8 {
+            switch byte {
+            case 0x0A where previous == 0x0D: break  // the LF of a CR LF: its space is written
+            case 0x0A, 0x0D: write(byte: UInt8(ascii: " "))
+            default: write(byte: byte)
+            }
+            previous = byte
+        }
+    }
+
+    /// `value` in decimal, `-` first when negative (as `String(value)`).
+    mutating func write(decimal value: Int) {
+        if value < 0 { write(byte: UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        var length = 1
+        var rest = magnitude / 10
+        while rest > 0 {
+            length += 1
+            rest /= 10
+        }
+        ensure(length)
+        var at = next + length
+        repeat {
+            at -= 1
+            at.storeBytes(of: UInt8(truncatingIfNeeded: 0x30 + magnitude % 10), as: UInt8.self)
+            magnitude /= 10
+        } while magnitude > 0
+        next += length
+    }
+
+    /// Seconds with three decimals (`MPDResponse.milliseconds`).
+    mutating func write(seconds: Double) {
+        let total = MPDResponse.wholeMilliseconds(seconds)
+        write(decimal: total / 1000)
+        write(byte: UInt8(ascii: "."))
+        let fraction = total % 1000
+        write(byte: UInt8(truncatingIfNeeded: 0x30 + fraction / 100))
+        write(byte: UInt8(truncatingIfNeeded: 0x30 + fraction / 10 % 10))
+        write(byte: UInt8(truncatingIfNeeded: 0x30 + fraction % 10))
+    }
+
+    /// `2026-11-22T14:03:05Z` for seconds since 1970 (UTC), as `isoTime` prints it.
+    mutating func write(isoTime seconds: Int) {
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let secondOfDay = seconds - days * 86_400
+        let (year, month, day) = civilDate(daysSince1970: days)
+        write(decimal: year)
+        write(byte: UInt8(ascii: "-"))
+        write(twoDigits: month)
+        write(byte: UInt8(ascii: "-"))
+        write(twoDigits: day)
+        write(byte: UInt8(ascii: "T"))
+        write(twoDigits: secondOfDay / 3600)
+        write(byte: UInt8(ascii: ":"))
+        write(twoDigits: secondOfDay / 60 % 60)
+        write(byte: UInt8(ascii: ":"))
+        write(twoDigits: secondOfDay % 60)
+        write(byte: UInt8(ascii: "Z"))
+    }
+
+    private mutating func write(twoDigits value: Int) {
+        write(byte: UInt8(truncatingIfNeeded: 0x30 + value / 10))
+        write(byte: UInt8(truncatingIfNeeded: 0x30 + value % 10))
     }
 }
 

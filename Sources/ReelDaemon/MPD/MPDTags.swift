@@ -33,12 +33,22 @@ extension MPDTag {
 /// The tags one connection wants in song listings (`tagtypes clear|all|enable|disable`), by
 /// MPD's names.
 struct MPDTagSet: Sendable, Equatable {
-    private var enabled: Set<String>
+    private var enabled: Set<String> {
+        didSet { reported = Self.reported(enabled) }
+    }
+    /// The tags Reel reports among `enabled`, one bit per `MPDTag` case (a song's tags are
+    /// checked without hashing their names).
+    private var reported: UInt32
+
+    private init(enabled: Set<String>) {
+        self.enabled = enabled
+        reported = Self.reported(enabled)
+    }
 
     static let all = MPDTagSet(enabled: Set(MPDTag.mpdNames))
     static let none = MPDTagSet(enabled: [])
 
-    func contains(_ tag: MPDTag) -> Bool { enabled.contains(tag.rawValue) }
+    func contains(_ tag: MPDTag) -> Bool { reported & Self.bit(tag) != 0 }
 
     /// `names` must be MPD's spellings (`MPDTag.mpdName`).
     mutating func enable(_ names: [String]) { enabled.formUnion(names) }
@@ -46,4 +56,22 @@ struct MPDTagSet: Sendable, Equatable {
 
     /// The enabled tags in `tagtypes` order.
     var names: [String] { MPDTag.mpdNames.filter(enabled.contains) }
+
+    private static func bit(_ tag: MPDTag) -> UInt32 {
+        switch tag {
+        case .artist: 1 << 0
+        case .album: 1 << 1
+        case .albumArtist: 1 << 2
+        case .title: 1 << 3
+        case .track: 1 << 4
+        case .genre: 1 << 5
+        case .date: 1 << 6
+        case .disc: 1 << 7
+        case .name: 1 << 8
+        }
+    }
+
+    private static func reported(_ enabled: Set<String>) -> UInt32 {
+        MPDTag.allCases.reduce(0) { enabled.contains($1.rawValue) ? $0 | bit($1) : $0 }
+    }
 }
