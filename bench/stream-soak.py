@@ -417,6 +417,11 @@ def run(args, server, url, reeld, follower, probe, watchdog):
     print(f"stream server late > 1 s: {len(late)}" + "".join(f"; at {t - started:.0f} s by {d:.1f} s" for t, d in late[:10]))
     print(f"harness not scheduled > {PROBE_GAP:.0f} s: {len(starved)}"
           + "".join(f"; at {t - started:.0f} s for {d:.1f} s" for t, d in starved[:10]))
+    # reeld's own word on an output that played nothing for 2 s while playing (its log's
+    # warnings, from the build that has them).
+    stalls = [line for line in reeld.log_lines() if "the output has played nothing" in line or "the output plays again" in line]
+    print(f"reeld's output stalls logged: {len([line for line in stalls if 'played nothing' in line])}"
+          + "".join(f"\n  {line[:200]}" for line in stalls[:20]))
     print(f"player pushes read: {pushes}")
 
 

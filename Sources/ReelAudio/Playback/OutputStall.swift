@@ -1,42 +1,46 @@
 // Noticing an output that takes no audio while the player plays: pure rules, tested without a
 // device.
 
-/// An output that holds frames and plays none of them for `thresholdNanoseconds` while the player
+/// An output that takes no frames and plays none for `thresholdNanoseconds` while the player
 /// plays has stalled: its sound server (PulseAudio, PipeWire) or its device stopped taking audio.
 /// The device never runs dry, so no underrun is counted, and the position (what was heard)
 /// holds still; without this nothing would say why. A stream keeps being received meanwhile, so
 /// it plays on afterwards that much further behind live. The runner logs when a stall starts and
 /// when it ends and counts it (`XrunCounters.stalls`).
 ///
+/// Both counts are watched, the frames written and the frames heard: PulseAudio's ALSA plugin
+/// reports no delay at all while its server does not answer, so the frames heard (written less
+/// the delay) would not show it alone; a device that ran dry takes frames again at once (the
+/// runner writes silence while a stream waits), so it is no stall.
+///
 /// Fed each time the runner measures the device while playing (not while it drains: some
 /// devices report their own latency as delay after they ran dry). A value; the audio thread's.
 struct OutputStallWatch {
-    /// How long an output may hold frames without playing any before it counts as stalled: far
-    /// longer than any device's start (PulseAudio's plugin takes a few hundred ms) or period.
+    /// How long an output may take and play nothing before it counts as stalled: far longer
+    /// than any device's start (PulseAudio's plugin takes a few hundred ms) or period (500 ms).
     static let thresholdNanoseconds: UInt64 = 2_000_000_000
 
     enum Event: Equatable {
-        /// The output has played nothing for `seconds` (the threshold, or a little more).
+        /// The output has taken and played nothing for `seconds` (the threshold, or a little more).
         case began(seconds: Double)
-        /// It plays again, after `seconds` without playing anything.
+        /// It takes or plays frames again, after `seconds` without.
         case ended(seconds: Double)
     }
 
-    /// The frames heard when last measured, and since when they have not moved.
-    private var audible: Int64?
+    /// The frames written and heard when last measured, and since when neither has moved.
+    private var frames: (written: Int64, audible: Int64)?
     private var since: UInt64 = 0
     /// A stall began and has not ended.
     private(set) var stalled = false
 
-    /// The device was measured at `now` (monotonic ns): `audible` frames of it heard, `queued`
-    /// still held. A stall begins once the frames heard have not moved for the threshold while
-    /// some are held; it ends when they move (or the device holds none: it ran dry, which its
-    /// own underrun says).
-    mutating func observe(audible: Int64, queued: Int, at now: UInt64) -> Event? {
-        guard audible == self.audible, queued > 0 else {
+    /// The device was measured at `now` (monotonic ns): `written` frames handed to it, `audible`
+    /// of them heard. A stall begins once neither has moved for the threshold; it ends when
+    /// either moves.
+    mutating func observe(written: Int64, audible: Int64, at now: UInt64) -> Event? {
+        guard let frames, frames == (written, audible) else {
             let wasStalled = stalled
             let from = since
-            self.audible = audible
+            self.frames = (written, audible)
             since = now
             stalled = false
             return wasStalled ? .ended(seconds: Self.seconds(now &- from)) : nil
@@ -51,7 +55,7 @@ struct OutputStallWatch {
     /// ends here: its length (nil when there was none).
     mutating func reset(at now: UInt64) -> Double? {
         defer {
-            audible = nil
+            frames = nil
             stalled = false
         }
         return stalled ? Self.seconds(now &- since) : nil

@@ -833,7 +833,7 @@ final class PlaybackRunner: @unchecked Sendable {
         let queued = configuration == nil ? 0 : device.delay()
         let delay = Int64(max(queued, 0))
         deviceAudible = max(deviceWritten - delay, min(deviceAudible, deviceWritten))
-        watchOutput(queued: queued)
+        watchOutput()
         tapLine.release(upTo: deviceAudible)
         var switched = false
         while segments.count > 1 && segments[1].deviceStart <= deviceAudible && segments[0].deviceEnd != nil {
@@ -860,22 +860,22 @@ final class PlaybackRunner: @unchecked Sendable {
         return switched || lengthLearned
     }
 
-    /// Feeds `outputStall` after a measurement (`queued`: the device's delay): an output that
-    /// holds frames and plays none for 2 s while playing is logged and counted
-    /// (`counters.stalls`), and logged again when it plays again. Nothing else changes: the
-    /// position holds still meanwhile, as it should, and the device is not touched.
-    func watchOutput(queued: Int) {
+    /// Feeds `outputStall` after a measurement: an output that takes and plays nothing for 2 s
+    /// while playing is logged and counted (`counters.stalls`), and logged again when it takes
+    /// audio again. Nothing else changes: the position holds still meanwhile, as it should, and
+    /// the device is not touched.
+    func watchOutput() {
         let now = monotonicNanoseconds()
         guard state.activity == .playing, configuration != nil, !draining else {
             if let seconds = outputStall.reset(at: now) { logOutputAgain(after: seconds) }
             return
         }
-        switch outputStall.observe(audible: deviceAudible, queued: queued, at: now) {
+        switch outputStall.observe(written: deviceWritten, audible: deviceAudible, at: now) {
         case .began(let seconds):
             state.counters.stalls += 1
             logger.warning(
                 "the output has played nothing for \(OutputStallWatch.describe(seconds)) while playing: its sound server or device stopped taking audio (the position holds still)",
-                metadata: ["device": "\(device.name)", "queued": "\(queued)"])
+                metadata: ["device": "\(device.name)"])
         case .ended(let seconds):
             logOutputAgain(after: seconds)
         case nil:
