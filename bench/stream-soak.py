@@ -194,6 +194,17 @@ class SinkProbe(threading.Thread):
                 self.last = now
                 self.frames += len(chunk) // 2
 
+    def wait_for_audio(self, seconds=10):
+        """Waits until the monitor gives its first audio (or `seconds`): a monitor stream that
+        connects while reeld starts to play changes the sink's latency under it."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            with self.lock:
+                if self.frames >= self.RATE // 2:
+                    return True
+            time.sleep(0.05)
+        return False
+
     def summary(self):
         """(gaps [(start, seconds)], seconds of audio recorded, wall seconds it took)."""
         with self.lock:
@@ -296,6 +307,8 @@ def main():
     follower = None
     probe = SinkProbe()
     probe.start()
+    if not probe.wait_for_audio():
+        log("the sink monitor probe (parec) gave no audio in 10 s: its figures are missing")
     watchdog = Watchdog()
     watchdog.start()
     try:
