@@ -4,11 +4,18 @@ Starts the local stream server (Tests/Streams/stream_server.py) on an endless 12
 ICY metadata, reeld playing it into PulseAudio, and a subscriber to the player's pushes. Every
 `--title-every` seconds a new title goes on air, every `--drop-every` seconds every connection
 is dropped. Prints a line a minute and a summary; asserts nothing.
+
+Every stretch in which reeld's position fell behind the wall clock while it played (a "position
+gap") is listed with what explains it: the stream waiting for bytes (`buffering`, and whether
+the server was late then), a device underrun, the sound server taking no audio (a probe records
+the null sink's monitor with `parec` and notes any second without audio), or this harness
+itself not being scheduled (a watchdog thread notes its own late wake-ups).
 """
 import argparse
 import json
 import os
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -21,6 +28,12 @@ from stream_server import StreamServer, make_mp3  # noqa: E402
 
 # Seconds after a drop in which a buffering stream or a device underrun counts as the drop's.
 DROP_WINDOW = 15
+# Position lost against the wall clock between two pushes that starts (or continues) a gap.
+GAP_STEP = 0.2
+# A gap shorter than this in all is not listed (pushes are measured a period apart).
+GAP_LISTED = 0.5
+# A probe (the sink's monitor, the harness's watchdog) silent for longer than this notes it.
+PROBE_GAP = 1.0
 
 
 def log(text):
@@ -42,8 +55,10 @@ def fd_count(pid):
 class Follower(threading.Thread):
     """Reads the player's pushes on a connection of its own; keeps what the summary needs."""
 
-    def __init__(self, socket_path):
+    def __init__(self, socket_path, trace=None):
         super().__init__(daemon=True)
+        # A file to write a line per push to (time, position, states, buffered, counts), or None.
+        self.trace = trace
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.connect(socket_path)
         self.sock.sendall(b'{"jsonrpc":"2.0","id":1,"method":"subscribe","params":{"stream":"player","interval":1}}\n')
@@ -54,6 +69,11 @@ class Follower(threading.Thread):
         self.events = []
         self.titles = []
         self.pushes = 0
+        # Position gaps: dicts with start/end (monotonic), lost seconds, stream states seen,
+        # underruns counted and the least buffered seconds during it.
+        self.gaps = []
+        self.open_gap = None
+        self.previous = None
 
     def run(self):
         buffer = b""
@@ -90,10 +110,48 @@ class Follower(threading.Thread):
                     if shown != title:
                         title = shown
                         self.titles.append((now, shown))
+                    self.follow_position(state)
+                    if self.trace:
+                        self.trace.write(
+                            f"{now:.3f} {state.get('timestamp', 0.0):.3f} {state.get('position', 0.0):.3f} "
+                            f"{state.get('state')} {stream.get('state')} {stream.get('buffered')} "
+                            f"{stream.get('reconnects')} {state.get('underruns', 0)} "
+                            f"{json.dumps((state.get('source') or {}).get('title'))}\n")
+
+    def follow_position(self, state):
+        """Adds what the position lost against reeld's clock (`timestamp`) since the last push
+        to the gap open, or opens one. The lock is held."""
+        stream = state.get("stream") or {}
+        point = (state.get("timestamp", 0.0), state.get("position", 0.0), state.get("state"),
+                 stream.get("state"), stream.get("buffered"), state.get("underruns", 0))
+        previous, self.previous = self.previous, point
+        if previous is None or previous[2] != "playing" or point[2] != "playing":
+            self.open_gap = None
+            return
+        lost = (point[0] - previous[0]) - (point[1] - previous[1])
+        if self.open_gap is None and lost < GAP_STEP:
+            return
+        if self.open_gap is None:
+            self.open_gap = {"start": previous[0], "lost": 0.0, "states": set(), "underruns": 0,
+                             "buffered": None}
+            self.gaps.append(self.open_gap)
+        gap = self.open_gap
+        gap["end"] = point[0]
+        gap["lost"] += max(lost, 0.0)
+        gap["states"].add(point[3] or "-")
+        gap["underruns"] += max(point[5] - previous[5], 0)
+        if point[4] is not None:
+            gap["buffered"] = point[4] if gap["buffered"] is None else min(gap["buffered"], point[4])
+        if lost < GAP_STEP / 4:
+            self.open_gap = None
 
     def snapshot(self):
         with self.lock:
             return self.last, list(self.events), list(self.titles), self.pushes
+
+    def position_gaps(self):
+        with self.lock:
+            return [dict(g) for g in self.gaps if g["lost"] >= GAP_LISTED]
 
     def close(self):
         try:
@@ -101,6 +159,113 @@ class Follower(threading.Thread):
         except OSError:
             pass
         self.sock.close()
+
+
+class SinkProbe(threading.Thread):
+    """Records the null sink's monitor (`parec`, 8 kHz mono) and notes every stretch longer than
+    `PROBE_GAP` in which no audio came: the sound server took no audio then (or this harness
+    was not scheduled: see `Watchdog`). Also counts the frames, to compare the sink's clock with
+    the wall clock."""
+
+    RATE = 8000
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.process = subprocess.Popen(
+            ["parec", "--device=@DEFAULT_MONITOR@", "--rate", str(self.RATE), "--channels=1", "--format=s16le",
+             "--latency-msec=100", "--raw"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.lock = threading.Lock()
+        self.gaps = []
+        self.frames = 0
+        self.first = None
+        self.last = None
+
+    def run(self):
+        while True:
+            chunk = self.process.stdout.read1(1 << 14)
+            if not chunk:
+                return
+            now = time.monotonic()
+            with self.lock:
+                if self.last is not None and now - self.last > PROBE_GAP:
+                    self.gaps.append((self.last, now - self.last))
+                if self.first is None:
+                    self.first = now
+                self.last = now
+                self.frames += len(chunk) // 2
+
+    def wait_for_audio(self, seconds=10):
+        """Waits until the monitor gives its first audio (or `seconds`): a monitor stream that
+        connects while reeld starts to play changes the sink's latency under it."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            with self.lock:
+                if self.frames >= self.RATE // 2:
+                    return True
+            time.sleep(0.05)
+        return False
+
+    def summary(self):
+        """(gaps [(start, seconds)], seconds of audio recorded, wall seconds it took)."""
+        with self.lock:
+            wall = (self.last - self.first) if self.first is not None else 0.0
+            return list(self.gaps), self.frames / self.RATE, wall
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+
+
+class Watchdog(threading.Thread):
+    """Wakes every 0.1 s and notes every wake-up more than `PROBE_GAP` late: this process (the
+    harness and its stream server) was not scheduled then."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.lock = threading.Lock()
+        self.gaps = []
+
+    def run(self):
+        last = time.monotonic()
+        while True:
+            time.sleep(0.1)
+            now = time.monotonic()
+            if now - last > PROBE_GAP:
+                with self.lock:
+                    self.gaps.append((last, now - last))
+            last = now
+
+    def summary(self):
+        with self.lock:
+            return list(self.gaps)
+
+
+def overlapping(episodes, start, end, slack=2.0):
+    """The (start, seconds) episodes that overlap [start - slack, end + slack]."""
+    return [e for e in episodes if e[0] <= end + slack and e[0] + e[1] >= start - slack]
+
+
+def explain(gap, sink_gaps, late, starved):
+    """What explains a position gap, from what was seen during it."""
+    reasons = []
+    if "buffering" in gap["states"] or "reconnecting" in gap["states"]:
+        waited = "reconnecting" if "reconnecting" in gap["states"] else "buffering"
+        server = overlapping(late, gap["start"], gap["end"])
+        reasons.append(f"the stream waited for bytes ({waited})"
+                       + (f", the server {max(s for _, s in server):.1f} s late" if server else ""))
+    if gap["underruns"]:
+        reasons.append(f"{gap['underruns']} device underrun(s)")
+    sink = overlapping(sink_gaps, gap["start"], gap["end"])
+    if sink:
+        reasons.append(f"the sound server took no audio for {max(s for _, s in sink):.1f} s (sink monitor)")
+    harness = overlapping(starved, gap["start"], gap["end"])
+    if harness:
+        reasons.append(f"this harness was not scheduled for {max(s for _, s in harness):.1f} s")
+    return "; ".join(reasons) or "nothing seen: no buffering, no underrun, the sink monitor had audio"
 
 
 def slope_per_hour(points):
@@ -121,27 +286,53 @@ def main():
     parser.add_argument("--minutes", type=int, default=60)
     parser.add_argument("--title-every", type=int, default=10)
     parser.add_argument("--drop-every", type=int, default=300)
+    parser.add_argument("--keep", help="a directory for every push received (pushes.txt) and, at the end, "
+                        "reeld's and PulseAudio's logs")
     args = parser.parse_args()
 
     mp3_path = make_mp3(os.path.join(args.work, "loop.mp3"), seconds=30)
     with open(mp3_path, "rb") as f:
         mp3 = f.read()
-    server = StreamServer(mp3, station="Soak FM", titles=("Soak title 0",), metaint=16000, title_every=1).start()
+    # One timeline for every connection, as a station has (Icecast's): a new connection starts a
+    # burst (64 KiB) behind live, so after a drop it repeats the end of what the last one sent.
+    # (Without it each connection would start the 30 s loop again: the bytes after a drop would
+    # repeat the last loop's start, up to 16 s before the drop, which reeld takes for a burst to
+    # splice on, waiting in silence until the server's clock has passed them.)
+    server = StreamServer(mp3, station="Soak FM", titles=("Soak title 0",), metaint=16000, title_every=1,
+                          shared_clock=True).start()
     url = server.url("/live.mp3")
+    if args.keep:
+        os.makedirs(args.keep, exist_ok=True)
     reeld = Reeld(args.reeld, os.path.join(args.work, "reeld"), "pulse")
     follower = None
+    probe = SinkProbe()
+    probe.start()
+    if not probe.wait_for_audio():
+        log("the sink monitor probe (parec) gave no audio in 10 s: its figures are missing")
+    watchdog = Watchdog()
+    watchdog.start()
     try:
-        follower = Follower(reeld.socket)
+        trace = open(os.path.join(args.keep, "pushes.txt"), "w", buffering=1) if args.keep else None
+        if trace:
+            trace.write("# received timestamp position state stream buffered reconnects underruns title\n")
+        follower = Follower(reeld.socket, trace)
         follower.start()
-        run(args, server, url, reeld, follower)
+        run(args, server, url, reeld, follower, probe, watchdog)
     finally:
         if follower:
             follower.close()
+        probe.stop()
         reeld.stop()
         server.stop()
+        if args.keep:
+            for name, path in (("reeld.log", reeld.log), ("pulse.log", os.path.join(args.work, "pulse.log"))):
+                if os.path.exists(path):
+                    with open(path, "rb") as source, open(os.path.join(args.keep, name), "wb") as kept:
+                        kept.write(source.read())
+            log(f"logs kept in {args.keep}")
 
 
-def run(args, server, url, reeld, follower):
+def run(args, server, url, reeld, follower, probe, watchdog):
     started = time.monotonic()
     reeld.rpc.call("player.play", {"url": url})
     log(f"playing {url}; load average {load_average()}")
@@ -152,8 +343,8 @@ def run(args, server, url, reeld, follower):
     titles_set = 1
     drops = []
     samples = []
-    print(f"{'minute':>6} {'RSS MB':>8} {'fds':>4} {'position s':>11} {'state':>8} {'stream':>12} "
-          f"{'reconnects':>10} {'underruns':>9} {'title':>16}", flush=True)
+    print(f"{'minute':>6} {'RSS MB':>8} {'fds':>4} {'position s':>11} {'behind s':>8} {'state':>8} {'stream':>12} "
+          f"{'buffered s':>10} {'reconnects':>10} {'underruns':>9} {'gaps':>4} {'title':>16}", flush=True)
     while True:
         now = time.monotonic()
         if now >= end and next_sample > end + 1:
@@ -174,10 +365,17 @@ def run(args, server, url, reeld, follower):
             stream = state.get("stream") or {}
             minute = round((now - started) / 60)
             rss = rss_kb(reeld.pid)
-            samples.append((minute, rss, now - started, state.get("position", 0.0)))
+            # Wall time and position both as of the state's `timestamp` (a push is up to 1 s old).
+            samples.append((minute, rss, state.get("timestamp", now) - started, state.get("position", 0.0)))
+            # Behind: wall seconds since play less the position (the start's connect and first
+            # audio, then every gap and every drop's outage).
+            behind = (state.get("timestamp", now) - started) - state.get("position", 0.0)
+            buffered = stream.get("buffered")
             print(f"{minute:>6} {rss / 1024:>8.1f} {fd_count(reeld.pid):>4} {state.get('position', 0.0):>11.1f} "
-                  f"{state.get('state', '?'):>8} {stream.get('state', '-'):>12} {stream.get('reconnects', 0):>10} "
-                  f"{state.get('underruns', 0):>9} {str((state.get('source') or {}).get('title'))[:16]:>16}",
+                  f"{behind:>8.1f} {state.get('state', '?'):>8} {stream.get('state', '-'):>12} "
+                  f"{'-' if buffered is None else f'{buffered:.1f}':>10} {stream.get('reconnects', 0):>10} "
+                  f"{state.get('underruns', 0):>9} {len(follower.position_gaps()):>4} "
+                  f"{str((state.get('source') or {}).get('title'))[:16]:>16}",
                   flush=True)
             next_sample += 60
         time.sleep(min(0.2, max(0.0, min(next_title, next_drop, next_sample) - time.monotonic())))
@@ -210,7 +408,33 @@ def run(args, server, url, reeld, follower):
           f"({', '.join(sorted(set(e[1] for e in inside))) or 'none'})")
     print(f"stream buffering/underrun events outside the drops: {len(outside)}"
           + ("" if not outside else " at " + ", ".join(f"{e[0] - started:.0f} s {e[1]}" for e in outside[:20])))
-    print(f"position {position:.1f} s after {elapsed:.1f} s of wall time (difference {elapsed - position:+.1f} s)")
+    print(f"position {position:.1f} s after {elapsed:.1f} s of wall time (behind by {elapsed - position:.1f} s)")
+    sink_gaps, sink_audio, sink_wall = probe.summary()
+    starved = watchdog.summary()
+    late = [(since, seconds) for since, seconds in server.stats["late"]]
+    gaps = follower.position_gaps()
+    at_start = [g for g in gaps if g["start"] - started <= 10]
+    in_drops = [g for g in gaps if g["start"] - started > 10 and near_drop(g["start"])]
+    out_drops = [g for g in gaps if g["start"] - started > 10 and not near_drop(g["start"])]
+    print(f"position gaps (>= {GAP_LISTED} s lost while playing): {len(at_start)} in the first 10 s "
+          f"({sum(g['lost'] for g in at_start):.1f} s), {len(in_drops)} within {DROP_WINDOW} s of a drop "
+          f"({sum(g['lost'] for g in in_drops):.1f} s), {len(out_drops)} outside the drops "
+          f"({sum(g['lost'] for g in out_drops):.1f} s)")
+    for gap in out_drops:
+        least = "-" if gap["buffered"] is None else f"{gap['buffered']:.1f} s"
+        print(f"  at {gap['start'] - started:.0f} s: {gap['lost']:.1f} s lost in {gap['end'] - gap['start']:.1f} s; "
+              f"stream {'/'.join(sorted(gap['states']))}, least buffered {least}: "
+              f"{explain(gap, sink_gaps, late, starved)}")
+    print(f"sink monitor: {sink_audio:.1f} s of audio in {sink_wall:.1f} s; gaps > {PROBE_GAP:.0f} s: {len(sink_gaps)}"
+          + "".join(f"; at {t - started:.0f} s for {d:.1f} s" for t, d in sink_gaps[:10]))
+    print(f"stream server late > 1 s: {len(late)}" + "".join(f"; at {t - started:.0f} s by {d:.1f} s" for t, d in late[:10]))
+    print(f"harness not scheduled > {PROBE_GAP:.0f} s: {len(starved)}"
+          + "".join(f"; at {t - started:.0f} s for {d:.1f} s" for t, d in starved[:10]))
+    # reeld's own word on an output that played nothing for 2 s while playing (its log's
+    # warnings, from the build that has them).
+    stalls = [line for line in reeld.log_lines() if "the output has played nothing" in line or "the output plays again" in line]
+    print(f"reeld's output stalls logged: {len([line for line in stalls if 'played nothing' in line])}"
+          + "".join(f"\n  {line[:200]}" for line in stalls[:20]))
     print(f"player pushes read: {pushes}")
 
 

@@ -10,6 +10,9 @@ Paths (GET; HEAD answers the same headers):
   /norange.mp3       the fixture with Content-Length but no ranges (a Range is ignored: 200).
   /drop/N/PATH       PATH, but the connection is closed after N bytes of body (each time).
   /stall/N/PATH      PATH, but after N bytes nothing more is sent (the socket stays open).
+  /pause/N/S/PATH    a live PATH, but after N bytes of body nothing is sent for S seconds (the
+                     socket stays open), then it goes on, sending at once what became due
+                     meanwhile (as a server held up for S seconds does), then paced again.
   /trickle/PATH      PATH, one byte a second.
   /redirect/N/PATH   N redirects (302) before PATH; /redirect-to?url=U redirects to U.
   /hold/PATH         the connection is accepted and the request read, and nothing is ever
@@ -38,7 +41,10 @@ does: each connection starts `burst` bytes (`--burst`, 64 KiB by default, as Ice
 burst-on-connect) behind live, so one made after a short drop repeats the end of what the
 last one sent.
 Control (any client): /control/drop closes every body being sent now; /control/title?t=T sets
-the title on air; /control/stats answers JSON counters (connections, ranges asked).
+the title on air; /control/stats answers JSON counters (connections, ranges asked, and `late`:
+each time a paced live stream fell more than a second behind its schedule, `[since, seconds]`
+on the server's monotonic clock: a gap the server made, held up itself or by a client that
+did not read).
 
 Use it from Python (`StreamServer(...).start()`, `.port`, `.url(path)`, `.drop_all()`,
 `.set_title(t)`, `.stop()`) or as a program: `stream_server.py --port 0 [--tls-cert C
@@ -60,6 +66,11 @@ import threading
 import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+# A paced live stream more than this many seconds behind its schedule is noted as late
+# (`stats["late"]`): a gap on the server's side (held up itself, or by a client not reading).
+LATE_SECONDS = 1.0
 
 
 def make_mp3(path, seconds=5, frequency=440, bitrate="128k", rate=44100):
@@ -189,6 +200,9 @@ class _Handler(BaseHTTPRequestHandler):
             return self.route("/" + "/".join(parts[2:]), query, head, int(parts[1]), stall_after, trickle)
         if parts[0] == "stall" and len(parts) >= 3:
             return self.route("/" + "/".join(parts[2:]), query, head, drop_after, int(parts[1]), trickle)
+        if parts[0] == "pause" and len(parts) >= 4:
+            self.pause_after = (int(parts[1]), float(parts[2]))
+            return self.route("/" + "/".join(parts[3:]), query, head, drop_after, stall_after, trickle)
         if parts[0] == "trickle" and len(parts) >= 2:
             return self.route("/" + "/".join(parts[1:]), query, head, drop_after, stall_after, True)
         if parts[0] == "redirect" and len(parts) >= 3:
@@ -285,6 +299,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     content_type = None
     noise_after = None
+    # (bytes, seconds): a live body pauses once after that many bytes (`/pause/N/S/PATH`).
+    pause_after = None
 
     def finite(self, head, ranges, drop_after, stall_after, trickle, data=None, content_type="audio/mpeg"):
         data = self.streams.mp3 if data is None else data
@@ -351,6 +367,7 @@ class _Handler(BaseHTTPRequestHandler):
             # timeline has reached, and this listener starts that burst behind live.
             position = int((started - owner.started) * bytes_per_second * owner.pace) % len(data)
         token = owner.register(self.connection)
+        late_since = None
         try:
             while not owner.stopping.is_set() and token in owner.active:
                 chunk_size = 1 if trickle else 4096
@@ -364,6 +381,14 @@ class _Handler(BaseHTTPRequestHandler):
                     return
                 if stall_after is not None:
                     chunk_size = min(chunk_size, stall_after - sent)
+                if self.pause_after is not None:
+                    if sent >= self.pause_after[0]:
+                        resume = time.monotonic() + self.pause_after[1]
+                        self.pause_after = None
+                        while not owner.stopping.is_set() and token in owner.active and time.monotonic() < resume:
+                            time.sleep(0.05)
+                        continue
+                    chunk_size = min(chunk_size, self.pause_after[0] - sent)
                 if icy:
                     chunk_size = min(chunk_size, owner.metaint - since_meta)
                 chunk = bytearray()
@@ -385,10 +410,16 @@ class _Handler(BaseHTTPRequestHandler):
                 if trickle:
                     time.sleep(1)
                 elif owner.pace > 0 and sent > burst and not garbage:
+                    # Paced by the audio sent, not by the time between writes: a server held up
+                    # (starved of the CPU) sends what is due at once and is on time again.
                     due = started + (sent - burst) / (bytes_per_second * owner.pace)
                     delay = due - time.monotonic()
                     if delay > 0:
                         time.sleep(delay)
+                        late_since = None
+                    elif -delay > LATE_SECONDS:
+                        late_since = due if late_since is None else late_since
+                        owner.note_late(late_since, -delay)
         finally:
             owner.unregister(token)
 
@@ -445,7 +476,7 @@ class StreamServer:
         self.pace = pace
         self.bitrate_kbps = bitrate_kbps
         self.lock = threading.Lock()
-        self.stats = {"requests": 0, "paths": [], "ranges": [], "dropped": 0, "held": 0}
+        self.stats = {"requests": 0, "paths": [], "ranges": [], "dropped": 0, "held": 0, "late": []}
         self.active = {}
         self.next_token = 0
         self.fixed_title = None
@@ -496,6 +527,16 @@ class StreamServer:
                 connection.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
+
+    def note_late(self, since, seconds):
+        """A paced stream is behind its schedule by `seconds`, since `since` (monotonic): one
+        entry per episode in `stats["late"]`, `[since, most seconds behind]` (at most 100 kept)."""
+        with self.lock:
+            late = self.stats["late"]
+            if late and late[-1][0] == since:
+                late[-1][1] = max(late[-1][1], seconds)
+            elif len(late) < 100:
+                late.append([since, seconds])
 
     def set_title(self, title):
         with self.lock:

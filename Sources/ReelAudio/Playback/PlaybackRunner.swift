@@ -102,6 +102,8 @@ final class PlaybackRunner: @unchecked Sendable {
     var silenceQueued = false
     /// The track whose successor the control side was asked for and has not answered yet.
     var awaitingLineUp: Int?
+    /// Notices an output that plays nothing while the player plays (its sound server stalled).
+    var outputStall = OutputStallWatch()
     var running = true
     /// How often a paused runner looks whether the audible track's length has been counted.
     static let lengthPollMilliseconds = 200
@@ -831,6 +833,7 @@ final class PlaybackRunner: @unchecked Sendable {
         let queued = configuration == nil ? 0 : device.delay()
         let delay = Int64(max(queued, 0))
         deviceAudible = max(deviceWritten - delay, min(deviceAudible, deviceWritten))
+        watchOutput()
         tapLine.release(upTo: deviceAudible)
         var switched = false
         while segments.count > 1 && segments[1].deviceStart <= deviceAudible && segments[0].deviceEnd != nil {
@@ -855,6 +858,34 @@ final class PlaybackRunner: @unchecked Sendable {
         state.writtenFrame = audible.startFrame + writtenEnd - audible.deviceStart - segments[0].silence(before: writtenEnd)
         state.measuredAt = monotonicNanoseconds()
         return switched || lengthLearned
+    }
+
+    /// Feeds `outputStall` after a measurement: an output that takes and plays nothing for 2 s
+    /// while playing is logged and counted (`counters.stalls`), and logged again when it takes
+    /// audio again. Nothing else changes: the position holds still meanwhile, as it should, and
+    /// the device is not touched.
+    func watchOutput() {
+        let now = monotonicNanoseconds()
+        guard state.activity == .playing, configuration != nil, !draining else {
+            if let seconds = outputStall.reset(at: now) { logOutputAgain(after: seconds) }
+            return
+        }
+        switch outputStall.observe(written: deviceWritten, audible: deviceAudible, at: now) {
+        case .began(let seconds):
+            state.counters.stalls += 1
+            logger.warning(
+                "the output has played nothing for \(OutputStallWatch.describe(seconds)) while playing: its sound server or device stopped taking audio (the position holds still)",
+                metadata: ["device": "\(device.name)"])
+        case .ended(let seconds):
+            logOutputAgain(after: seconds)
+        case nil:
+            break
+        }
+    }
+
+    func logOutputAgain(after seconds: Double) {
+        logger.warning(
+            "the output plays again after \(OutputStallWatch.describe(seconds)) without playing anything", metadata: ["device": "\(device.name)"])
     }
 
     /// The audible track's length: exact, or its estimate while it is being counted.

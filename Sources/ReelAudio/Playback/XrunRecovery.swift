@@ -9,6 +9,9 @@ public struct XrunCounters: Sendable, Equatable {
     /// Underruns of a playback device, overruns of a capture device.
     public var xruns = 0
     public var suspends = 0
+    /// Times a playback device took and played no frames for 2 s while playing (its sound
+    /// server or device stopped taking audio: no underrun, the position held still).
+    public var stalls = 0
     public init() {}
 }
 
