@@ -16,12 +16,17 @@ struct ReconnectOverlapTests {
         }
     }
 
-    /// Feeds `bytes` in pieces of `piece`; the decision and how many bytes were taken.
-    static func feed(_ overlap: inout ReconnectOverlap, _ bytes: ArraySlice<UInt8>, piece: Int) -> ReconnectOverlap.Decision {
+    /// Feeds `bytes` in pieces of `piece`, a piece each `interval` nanoseconds (all at once by
+    /// default); the decision.
+    static func feed(
+        _ overlap: inout ReconnectOverlap, _ bytes: ArraySlice<UInt8>, piece: Int, interval: UInt64 = 0
+    ) -> ReconnectOverlap.Decision {
         var index = bytes.startIndex
+        var now: UInt64 = 5_000_000_000
         while index < bytes.endIndex {
             let end = min(index + piece, bytes.endIndex)
-            let decision = Array(bytes[index..<end]).withUnsafeBytes { overlap.take($0) }
+            let decision = Array(bytes[index..<end]).withUnsafeBytes { overlap.take($0, at: now) }
+            now += interval
             if decision != .undecided { return decision }
             index = end
         }
@@ -108,5 +113,24 @@ extension ReconnectOverlapTests {
         // Without the old connection's start, the same bytes would be taken for a burst.
         var unaware = ReconnectOverlap(tail: tail)
         #expect(Self.feed(&unaware, file[0..<30_000], piece: 4096) == .repeats(count: 20_000))
+    }
+}
+
+extension ReconnectOverlapTests {
+    @Test func aRepeatThatComesAtThePaceOfAudioIsANewStartAfterTwoSeconds() {
+        // A server that restarts a looped programme on each connection, its start also in the
+        // tail (not where the old connection began): the new bytes go on matching the tail, but
+        // at 16,000 bytes a second, not as a burst. Held until the repeat ends, the listener
+        // would hear 10 s of silence; after two seconds what is held plays as a new start.
+        let programme = Self.broadcast(160_000)
+        let tail = Array(programme[100_000..<160_000] + programme[0..<160_000])
+        var overlap = ReconnectOverlap(tail: tail, lastStart: 0)
+        let second: UInt64 = 1_000_000_000
+        #expect(Self.feed(&overlap, programme[0...], piece: 1600, interval: second / 10) == .new)
+        #expect(overlap.held.count >= 2 * 16_000 && overlap.held.count <= 2 * 16_000 + 1600,
+                "held \(overlap.held.count) bytes: two seconds of audio")
+        // The same bytes all at once (a burst) are spliced on as before.
+        var burst = ReconnectOverlap(tail: tail, lastStart: 0)
+        #expect(Self.feed(&burst, programme[0...], piece: 1600) == .repeats(count: 160_000))
     }
 }

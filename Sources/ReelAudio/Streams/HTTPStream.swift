@@ -560,7 +560,7 @@ public final class HTTPStream: @unchecked Sendable {
             guard let base = audio.baseAddress, audio.count > 0 else { return true }
             return buffer.write(base, count: audio.count, generation: writing)
         }
-        let decision = pending.take(audio)
+        let decision = pending.take(audio, at: monotonicNanoseconds())
         overlap = pending
         return settleOverlap(decision)
     }

@@ -25,6 +25,13 @@ struct ReconnectOverlap {
     static let probeLength = 1024
     /// Places in the tail where the probe matched, followed at most (periodic audio, silence).
     static let candidateLimit = 64
+    /// The longest a decision may wait, from the first byte held. A burst comes as fast as the
+    /// network carries it (Icecast's 64 KB at once); bytes that go on matching the tail for
+    /// longer come at the pace of audio: a server that restarts its programme on a connection,
+    /// whose start the tail also holds (a looped file). Held for as long as the repeat lasts, the
+    /// listener would hear up to the whole tail (16 s at 128 kbit/s) of silence and stay behind
+    /// live after it; taken as a new start, what is held plays at once.
+    static let holdLimitNanoseconds: UInt64 = 2_000_000_000
 
     enum Decision: Equatable {
         /// More of the new connection's bytes are needed (all are held).
@@ -41,6 +48,8 @@ struct ReconnectOverlap {
     private(set) var held: [UInt8] = []
     /// Where in `tail` the held bytes may start, each still matching as far as bytes came.
     private var candidates: [Int]?
+    /// When the first bytes were held (monotonic nanoseconds).
+    private var firstHeld: UInt64?
     /// The held bytes already compared with every candidate.
     private var verified = 0
 
@@ -55,11 +64,16 @@ struct ReconnectOverlap {
         self.lastStart = lastStart
     }
 
-    /// Takes the next bytes of the new connection; once decided, further bytes are not taken
-    /// (the caller writes them itself).
-    mutating func take(_ bytes: UnsafeRawBufferPointer) -> Decision {
+    /// Takes the next bytes of the new connection, come at `now` (monotonic nanoseconds); once
+    /// decided, further bytes are not taken (the caller writes them itself). Still undecided
+    /// `holdLimitNanoseconds` after the first bytes, what is held is new.
+    mutating func take(_ bytes: UnsafeRawBufferPointer, at now: UInt64) -> Decision {
         held.append(contentsOf: bytes)
-        return decide(ended: false)
+        let first = firstHeld ?? now
+        firstHeld = first
+        let decision = decide(ended: false)
+        if decision == .undecided && now &- first >= Self.holdLimitNanoseconds { return .new }
+        return decision
     }
 
     /// The new connection ended (or is given up) before a decision: what is held is new.
