@@ -8,8 +8,12 @@ import Glibc
 public enum OSThread {
     /// Starts `body` on a new pthread, at normal scheduling (not the caller's). With `realtime`,
     /// asks for real-time scheduling (granted to root or with an rtprio limit; without it the
-    /// thread runs at normal priority).
-    public static func start(name: String, realtime: Bool, _ body: @escaping @Sendable () -> Void) -> pthread_t {
+    /// thread runs at normal priority). With `startingRealtime`, the thread is created at that
+    /// real-time priority where allowed (else normal), so that it gets a CPU at once on a busy
+    /// machine; `body` lowers it (`lowerToNormal`) when its urgent part is done.
+    public static func start(
+        name: String, realtime: Bool, startingRealtime: Int32? = nil, _ body: @escaping @Sendable () -> Void
+    ) -> pthread_t {
         final class Box: @unchecked Sendable {
             let body: @Sendable () -> Void
             let name: String
@@ -31,16 +35,28 @@ public enum OSThread {
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
         defer { pthread_attr_destroy(&attributes) }
-        var normal = sched_param()
+        var parameters = sched_param()
         pthread_attr_setinheritsched(&attributes, Int32(PTHREAD_EXPLICIT_SCHED))
-        pthread_attr_setschedpolicy(&attributes, SCHED_OTHER)
-        pthread_attr_setschedparam(&attributes, &normal)
-        let created = pthread_create(&thread, &attributes, { raw in
+        let run: @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? = { raw in
             let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
             if box.realtime { _ = OSThread.raiseToRealtime(priority: OSThread.audioPriority) }
             box.body()
             return nil
-        }, box)
+        }
+        var created = EPERM
+        if let startingRealtime {
+            parameters.sched_priority = startingRealtime
+            pthread_attr_setschedpolicy(&attributes, SCHED_FIFO)
+            pthread_attr_setschedparam(&attributes, &parameters)
+            created = pthread_create(&thread, &attributes, run, box)
+        }
+        if created == EPERM {
+            // Normal scheduling (also when real-time is not allowed here).
+            parameters.sched_priority = 0
+            pthread_attr_setschedpolicy(&attributes, SCHED_OTHER)
+            pthread_attr_setschedparam(&attributes, &parameters)
+            created = pthread_create(&thread, &attributes, run, box)
+        }
         precondition(created == 0, "cannot start the \(name) thread: error \(created)")
         return thread
     }

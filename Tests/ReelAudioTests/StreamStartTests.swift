@@ -278,3 +278,17 @@ extension StartPriorityTests {
         #expect(seen.current.child == false, "a thread started by a real-time thread (raised: \(seen.current.raised)) runs real-time")
     }
 }
+
+extension StartPriorityTests {
+    @Test func aThreadStartedRealtimeRunsSoFromItsFirstInstructionUntilItLowersItself() {
+        let granted = realtimeIsGranted()
+        let seen = Locked<[Bool]>([])
+        let thread = OSThread.start(name: "reel-test-rt", realtime: false, startingRealtime: OSThread.startPriority) {
+            let first = OSThread.isRealtime
+            OSThread.lowerToNormal()
+            seen.withLock { $0 = [first, OSThread.isRealtime] }
+        }
+        pthread_join(thread, nil)
+        #expect(seen.current == [granted, false], "real-time at its start, after lowering: \(seen.current); granted: \(granted)")
+    }
+}

@@ -99,7 +99,10 @@ public final class FFmpegStreamReader: AudioFileReader {
             decoding.stop()
             throw error
         }
-        let thread = OSThread.start(name: "reel-decode", realtime: false) { decoding.run() }
+        // Created real-time (where allowed): its first frames are what the player waits for.
+        let thread = OSThread.start(name: "reel-decode", realtime: false, startingRealtime: OSThread.startPriority) {
+            decoding.run()
+        }
         pthread_detach(thread)
         format = AudioFormat(codec: opened.codec, sampleRate: opened.sampleRate, channels: opened.channels)
         pcmFormat = PCMFormat(sample: opened.bits == 16 ? .s16 : .s32, sampleRate: opened.sampleRate, channels: opened.channels)
@@ -319,7 +322,8 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
 
     func run() {
         defer { shared.withLock { $0.running = false } }
-        var boosted = OSThread.raiseToRealtime(priority: OSThread.startPriority)
+        // Started real-time (`startBoostSeconds`) where allowed; lowered once the start's audio is out.
+        var boosted = OSThread.isRealtime
         defer { if boosted { OSThread.lowerToNormal() } }
         defer {
             // Stopped before its first run began: the demuxer `openFirst` opened is closed here.
