@@ -2,7 +2,7 @@
 """The Python half of bench/streams (standard library only): reeld and MPD on the same local
 Icecast, one table.
 
-  streams.py --reeld BIN --work DIR --monitor SOURCE --rounds N --seconds S
+  streams.py --reeld BIN --compare BIN2|"" --work DIR --monitor SOURCE --rounds N --seconds S
 
 It starts, in DIR: Debian's icecast2 on a free loopback port with two mounts fed by ffmpeg in
 real time (`/live.mp3`, MP3 128 kbit/s; `/live.aac`, AAC-LC in ADTS, 128 kbit/s: the same tone),
@@ -37,6 +37,9 @@ an empty config: the pause buffer at its default 300 s). Every process is stoppe
    sent 16 times as fast as it plays), 3 s later VmRSS; paused until `stream.buffered` says the
    buffer holds its 300 s (or 60 s passed), VmRSS again; the difference against the buffer's
    size (300 s of 128 kbit/s, 4.8 MB).
+
+With `--compare BIN2` (not empty), a second reeld (another build: before and after a change)
+does all of this too, in the same rounds (the order turning every round), in a column of its own.
 """
 import json
 import os
@@ -376,22 +379,27 @@ def spread(values, digits):
 
 
 def main(argv):
-    o = parse_options(argv, ["reeld", "work", "monitor", "rounds", "seconds"], fail)
+    o = parse_options(argv, ["reeld", "compare", "work", "monitor", "rounds", "seconds"], fail)
     work, monitor = o["work"], o["monitor"]
     rounds, seconds = int(o["rounds"]), int(o["seconds"])
-    binary = o["reeld"]
-    rows = []
+    # The reelds: "reel" (--reeld), and "reel2" (--compare) when given.
+    binaries = {"reel": o["reeld"]}
+    if o["compare"]:
+        binaries["reel2"] = o["compare"]
+    reels = list(binaries)
 
     # 1. Idle RSS.
-    reel = Reel(binary, work, "reeld-idle")
-    time.sleep(2)
-    idle = (rss_mb(reel.pid), maps(reel.pid, "libcurl"), maps(reel.pid, "libavcodec"))
-    reel.shutdown()
-    log(f"idle reeld: VmRSS {idle[0]:.1f} MB, libcurl mapped: {idle[1]}, libavcodec mapped: {idle[2]}")
+    idle, after_first, curl_after, paused = {}, {}, {}, {}
+    for name, binary in binaries.items():
+        reel = Reel(binary, work, f"{name}-idle")
+        time.sleep(2)
+        idle[name] = (rss_mb(reel.pid), maps(reel.pid, "libcurl"), maps(reel.pid, "libavcodec"))
+        reel.shutdown()
+        log(f"idle {name}: VmRSS {idle[name][0]:.1f} MB, libcurl mapped: {idle[name][1]}, libavcodec mapped: {idle[name][2]}")
 
     ice = Icecast(os.path.join(work, "icecast")).start()
     mpd = None
-    reel = None
+    daemons = {}
     results = {}
     notes = []
     # The server that answers at once: the same tone, 30 s looped, as a live MP3 and a live AAC.
@@ -407,10 +415,14 @@ def main(argv):
         for codec in CODECS:
             ice.wait_for_mount(f"/live.{codec}")
         mpd = MPD(work)
-        reel = Reel(binary, work, "reeld")
-        daemons = {"reel": reel, "mpd": mpd}
+        for name, binary in binaries.items():
+            daemons[name] = Reel(binary, work, "reeld" if name == "reel" else name)
+        daemons["mpd"] = mpd
+        names = reels + ["mpd"]
         for round_ in range(1, rounds + 1):
-            order = ["reel", "mpd"] if round_ % 2 else ["mpd", "reel"]
+            # Each daemon first in turn (with one reeld: reeld first in odd rounds, as before).
+            turn = (round_ - 1) % len(names)
+            order = names[turn:] + names[:turn]
             for codec in CODECS:
                 raw = listener_first_byte(ice.port, f"/live.{codec}")
                 if raw is not None:
@@ -441,9 +453,10 @@ def main(argv):
                     log(f"round {round_}, {codec} from the test server, {name}: first sound {got:.0f} ms")
                     results.setdefault((name, codec, "quick"), []).append(got)
                     time.sleep(1)
-        after_first = rss_mb(reel.pid)
-        curl_after = maps(reel.pid, "libcurl")
-        for name in ("reel", "mpd"):
+        for name in reels:
+            after_first[name] = rss_mb(daemons[name].pid)
+            curl_after[name] = maps(daemons[name].pid, "libcurl")
+        for name in names:
             for round_ in range(1, rounds + 1):
                 got = drop(daemons[name], ice, ice.url("/live.mp3"), monitor)
                 log(f"drop, round {round_}, {name}: {got if isinstance(got, str) else f'{got:.2f} s'}")
@@ -453,14 +466,15 @@ def main(argv):
                     results.setdefault((name, "drop", "s"), []).append(got)
                 time.sleep(1)
     finally:
-        if reel:
-            reel.shutdown()
-        if mpd:
-            mpd.shutdown()
+        for name, daemon in daemons.items():
+            daemon.shutdown()
         ice.stop()
         quick.stop()
-    paused = pause_buffer(binary, work)
-    log(f"pause buffer: playing {paused[0]:.1f} MB, paused and full {paused[1]:.1f} MB, buffered {paused[2]:.0f} s")
+    for name, binary in binaries.items():
+        os.makedirs(os.path.join(work, f"pause-{name}"), exist_ok=True)
+        paused[name] = pause_buffer(binary, os.path.join(work, f"pause-{name}"))
+        log(f"pause buffer, {name}: playing {paused[name][0]:.1f} MB, paused and full {paused[name][1]:.1f} MB, "
+            f"buffered {paused[name][2]:.0f} s")
 
     def value(name, codec, key):
         return results.get((name, codec, key), [])
@@ -470,47 +484,54 @@ def main(argv):
         if values:
             return spread(values, digits)
         why = results.get((name, codec, "quick-why" if key == "quick" else "why"), "not measured")
-        if name == "reel" and codec == "aac" and why.startswith("unsupported_format"):
+        if name in reels and codec == "aac" and why.startswith("unsupported_format"):
             return "not played (unsupported_format)"
         return why
 
-    def ratio(codec, key):
-        a, b = value("reel", codec, key), value("mpd", codec, key)
+    def ratio(name, codec, key):
+        a, b = value(name, codec, key), value("mpd", codec, key)
         if not a or not b:
             return "–"
         return f"{statistics.median(a) / statistics.median(b):.2f}×"
 
+    def row(label, codec, key, digits, target, mpd_cell=None, ratios=True):
+        cells = " ".join(f"{cell(name, codec, key, digits):>30}" for name in reels)
+        mpd_text = cell("mpd", codec, key, digits) if mpd_cell is None else mpd_cell
+        ratio_text = " ".join(f"{ratio(name, codec, key) if ratios else '':>10}" for name in reels)
+        print(f"{label:52} {cells} {mpd_text:>30} {ratio_text}  {target}")
+
+    def reel_cells(texts):
+        return " ".join(f"{texts[name]:>30}" for name in reels)
+
     print()
-    print(f"{'':52} {'reeld':>30} {'MPD':>30} {'reeld/MPD':>10}  target")
+    heads = {"reel": "reeld", "reel2": "reeld (--compare)"}
+    ratio_heads = {"reel": "reeld/MPD", "reel2": "cmp/MPD"}
+    print(f"{'':52} {reel_cells(heads)} {'MPD':>30} {' '.join(f'{ratio_heads[n]:>10}' for n in reels)}  target")
     for codec in CODECS:
         target = "≤ 0.5× MPD" if codec == "mp3" else "≤ 0.75× MPD"
-        print(f"{'CPU per audio second, ' + NAMES[codec] + ' (ms)':52} {cell('reel', codec, 'cpu', 2):>30} "
-              f"{cell('mpd', codec, 'cpu', 2):>30} {ratio(codec, 'cpu'):>10}  {target}")
+        row('CPU per audio second, ' + NAMES[codec] + ' (ms)', codec, 'cpu', 2, target)
     for codec in CODECS:
-        print(f"{'add+play → first sound, ' + NAMES[codec] + ' (ms)':52} {cell('reel', codec, 'first', 0):>30} "
-              f"{cell('mpd', codec, 'first', 0):>30} {ratio(codec, 'first'):>10}  ≤ MPD and ≤ 300 ms")
+        row('add+play → first sound, ' + NAMES[codec] + ' (ms)', codec, 'first', 0, "≤ MPD and ≤ 300 ms")
     for codec in CODECS:
-        print(f"{'  after a raw listener connecting with it, ' + codec.upper() + ' (ms)':52} {cell('reel', codec, 'beside', 0):>30} "
-              f"{cell('mpd', codec, 'beside', 0):>30} {ratio(codec, 'beside'):>10}  (its first byte to the sound)")
+        row('  after a raw listener connecting with it, ' + codec.upper() + ' (ms)', codec, 'beside', 0,
+            "(its first byte to the sound)")
     for codec in CODECS:
-        print(f"{'  from a server answering at once, ' + codec.upper() + ' (ms)':52} {cell('reel', codec, 'quick', 0):>30} "
-              f"{cell('mpd', codec, 'quick', 0):>30} {ratio(codec, 'quick'):>10}  (the daemons' own share)")
+        row('  from a server answering at once, ' + codec.upper() + ' (ms)', codec, 'quick', 0, "(the daemons' own share)")
     for codec in CODECS:
         print(f"{'  the server alone: connect → first byte, ' + codec.upper() + ' (ms)':52} "
-              f"{cell('listener', codec, 'first', 0):>30} {'':>30} {'':>10}  (a raw listener, each round)")
+              f"{cell('listener', codec, 'first', 0):>30}  (a raw listener, each round)")
     for codec in CODECS:
-        print(f"{'peak RSS while playing, ' + NAMES[codec] + ' (MB)':52} {cell('reel', codec, 'rss', 1):>30} "
-              f"{cell('mpd', codec, 'rss', 1):>30} {ratio(codec, 'rss'):>10}  ≤ 0.5× MPD")
-    print(f"{'server back from a drop → sound again (s)':52} {cell('reel', 'drop', 's', 2):>30} "
-          f"{cell('mpd', 'drop', 's', 2):>30} {'':>10}  ≤ 1 s (MPD: stops)")
+        row('peak RSS while playing, ' + NAMES[codec] + ' (MB)', codec, 'rss', 1, "≤ 0.5× MPD")
+    row('server back from a drop → sound again (s)', 'drop', 's', 2, "≤ 1 s (MPD: stops)", ratios=False)
     yes = {True: "yes", False: "no"}
-    idle_cell = f"{idle[0]:.1f}; {yes[idle[1]]} / {yes[idle[2]]}"
-    after_cell = f"{after_first:.1f}; {yes[curl_after]}"
-    pause_cell = f"{paused[1]:.1f} - {paused[0]:.1f} = {paused[1] - paused[0]:.1f}"
-    print(f"{'idle RSS, fresh (MB); libcurl / FFmpeg mapped':52} {idle_cell:>30}  libcurl and FFmpeg: no")
-    print(f"{'RSS after the streams, stopped (MB); libcurl mapped':52} {after_cell:>30}")
-    print(f"{'RSS paused, pause buffer full - playing (MB)':52} {pause_cell:>30} {'':>30} {'':>10}  "
-          f"≤ 4.8 + 2 MB (300 s of 128 kbit/s; buffered {paused[2]:.0f} s)")
+    idle_cells = {n: f"{idle[n][0]:.1f}; {yes[idle[n][1]]} / {yes[idle[n][2]]}" for n in reels}
+    after_cells = {n: f"{after_first[n]:.1f}; {yes[curl_after[n]]}" for n in reels}
+    pause_cells = {n: f"{paused[n][1]:.1f} - {paused[n][0]:.1f} = {paused[n][1] - paused[n][0]:.1f}" for n in reels}
+    buffered = ", ".join(f"{paused[n][2]:.0f}" for n in reels)
+    print(f"{'idle RSS, fresh (MB); libcurl / FFmpeg mapped':52} {reel_cells(idle_cells)}  libcurl and FFmpeg: no")
+    print(f"{'RSS after the streams, stopped (MB); libcurl mapped':52} {reel_cells(after_cells)}")
+    print(f"{'RSS paused, pause buffer full - playing (MB)':52} {reel_cells(pause_cells)}  "
+          f"≤ 4.8 + 2 MB (300 s of 128 kbit/s; buffered {buffered} s)")
     for note in notes:
         print(note)
 

@@ -6,9 +6,14 @@ import Glibc
 #endif
 
 public enum OSThread {
-    /// Starts `body` on a new pthread. With `realtime`, asks for real-time scheduling (granted to
-    /// root or with an rtprio limit; without it the thread runs at normal priority).
-    public static func start(name: String, realtime: Bool, _ body: @escaping @Sendable () -> Void) -> pthread_t {
+    /// Starts `body` on a new pthread, at normal scheduling (not the caller's). With `realtime`,
+    /// asks for real-time scheduling (granted to root or with an rtprio limit; without it the
+    /// thread runs at normal priority). With `startingRealtime`, the thread is created at that
+    /// real-time priority where allowed (else normal), so that it gets a CPU at once on a busy
+    /// machine; `body` lowers it (`lowerToNormal`) when its urgent part is done.
+    public static func start(
+        name: String, realtime: Bool, startingRealtime: Int32? = nil, _ body: @escaping @Sendable () -> Void
+    ) -> pthread_t {
         final class Box: @unchecked Sendable {
             let body: @Sendable () -> Void
             let name: String
@@ -25,18 +30,70 @@ public enum OSThread {
         }
         let box = Unmanaged.passRetained(Box(named, name, realtime)).toOpaque()
         var thread = pthread_t()
-        let created = pthread_create(&thread, nil, { raw in
+        // Normal scheduling, whatever the creating thread's: a thread started during a start's
+        // real-time stretch (`raiseToRealtime`) does not keep it for its whole life.
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        defer { pthread_attr_destroy(&attributes) }
+        var parameters = sched_param()
+        pthread_attr_setinheritsched(&attributes, Int32(PTHREAD_EXPLICIT_SCHED))
+        let run: @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? = { raw in
             let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
-            if box.realtime {
-                var parameters = sched_param()
-                parameters.sched_priority = 10
-                _ = pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters)
-            }
+            if box.realtime { _ = OSThread.raiseToRealtime(priority: OSThread.audioPriority) }
             box.body()
             return nil
-        }, box)
+        }
+        var created = EPERM
+        if let startingRealtime {
+            parameters.sched_priority = startingRealtime
+            pthread_attr_setschedpolicy(&attributes, SCHED_FIFO)
+            pthread_attr_setschedparam(&attributes, &parameters)
+            created = pthread_create(&thread, &attributes, run, box)
+        }
+        if created == EPERM {
+            // Normal scheduling (also when real-time is not allowed here).
+            parameters.sched_priority = 0
+            pthread_attr_setschedpolicy(&attributes, SCHED_OTHER)
+            pthread_attr_setschedparam(&attributes, &parameters)
+            created = pthread_create(&thread, &attributes, run, box)
+        }
         precondition(created == 0, "cannot start the \(name) thread: error \(created)")
         return thread
+    }
+
+    /// The real-time priority (SCHED_FIFO) of the audio threads (`start(name:realtime: true)`).
+    public static let audioPriority: Int32 = 10
+    /// The real-time priority of a stream's start, below the audio threads: the opener's and the
+    /// decoding thread's short work between a station's first bytes and its first decoded audio
+    /// (`raiseToRealtime`), so that on a busy machine it does not wait for a CPU behind every
+    /// other process at each step.
+    public static let startPriority: Int32 = 5
+
+    /// Asks real-time scheduling (SCHED_FIFO) at `priority` for the calling thread: true when it
+    /// was granted (to root, or within an rtprio limit: the system unit's `LimitRTPRIO`), false
+    /// when the thread runs on as it did (also when it runs real-time already: then there is
+    /// nothing to lower).
+    @discardableResult
+    public static func raiseToRealtime(priority: Int32) -> Bool {
+        guard !isRealtime else { return false }
+        var parameters = sched_param()
+        parameters.sched_priority = priority
+        return pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters) == 0
+    }
+
+    /// The calling thread back at normal scheduling (SCHED_OTHER), after `raiseToRealtime`.
+    public static func lowerToNormal() {
+        var parameters = sched_param()
+        parameters.sched_priority = 0
+        _ = pthread_setschedparam(pthread_self(), SCHED_OTHER, &parameters)
+    }
+
+    /// The calling thread runs at real-time priority.
+    public static var isRealtime: Bool {
+        var policy: Int32 = 0
+        var parameters = sched_param()
+        guard pthread_getschedparam(pthread_self(), &policy, &parameters) == 0 else { return false }
+        return policy == SCHED_FIFO || policy == SCHED_RR
     }
 
     /// Names the calling thread (15 bytes at most) for top, /proc and the benchmarks' per-thread

@@ -1,10 +1,13 @@
 // What comes before a stream's first sound: the first MPEG frames of a station joined in the
 // middle (whose bit reservoir was never received) are not played as silence, and FFmpeg's
-// decoder hands its pages back only once its first seconds are out, not on the way to them.
+// decoder hands its pages back only once its first seconds are out, not on the way to them; the
+// start's path from the first bytes to the first decoded audio has no thread hop and runs at
+// real-time priority where allowed, then normal.
 
 import CFFmpeg
 import Foundation
 import ReelModel
+import ReelRuntime
 import Testing
 
 @testable import ReelAudio
@@ -198,5 +201,94 @@ import ReelTestSupport
         #expect(released, "not handed back after 4 s of audio, \(read) frames read")
         #expect(read < 6 * rate, "the stream ended first")
         withExtendedLifetime(bytes) {}
+    }
+}
+
+/// Whether this process may run a thread at real-time priority (root, or an rtprio limit), asked
+/// on a thread of its own.
+func realtimeIsGranted() -> Bool {
+    let granted = Locked(false)
+    let thread = OSThread.start(name: "reel-test-rt", realtime: false) {
+        let raised = OSThread.raiseToRealtime(priority: OSThread.startPriority)
+        granted.withLock { $0 = raised }
+        if raised { OSThread.lowerToNormal() }
+    }
+    pthread_join(thread, nil)
+    return granted.current
+}
+
+@Suite struct StartPriorityTests {
+    @Test func aThreadRaisedToRealtimeRunsSoUntilItIsLowered() {
+        let seen = Locked<[Bool]>([])
+        let thread = OSThread.start(name: "reel-test-rt", realtime: false) {
+            let before = OSThread.isRealtime
+            let raised = OSThread.raiseToRealtime(priority: OSThread.startPriority)
+            let during = OSThread.isRealtime
+            // Raised again while real-time: nothing changes, and nothing is to be lowered.
+            let again = OSThread.raiseToRealtime(priority: OSThread.startPriority)
+            if raised { OSThread.lowerToNormal() }
+            seen.withLock { $0 = [before, raised, during, again, OSThread.isRealtime] }
+        }
+        pthread_join(thread, nil)
+        let (before, raised, during, again, after) = (seen.current[0], seen.current[1], seen.current[2], seen.current[3], seen.current[4])
+        #expect(!before)
+        #expect(during == raised, "raised: \(raised), real-time after it: \(during)")
+        #expect(!again)
+        #expect(!after, "still real-time after it was lowered")
+        print("real-time scheduling granted here: \(raised)")
+    }
+}
+
+@Suite(.serialized) struct StreamStartPathTests {
+    @Test func anFFmpegStationOpensOnTheOpenersThreadAndDecodesItsStartAtRealtimePriority() throws {
+        let granted = realtimeIsGranted()
+        let server = try StreamServer(fixtures: [("tone.aac", "aac", 4)])
+        let (opened, stream) = try StreamCodecTests.open(server.url("/live/tone.aac"))
+        defer { stream.stop() }
+        let reader = try #require(opened as? FFmpegStreamReader)
+        // No thread hop between the first bytes and the player: the opener opened the demuxer.
+        #expect(reader.firstOpenedOnOpenersThread)
+        // The opener is back at normal priority.
+        #expect(!OSThread.isRealtime)
+        // The decoding thread wrote its first audio real-time (where allowed), and goes on at
+        // normal priority once the start's half second is decoded.
+        let noted = waitUntil(seconds: 30) { reader.decodingStartPriority.afterStart != nil }
+        #expect(noted, "the decoding thread wrote nothing after its start: \(reader.decodedFramesWaiting) frames decoded")
+        #expect(reader.decodingStartPriority.atFirstAudio == granted)
+        #expect(reader.decodingStartPriority.afterStart == false)
+        // And it plays.
+        let samples = try StreamSourceTests.readAudible(reader, frames: 44100)
+        #expect(samples.map { abs(Int($0)) }.max() ?? 0 > 1000, "silence")
+    }
+}
+
+extension StartPriorityTests {
+    @Test func aThreadStartedFromARealtimeThreadRunsAtNormalPriority() {
+        let seen = Locked<(raised: Bool, child: Bool?)>((false, nil))
+        let thread = OSThread.start(name: "reel-test-rt", realtime: false) {
+            let raised = OSThread.raiseToRealtime(priority: OSThread.startPriority)
+            let child = OSThread.start(name: "reel-test-child", realtime: false) {
+                seen.withLock { $0.child = OSThread.isRealtime }
+            }
+            pthread_join(child, nil)
+            if raised { OSThread.lowerToNormal() }
+            seen.withLock { $0.raised = raised }
+        }
+        pthread_join(thread, nil)
+        #expect(seen.current.child == false, "a thread started by a real-time thread (raised: \(seen.current.raised)) runs real-time")
+    }
+}
+
+extension StartPriorityTests {
+    @Test func aThreadStartedRealtimeRunsSoFromItsFirstInstructionUntilItLowersItself() {
+        let granted = realtimeIsGranted()
+        let seen = Locked<[Bool]>([])
+        let thread = OSThread.start(name: "reel-test-rt", realtime: false, startingRealtime: OSThread.startPriority) {
+            let first = OSThread.isRealtime
+            OSThread.lowerToNormal()
+            seen.withLock { $0 = [first, OSThread.isRealtime] }
+        }
+        pthread_join(thread, nil)
+        #expect(seen.current == [granted, false], "real-time at its start, after lowering: \(seen.current); granted: \(granted)")
     }
 }

@@ -4,7 +4,6 @@
 // audio thread reads without ever waiting.
 
 import CFFmpeg
-import Dispatch
 import ReelModel
 import ReelStreamFormats
 
@@ -77,8 +76,8 @@ public final class FFmpegStreamReader: AudioFileReader {
     private var starving = false
     private var framesRead: Int64 = 0
 
-    /// Opens FFmpeg's demuxer and decoder on `stream` (started) and waits up to `milliseconds`
-    /// for the first decoded frame. `mediaType` (the server's Content-Type) only names what it
+    /// Opens FFmpeg's demuxer and decoder on `stream` (started), on the calling thread, waiting
+    /// up to `milliseconds` for the stream's bytes, then starts the decoding thread. `mediaType` (the server's Content-Type) only names what it
     /// sent in an error: the format is probed from the bytes. Throws `unsupported_format` when
     /// FFmpeg knows no such format or decodes none of its audio, `unreachable` when the stream
     /// failed or sent no audio in time, `corrupt_file` when its audio does not decode.
@@ -90,26 +89,34 @@ public final class FFmpegStreamReader: AudioFileReader {
             stream: stream, mediaType: mediaType, boundaries: boundaries,
             openDeadline: monotonicNanoseconds() + UInt64(milliseconds) * 1_000_000)
         self.decoding = decoding
-        let thread = OSThread.start(name: "reel-decode", realtime: false) { decoding.run() }
-        pthread_detach(thread)
-        // The thread gives up at the same deadline; a second more for it to say so.
-        let outcome: Result<FFmpegStreamDecoding.Opened, ReelError>
-        if decoding.ready.wait(timeout: .now() + .milliseconds(milliseconds + 1000)) == .timedOut {
-            outcome = .failure(ReelError(.unreachable, "\(stream.url) sent no audio within \(milliseconds / 1000) s"))
-        } else {
-            outcome = decoding.opened.current ?? .failure(ReelError(.unreachable, "\(stream.url) sent no audio"))
-        }
-        switch outcome {
-        case .failure(let error):
+        // The first demuxer opens here, on the opener's thread, which the stream's first bytes
+        // woke already: the decoding thread starts with it open, while the engine opens the
+        // device, so no thread hop is between the first bytes and the player.
+        let opened: FFmpegStreamDecoding.Opened
+        do throws(ReelError) {
+            opened = try decoding.openFirst()
+        } catch {
             decoding.stop()
             throw error
-        case .success(let opened):
-            format = AudioFormat(codec: opened.codec, sampleRate: opened.sampleRate, channels: opened.channels)
-            pcmFormat = PCMFormat(sample: opened.bits == 16 ? .s16 : .s32, sampleRate: opened.sampleRate, channels: opened.channels)
-            if opened.bitrate > 0 { stream.noteBitrate(opened.bitrate / 1000) }
-            demuxerWasNamed = opened.named
         }
+        // Created real-time (where allowed): its first frames are what the player waits for.
+        let thread = OSThread.start(name: "reel-decode", realtime: false, startingRealtime: OSThread.startPriority) {
+            decoding.run()
+        }
+        pthread_detach(thread)
+        format = AudioFormat(codec: opened.codec, sampleRate: opened.sampleRate, channels: opened.channels)
+        pcmFormat = PCMFormat(sample: opened.bits == 16 ? .s16 : .s32, sampleRate: opened.sampleRate, channels: opened.channels)
+        if opened.bitrate > 0 { stream.noteBitrate(opened.bitrate / 1000) }
+        demuxerWasNamed = opened.named
+        firstOpenedOnOpenersThread = decoding.firstOpenThread == pthread_self()
     }
+
+    /// The first demuxer was opened on the thread that made this reader (tests).
+    private(set) var firstOpenedOnOpenersThread = false
+
+    /// Whether the decoding thread ran real-time when it wrote its first frames, and when it
+    /// wrote frames after its start (`startBoostSeconds`); nil until then (tests).
+    var decodingStartPriority: (atFirstAudio: Bool?, afterStart: Bool?) { decoding.startPriority }
 
     deinit {
         decoding.stop()
@@ -188,6 +195,11 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
     /// takes in a MiB, under 8 s, while 1 s was within their reach), 1 s of a lossless one (a
     /// FLAC stream of 24 bits at 192 kHz sends about 1 MiB in 1.4 s).
     static func leastSecondsInWindow(lossless: Bool) -> Int { lossless ? 1 : 8 }
+    /// The decoding thread runs at real-time priority (`OSThread.startPriority`, where allowed)
+    /// until it has decoded this much: the player waits for the first of it (the device starts at
+    /// a period, 50 ms), and on a busy machine a thread at normal priority waits for a CPU behind
+    /// every other process. Bounded work: a few frames, then normal priority for good.
+    static let startBoostSeconds = 0.5
     /// Decoded frames kept ahead of the audio thread: 384 KiB, 2.2 s of 44.1 kHz 16-bit stereo.
     static let pcmBytes = 384 << 10
     /// Frames decoded at a time (at most one decoded frame's: more than AAC's, Opus's, Vorbis's
@@ -207,9 +219,11 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
     let mediaType: String?
     let boundaries: StreamBoundaries?
     let pcm = StreamBuffer(capacity: pcmBytes)
-    /// Set once by the thread (success or why not), then `ready` is signalled.
-    let opened = Locked<Result<Opened, ReelError>?>(nil)
-    let ready = DispatchSemaphore(value: 0)
+    /// The first run's demuxer, opened by `openFirst` on the opener's thread and decoded from by
+    /// the decoding thread (started after it), with what it is.
+    private var firstRun: (decoder: OpaquePointer, opened: Opened)?
+    /// The thread `openFirst` ran on (tests).
+    private(set) var firstOpenThread: pthread_t?
 
     /// Shared with the reader's thread: the checkpoints, a seek asked for and not begun, and
     /// whether the thread still decodes.
@@ -217,6 +231,10 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
         var checkpoints = FFmpegStreamCheckpoints()
         var seekTarget: Int64?
         var running = true
+        /// Whether the thread ran real-time when it wrote its first frames, and when it wrote
+        /// the first frames after `startBoostSeconds` (tests).
+        var realtimeAtFirstAudio: Bool?
+        var realtimeAfterStart: Bool?
     }
     private let shared = Locked(Shared())
 
@@ -304,6 +322,14 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
 
     func run() {
         defer { shared.withLock { $0.running = false } }
+        // Started real-time (`startBoostSeconds`) where allowed; lowered once the start's audio is out.
+        var boosted = OSThread.isRealtime
+        defer { if boosted { OSThread.lowerToNormal() } }
+        defer {
+            // Stopped before its first run began: the demuxer `openFirst` opened is closed here.
+            if let firstRun { reel_ff_close(firstRun.decoder) }
+            firstRun = nil
+        }
         var first: Opened?
         var chunk: UnsafeMutableRawPointer?
         defer { chunk?.deallocate() }
@@ -315,7 +341,8 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
         while !pcm.isStopped {
             abandoning = false
             var seeking = false
-            if let seek = shared.withLock({ shared -> Int64? in defer { shared.seekTarget = nil }; return shared.seekTarget }) {
+            // A seek asked for before the first run began waits for it (its demuxer is open).
+            if firstRun == nil, let seek = shared.withLock({ shared -> Int64? in defer { shared.seekTarget = nil }; return shared.seekTarget }) {
                 if let format = beginSeek(to: seek) {
                     seeking = true
                     target = seek
@@ -327,72 +354,46 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
                     placing = false
                 }
             }
-            let kept = stream.buffer.kept.lowerBound
-            boundaries?.forget(before: kept)
-            opening = first == nil
-            let openedAt = consumed
-            if !seeking {
-                prefix = []
-                prefixSent = 0
-            }
-            if prefix.isEmpty {
-                // A run that starts here: its header is captured as it is read.
-                runStart = consumed
-                runHeader = consumed
-                if headers[consumed] != nil {
-                    capture = nil
-                } else {
-                    if headers.count >= Self.keptHeaders, let oldest = headers.keys.min() { headers[oldest] = nil }
-                    headers[consumed] = RunHeader(start: consumed, bytes: nil, container: "")
-                    capture = []
-                }
-            }
-            var analyze = Self.analyzeMicroseconds
-            if first == nil && !seeking && forcedFormat == nil && prefix.isEmpty && startsWithADTS() {
-                // ADTS frames beyond doubt: FFmpeg's `aac` demuxer, without the probe.
-                forcedFormat = "aac"
-                analyze = Self.adtsAnalyzeMicroseconds
-            }
-            let named = forcedFormat != nil
-            var status = REEL_FF_OK
-            var message = [CChar](repeating: 0, count: 512)
-            let context = Unmanaged.passUnretained(self).toOpaque()
-            let decoder = reel_ff_open_stream(
-                { context, buffer, size in
-                    Unmanaged<FFmpegStreamDecoding>.fromOpaque(context!).takeUnretainedValue().readBytes(buffer!, size: Int(size))
-                }, context, forcedFormat, stream.current.head?.resourceLength != nil ? 1 : 0, Self.probeBytes, analyze, &status, &message, message.count)
-            forcedFormat = nil
-            guard let decoder else {
-                if seekPending || abandoning { continue }
-                if first != nil && consumed == openedAt && readFailure == nil {
-                    // A boundary at the stream's end (its last segments could not be fetched):
-                    // nothing follows it, the stream is over.
-                    pcm.finish(error: nil)
+            let decoder: OpaquePointer
+            let opened: Opened
+            if let firstRun {
+                // The first run, opened on the opener's thread (`openFirst`).
+                self.firstRun = nil
+                (decoder, opened) = firstRun
+                first = opened
+                chunk = .allocate(byteCount: Self.chunkFrames * opened.channels * opened.bits / 8, alignment: 16)
+            } else {
+                let openedAt = consumed
+                let attempt = openRun(first: first == nil, seeking: seeking, forcedFormat: forcedFormat)
+                forcedFormat = nil
+                guard let run = attempt.run else {
+                    if seekPending || abandoning { continue }
+                    if first != nil && consumed == openedAt && readFailure == nil {
+                        // A boundary at the stream's end (its last segments could not be fetched):
+                        // nothing follows it, the stream is over.
+                        pcm.finish(error: nil)
+                        return
+                    }
+                    pcm.finish(error: attempt.error)
                     return
                 }
-                fail(first: first == nil, openError(status: status, detail: text(message)))
-                return
+                (decoder, opened) = run
+                if let first {
+                    guard opened.sampleRate == first.sampleRate && opened.channels == first.channels && opened.bits == first.bits else {
+                        reel_ff_close(decoder)
+                        pcm.finish(error: ReelError(
+                            .corruptFile,
+                            "\(stream.url): its audio changed from \(first.channels) channels at \(first.sampleRate) Hz to \(opened.channels) at \(opened.sampleRate) Hz"))
+                        return
+                    }
+                } else {
+                    first = opened
+                    chunk = .allocate(byteCount: Self.chunkFrames * opened.channels * opened.bits / 8, alignment: 16)
+                }
             }
             defer { reel_ff_close(decoder) }
             let info = reel_ff_get_info(decoder)
             let container = String(cString: info.container)
-            if headers[runHeader]?.container.isEmpty == true { headers[runHeader]?.container = container }
-            let opened = Opened(
-                codec: FFmpegReader.registryName(ffmpegCodec: String(cString: info.codec)), sampleRate: Int(info.sample_rate),
-                channels: Int(info.channels), bits: Int(info.bits), bitrate: Int(info.bit_rate), named: named)
-            if let first {
-                guard opened.sampleRate == first.sampleRate && opened.channels == first.channels && opened.bits == first.bits else {
-                    pcm.finish(error: ReelError(
-                        .corruptFile,
-                        "\(stream.url): its audio changed from \(first.channels) channels at \(first.sampleRate) Hz to \(opened.channels) at \(opened.sampleRate) Hz"))
-                    return
-                }
-            } else {
-                first = opened
-                chunk = .allocate(byteCount: Self.chunkFrames * opened.channels * opened.bits / 8, alignment: 16)
-                self.opened.withLock { $0 = .success(opened) }
-                ready.signal()
-            }
             // Titles in the stream's own timed metadata are placed by their time: the player shows
             // each when its audio is heard.
             if reel_ff_has_timed_id3(decoder) != 0 { stream.placeTitlesByDecoding() }
@@ -466,12 +467,18 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
                     target = nil
                 }
                 if usable > skip {
+                    noteStartPriority(boosted: boosted)
                     guard pcm.write(chunk! + skip * bytesPerFrame, count: (usable - skip) * bytesPerFrame, generation: generation) else {
                         if pcm.isStopped { return }
                         break  // a seek reset the ring
                     }
                 }
                 outputFrames = frame + Int64(usable)
+                if boosted && Double(outputFrames) >= Self.startBoostSeconds * Double(opened.sampleRate) {
+                    // The start's audio is out: normal priority from here on.
+                    OSThread.lowerToNormal()
+                    boosted = false
+                }
             }
             // The demuxer ended: at a seek or a boundary a new one opens; else the stream is over.
             if pcm.isStopped { return }
@@ -481,6 +488,26 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
                 return
             }
         }
+    }
+
+    /// Notes the thread's priority at its first audio written, and at the first written once the
+    /// start's boost is over (tests: `FFmpegStreamReader.startPriority`).
+    private func noteStartPriority(boosted: Bool) {
+        guard !startPriorityNoted else { return }
+        startPriorityNoted = !boosted
+        let now = OSThread.isRealtime
+        shared.withLock { shared in
+            if shared.realtimeAtFirstAudio == nil { shared.realtimeAtFirstAudio = now }
+            if !boosted { shared.realtimeAfterStart = now }
+        }
+    }
+
+    /// Both are noted (the decoding thread's own).
+    private var startPriorityNoted = false
+
+    /// Whether the thread ran real-time at its first audio, and after the start (nil: not yet).
+    var startPriority: (atFirstAudio: Bool?, afterStart: Bool?) {
+        shared.withLock { ($0.realtimeAtFirstAudio, $0.realtimeAfterStart) }
     }
 
     /// The decoded frame that starts at output frame `frame` came from stream offset `offset`: a
@@ -592,14 +619,64 @@ final class FFmpegStreamDecoding: @unchecked Sendable {
         String(decoding: characters.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// Opening failed: the opener is told, or (a demuxer after a boundary) the reader at its end.
-    private func fail(first: Bool, _ error: ReelError) {
-        if first {
-            opened.withLock { $0 = .failure(error) }
-            ready.signal()
-        } else {
-            pcm.finish(error: error)
+    /// The first run's demuxer, opened on the calling thread (the opener's), which waits for the
+    /// stream's bytes up to the open deadline; `run` (the decoding thread, started after this
+    /// returned) decodes from it. Throws why it cannot be opened.
+    func openFirst() throws(ReelError) -> Opened {
+        firstOpenThread = pthread_self()
+        let attempt = openRun(first: true, seeking: false, forcedFormat: nil)
+        guard let run = attempt.run else { throw attempt.error }
+        firstRun = run
+        return run.opened
+    }
+
+    /// Opens the demuxer of a run that starts at the stream's read position (a seek's run: with
+    /// its header given first): the decoder and what it decodes, or why it could not be opened.
+    /// On the decoding thread (the first run's on the opener's, before that thread starts).
+    private func openRun(first: Bool, seeking: Bool, forcedFormat: String?)
+        -> (run: (decoder: OpaquePointer, opened: Opened)?, error: ReelError)
+    {
+        let kept = stream.buffer.kept.lowerBound
+        boundaries?.forget(before: kept)
+        opening = first
+        if !seeking {
+            prefix = []
+            prefixSent = 0
         }
+        if prefix.isEmpty {
+            // A run that starts here: its header is captured as it is read.
+            runStart = consumed
+            runHeader = consumed
+            if headers[consumed] != nil {
+                capture = nil
+            } else {
+                if headers.count >= Self.keptHeaders, let oldest = headers.keys.min() { headers[oldest] = nil }
+                headers[consumed] = RunHeader(start: consumed, bytes: nil, container: "")
+                capture = []
+            }
+        }
+        var format = forcedFormat
+        var analyze = Self.analyzeMicroseconds
+        if first && !seeking && format == nil && prefix.isEmpty && startsWithADTS() {
+            // ADTS frames beyond doubt: FFmpeg's `aac` demuxer, without the probe.
+            format = "aac"
+            analyze = Self.adtsAnalyzeMicroseconds
+        }
+        var status = REEL_FF_OK
+        var message = [CChar](repeating: 0, count: 512)
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        let decoder = reel_ff_open_stream(
+            { context, buffer, size in
+                Unmanaged<FFmpegStreamDecoding>.fromOpaque(context!).takeUnretainedValue().readBytes(buffer!, size: Int(size))
+            }, context, format, stream.current.head?.resourceLength != nil ? 1 : 0, Self.probeBytes, analyze, &status, &message, message.count)
+        guard let decoder else { return (nil, openError(status: status, detail: text(message))) }
+        let info = reel_ff_get_info(decoder)
+        let container = String(cString: info.container)
+        if headers[runHeader]?.container.isEmpty == true { headers[runHeader]?.container = container }
+        let opened = Opened(
+            codec: FFmpegReader.registryName(ffmpegCodec: String(cString: info.codec)), sampleRate: Int(info.sample_rate),
+            channels: Int(info.channels), bits: Int(info.bits), bitrate: Int(info.bit_rate), named: format != nil)
+        return ((decoder, opened), ReelError(.unreachable, "\(stream.url) sent no audio"))
     }
 
     /// The error of a failed open: the stream's own failure when it had one.

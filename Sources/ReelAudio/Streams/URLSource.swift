@@ -78,6 +78,12 @@ public enum URLSource {
         }
         guard cancel.register(stream) else { throw URLOpenCancel.cancelled(url) }
         stream.start()
+        // From the first bytes to the decoder's first audio is the start's path: this thread runs
+        // it at real-time priority where allowed (`OSThread.startPriority`), so that on a busy
+        // machine it does not wait for a CPU when the bytes come; back to normal before a
+        // playlist is fetched and when the decoder is open.
+        let raised = OSThread.raiseToRealtime(priority: OSThread.startPriority)
+        defer { if raised { OSThread.lowerToNormal() } }
         // Connecting may take the connect timeout; the first bytes the low-speed window after
         // that; and a few seconds of slack.
         let patience = (configuration.connectTimeout + configuration.lowSpeedSeconds + 5) * 1000
@@ -101,6 +107,7 @@ public enum URLSource {
         if let format = playlistFormat(url: url, contentType: head.contentType) ?? sniffPlaylistFormat(sniffed) {
             // A playlist served under a name without a suffix: fetched again, whole.
             stream.stop()
+            if raised { OSThread.lowerToNormal() }
             let fetched = try fetchWhole(url: url, configuration: configuration, cancel: cancel)
             return try stations(in: fetched.body, format: format, url: url, configuration: configuration, onChange: onChange, cancel: cancel)
         }
