@@ -4,8 +4,11 @@ directory of an MPD and of a reeld that share one music folder of short generate
 Over the MPD protocol (a Unix socket, one connection, the same client for both), each round:
 `clear`, then `load big` timed from the request to its OK (Reel answers once the queue it left
 is saved: `load` includes saving the queue state), then `listplaylistinfo big` timed to the
-whole reply. Prints the median and best of the rounds for each and Reel's time as a share of
-MPD's. Every process started here is stopped by its PID on the way out.
+whole reply. The rounds run twice: with the same file every round ("again": Reel keeps what it
+read of the last playlist while the file and the library are unchanged), then with the file
+written again just before each command ("just written": every entry looked up, the first time
+a playlist is read). Prints the median and best of the rounds for each and Reel's time as a
+share of MPD's. Every process started here is stopped by its PID on the way out.
 """
 import argparse
 import json
@@ -172,35 +175,54 @@ def main():
                 f.write(playlist)
         results = {}
         for server in servers:
-            loads, lists = [], []
-            cpu = {"load": 0.0, "listplaylistinfo": 0.0}
-            for _ in range(args.rounds):
-                if args.rescan:
-                    server.client.ok("update")
-                    wait_for(lambda: "updating_db" not in dict(l.decode().split(": ", 1) for l in server.client.ok("status")),
-                             120, f"{server.name}'s rescan to end", fail, interval=0.02)
-                before = server.cpu_seconds()
+            big = os.path.join(server.playlists, "big.m3u")
+
+            def rewrite():
+                # The same bytes written again: a file changed this instant, which Reel reads
+                # whole and looks up in its index again (nothing kept from a last read is taken).
+                with open(big, "wb") as f:
+                    f.write(playlist)
+
+            results[server.name] = {}
+            # "again": the same playlist, unchanged, each round (what a client that lists or
+            # loads one playlist over and over sees); "new": the file written just before each
+            # command (the first time a playlist is read: every entry looked up).
+            for mode in ("again", "new"):
+                loads, lists = [], []
+                cpu = {"load": 0.0, "listplaylistinfo": 0.0}
+                for _ in range(args.rounds):
+                    if args.rescan:
+                        server.client.ok("update")
+                        wait_for(lambda: "updating_db" not in dict(l.decode().split(": ", 1) for l in server.client.ok("status")),
+                                 120, f"{server.name}'s rescan to end", fail, interval=0.02)
+                    if mode == "new":
+                        rewrite()
+                    before = server.cpu_seconds()
+                    server.client.ok("clear")
+                    ms, _ = server.client.timed("load big")
+                    length = int(dict(l.decode().split(": ", 1) for l in server.client.ok("status"))["playlistlength"])
+                    if length != args.entries:
+                        fail(f"{server.name}: load big left {length} entries, not {args.entries}")
+                    loads.append(ms)
+                    middle = server.cpu_seconds()
+                    cpu["load"] += middle - before
+                    if mode == "new":
+                        rewrite()
+                        middle = server.cpu_seconds()
+                    ms, lines = server.client.timed("listplaylistinfo big")
+                    files = sum(1 for l in lines if l.startswith(b"file: "))
+                    if files != args.entries:
+                        fail(f"{server.name}: listplaylistinfo big listed {files} songs, not {args.entries}")
+                    lists.append(ms)
+                    cpu["listplaylistinfo"] += server.cpu_seconds() - middle
                 server.client.ok("clear")
-                ms, _ = server.client.timed("load big")
-                length = int(dict(l.decode().split(": ", 1) for l in server.client.ok("status"))["playlistlength"])
-                if length != args.entries:
-                    fail(f"{server.name}: load big left {length} entries, not {args.entries}")
-                loads.append(ms)
-                middle = server.cpu_seconds()
-                cpu["load"] += middle - before
-                ms, lines = server.client.timed("listplaylistinfo big")
-                files = sum(1 for l in lines if l.startswith(b"file: "))
-                if files != args.entries:
-                    fail(f"{server.name}: listplaylistinfo big listed {files} songs, not {args.entries}")
-                lists.append(ms)
-                cpu["listplaylistinfo"] += server.cpu_seconds() - middle
-            server.client.ok("clear")
-            # The server's CPU time over `clear`, `load` and `status`, then over `listplaylistinfo`,
-            # per round (in clock ticks: summed over the rounds; work after a reply, as Reel's
-            # compaction, counts where it ran).
-            results[server.name] = {"load": loads, "listplaylistinfo": lists,
-                                    "cpu": {k: v * 1000 / args.rounds for k, v in cpu.items()}}
-            log(f"{server.name}: load {[round(v, 1) for v in loads]} ms, listplaylistinfo {[round(v, 1) for v in lists]} ms")
+                # The server's CPU time over `clear`, `load` and `status`, then over
+                # `listplaylistinfo`, per round (in clock ticks: summed over the rounds; work after
+                # a reply, as Reel's compaction, counts where it ran).
+                results[server.name][mode] = {"load": loads, "listplaylistinfo": lists,
+                                              "cpu": {k: v * 1000 / args.rounds for k, v in cpu.items()}}
+                log(f"{server.name} ({mode}): load {[round(v, 1) for v in loads]} ms, "
+                    f"listplaylistinfo {[round(v, 1) for v in lists]} ms")
     finally:
         for server in servers:
             server.stop()
@@ -208,18 +230,22 @@ def main():
     print(f"\nA stored playlist of {args.entries} entries ({args.files} distinct FLAC files of the music folder, in turn), "
           f"{args.rounds} rounds{', each after a rescan' if args.rescan else ''}; "
           f"ms from request to the whole reply, one MPD-protocol connection on a Unix socket")
-    print(f"{'':20}{'MPD p50':>10}{'MPD best':>10}{'Reel p50':>10}{'Reel best':>11}{'Reel/MPD':>10}")
+    print(f"{'':32}{'MPD p50':>10}{'MPD best':>10}{'Reel p50':>10}{'Reel best':>11}{'Reel/MPD':>10}")
+    labels = {"again": "the same file again", "new": "the file just written"}
     for reel_server, binary in zip(reels, args.reeld):
         if len(reels) > 1:
             print(f"{reel_server.name}: {binary}")
-        for operation in ("load", "listplaylistinfo"):
-            mpd, reel = results["MPD"][operation], results[reel_server.name][operation]
-            ratio = statistics.median(reel) / statistics.median(mpd)
-            print(f"{operation:20}{statistics.median(mpd):10.1f}{min(mpd):10.1f}{statistics.median(reel):10.1f}"
-                  f"{min(reel):11.1f}{ratio:9.2f}x")
-    print("CPU per round, clear + load + status / listplaylistinfo: "
-          + ", ".join(f"{name} {result['cpu']['load']:.1f} / {result['cpu']['listplaylistinfo']:.1f} ms"
-                      for name, result in results.items()))
+        for mode in ("new", "again"):
+            for operation in ("load", "listplaylistinfo"):
+                mpd, reel = results["MPD"][mode][operation], results[reel_server.name][mode][operation]
+                ratio = statistics.median(reel) / statistics.median(mpd)
+                label = f"{operation}, {labels[mode]}"
+                print(f"{label:32}{statistics.median(mpd):10.1f}{min(mpd):10.1f}{statistics.median(reel):10.1f}"
+                      f"{min(reel):11.1f}{ratio:9.2f}x")
+    for mode in ("new", "again"):
+        print(f"CPU per round ({labels[mode]}), clear + load + status / listplaylistinfo: "
+              + ", ".join(f"{name} {result[mode]['cpu']['load']:.1f} / {result[mode]['cpu']['listplaylistinfo']:.1f} ms"
+                          for name, result in results.items()))
     print(f"(load includes Reel saving the queue's state before it answers; load average {load_average()})")
 
 
