@@ -18,6 +18,8 @@ public enum OSThread {
             let body: @Sendable () -> Void
             let name: String
             let realtime: Bool
+            /// The real-time priority the thread was created at, if any.
+            var createdAt: Int32?
             init(_ body: @escaping @Sendable () -> Void, _ name: String, _ realtime: Bool) {
                 self.body = body
                 self.name = name
@@ -28,7 +30,9 @@ public enum OSThread {
             nameThisThread(name)
             body()
         }
-        let box = Unmanaged.passRetained(Box(named, name, realtime)).toOpaque()
+        let made = Box(named, name, realtime)
+        made.createdAt = startingRealtime
+        let box = Unmanaged.passRetained(made).toOpaque()
         var thread = pthread_t()
         // Normal scheduling, whatever the creating thread's: a thread started during a start's
         // real-time stretch (`raiseToRealtime`) does not keep it for its whole life.
@@ -39,6 +43,9 @@ public enum OSThread {
         pthread_attr_setinheritsched(&attributes, Int32(PTHREAD_EXPLICIT_SCHED))
         let run: @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? = { raw in
             let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
+            // Created real-time by its attributes (which cannot carry SCHED_RESET_ON_FORK): the
+            // flag is added before anything of the body runs.
+            if let priority = box.createdAt, OSThread.isRealtime { _ = OSThread.setRealtime(priority: priority) }
             if box.realtime { _ = OSThread.raiseToRealtime(priority: OSThread.audioPriority) }
             box.body()
             return nil
@@ -76,23 +83,36 @@ public enum OSThread {
     @discardableResult
     public static func raiseToRealtime(priority: Int32) -> Bool {
         guard !isRealtime else { return false }
+        return setRealtime(priority: priority)
+    }
+
+    /// Linux's SCHED_RESET_ON_FORK (not in the Glibc module): a thread or process that a
+    /// real-time thread creates starts at normal scheduling, whatever way it is created.
+    static let resetOnFork: Int32 = 0x4000_0000
+
+    /// SCHED_FIFO at `priority` for the calling thread, with SCHED_RESET_ON_FORK: what it
+    /// creates does not inherit real-time scheduling. That includes a worker thread libdispatch
+    /// makes when this thread queues work and no worker is idle (it inherits its creator's
+    /// scheduling and would run every later queue's work real-time for its whole life).
+    /// Through the system call, which is what the kernel keeps per thread (glibc's
+    /// `pthread_setschedparam` would cache the policy word, flag included).
+    static func setRealtime(priority: Int32) -> Bool {
         var parameters = sched_param()
         parameters.sched_priority = priority
-        return pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters) == 0
+        return sched_setscheduler(0, SCHED_FIFO | resetOnFork, &parameters) == 0
     }
 
     /// The calling thread back at normal scheduling (SCHED_OTHER), after `raiseToRealtime`.
     public static func lowerToNormal() {
         var parameters = sched_param()
         parameters.sched_priority = 0
-        _ = pthread_setschedparam(pthread_self(), SCHED_OTHER, &parameters)
+        _ = sched_setscheduler(0, SCHED_OTHER, &parameters)
     }
 
-    /// The calling thread runs at real-time priority.
+    /// The calling thread runs at real-time priority (as the kernel has it: not glibc's cached
+    /// copy, which a thread created by a real-time one may still show).
     public static var isRealtime: Bool {
-        var policy: Int32 = 0
-        var parameters = sched_param()
-        guard pthread_getschedparam(pthread_self(), &policy, &parameters) == 0 else { return false }
+        let policy = sched_getscheduler(0) & ~resetOnFork
         return policy == SCHED_FIFO || policy == SCHED_RR
     }
 

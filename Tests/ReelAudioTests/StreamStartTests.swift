@@ -292,3 +292,29 @@ extension StartPriorityTests {
         #expect(seen.current == [granted, false], "real-time at its start, after lowering: \(seen.current); granted: \(granted)")
     }
 }
+
+extension StartPriorityTests {
+    @Test func whatARealtimeThreadCreatesInheritingItsSchedulingRunsAtNormalPriority() {
+        // libdispatch makes a worker thread with attributes that inherit the creator's
+        // scheduling when a thread queues work and no worker is idle: created so by a thread in
+        // its real-time stretch, the worker would run every queue's later work real-time.
+        let seen = Locked<(raised: Bool, child: Bool?)>((false, nil))
+        let thread = OSThread.start(name: "reel-test-rt", realtime: false) {
+            let raised = OSThread.raiseToRealtime(priority: OSThread.startPriority)
+            final class Box: @unchecked Sendable { let seen: Locked<(raised: Bool, child: Bool?)>; init(_ s: Locked<(raised: Bool, child: Bool?)>) { seen = s } }
+            var child = pthread_t()
+            let box = Unmanaged.passRetained(Box(seen)).toOpaque()
+            // Default attributes: PTHREAD_INHERIT_SCHED.
+            let created = pthread_create(&child, nil, { raw in
+                let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
+                box.seen.withLock { $0.child = OSThread.isRealtime }
+                return nil
+            }, box)
+            if created == 0 { pthread_join(child, nil) }
+            if raised { OSThread.lowerToNormal() }
+            seen.withLock { $0.raised = raised }
+        }
+        pthread_join(thread, nil)
+        #expect(seen.current.child == false, "a thread inheriting a real-time thread's scheduling (raised: \(seen.current.raised)) runs real-time")
+    }
+}
