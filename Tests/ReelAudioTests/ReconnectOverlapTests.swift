@@ -124,13 +124,29 @@ extension ReconnectOverlapTests {
         // would hear 10 s of silence; after two seconds what is held plays as a new start.
         let programme = Self.broadcast(160_000)
         let tail = Array(programme[100_000..<160_000] + programme[0..<160_000])
-        var overlap = ReconnectOverlap(tail: tail, lastStart: 0)
         let second: UInt64 = 1_000_000_000
+        var overlap = ReconnectOverlap(tail: tail, lastStart: 0, bytesPerSecond: 16_000)
         #expect(Self.feed(&overlap, programme[0...], piece: 1600, interval: second / 10) == .new)
         #expect(overlap.held.count >= 2 * 16_000 && overlap.held.count <= 2 * 16_000 + 1600,
                 "held \(overlap.held.count) bytes: two seconds of audio")
         // The same bytes all at once (a burst) are spliced on as before.
-        var burst = ReconnectOverlap(tail: tail, lastStart: 0)
+        var burst = ReconnectOverlap(tail: tail, lastStart: 0, bytesPerSecond: 16_000)
         #expect(Self.feed(&burst, programme[0...], piece: 1600) == .repeats(count: 160_000))
+        // A burst on a slow link (twice as fast as audio plays, 10 s for all of it) is waited
+        // for: spliced, not heard twice.
+        var slow = ReconnectOverlap(tail: tail, lastStart: 0, bytesPerSecond: 16_000)
+        #expect(Self.feed(&slow, programme[0...], piece: 3200, interval: second / 10) == .repeats(count: 160_000))
+    }
+
+    @Test func aBurstThatStallsIsWaitedFor() {
+        // 1.5 s of audio comes at once, then nothing for 5 s, then the rest at once: less than
+        // two seconds' audio was held through the stall, so the decision waits for the rest.
+        let air = Self.broadcast(400_000)
+        var overlap = ReconnectOverlap(tail: Array(air[0..<200_000].suffix(ReconnectOverlap.tailLimit)), bytesPerSecond: 16_000)
+        let start: UInt64 = 5_000_000_000
+        let first = Array(air[140_000..<164_000]).withUnsafeBytes { overlap.take($0, at: start) }
+        #expect(first == .undecided)
+        let rest = Array(air[164_000..<210_000]).withUnsafeBytes { overlap.take($0, at: start + 5_000_000_000) }
+        #expect(rest == .repeats(count: 60_000))
     }
 }

@@ -506,7 +506,8 @@ public final class HTTPStream: @unchecked Sendable {
                 let tail = buffer.lastBytes(upTo: ReconnectOverlap.tailLimit)
                 let tailStart = written - Int64(tail.count)
                 overlap = ReconnectOverlap(
-                    tail: tail, lastStart: connectionStart >= tailStart ? Int(connectionStart - tailStart) : nil)
+                    tail: tail, lastStart: connectionStart >= tailStart ? Int(connectionStart - tailStart) : nil,
+                    bytesPerSecond: status.current.bitrate.map { $0 * 125 })
                 overlapTitles = []
             } else {
                 boundaries.add(at: written)

@@ -25,13 +25,16 @@ struct ReconnectOverlap {
     static let probeLength = 1024
     /// Places in the tail where the probe matched, followed at most (periodic audio, silence).
     static let candidateLimit = 64
-    /// The longest a decision may wait, from the first byte held. A burst comes as fast as the
-    /// network carries it (Icecast's 64 KB at once); bytes that go on matching the tail for
-    /// longer come at the pace of audio: a server that restarts its programme on a connection,
-    /// whose start the tail also holds (a looped file). Held for as long as the repeat lasts, the
-    /// listener would hear up to the whole tail (16 s at 128 kbit/s) of silence and stay behind
-    /// live after it; taken as a new start, what is held plays at once.
+    /// How much audio a decision may wait for, held at the pace of audio. A burst comes faster
+    /// than audio plays (Icecast's 64 KB at once, 4 s at 128 kbit/s); bytes that go on matching
+    /// the tail at the pace of audio are a server that restarts its programme on a connection,
+    /// whose start the tail also holds (a looped file). Held for as long as that repeat lasts,
+    /// the listener would hear up to the whole tail (16 s at 128 kbit/s) of silence and stay
+    /// behind live after it; taken as a new start, what is held plays at once. A burst slowed
+    /// by the network, or a stall with less than this held, is still waited for.
     static let holdLimitNanoseconds: UInt64 = 2_000_000_000
+    /// Held bytes that came at most this much faster than audio plays came at its pace.
+    static let paceTolerance = 1.25
 
     enum Decision: Equatable {
         /// More of the new connection's bytes are needed (all are held).
@@ -59,20 +62,30 @@ struct ReconnectOverlap {
     /// is a new start, played as it comes.
     let lastStart: Int?
 
-    init(tail: [UInt8], lastStart: Int? = nil) {
+    /// The stream's bytes a second (its bitrate): what "the pace of audio" is.
+    let bytesPerSecond: Int
+
+    /// `bytesPerSecond`: the stream's, when known; else 128 kbit/s, the common station's.
+    init(tail: [UInt8], lastStart: Int? = nil, bytesPerSecond: Int? = nil) {
         self.tail = tail
         self.lastStart = lastStart
+        self.bytesPerSecond = max(bytesPerSecond ?? 16_000, 1)
     }
 
     /// Takes the next bytes of the new connection, come at `now` (monotonic nanoseconds); once
     /// decided, further bytes are not taken (the caller writes them itself). Still undecided
-    /// `holdLimitNanoseconds` after the first bytes, what is held is new.
+    /// with `holdLimitNanoseconds` of audio held, come at the pace of audio, what is held is new.
     mutating func take(_ bytes: UnsafeRawBufferPointer, at now: UInt64) -> Decision {
         held.append(contentsOf: bytes)
         let first = firstHeld ?? now
         firstHeld = first
         let decision = decide(ended: false)
-        if decision == .undecided && now &- first >= Self.holdLimitNanoseconds { return .new }
+        guard decision == .undecided else { return decision }
+        let heldNanoseconds = Double(held.count) / Double(bytesPerSecond) * 1e9
+        let elapsed = Double(now &- first)
+        if heldNanoseconds >= Double(Self.holdLimitNanoseconds) && heldNanoseconds <= elapsed * Self.paceTolerance {
+            return .new
+        }
         return decision
     }
 
