@@ -2,6 +2,7 @@
 // nothing was written to the library since (a scan's step, a folder made), and reads the index
 // again after that.
 import Foundation
+import GRDB
 import ReelLibrary
 import ReelModel
 import Testing
@@ -80,5 +81,29 @@ import Testing
         #expect(playlists.indexGeneration > generation)
         #expect(durations(try listing(music, "One")) == [0.1])
         #expect(kept(music) == playlists.indexGeneration)
+    }
+
+    @Test func aListingOrLoadWhoseLookupFailedIsNotKept() throws {
+        let music = try WatchedMusic(startWith: ["a.wav"])
+        let playlists = music.core.playlists
+        playlists.queue.sync { playlists.files.settle = 0 }
+        try FileManager.default.createDirectory(atPath: playlists.directory, withIntermediateDirectories: true)
+        try "a.wav\n".write(toFile: playlists.directory + "/One.m3u", atomically: true, encoding: .utf8)
+        // The index's table away behind the library's back (no write of the library counted):
+        // the lookups fail, the file is taken as not indexed this time, and nothing is kept.
+        let database = try DatabaseQueue(path: playlists.store.databasePath)
+        try database.write { try $0.execute(sql: "ALTER TABLE music_files RENAME TO music_files_away") }
+        let generation = playlists.indexGeneration
+        #expect(try listing(music, "One").entries.map(\.target) == [.missing])
+        #expect(kept(music) == nil)
+        let loaded = Awaited<Result<PlaylistLoadOutcome, ReelError>>()
+        playlists.load("One") { loaded.put($0) }
+        _ = try #require(loaded.get(timeout: 20))
+        #expect(playlists.queue.sync { playlists.lastRead?.made } == nil)
+        // Back again with the library's count unchanged: read again, and found.
+        try database.write { try $0.execute(sql: "ALTER TABLE music_files_away RENAME TO music_files") }
+        #expect(playlists.indexGeneration == generation)
+        #expect(durations(try listing(music, "One")) == [0.1])
+        #expect(kept(music) == generation)
     }
 }

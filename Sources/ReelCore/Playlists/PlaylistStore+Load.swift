@@ -85,7 +85,10 @@ extension PlaylistStore {
                 made = reused
             } else {
                 made = madeEntries(music.files)
-                if let kept, lastRead?.name == kept.name, lastRead?.stamp == kept.stamp { lastRead?.made = made }
+                // Not kept when a lookup failed: the next load looks up again.
+                if made?.complete == true, let kept, lastRead?.name == kept.name, lastRead?.stamp == kept.stamp {
+                    lastRead?.made = made
+                }
             }
         }
         switch source {
@@ -102,7 +105,7 @@ extension PlaylistStore {
         var made = MadeEntries(ofFile: [Int](repeating: -1, count: files.count), writes: indexGeneration)
         made.entries.reserveCapacity(files.count)
         let player = self.player
-        indexedQueueFiles(files) { number, file in
+        made.complete = indexedQueueFiles(files) { number, file in
             let (root, path) = files[number]
             do throws(ReelError) {
                 let entry = try player.musicFileEntry(root: root, relativePath: path, file)
@@ -146,7 +149,7 @@ extension PlaylistStore {
             madeOfFile = made.ofFile
             unmade = made.unmade
         } else {
-            tracks = indexedTracks(music.files)
+            tracks = indexedTracks(music.files).tracks
         }
         planned.run.order.reserveCapacity(locations.count)
         planned.lines.reserveCapacity(locations.count)
@@ -221,14 +224,19 @@ extension PlaylistStore {
     /// index. `music` is the music files of `locations` (made from them when nil), as for
     /// `additions(for:locations:music:indexedOnly:)`; `targets`, when given, what each of
     /// `music.files` names now (the index is not read). Returns the entries and what each of
-    /// `music.files` names.
+    /// `music.files` names (nil when a lookup failed: not to be kept).
     func entries(
         _ lines: ArraySlice<String>, locations: ArraySlice<PlaylistPaths.Location>, music: PlaylistMusicLines? = nil,
         targets known: [PlaylistEntry.Target]? = nil
-    ) -> (entries: [PlaylistEntry], musicTargets: [PlaylistEntry.Target]) {
+    ) -> (entries: [PlaylistEntry], musicTargets: [PlaylistEntry.Target]?) {
         let music = music ?? PlaylistMusicLines(locations)
         // Each file's target once: the lines naming a file share it.
-        let targets = known ?? indexedTracks(music.files).map { track -> PlaylistEntry.Target in track.map { .music($0) } ?? .missing }
+        var complete = true
+        let targets = known ?? {
+            let (tracks, found) = indexedTracks(music.files)
+            complete = found
+            return tracks.map { track -> PlaylistEntry.Target in track.map { .music($0) } ?? .missing }
+        }()
         var entries: [PlaylistEntry] = []
         entries.reserveCapacity(lines.count)
         for position in lines.indices {
@@ -251,49 +259,74 @@ extension PlaylistStore {
             }
             entries.append(PlaylistEntry(position: position, uri: lines[position], target: target))
         }
-        return (entries, targets)
+        return (entries, complete ? targets : nil)
     }
 
     /// Calls `body` with each of `files` the index has (by its index in `files`) and what an
     /// entry takes of it, in one query per music folder (`MusicIndex.queueFiles`); a folder whose
     /// lookup fails names nothing. (`files` are distinct: `PlaylistMusicLines.files`.)
+    /// Returns whether every lookup was made (a failed one is logged; its files are taken as
+    /// not indexed this time).
     private func indexedQueueFiles(
         _ files: [(root: String, path: String)], _ body: (_ number: Int, _ file: MusicQueueFile) -> Void
-    ) {
+    ) -> Bool {
         let index = MusicIndex(store: store)
         // Most playlists name one music folder: its files as they are, in one lookup.
         if let root = files.first?.root, files.allSatisfy({ $0.root == root }) {
-            try? index.queueFiles(root: root, distinctPaths: files.map(\.path), body)
-            return
+            do { try index.queueFiles(root: root, distinctPaths: files.map(\.path), body) } catch {
+                return lookupFailed(error, files.count, root)
+            }
+            return true
         }
         // Each root's files' indices in `files`.
         var wanted: [String: [Int]] = [:]
         for (number, file) in files.enumerated() { wanted[file.root, default: []].append(number) }
+        var complete = true
         for (root, numbers) in wanted {
-            try? index.queueFiles(root: root, distinctPaths: numbers.map { files[$0].path }) { found, file in
-                body(numbers[found], file)
+            do {
+                try index.queueFiles(root: root, distinctPaths: numbers.map { files[$0].path }) { found, file in
+                    body(numbers[found], file)
+                }
+            } catch {
+                complete = lookupFailed(error, numbers.count, root)
             }
         }
+        return complete
+    }
+
+    /// Logs a failed lookup of `count` files of `root`; false.
+    private func lookupFailed(_ error: ReelError, _ count: Int, _ root: String) -> Bool {
+        logger.warning(
+            "could not look \(count) playlist files up in the music index; taken as not indexed this time",
+            metadata: ["root": "\(root)", "error": "\(error)"])
+        return false
     }
 
     /// The index's track of each of `files` (nil: not indexed), in one query per music folder.
     /// (`files` are distinct: `PlaylistMusicLines.files`.)
-    private func indexedTracks(_ files: [(root: String, path: String)]) -> [MusicTrack?] {
+    /// (`complete`: every lookup was made; see `indexedQueueFiles`.)
+    private func indexedTracks(_ files: [(root: String, path: String)]) -> (tracks: [MusicTrack?], complete: Bool) {
         let index = MusicIndex(store: store)
         // Most playlists name one music folder: its files as they are, in one lookup.
         if let root = files.first?.root, files.allSatisfy({ $0.root == root }) {
-            return (try? index.tracks(root: root, distinctPaths: files.map(\.path)))
-                ?? [MusicTrack?](repeating: nil, count: files.count)
+            do { return (try index.tracks(root: root, distinctPaths: files.map(\.path)), true) } catch {
+                return ([MusicTrack?](repeating: nil, count: files.count), lookupFailed(error, files.count, root))
+            }
         }
         // Each root's files' indices in `files`.
         var wanted: [String: [Int]] = [:]
         for (number, file) in files.enumerated() { wanted[file.root, default: []].append(number) }
         var found = [MusicTrack?](repeating: nil, count: files.count)
+        var complete = true
         for (root, numbers) in wanted {
-            guard let tracks = try? index.tracks(root: root, distinctPaths: numbers.map { files[$0].path }) else { continue }
-            for (number, track) in zip(numbers, tracks) { found[number] = track }
+            do {
+                let tracks = try index.tracks(root: root, distinctPaths: numbers.map { files[$0].path })
+                for (number, track) in zip(numbers, tracks) { found[number] = track }
+            } catch {
+                complete = lookupFailed(error, numbers.count, root)
+            }
         }
-        return found
+        return (found, complete)
     }
 }
 
@@ -338,6 +371,8 @@ struct MadeEntries: Sendable {
     var unmade: [Int: ReelError] = [:]
     /// `PlaylistStore.indexGeneration` before the index was read for them.
     var writes: Int
+    /// Every lookup was made (else not to be kept).
+    var complete = true
 }
 
 /// What a playlist's lines add to the queue: each distinct addition once and the order of the

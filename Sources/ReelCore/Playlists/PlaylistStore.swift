@@ -125,7 +125,7 @@ public final class PlaylistStore: @unchecked Sendable {
             let (entries, targets) = self.entries(
                 lines[start..<end], locations: source.locations[start..<end],
                 music: start == 0 && end == lines.count ? source.music : nil, targets: known)
-            if known == nil, let kept, lastRead?.name == kept.name, lastRead?.stamp == kept.stamp {
+            if known == nil, let targets, let kept, lastRead?.name == kept.name, lastRead?.stamp == kept.stamp {
                 lastRead?.musicTargets = (generation, targets)
             }
             return PlaylistListing(
