@@ -50,11 +50,11 @@ public final class ConditionLock: @unchecked Sendable {
     public func wait() { pthread_cond_wait(condition, mutex) }
 
     /// With the lock held: sleeps until a signal or `deadline` (see `deadline(inMilliseconds:)`);
-    /// false once the deadline has passed.
+    /// false once the deadline has passed (or when it is no time at all: never a loop that spins).
     @discardableResult
     public func wait(until deadline: timespec) -> Bool {
         var deadline = deadline
-        return pthread_cond_timedwait(condition, mutex, &deadline) != ETIMEDOUT
+        return pthread_cond_timedwait(condition, mutex, &deadline) == 0
     }
 
     /// Wakes one thread waiting (a check, no system call, when none is).
@@ -63,8 +63,9 @@ public final class ConditionLock: @unchecked Sendable {
     /// Wakes every thread waiting.
     public func broadcast() { pthread_cond_broadcast(condition) }
 
-    /// The monotonic time `milliseconds` from now, for `wait(until:)`.
+    /// The monotonic time `milliseconds` from now (now, for a negative count), for `wait(until:)`.
     public static func deadline(inMilliseconds milliseconds: Int) -> timespec {
+        let milliseconds = max(milliseconds, 0)
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         let nanoseconds = Int(now.tv_nsec) + (milliseconds % 1000) * 1_000_000

@@ -34,8 +34,7 @@ final class StreamBuffer: @unchecked Sendable {
 
     private var storage: UnsafeMutableRawPointer
     private var size: Int
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private let lock = ConditionLock()
     /// The first byte still kept, the byte after the last written, the next byte to read.
     private var start: Int64 = 0
     private var end: Int64 = 0
@@ -58,23 +57,13 @@ final class StreamBuffer: @unchecked Sendable {
         size = max(capacity, 1)
         storage = .allocate(byteCount: size, alignment: 16)
         dropsOldest = overwrites
-        pthread_mutex_init(mutex, nil)
-        initializeMonotonicCondition(&condition.pointee)
     }
 
     deinit {
-        pthread_cond_destroy(condition)
-        pthread_mutex_destroy(mutex)
-        condition.deallocate()
-        mutex.deallocate()
         storage.deallocate()
     }
 
-    private func locked<T>(_ body: () -> T) -> T {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return body()
-    }
+    private func locked<T>(_ body: () -> T) -> T { lock.withLock(body) }
 
     /// Bytes the ring holds at most.
     var capacity: Int { locked { size } }
@@ -96,7 +85,7 @@ final class StreamBuffer: @unchecked Sendable {
     /// writer wait.
     var overwrites: Bool {
         get { locked { dropsOldest } }
-        set { locked { dropsOldest = newValue; pthread_cond_broadcast(condition) } }
+        set { locked { dropsOldest = newValue; lock.broadcast() } }
     }
 
     /// Makes the ring hold `capacity` bytes, keeping the newest bytes that fit (every byte not
@@ -126,7 +115,7 @@ final class StreamBuffer: @unchecked Sendable {
                 next = start
                 overrun = true
             }
-            pthread_cond_broadcast(condition)
+            lock.broadcast()
         }
     }
 
@@ -137,8 +126,8 @@ final class StreamBuffer: @unchecked Sendable {
     /// buffer was `reset` since `generation` was read: the transfer should end.
     func write(_ bytes: UnsafeRawPointer, count: Int, generation: Int? = nil) -> Bool {
         var done = 0
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        lock.lock()
+        defer { lock.unlock() }
         while done < count {
             if stopped { return false }
             if let generation, generation != resets { return false }
@@ -167,7 +156,7 @@ final class StreamBuffer: @unchecked Sendable {
             end += Int64(run)
             start = max(start, end - Int64(size))
             done += run
-            pthread_cond_broadcast(condition)
+            lock.broadcast()
         }
         return true
     }
@@ -176,7 +165,7 @@ final class StreamBuffer: @unchecked Sendable {
     func finish(error: ReelError?) {
         locked {
             if ending == nil { ending = .some(error) }
-            pthread_cond_broadcast(condition)
+            lock.broadcast()
         }
     }
 
@@ -234,7 +223,7 @@ final class StreamBuffer: @unchecked Sendable {
                 next += Int64(run)
                 done += run
             }
-            pthread_cond_broadcast(condition)
+            lock.broadcast()
             return .bytes(done)
         }
     }
@@ -297,7 +286,7 @@ final class StreamBuffer: @unchecked Sendable {
             guard offset >= start && offset <= end else { return false }
             next = offset
             overrun = false
-            pthread_cond_broadcast(condition)
+            lock.broadcast()
             return true
         }
     }
@@ -322,7 +311,7 @@ final class StreamBuffer: @unchecked Sendable {
             next = offset
             ending = nil
             overrun = false
-            pthread_cond_broadcast(condition)
+            lock.broadcast()
         }
     }
 
@@ -344,18 +333,12 @@ final class StreamBuffer: @unchecked Sendable {
     func stop() {
         locked {
             stopped = true
-            pthread_cond_broadcast(condition)
+            lock.broadcast()
         }
     }
 
-    /// The mutex is held.
+    /// The lock is held.
     private func waitLocked(milliseconds: Int) {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        let total = Int(now.tv_nsec) + (milliseconds % 1000) * 1_000_000
-        var deadline = timespec()
-        deadline.tv_sec = now.tv_sec + milliseconds / 1000 + total / 1_000_000_000
-        deadline.tv_nsec = total % 1_000_000_000
-        pthread_cond_timedwait(condition, mutex, &deadline)
+        lock.wait(until: ConditionLock.deadline(inMilliseconds: milliseconds))
     }
 }
