@@ -16,4 +16,15 @@ struct MPDResponseTests {
         #expect(MPDResponse.wholeMilliseconds(.nan) == 0)
         #expect(MPDResponse.milliseconds(.greatestFiniteMagnitude) == "1000000000000.000")
     }
+
+    @Test func timesWholeSecondsAreItsMillisecondsRoundedHalfUpAndNeverATrap() {
+        // `Time:` of a song and `time:` of the status: MPD rounds its millisecond lengths.
+        #expect(MPDResponse.wholeSeconds(2.4994) == 2)
+        #expect(MPDResponse.wholeSeconds(2.4996) == 3)
+        #expect(MPDResponse.wholeSeconds(2.5) == 3)
+        #expect(MPDResponse.wholeSeconds(-1) == 0)
+        #expect(MPDResponse.wholeSeconds(.nan) == 0)
+        #expect(MPDResponse.wholeSeconds(.infinity) == 1_000_000_000_000)
+        #expect(MPDResponse.wholeSeconds(1e300) == 1_000_000_000_000)
+    }
 }

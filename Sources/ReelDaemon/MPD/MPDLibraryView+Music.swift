@@ -110,7 +110,7 @@ extension MPDLibraryView {
             }
             if let duration = audio.duration {
                 lines.write(key: "Time")
-                lines.write(decimal: Int(duration.rounded()))
+                lines.write(decimal: MPDResponse.wholeSeconds(duration))
                 lines.endLine()
                 lines.write(key: "duration")
                 lines.write(seconds: duration)

@@ -188,7 +188,7 @@ struct MPDSong {
 
     /// `Time` (whole seconds) and `duration` (three decimals).
     static func writeLength(_ duration: Double, into response: inout MPDResponse) {
-        response.field("Time", Int(duration.rounded()))
+        response.field("Time", MPDResponse.wholeSeconds(duration))
         response.field("duration", seconds: duration)
     }
 

@@ -102,6 +102,12 @@ struct MPDResponse {
         guard !seconds.isNaN, seconds > 0 else { return 0 }
         return Int(min(seconds * 1000, 1e15).rounded())
     }
+
+    /// `Time`'s whole seconds: the whole milliseconds rounded half up, as MPD rounds its
+    /// millisecond lengths; never a trap (see `wholeMilliseconds`).
+    static func wholeSeconds(_ seconds: Double) -> Int {
+        (wholeMilliseconds(seconds) + 500) / 1000
+    }
 }
 
 /// The proleptic Gregorian date of a day counted from 1970-01-01 (Howard Hinnant's

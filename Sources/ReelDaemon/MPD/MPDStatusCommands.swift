@@ -82,7 +82,7 @@ enum MPDStatusCommands {
         if player.state != .stopped {
             let elapsed = player.position
             let total = player.duration
-            response.field("time", "\(Int(elapsed.rounded())):\(Int((total ?? 0).rounded()))")
+            response.field("time", "\(MPDResponse.wholeSeconds(elapsed)):\(MPDResponse.wholeSeconds(total ?? 0))")
             response.field("elapsed", seconds: elapsed)
             response.field("bitrate", 0)
             if let total { response.field("duration", seconds: total) }
