@@ -14,7 +14,7 @@ nonisolated(unsafe) private var written = [Int](repeating: 0, count: 4096)
     /// read-only data) that are the file's (smaps's `Rss` less its `Anonymous`), in kB.
     static func residentCodeKilobytes() throws -> Int {
         let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-        let smaps = try String(contentsOfFile: "/proc/self/smaps", encoding: .utf8)
+        let smaps = try Self.whole("/proc/self/smaps")
         var counted = false
         var kilobytes = 0
         for line in smaps.split(separator: "\n") {
@@ -31,14 +31,43 @@ nonisolated(unsafe) private var written = [Int](repeating: 0, count: 4096)
         return kilobytes
     }
 
+    /// A /proc file read to its end (/proc says its size is 0, and a one-read reader stops at the
+    /// first page).
+    static func whole(_ path: String) throws -> String {
+        let file = try #require(FileHandle(forReadingAtPath: path))
+        defer { try? file.close() }
+        return String(decoding: try file.readToEnd() ?? Data(), as: UTF8.self)
+    }
+
+    /// Reads a byte of every page of this process's executable's read-only mappings, so that
+    /// all of its code is resident: what other tests running in this process at the same time
+    /// did to it (a stream decoder's own release of the loaded pages) does not decide what is
+    /// measured. Returns a sum of the bytes (so that the reads are made).
+    @discardableResult
+    static func touchCode() throws -> Int {
+        let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        var sum = 0
+        for line in try whole("/proc/self/maps").split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 6, fields[1].hasPrefix("r"), !fields[1].contains("w"),
+                String(fields[5...].joined(separator: " ")) == executable
+            else { continue }
+            let bounds = fields[0].split(separator: "-").compactMap { UInt(String($0), radix: 16) }
+            guard bounds.count == 2 else { continue }
+            var address = bounds[0]
+            while address < bounds[1] {
+                if let byte = UnsafePointer<UInt8>(bitPattern: address) { sum &+= Int(byte.pointee) }
+                address += 4096
+            }
+        }
+        return sum
+    }
+
     /// The resident pages, in kB, of the mappings of the first file in /proc/self/maps whose
     /// name starts with `name`: its first mapping (offset 0: ELF header, program headers, symbol
     /// tables) and all its mappings; nil when it is not mapped.
     static func residentKilobytes(ofLibraryNamed name: String) throws -> (first: Int, all: Int)? {
-        // Read to its end: /proc says its size is 0, and a one-read reader stops at the first page.
-        let file = try #require(FileHandle(forReadingAtPath: "/proc/self/smaps"))
-        defer { try? file.close() }
-        let smaps = String(decoding: try file.readToEnd() ?? Data(), as: UTF8.self)
+        let smaps = try Self.whole("/proc/self/smaps")
         var path: String?
         var inLibrary = false
         var firstMapping = false
@@ -99,6 +128,7 @@ nonisolated(unsafe) private var written = [Int](repeating: 0, count: 4096)
 
     @Test func theCodePagesOfWhatIsLoadedGoBackAndWrittenPagesStay() throws {
         for index in written.indices { written[index] = index &* 7 }
+        try Self.touchCode()
         let before = try Self.residentCodeKilobytes()
         #expect(before > 1024, "only \(before) kB of the test binary's code are resident")
         reel_loaded_pages_release()
