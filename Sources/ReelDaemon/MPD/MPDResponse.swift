@@ -110,20 +110,6 @@ struct MPDResponse {
     }
 }
 
-/// The proleptic Gregorian date of a day counted from 1970-01-01 (Howard Hinnant's
-/// `civil_from_days`), as `gmtime_r` gives it.
-func civilDate(daysSince1970 days: Int) -> (year: Int, month: Int, day: Int) {
-    let z = days + 719_468
-    let era = (z >= 0 ? z : z - 146_096) / 146_097
-    let dayOfEra = z - era * 146_097
-    let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-    let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-    let shiftedMonth = (5 * dayOfYear + 2) / 153
-    let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
-    let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
-    return (era * 400 + yearOfEra + (month <= 2 ? 1 : 0), month, day)
-}
-
 /// Writes MPD lines into memory that has room for them (`MPDResponse.writeLines`): a song's
 /// dozen fields go into room made once, with no buffer's bookkeeping per field; a write past
 /// the room traps (its size is the caller's promise).
@@ -237,7 +223,7 @@ struct MPDLines {
     mutating func write(isoTime seconds: Int) {
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secondOfDay = seconds - days * 86_400
-        let (year, month, day) = civilDate(daysSince1970: days)
+        let (year, month, day) = CivilTime.date(days: days)
         write(decimal: year)
         write(byte: UInt8(ascii: "-"))
         write(twoDigits: month)
