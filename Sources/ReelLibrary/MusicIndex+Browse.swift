@@ -111,25 +111,10 @@ extension MusicIndex {
         var found = [MusicTrack?](repeating: nil, count: distinctPaths.count)
         guard !distinctPaths.isEmpty else { return found }
         try store.reading("read \(distinctPaths.count) music files") { db in
-            for start in stride(from: 0, to: distinctPaths.count, by: Self.pathsPerQuery) {
-                let count = min(Self.pathsPerQuery, distinctPaths.count - start)
-                let sql = count == Self.pathsPerQuery ? Self.fullNumberedPathsSQL : Self.numberedPathsSQL(count)
-                let statement = try db.cachedStatement(sql: sql).sqliteStatement
-                sqlite3_reset(statement)
-                defer { sqlite3_reset(statement) }
-                try Self.bind(root, at: 1, of: statement, in: db)
-                for number in 0..<count {
-                    try Self.bind(distinctPaths[start + number], at: CInt(number + 2), of: statement, in: db)
-                }
-                while true {
-                    let code = sqlite3_step(statement)
-                    if code == SQLITE_DONE { break }
-                    guard code == SQLITE_ROW else {
-                        throw DatabaseError(resultCode: ResultCode(rawValue: code), message: db.lastErrorMessage)
-                    }
-                    let number = start + Int(sqlite3_column_int64(statement, 0))
-                    found[number] = Self.track(at: statement, firstColumn: 1, root: root, relativePath: distinctPaths[number])
-                }
+            try Self.forEachNumberedRow(
+                root: root, distinctPaths: distinctPaths, full: Self.fullNumberedPathsSQL, columns: Self.trackColumns, in: db
+            ) { number, statement in
+                found[number] = Self.track(at: statement, firstColumn: 1, root: root, relativePath: distinctPaths[number])
             }
         }
         return found
@@ -158,6 +143,35 @@ extension MusicIndex {
 
     /// `numberedPathsSQL(pathsPerQuery)`, made once.
     static let fullNumberedPathsSQL = numberedPathsSQL(pathsPerQuery)
+
+    /// Runs `numberedPathsSQL` over `distinctPaths`, `pathsPerQuery` at a time (`full`: the SQL
+    /// of a whole batch of `columns`, made once), and hands `body` each row found, standing on
+    /// its path's number (its index in `distinctPaths`) and then `columns`. The paths are bound
+    /// as they are, no argument values made.
+    static func forEachNumberedRow(
+        root: String, distinctPaths: [String], full: String, columns: String, in db: Database,
+        _ body: (_ number: Int, _ statement: SQLiteStatement) throws -> Void
+    ) throws {
+        for start in stride(from: 0, to: distinctPaths.count, by: pathsPerQuery) {
+            let count = min(pathsPerQuery, distinctPaths.count - start)
+            let sql = count == pathsPerQuery ? full : numberedPathsSQL(count, columns: columns)
+            let statement = try db.cachedStatement(sql: sql).sqliteStatement
+            sqlite3_reset(statement)
+            defer { sqlite3_reset(statement) }
+            try bind(root, at: 1, of: statement, in: db)
+            for number in 0..<count {
+                try bind(distinctPaths[start + number], at: CInt(number + 2), of: statement, in: db)
+            }
+            while true {
+                let code = sqlite3_step(statement)
+                if code == SQLITE_DONE { break }
+                guard code == SQLITE_ROW else {
+                    throw DatabaseError(resultCode: ResultCode(rawValue: code), message: db.lastErrorMessage)
+                }
+                try body(start + Int(sqlite3_column_int64(statement, 0)), statement)
+            }
+        }
+    }
 
     /// `count` paths (arguments 2…) numbered 0..<count, joined to the files of root (argument
     /// 1): each row is the path's number, then `columns` (of `music_files`).

@@ -60,25 +60,11 @@ extension MusicIndex {
     ) throws(ReelError) {
         guard !distinctPaths.isEmpty else { return }
         try store.reading("read \(distinctPaths.count) music files") { db in
-            for start in stride(from: 0, to: distinctPaths.count, by: Self.pathsPerQuery) {
-                let count = min(Self.pathsPerQuery, distinctPaths.count - start)
-                let sql = count == Self.pathsPerQuery
-                    ? Self.fullNumberedQueueFilesSQL : Self.numberedPathsSQL(count, columns: Self.queueFileColumns)
-                let statement = try db.cachedStatement(sql: sql).sqliteStatement
-                sqlite3_reset(statement)
-                defer { sqlite3_reset(statement) }
-                try Self.bind(root, at: 1, of: statement, in: db)
-                for number in 0..<count {
-                    try Self.bind(distinctPaths[start + number], at: CInt(number + 2), of: statement, in: db)
-                }
-                while true {
-                    let code = sqlite3_step(statement)
-                    if code == SQLITE_DONE { break }
-                    guard code == SQLITE_ROW else {
-                        throw DatabaseError(resultCode: ResultCode(rawValue: code), message: db.lastErrorMessage)
-                    }
-                    body(start + Int(sqlite3_column_int64(statement, 0)), Self.queueFile(at: statement))
-                }
+            try Self.forEachNumberedRow(
+                root: root, distinctPaths: distinctPaths, full: Self.fullNumberedQueueFilesSQL,
+                columns: Self.queueFileColumns, in: db
+            ) { number, statement in
+                body(number, Self.queueFile(at: statement))
             }
         }
     }
