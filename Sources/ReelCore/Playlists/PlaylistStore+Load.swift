@@ -263,70 +263,64 @@ extension PlaylistStore {
     }
 
     /// Calls `body` with each of `files` the index has (by its index in `files`) and what an
-    /// entry takes of it, in one query per music folder (`MusicIndex.queueFiles`); a folder whose
-    /// lookup fails names nothing. (`files` are distinct: `PlaylistMusicLines.files`.)
-    /// Returns whether every lookup was made (a failed one is logged; its files are taken as
-    /// not indexed this time).
+    /// entry takes of it, in one query per music folder (`MusicIndex.queueFiles`).
+    /// (`files` are distinct: `PlaylistMusicLines.files`.) Returns whether every lookup was
+    /// made (`byMusicFolder`).
     private func indexedQueueFiles(
         _ files: [(root: String, path: String)], _ body: (_ number: Int, _ file: MusicQueueFile) -> Void
     ) -> Bool {
         let index = MusicIndex(store: store)
-        // Most playlists name one music folder: its files as they are, in one lookup.
-        if let root = files.first?.root, files.allSatisfy({ $0.root == root }) {
-            do { try index.queueFiles(root: root, distinctPaths: files.map(\.path), body) } catch {
-                return lookupFailed(error, files.count, root)
-            }
-            return true
+        return byMusicFolder(files) { root, paths, numbers throws(ReelError) in
+            try index.queueFiles(root: root, distinctPaths: paths) { found, file in body(numbers?[found] ?? found, file) }
         }
-        // Each root's files' indices in `files`.
-        var wanted: [String: [Int]] = [:]
-        for (number, file) in files.enumerated() { wanted[file.root, default: []].append(number) }
-        var complete = true
-        for (root, numbers) in wanted {
-            do {
-                try index.queueFiles(root: root, distinctPaths: numbers.map { files[$0].path }) { found, file in
-                    body(numbers[found], file)
-                }
-            } catch {
-                complete = lookupFailed(error, numbers.count, root)
-            }
-        }
-        return complete
-    }
-
-    /// Logs a failed lookup of `count` files of `root`; false.
-    private func lookupFailed(_ error: ReelError, _ count: Int, _ root: String) -> Bool {
-        logger.warning(
-            "could not look \(count) playlist files up in the music index; taken as not indexed this time",
-            metadata: ["root": "\(root)", "error": "\(error)"])
-        return false
     }
 
     /// The index's track of each of `files` (nil: not indexed), in one query per music folder.
-    /// (`files` are distinct: `PlaylistMusicLines.files`.)
-    /// (`complete`: every lookup was made; see `indexedQueueFiles`.)
+    /// (`files` are distinct: `PlaylistMusicLines.files`.) (`complete`: every lookup was made;
+    /// see `byMusicFolder`.)
     private func indexedTracks(_ files: [(root: String, path: String)]) -> (tracks: [MusicTrack?], complete: Bool) {
         let index = MusicIndex(store: store)
-        // Most playlists name one music folder: its files as they are, in one lookup.
-        if let root = files.first?.root, files.allSatisfy({ $0.root == root }) {
-            do { return (try index.tracks(root: root, distinctPaths: files.map(\.path)), true) } catch {
-                return ([MusicTrack?](repeating: nil, count: files.count), lookupFailed(error, files.count, root))
-            }
-        }
-        // Each root's files' indices in `files`.
-        var wanted: [String: [Int]] = [:]
-        for (number, file) in files.enumerated() { wanted[file.root, default: []].append(number) }
         var found = [MusicTrack?](repeating: nil, count: files.count)
-        var complete = true
-        for (root, numbers) in wanted {
-            do {
-                let tracks = try index.tracks(root: root, distinctPaths: numbers.map { files[$0].path })
-                for (number, track) in zip(numbers, tracks) { found[number] = track }
-            } catch {
-                complete = lookupFailed(error, numbers.count, root)
+        let complete = byMusicFolder(files) { root, paths, numbers throws(ReelError) in
+            let tracks = try index.tracks(root: root, distinctPaths: paths)
+            guard let numbers else {
+                found = tracks
+                return
             }
+            for (number, track) in zip(numbers, tracks) { found[number] = track }
         }
         return (found, complete)
+    }
+
+    /// Runs `lookUp` once per music folder that `files` name, with its files' paths and each
+    /// one's index in `files` (nil: all of `files` in order, the common playlist of one music
+    /// folder, with nothing regrouped). Returns whether every lookup was made: a failed one is
+    /// logged, and its files are taken as not indexed this time.
+    private func byMusicFolder(
+        _ files: [(root: String, path: String)],
+        _ lookUp: (_ root: String, _ paths: [String], _ numbers: [Int]?) throws(ReelError) -> Void
+    ) -> Bool {
+        var folders: [(root: String, numbers: [Int]?)] = []
+        if let root = files.first?.root, files.allSatisfy({ $0.root == root }) {
+            folders = [(root, nil)]
+        } else {
+            var wanted: [String: [Int]] = [:]
+            for (number, file) in files.enumerated() { wanted[file.root, default: []].append(number) }
+            folders = wanted.map { ($0.key, $0.value) }
+        }
+        var complete = true
+        for (root, numbers) in folders {
+            let paths = numbers.map { $0.map { files[$0].path } } ?? files.map(\.path)
+            do throws(ReelError) {
+                try lookUp(root, paths, numbers)
+            } catch {
+                logger.warning(
+                    "could not look \(paths.count) playlist files up in the music index; taken as not indexed this time",
+                    metadata: ["root": "\(root)", "error": "\(error)"])
+                complete = false
+            }
+        }
+        return complete
     }
 }
 
