@@ -20,6 +20,17 @@ import Testing
         music.core.playlists.queue.sync { music.core.playlists.lastRead?.musicTargets?.generation }
     }
 
+    /// A core whose music folder holds `files`, with the stored playlist `name` of `text` (kept
+    /// from its first read on: no settle time).
+    func playlist(_ name: String, _ text: String, of files: [String]) throws -> WatchedMusic {
+        let music = try WatchedMusic(startWith: files)
+        let playlists = music.core.playlists
+        playlists.queue.sync { playlists.files.settle = 0 }
+        try FileManager.default.createDirectory(atPath: playlists.directory, withIntermediateDirectories: true)
+        try text.write(toFile: playlists.directory + "/\(name).m3u", atomically: true, encoding: .utf8)
+        return music
+    }
+
     func durations(_ listing: PlaylistListing) -> [Double?] {
         listing.entries.map { entry in
             if case .music(let track) = entry.target { return track.audio.duration }
@@ -28,12 +39,8 @@ import Testing
     }
 
     @Test func aListingIsKeptUntilAScanAndTheIndexIsReadAgainAfterIt() throws {
-        let music = try WatchedMusic(startWith: ["a.wav", "b.wav"])
+        let music = try playlist("Mix", "a.wav\nb.wav\na.wav\nlater.wav\nhttp://radio.example/live\n", of: ["a.wav", "b.wav"])
         let playlists = music.core.playlists
-        playlists.queue.sync { playlists.files.settle = 0 }
-        try FileManager.default.createDirectory(atPath: playlists.directory, withIntermediateDirectories: true)
-        try "a.wav\nb.wav\na.wav\nlater.wav\nhttp://radio.example/live\n"
-            .write(toFile: playlists.directory + "/Mix.m3u", atomically: true, encoding: .utf8)
 
         let first = try listing(music, "Mix")
         #expect(durations(first) == [0.1, 0.1, 0.1, nil, nil])
@@ -68,11 +75,8 @@ import Testing
     }
 
     @Test func anyWriteToTheLibraryMakesTheNextListingReadTheIndexAgain() throws {
-        let music = try WatchedMusic(startWith: ["a.wav"])
+        let music = try playlist("One", "a.wav\n", of: ["a.wav"])
         let playlists = music.core.playlists
-        playlists.queue.sync { playlists.files.settle = 0 }
-        try FileManager.default.createDirectory(atPath: playlists.directory, withIntermediateDirectories: true)
-        try "a.wav\n".write(toFile: playlists.directory + "/One.m3u", atomically: true, encoding: .utf8)
         #expect(durations(try listing(music, "One")) == [0.1])
         let generation = try #require(kept(music))
         // A write of another kind (a folder of recordings made) also counts: what was kept is
@@ -84,11 +88,8 @@ import Testing
     }
 
     @Test func aListingOrLoadWhoseLookupFailedIsNotKept() throws {
-        let music = try WatchedMusic(startWith: ["a.wav"])
+        let music = try playlist("One", "a.wav\n", of: ["a.wav"])
         let playlists = music.core.playlists
-        playlists.queue.sync { playlists.files.settle = 0 }
-        try FileManager.default.createDirectory(atPath: playlists.directory, withIntermediateDirectories: true)
-        try "a.wav\n".write(toFile: playlists.directory + "/One.m3u", atomically: true, encoding: .utf8)
         // The index's table away behind the library's back (no write of the library counted):
         // the lookups fail, the file is taken as not indexed this time, and nothing is kept.
         let database = try DatabaseQueue(path: playlists.store.databasePath)
