@@ -112,7 +112,7 @@ extension MusicIndex {
         var found = [MusicTrack?](repeating: nil, count: distinctPaths.count)
         guard !distinctPaths.isEmpty else { return found }
         try store.reading("read \(distinctPaths.count) music files") { db in
-            try Self.forEachNumberedRow(
+            _ = try Self.forEachNumberedRow(
                 root: root, distinctPaths: distinctPaths, full: Self.fullNumberedPathsSQL, columns: Self.trackColumns, in: db
             ) { number, statement in
                 found[number] = Self.track(at: statement, firstColumn: 1, root: root, relativePath: distinctPaths[number])
@@ -159,11 +159,13 @@ extension MusicIndex {
     static let minimumScanPaths = 256
 
     /// `.scan` when `count` paths number at least half the table's rows, else `.seek`. Reading
-    /// a row costs about a quarter of seeking one (on the 10,000 files of `bench/playlists`:
-    /// 10,000 paths sought 7.9 ms, all rows read and matched 5.1 ms; 5,000 paths 3.8 ms
-    /// against 3.9 ms). The rows are counted by the span of their ids (two seeks): never fewer
-    /// than the rows, and as many while files are updated in place (`write(files:)` keeps a
-    /// path's id), so a table with gaps in its ids is only sought more often than it need be.
+    /// and matching a row costs about half of seeking one (a C program on the database of
+    /// `bench/playlists`' 10,000 files, the nine columns of `queueFiles`, best CPU time of 40:
+    /// 10,000 paths sought 7.9 ms, every row read and matched 5.1 ms; 5,000 paths 3.8 ms against
+    /// 3.9 ms; 1,000 paths 0.7 ms against 3.0 ms). The rows are counted by the span of their
+    /// ids (two seeks): never fewer than the rows, and as many while files are updated in place
+    /// (`write(files:)` keeps a path's id), so a table with gaps in its ids is only sought more
+    /// often than it need be.
     static func pathLookup(count: Int, in db: Database) throws -> PathLookup {
         guard count >= minimumScanPaths else { return .seek }
         let span = try Int64.fetchOne(

@@ -60,7 +60,7 @@ extension MusicIndex {
     ) throws(ReelError) {
         guard !distinctPaths.isEmpty else { return }
         try store.reading("read \(distinctPaths.count) music files") { db in
-            try Self.forEachNumberedRow(
+            _ = try Self.forEachNumberedRow(
                 root: root, distinctPaths: distinctPaths, full: Self.fullNumberedQueueFilesSQL,
                 columns: Self.queueFileColumns, in: db
             ) { number, statement in

@@ -9,21 +9,23 @@ import Foundation
 /// as with a query. A path given twice is found under both numbers.
 ///
 /// An open-addressing table (linear probing, at most half full) of numbers into one buffer
-/// holding every path's bytes. Threads: a value; built and read on one thread.
+/// holding every path's bytes; a slot keeps the high half of its path's hash with the number,
+/// so a probe that meets another path compares no bytes. Threads: a value; built and read on
+/// one thread.
 struct MusicPathNumbers {
     /// Every path's bytes, one after the other.
     private var bytes: [UInt8] = []
     /// Where path `n` starts in `bytes`; `starts[n + 1]` is where it ends.
     private var starts: [Int] = [0]
-    /// Path numbers by hash (-1: empty).
-    private var slots: [Int32]
+    /// By hash: 0 (empty), or the path's hash's high 32 bits, then its number + 1.
+    private var slots: [UInt64]
     private let mask: Int
 
     init(_ paths: [String]) {
         var size = 16
         while size < paths.count * 2 { size *= 2 }
         mask = size - 1
-        slots = [Int32](repeating: -1, count: size)
+        slots = [UInt64](repeating: 0, count: size)
         starts.reserveCapacity(paths.count + 1)
         bytes.reserveCapacity(paths.reduce(0) { $0 + $1.utf8.count })
         for path in paths {
@@ -32,10 +34,10 @@ struct MusicPathNumbers {
         }
         bytes.withUnsafeBytes { all in
             for number in paths.indices {
-                let key = UnsafeRawBufferPointer(rebasing: all[starts[number]..<starts[number + 1]])
-                var slot = Self.hash(key) & mask
-                while slots[slot] >= 0 { slot = (slot + 1) & mask }
-                slots[slot] = Int32(number)
+                let hash = Self.hash(UnsafeRawBufferPointer(rebasing: all[starts[number]..<starts[number + 1]]))
+                var slot = Int(truncatingIfNeeded: hash) & mask
+                while slots[slot] != 0 { slot = (slot + 1) & mask }
+                slots[slot] = hash & 0xFFFF_FFFF_0000_0000 | UInt64(number + 1)
             }
         }
     }
@@ -43,17 +45,21 @@ struct MusicPathNumbers {
     /// Calls `body` with the number of each path whose bytes are `key`'s (none, once, or once
     /// per time the path was given).
     func forEachNumber(of key: UnsafeRawBufferPointer, _ body: (Int) throws -> Void) rethrows {
+        let hash = Self.hash(key)
+        let tag = hash & 0xFFFF_FFFF_0000_0000
         try bytes.withUnsafeBytes { all in
-            var slot = Self.hash(key) & mask
+            var slot = Int(truncatingIfNeeded: hash) & mask
             while true {
-                let number = Int(slots[slot])
-                if number < 0 { return }
-                let start = starts[number]
-                let end = starts[number + 1]
-                if end - start == key.count,
-                    key.isEmpty || memcmp(all.baseAddress! + start, key.baseAddress!, key.count) == 0
-                {
-                    try body(number)
+                let entry = slots[slot]
+                if entry == 0 { return }
+                if entry & 0xFFFF_FFFF_0000_0000 == tag {
+                    let number = Int(entry & 0xFFFF_FFFF) - 1
+                    let start = starts[number]
+                    if starts[number + 1] - start == key.count,
+                        key.isEmpty || memcmp(all.baseAddress! + start, key.baseAddress!, key.count) == 0
+                    {
+                        try body(number)
+                    }
                 }
                 slot = (slot + 1) & mask
             }
@@ -61,7 +67,7 @@ struct MusicPathNumbers {
     }
 
     /// A hash of `key`'s bytes, eight at a time (a multiply and a rotation per word).
-    static func hash(_ key: UnsafeRawBufferPointer) -> Int {
+    static func hash(_ key: UnsafeRawBufferPointer) -> UInt64 {
         var hash: UInt64 = 0x9E37_79B9_7F4A_7C15 ^ UInt64(key.count)
         var offset = 0
         while offset + 8 <= key.count {
@@ -77,7 +83,7 @@ struct MusicPathNumbers {
         hash ^= hash >> 32
         hash &*= 0xC4CE_B9FE_1A85_EC53
         hash ^= hash >> 29
-        return Int(truncatingIfNeeded: hash)
+        return hash
     }
 }
 
