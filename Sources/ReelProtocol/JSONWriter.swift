@@ -104,22 +104,27 @@ public enum JSONWriter {
     }
 
     /// The offset of the first word of 8 bytes at `bytes` that holds a byte JSON escapes (a
-    /// control character, `"` or `\`), else of the last bytes that do not fill a word: no
-    /// byte before it needs an escape. (`(x - n·0x0101…) & ~x & 0x8080…` is nonzero exactly when
-    /// a byte of `x` is below `n` ≤ 128: a control character below 0x20, and a zero byte of
-    /// `x ^ 0x2222…` or `x ^ 0x5C5C…`, a quote or a backslash.)
+    /// control character, `"` or `\`), else of the last bytes that do not fill a word (`count`
+    /// when the word ending with them holds none): no byte before it needs an escape.
+    /// (`(x - n·0x0101…) & ~x & 0x8080…` is nonzero exactly when a byte of `x` is below
+    /// `n` ≤ 128: a control character below 0x20, and a zero byte of `x ^ 0x2222…` or
+    /// `x ^ 0x5C5C…`, a quote or a backslash.)
     static func firstEscaped(_ bytes: UnsafeRawPointer, count: Int) -> Int {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        var offset = 0
-        while offset + 8 <= count {
-            let word = bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+        func escapes(_ word: UInt64) -> Bool {
+            let ones: UInt64 = 0x0101_0101_0101_0101
             let quote = word ^ (0x22 &* ones)
             let backslash = word ^ (0x5C &* ones)
             let control = (word &- 0x20 &* ones) & ~word
-            let found = (control | ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)) & highs
-            if found != 0 { return offset }
+            return (control | ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)) & 0x8080_8080_8080_8080 != 0
+        }
+        var offset = 0
+        while offset + 8 <= count {
+            if escapes(bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) { return offset }
             offset += 8
+        }
+        // The last bytes as the word that ends with them (overlapping the one before).
+        if offset < count, count >= 8, !escapes(bytes.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)) {
+            return count
         }
         return offset
     }
