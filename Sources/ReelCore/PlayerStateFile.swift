@@ -79,6 +79,7 @@ public final class PlayerStateFile: @unchecked Sendable {
         /// Records written since, for the new journal: the pieces as they were written (a
         /// record of 10,000 entries is kept as its pieces, not copied into one growing array).
         var tail: [[UInt8]] = []
+        /// The bytes in `tail`: the new journal's length.
         var tailBytes = 0
         var tailRecords = 0
     }
@@ -593,6 +594,9 @@ final class JournalFile: @unchecked Sendable {
             unlink(temporary)
             return .failure(SaveFailure(file: temporary, error: error))
         }
+        // The records it holds were answered, and the journal it replaces may hold them synced:
+        // on disk before the rename, or a power cut just after it could leave an empty journal.
+        if !pieces.isEmpty { fdatasync(fd) }
         guard rename(temporary, path) == 0 else {
             let failure = SaveFailure(file: path)
             close(fd)

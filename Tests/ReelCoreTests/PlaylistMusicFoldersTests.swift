@@ -27,7 +27,7 @@ import Testing
             mediaRoots: [], musicDirectories: [music, other], logger: Logger(label: "test"))
         core.start(resume: .no)
         defer { core.shutdown() }
-        let scanned = waitUntil(seconds: 20) {
+        let scanned = waitUntil(seconds: 60) {
             core.music.progress.latest.value.scan >= 1 && !core.music.progress.latest.value.running
                 && (try? core.music.index.track(root: other, relativePath: "a.wav")) != nil
         }

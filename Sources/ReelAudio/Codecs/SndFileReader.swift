@@ -21,6 +21,7 @@ public final class SndFileReader: AudioFileReader {
         self.path = path
         var info = SF_INFO()
         let file: OpaquePointer
+        SndFileOpening.warm(path)
         switch SndFileOpening.open({ sf_open(path, Int32(SFM_READ), &info) }) {
         case .success(let opened): file = opened
         case .failure(let failure) where failure.isUnrecognisedFormat:
