@@ -109,6 +109,30 @@ struct PlaylistFiles {
     /// `known` (not changed since the read that gave it); and the file's stamp, nil when the
     /// file changed too recently to tell (`Stamp.settle`).
     func read(_ name: String, unlessStamped known: Stamp?) throws(ReelError) -> (playlist: StoredPlaylist?, stamp: Stamp?) {
+        let (bytes, stamp) = try bytes(of: name, unlessStamped: known)
+        guard let bytes else { return (nil, stamp) }
+        do {
+            return (try StoredPlaylist(reading: bytes), stamp)
+        } catch {
+            throw ReelError(.outOfRange, "the playlist \(name) is too large: \(error.message)")
+        }
+    }
+
+    /// The entries of the playlist `name` (to load or list it: `StoredPlaylistEntries`), as
+    /// `read(_:unlessStamped:)`.
+    func entries(of name: String, unlessStamped known: Stamp?) throws(ReelError) -> (entries: StoredPlaylistEntries?, stamp: Stamp?) {
+        let (bytes, stamp) = try bytes(of: name, unlessStamped: known)
+        guard let bytes else { return (nil, stamp) }
+        do {
+            return (try StoredPlaylistEntries(reading: bytes), stamp)
+        } catch {
+            throw ReelError(.outOfRange, "the playlist \(name) is too large: \(error.message)")
+        }
+    }
+
+    /// The bytes of the playlist `name`'s file (at most the limit and one byte more, so that the
+    /// parser refuses a larger one), as `read(_:unlessStamped:)`.
+    private func bytes(of name: String, unlessStamped known: Stamp?) throws(ReelError) -> (bytes: [UInt8]?, stamp: Stamp?) {
         let path = path(of: name)
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
@@ -141,11 +165,7 @@ struct PlaylistFiles {
             bytes += chunk[0..<count]
             if bytes.count > PlaylistLimits.stored.maximumBytes { break }
         }
-        do {
-            return (try StoredPlaylist(reading: bytes), stamp)
-        } catch {
-            throw ReelError(.outOfRange, "the playlist \(name) is too large: \(error.message)")
-        }
+        return (bytes, stamp)
     }
 
     /// Replaces (or creates) the playlist `name` with `playlist`, atomically (see the type).
