@@ -35,21 +35,6 @@ public struct StoredPlaylistEntries: Sendable {
         }
     }
 
-    /// A line's bytes as a dictionary key: hashed and compared by its bytes (only while the
-    /// file's buffer lives: within `read(_:limits:)`).
-    private struct LineKey: Hashable {
-        let bytes: UnsafeBufferPointer<UInt8>
-
-        static func == (a: LineKey, b: LineKey) -> Bool {
-            a.bytes.count == b.bytes.count
-                && (a.bytes.count == 0 || memcmpBytes(a.bytes.baseAddress!, b.bytes.baseAddress!, a.bytes.count))
-        }
-
-        func hash(into hasher: inout Hasher) {
-            hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
-        }
-    }
-
     /// Reads the lines (the rules of `StoredPlaylist(reading:limits:)`, and its line breaks:
     /// `forEachLine`); returns whether there are more than `limits.maximumEntries` entries
     /// (reading stops at the first one too many).
@@ -57,10 +42,9 @@ public struct StoredPlaylistEntries: Sendable {
         let count = file.count
         guard let base = file.baseAddress, count > 0 else { return false }
         // Each distinct entry's bytes, and its index in `distinct` (-1: not valid UTF-8, broken).
-        var known: [LineKey: Int] = [:]
+        var known = LineTable(file: base)
         // About one line per 40 bytes (a path of the music folder), within reason.
         let estimate = min(count / 40, 1 << 16)
-        known.reserveCapacity(estimate)
         entries.reserveCapacity(estimate)
         distinctOfEntry.reserveCapacity(estimate)
         var start = 0
@@ -99,20 +83,14 @@ public struct StoredPlaylistEntries: Sendable {
                 continue
             }
             if first == UInt8(ascii: "#") { continue }
-            let key = LineKey(bytes: line)
-            var index = known[key]
-            if index == nil {
+            let index = known.value(start: start, count: length) {
                 let text = all < 0x80 ? String(decoding: line, as: UTF8.self) : String(validating: line, as: UTF8.self)
-                if let text {
-                    if all >= 0x80 { allASCII = false }
-                    index = distinct.count
-                    distinct.append(text)
-                } else {
-                    index = -1
-                }
-                known[key] = index
+                guard let text else { return -1 }
+                if all >= 0x80 { allASCII = false }
+                distinct.append(text)
+                return distinct.count - 1
             }
-            guard let index, index >= 0 else {
+            guard index >= 0 else {
                 brokenLines.append((number, "not valid UTF-8"))
                 continue
             }
@@ -121,6 +99,85 @@ public struct StoredPlaylistEntries: Sendable {
             distinctOfEntry.append(index)
         }
         return false
+    }
+}
+
+/// The distinct lines of a file by their bytes, each with a value (`StoredPlaylistEntries`: its
+/// index in `distinct`): an open-addressing table of byte ranges of the file, hashed 8 bytes at
+/// a time with a seed drawn once per process (a file cannot be made to collide on purpose), so
+/// that a line is hashed once and no key or `Hasher` is made per line. Only while the file's
+/// buffer lives.
+private struct LineTable {
+    let file: UnsafePointer<UInt8>
+    /// Each slot: 0 (empty) or a line's number in `lines` + 1.
+    private var slots = [Int32](repeating: 0, count: 256)
+    /// Each distinct line: its hash, start and length in the file, and value.
+    private var lines: [(hash: UInt64, start: Int, count: Int, value: Int)] = []
+
+    /// Drawn once per process.
+    private static let seed = UInt64.random(in: .min ... .max)
+
+    init(file: UnsafePointer<UInt8>) { self.file = file }
+
+    /// The value of the line of `count` bytes at `start`; for a line not seen before, the one
+    /// `make` gives, kept for the next time.
+    mutating func value(start: Int, count: Int, make: () -> Int) -> Int {
+        let hash = Self.hash(file + start, count)
+        let mask = slots.count - 1
+        var slot = Int(truncatingIfNeeded: hash) & mask
+        while slots[slot] != 0 {
+            let line = lines[Int(slots[slot]) - 1]
+            if line.hash == hash, line.count == count, memcmpBytes(file + line.start, file + start, count) {
+                return line.value
+            }
+            slot = (slot + 1) & mask
+        }
+        let value = make()
+        lines.append((hash, start, count, value))
+        slots[slot] = Int32(lines.count)
+        if lines.count * 2 > slots.count { grow() }
+        return value
+    }
+
+    /// Twice the slots (at most half of them taken), every line placed again by its hash.
+    private mutating func grow() {
+        slots = [Int32](repeating: 0, count: slots.count * 2)
+        let mask = slots.count - 1
+        for (number, line) in lines.enumerated() {
+            var slot = Int(truncatingIfNeeded: line.hash) & mask
+            while slots[slot] != 0 { slot = (slot + 1) & mask }
+            slots[slot] = Int32(number + 1)
+        }
+    }
+
+    /// A 64-bit hash of `count` bytes at `bytes`, 8 at a time.
+    private static func hash(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> UInt64 {
+        let raw = UnsafeRawPointer(bytes)
+        var hash = seed ^ (UInt64(truncatingIfNeeded: count) &* 0x9E37_79B9_7F4A_7C15)
+        var index = 0
+        while index + 8 <= count {
+            hash = mix(hash ^ raw.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+            index += 8
+        }
+        if index < count {
+            var tail: UInt64 = 0
+            var shift: UInt64 = 0
+            while index < count {
+                tail |= UInt64(bytes[index]) << shift
+                shift += 8
+                index += 1
+            }
+            hash = mix(hash ^ tail)
+        }
+        return mix(hash)
+    }
+
+    @inline(__always)
+    private static func mix(_ value: UInt64) -> UInt64 {
+        var x = value &* 0xBF58_476D_1CE4_E5B9
+        x ^= x >> 31
+        x = x &* 0x94D0_49BB_1331_11EB
+        return x ^ (x >> 29)
     }
 }
 

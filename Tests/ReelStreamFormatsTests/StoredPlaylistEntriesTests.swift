@@ -17,7 +17,8 @@ import Testing
             #expect(fast.distinctOfEntry.map { fast.distinct[$0] } == fast.entries, sourceLocation: sourceLocation)
             // Distinct by their bytes (two spellings of "é" are two lines, though equal strings).
             var firsts: [[UInt8]] = []
-            for entry in whole.entries where !firsts.contains(Array(entry.utf8)) { firsts.append(Array(entry.utf8)) }
+            var seen: Set<[UInt8]> = []
+            for entry in whole.entries where seen.insert(Array(entry.utf8)).inserted { firsts.append(Array(entry.utf8)) }
             #expect(fast.distinct.map { Array($0.utf8) } == firsts, sourceLocation: sourceLocation)
             #expect(fast.allASCII == whole.entries.allSatisfy { $0.utf8.allSatisfy { $0 < 0x80 } }, sourceLocation: sourceLocation)
         case (.failure(let whole), .failure(let fast)):
@@ -68,6 +69,17 @@ import Testing
         #expect(read.distinctOfEntry == [0, 1, 0, 1])
         #expect(read.allASCII)
         #expect(try StoredPlaylistEntries(reading: Array("Caf\u{E9}.flac\n".utf8)).allASCII == false)
+    }
+
+    /// Thousands of distinct lines (the table of lines grows many times), each repeated later.
+    @Test func manyDistinctLinesAreEachFoundAgain() throws {
+        let distinct = (0..<5000).map { "Artist \($0 % 97)/Album \($0)/\($0 % 13) Title.flac" }
+        let lines = distinct + distinct.reversed() + distinct
+        let bytes = Array(lines.joined(separator: "\n").utf8)
+        expectSameReading(bytes)
+        let read = try StoredPlaylistEntries(reading: bytes)
+        #expect(read.distinct == distinct)
+        #expect(read.distinctOfEntry == Array(0..<5000) + (0..<5000).reversed() + Array(0..<5000))
     }
 
     @Test func limitsAreTheStoredPlaylistsLimits() {

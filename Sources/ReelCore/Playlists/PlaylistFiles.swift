@@ -140,9 +140,10 @@ struct PlaylistFiles {
             throw ReelError(.ioError, "cannot read the playlist \(path): \(String(cString: strerror(errno)))")
         }
         defer { close(fd) }
-        var bytes: [UInt8] = []
         var info = stat()
         var stamp: Stamp?
+        // The file's size and one byte more (a file grown since is read on below).
+        var expected = 65536
         if fstat(fd, &info) == 0 {
             let found = Stamp(info)
             var now = timespec()
@@ -152,8 +153,26 @@ struct PlaylistFiles {
                 if found == known { return (nil, found) }
                 stamp = found
             }
-            bytes.reserveCapacity(min(Int(info.st_size), PlaylistLimits.stored.maximumBytes) + 1)
+            expected = min(Int(info.st_size), PlaylistLimits.stored.maximumBytes) + 1
         }
+        // Read straight into the array (no copy from a chunk, no zeroing first).
+        var failure: Int32 = 0
+        var bytes = [UInt8](unsafeUninitializedCapacity: expected) { buffer, initialized in
+            while initialized < buffer.count {
+                let count = Glibc.read(fd, buffer.baseAddress! + initialized, buffer.count - initialized)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    return
+                }
+                if count == 0 { return }
+                initialized += count
+            }
+        }
+        if failure != 0 {
+            throw ReelError(.ioError, "cannot read the playlist \(path): \(String(cString: strerror(failure)))")
+        }
+        guard bytes.count == expected, bytes.count <= PlaylistLimits.stored.maximumBytes else { return (bytes, stamp) }
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
             let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
