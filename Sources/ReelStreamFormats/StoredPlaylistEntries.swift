@@ -54,16 +54,31 @@ public struct StoredPlaylistEntries: Sendable {
             // The line's end, and what its bytes hold: a NUL, a byte above ASCII.
             var end = start
             var hasNUL = false
-            var all: UInt8 = 0
-            while end < count {
-                let byte = base[end]
-                if byte <= 0x0D {
-                    if byte == 0x0A || byte == 0x0D { break }
-                    if byte == 0 { hasNUL = true }
+            var all: UInt64 = 0
+            scan: while true {
+                // 8 bytes at a time while none is a control byte up to CR (0x00…0x0D: a break,
+                // a NUL, a tab): the word less 0x0E in each byte borrows into a byte's top bit
+                // only where the byte is below 0x0E (a byte's own top bit is masked out).
+                while end + 8 <= count {
+                    let word = UnsafeRawPointer(base).loadUnaligned(fromByteOffset: end, as: UInt64.self)
+                    if (word &- 0x0E0E_0E0E_0E0E_0E0E) & ~word & 0x8080_8080_8080_8080 != 0 { break }
+                    all |= word
+                    end += 8
                 }
-                all |= byte
-                end += 1
+                // Then a byte at a time, through that word (or the file's last bytes).
+                let stop = min(end + 8, count)
+                while end < stop {
+                    let byte = base[end]
+                    if byte <= 0x0D {
+                        if byte == 0x0A || byte == 0x0D { break scan }
+                        if byte == 0 { hasNUL = true }
+                    }
+                    all |= UInt64(byte)
+                    end += 1
+                }
+                if end == count { break }
             }
+            let ascii = all & 0x8080_8080_8080_8080 == 0
             number += 1
             let length = end - start
             let line = UnsafeBufferPointer(start: base + start, count: length)
@@ -84,9 +99,9 @@ public struct StoredPlaylistEntries: Sendable {
             }
             if first == UInt8(ascii: "#") { continue }
             let index = known.value(start: start, count: length) {
-                let text = all < 0x80 ? String(decoding: line, as: UTF8.self) : String(validating: line, as: UTF8.self)
+                let text = ascii ? String(decoding: line, as: UTF8.self) : String(validating: line, as: UTF8.self)
                 guard let text else { return -1 }
-                if all >= 0x80 { allASCII = false }
+                if !ascii { allASCII = false }
                 distinct.append(text)
                 return distinct.count - 1
             }
