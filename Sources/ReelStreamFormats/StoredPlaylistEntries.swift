@@ -51,10 +51,14 @@ public struct StoredPlaylistEntries: Sendable {
         if count >= 3, base[0] == 0xEF, base[1] == 0xBB, base[2] == 0xBF { start = 3 }
         var number = 0
         while start < count {
-            // The line's end, and what its bytes hold: a NUL, a byte above ASCII.
+            // The line's end, what its bytes hold (a NUL, a byte above ASCII), and their hash
+            // (`LineTable`: 8 bytes at a time from the line's start).
             var end = start
             var hasNUL = false
             var all: UInt64 = 0
+            var hash = LineTable.seed
+            var tail: UInt64 = 0
+            var shift: UInt64 = 0
             scan: while true {
                 // 8 bytes at a time while none is a control byte up to CR (0x00…0x0D: a break,
                 // a NUL, a tab): the word less 0x0E in each byte borrows into a byte's top bit
@@ -63,9 +67,11 @@ public struct StoredPlaylistEntries: Sendable {
                     let word = UnsafeRawPointer(base).loadUnaligned(fromByteOffset: end, as: UInt64.self)
                     if (word &- 0x0E0E_0E0E_0E0E_0E0E) & ~word & 0x8080_8080_8080_8080 != 0 { break }
                     all |= word
+                    hash = LineTable.mix(hash ^ word)
                     end += 8
                 }
-                // Then a byte at a time, through that word (or the file's last bytes).
+                // Then a byte at a time, through that word (or the file's last bytes): the
+                // same 8 bytes make the same word (little-endian) as a load would.
                 let stop = min(end + 8, count)
                 while end < stop {
                     let byte = base[end]
@@ -74,10 +80,18 @@ public struct StoredPlaylistEntries: Sendable {
                         if byte == 0 { hasNUL = true }
                     }
                     all |= UInt64(byte)
+                    tail |= UInt64(byte) << shift
+                    shift += 8
                     end += 1
+                }
+                if shift == 64 {
+                    hash = LineTable.mix(hash ^ tail)
+                    tail = 0
+                    shift = 0
                 }
                 if end == count { break }
             }
+            if shift > 0 { hash = LineTable.mix(hash ^ tail) }
             let ascii = all & 0x8080_8080_8080_8080 == 0
             number += 1
             let length = end - start
@@ -98,7 +112,7 @@ public struct StoredPlaylistEntries: Sendable {
                 continue
             }
             if first == UInt8(ascii: "#") { continue }
-            let index = known.value(start: start, count: length) {
+            let index = known.value(start: start, count: length, hash: LineTable.finish(hash, count: length)) {
                 let text = ascii ? String(decoding: line, as: UTF8.self) : String(validating: line, as: UTF8.self)
                 guard let text else { return -1 }
                 if !ascii { allASCII = false }
@@ -118,10 +132,10 @@ public struct StoredPlaylistEntries: Sendable {
 }
 
 /// The distinct lines of a file by their bytes, each with a value (`StoredPlaylistEntries`: its
-/// index in `distinct`): an open-addressing table of byte ranges of the file, hashed 8 bytes at
-/// a time with a seed drawn once per process (a file cannot be made to collide on purpose), so
-/// that a line is hashed once and no key or `Hasher` is made per line. Only while the file's
-/// buffer lives.
+/// index in `distinct`): an open-addressing table of byte ranges of the file, by a hash of their
+/// bytes taken 8 at a time from the line's start (`mix`, then `finish`: made while the line's
+/// end is looked for) with a seed drawn once per process (a file cannot be made to collide on
+/// purpose), so that no key or `Hasher` is made per line. Only while the file's buffer lives.
 private struct LineTable {
     let file: UnsafePointer<UInt8>
     /// Each slot: 0 (empty) or a line's number in `lines` + 1.
@@ -129,15 +143,14 @@ private struct LineTable {
     /// Each distinct line: its hash, start and length in the file, and value.
     private var lines: [(hash: UInt64, start: Int, count: Int, value: Int)] = []
 
-    /// Drawn once per process.
-    private static let seed = UInt64.random(in: .min ... .max)
+    /// A line's hash before its first 8 bytes: drawn once per process.
+    static let seed = UInt64.random(in: .min ... .max)
 
     init(file: UnsafePointer<UInt8>) { self.file = file }
 
-    /// The value of the line of `count` bytes at `start`; for a line not seen before, the one
-    /// `make` gives, kept for the next time.
-    mutating func value(start: Int, count: Int, make: () -> Int) -> Int {
-        let hash = Self.hash(file + start, count)
+    /// The value of the line of `count` bytes at `start` (`hash`: of its bytes); for a line not
+    /// seen before, the one `make` gives, kept for the next time.
+    mutating func value(start: Int, count: Int, hash: UInt64, make: () -> Int) -> Int {
         let mask = slots.count - 1
         var slot = Int(truncatingIfNeeded: hash) & mask
         while slots[slot] != 0 {
@@ -165,30 +178,16 @@ private struct LineTable {
         }
     }
 
-    /// A 64-bit hash of `count` bytes at `bytes`, 8 at a time.
-    private static func hash(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> UInt64 {
-        let raw = UnsafeRawPointer(bytes)
-        var hash = seed ^ (UInt64(truncatingIfNeeded: count) &* 0x9E37_79B9_7F4A_7C15)
-        var index = 0
-        while index + 8 <= count {
-            hash = mix(hash ^ raw.loadUnaligned(fromByteOffset: index, as: UInt64.self))
-            index += 8
-        }
-        if index < count {
-            var tail: UInt64 = 0
-            var shift: UInt64 = 0
-            while index < count {
-                tail |= UInt64(bytes[index]) << shift
-                shift += 8
-                index += 1
-            }
-            hash = mix(hash ^ tail)
-        }
-        return mix(hash)
+    /// A line's hash once its bytes are mixed in (8 at a time from its start, little-endian,
+    /// the last ones as a shorter word): with its length.
+    @inline(__always)
+    static func finish(_ hash: UInt64, count: Int) -> UInt64 {
+        mix(hash ^ (UInt64(truncatingIfNeeded: count) &* 0x9E37_79B9_7F4A_7C15))
     }
 
+    /// Mixes 8 bytes into a line's hash.
     @inline(__always)
-    private static func mix(_ value: UInt64) -> UInt64 {
+    static func mix(_ value: UInt64) -> UInt64 {
         var x = value &* 0xBF58_476D_1CE4_E5B9
         x ^= x >> 31
         x = x &* 0x94D0_49BB_1331_11EB
