@@ -176,6 +176,10 @@ def main():
         results = {}
         for server in servers:
             big = os.path.join(server.playlists, "big.m3u")
+            # A connection of its own, opened now: one left idle through the other servers'
+            # rounds would be closed by the 60 s timeout (MPD's `connection_timeout`, Reel's).
+            server.client.close()
+            server.client = wait_for(server.connect, 60, f"{server.name} to answer", fail, interval=0.05)
 
             def rewrite():
                 # The same bytes written again: a file changed this instant, which Reel reads

@@ -53,6 +53,7 @@ static struct {
     __typeof__(av_packet_alloc) *packet_alloc;
     __typeof__(av_packet_free) *packet_free;
     __typeof__(av_packet_unref) *packet_unref;
+    __typeof__(av_probe_input_buffer2) *probe_input;
     __typeof__(avformat_open_input) *open_input;
     __typeof__(avformat_find_stream_info) *find_stream_info;
     __typeof__(av_find_best_stream) *find_best_stream;
@@ -132,6 +133,7 @@ static void load(void) {
         REEL_SYMBOL(ff.packet_unref, "av_packet_unref"),
     };
     const reel_library_symbol avformat_functions[] = {
+        REEL_SYMBOL(ff.probe_input, "av_probe_input_buffer2"),
         REEL_SYMBOL(ff.open_input, "avformat_open_input"),
         REEL_SYMBOL(ff.find_stream_info, "avformat_find_stream_info"),
         REEL_SYMBOL(ff.find_best_stream, "av_find_best_stream"),
@@ -358,6 +360,8 @@ static void open_failed(int code, reel_ff_status *status, char *message, size_t 
 }
 
 static reel_ff_decoder *finish_open(reel_ff_decoder *decoder, reel_ff_status *status, char *message, size_t size);
+static void refuse_guess(const AVInputFormat *guess, int score, const char *why, reel_ff_status *status, char *message,
+                         size_t size);
 
 /// A file's bytes for FFmpeg, through its descriptor (`reel_ff_open`).
 static int read_file(void *opaque, uint8_t *buffer, int size) {
@@ -427,14 +431,35 @@ reel_ff_decoder *reel_ff_open(const char *path, reel_ff_status *status, char *me
         reel_ff_close(decoder);
         return NULL;
     }
-    // The path names the file for the probe (its suffix counts), and opens nothing.
-    int code = ff.open_input(&decoder->format, path, NULL, NULL);
+    // The probe runs first, as avformat_open_input would run it, so that its score is known when
+    // the demuxer it chose then refuses the file. The path names the file for the probe (its
+    // suffix counts), and opens nothing.
+    const AVInputFormat *guess = NULL;
+    int score = ff.probe_input(decoder->io, &guess, path, NULL, 0, 0);
+    if (score < 0) {
+        open_failed(score, status, message, size);
+        reel_ff_close(decoder);
+        return NULL;
+    }
+    if (score < AVPROBE_SCORE_RETRY) {
+        // Only a guess, as in finish_open; refused before its demuxer reads the file (random
+        // bytes are "mp3" at 1 of 100 about once in 20, and that demuxer's header read then
+        // fails with EINVAL).
+        refuse_guess(guess, score, NULL, status, message, size);
+        reel_ff_close(decoder);
+        return NULL;
+    }
+    int code = ff.open_input(&decoder->format, path, guess, NULL);
     if (code < 0) {
         open_failed(code, status, message, size);
+        // A weak guess whose demuxer refuses the file is not that format broken.
+        if (score < AVPROBE_SCORE_EXTENSION && *status != REEL_FF_IO) refuse_guess(guess, score, message, status, message, size);
         decoder->format = NULL;  // avformat_open_input freed the context, not the I/O
         reel_ff_close(decoder);
         return NULL;
     }
+    // Given a demuxer, avformat_open_input does not probe: the score is the probe's above.
+    decoder->format->probe_score = score;
     return finish_open(decoder, status, message, size);
 }
 
@@ -504,6 +529,23 @@ reel_ff_decoder *reel_ff_open_stream(reel_ff_read_callback read, void *context, 
     return finish_open(decoder, status, message, size);
 }
 
+/// The probe's `guess` at `score` is not a format: `status` becomes REEL_FF_UNKNOWN_FORMAT and
+/// `message` says so, with `why` (what failed when it was tried; NULL when it was not tried, and
+/// `why` may be `message` itself).
+static void refuse_guess(const AVInputFormat *guess, int score, const char *why, reel_ff_status *status, char *message,
+                         size_t size) {
+    const char *name = guess != NULL ? guess->name : "?";
+    *status = REEL_FF_UNKNOWN_FORMAT;
+    if (why == NULL) {
+        snprintf(message, size, "not a format FFmpeg knows (only a guess: %s, at %d of 100)", name, score);
+        return;
+    }
+    char failure[160];
+    snprintf(failure, sizeof failure, "%s", why);
+    snprintf(message, size, "not a format FFmpeg knows (a guess, %s at %d of 100, that does not decode: %s)", name, score,
+             failure);
+}
+
 /// A failure after the format probe. When the probe's answer was a weak guess — below
 /// AVPROBE_SCORE_EXTENSION (50): neither the suffix nor strong content agreed — a file that then
 /// does not decode is not that format broken but no format Reel knows (random bytes that some
@@ -511,11 +553,7 @@ reel_ff_decoder *reel_ff_open_stream(reel_ff_read_callback read, void *context, 
 /// decoder and returns NULL.
 static reel_ff_decoder *failed_guess(reel_ff_decoder *decoder, reel_ff_status *status, char *message, size_t size) {
     if (decoder->format != NULL && decoder->format->probe_score < AVPROBE_SCORE_EXTENSION && *status != REEL_FF_IO) {
-        char why[160];
-        snprintf(why, sizeof why, "%s", message);
-        *status = REEL_FF_UNKNOWN_FORMAT;
-        snprintf(message, size, "not a format FFmpeg knows (a guess, %s at %d of 100, that does not decode: %s)",
-                 decoder->format->iformat != NULL ? decoder->format->iformat->name : "?", decoder->format->probe_score, why);
+        refuse_guess(decoder->format->iformat, decoder->format->probe_score, message, status, message, size);
     }
     reel_ff_close(decoder);
     return NULL;
@@ -529,9 +567,7 @@ static reel_ff_decoder *finish_open(reel_ff_decoder *decoder, reel_ff_status *st
     // starts with '[' is "lyrics" at 5), and real files score 50 or more (its suffix, or its
     // content). Below AVPROBE_SCORE_RETRY, FFmpeg itself warns of a misdetection.
     if (decoder->format->probe_score < AVPROBE_SCORE_RETRY) {
-        *status = REEL_FF_UNKNOWN_FORMAT;
-        snprintf(message, size, "not a format FFmpeg knows (only a guess: %s, at %d of 100)",
-                 decoder->format->iformat != NULL ? decoder->format->iformat->name : "?", decoder->format->probe_score);
+        refuse_guess(decoder->format->iformat, decoder->format->probe_score, NULL, status, message, size);
         reel_ff_close(decoder);
         return NULL;
     }

@@ -76,8 +76,10 @@ public final class PlayerStateFile: @unchecked Sendable {
         var writesQueue: Bool
         /// `queueFileStale` as the compaction took it (given back if the compaction fails).
         var staleQueueFile: Bool
-        /// Records written since, for the new journal.
-        var tail: [UInt8] = []
+        /// Records written since, for the new journal: the pieces as they were written (a
+        /// record of 10,000 entries is kept as its pieces, not copied into one growing array).
+        var tail: [[UInt8]] = []
+        var tailBytes = 0
         var tailRecords = 0
     }
 
@@ -350,7 +352,12 @@ public final class PlayerStateFile: @unchecked Sendable {
         var error: Int32?
         let journal = broken ? nil : self.journal
         func emit(_ bytes: inout [UInt8]) {
-            if compaction != nil { compaction!.tail += bytes }
+            if compaction != nil {
+                // A full piece itself (the next is made in a buffer of its own), a short one
+                // (a record's end, a small record) copied to its size.
+                compaction!.tail.append(bytes.count * 2 < bytes.capacity ? Array(bytes[...]) : bytes)
+                compaction!.tailBytes += bytes.count
+            }
             if error == nil, let journal { error = journal.append(bytes) }
             written += bytes.count
             bytes.removeAll(keepingCapacity: true)
@@ -434,7 +441,7 @@ public final class PlayerStateFile: @unchecked Sendable {
                 journal = file
                 broken = false
                 journalRecords = done.tailRecords
-                journalBytes = done.tail.count
+                journalBytes = done.tailBytes
                 scheduleSync()
                 recovered()
                 logger.debug(
@@ -575,12 +582,13 @@ final class JournalFile: @unchecked Sendable {
 
     deinit { close(fd) }
 
-    /// A new journal at `path` holding `bytes`: written to a temp file, renamed over the old one.
-    static func create(at path: String, holding bytes: [UInt8]) -> Result<JournalFile, SaveFailure> {
+    /// A new journal at `path` holding `pieces`, one after the other: written to a temp file,
+    /// renamed over the old one.
+    static func create(at path: String, holding pieces: [[UInt8]]) -> Result<JournalFile, SaveFailure> {
         let temporary = path + ".tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return .failure(SaveFailure(file: temporary)) }
-        if let error = writeAll(fd, bytes) {
+        if let error = pieces.lazy.compactMap({ writeAll(fd, $0) }).first {
             close(fd)
             unlink(temporary)
             return .failure(SaveFailure(file: temporary, error: error))

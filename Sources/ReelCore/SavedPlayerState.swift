@@ -453,44 +453,44 @@ extension SavedQueue.Entry {
     ) {
         switch source {
         case .file(let path):
-            out.append(contentsOf: #"{"path":"#.utf8)
+            JSONWriter.append(#"{"path":"#, into: &out)
             JSONWriter.writeString(path, into: &out)
         case .item(let id, let path, let name):
-            out.append(contentsOf: #"{"item":"#.utf8)
+            JSONWriter.append(#"{"item":"#, into: &out)
             JSONWriter.writeString(id, into: &out)
-            out.append(contentsOf: #","path":"#.utf8)
+            JSONWriter.append(#","path":"#, into: &out)
             JSONWriter.writeString(path, into: &out)
-            out.append(contentsOf: #","name":"#.utf8)
+            JSONWriter.append(#","name":"#, into: &out)
             JSONWriter.writeString(name, into: &out)
         case .url:
             // Its `title` member may be the tags' title: the general path keeps that rule.
             return JSONWriter.write(Self(source: source, duration: duration, format: format, tags: tags).json, into: &out)
         }
         if let duration {
-            out.append(contentsOf: #","duration":"#.utf8)
+            JSONWriter.append(#","duration":"#, into: &out)
             JSONWriter.writeDouble(duration, into: &out)
         }
         if let format {
-            out.append(contentsOf: #","format":{"codec":"#.utf8)
+            JSONWriter.append(#","format":{"codec":"#, into: &out)
             JSONWriter.writeString(format.codec, into: &out)
-            out.append(contentsOf: #","sampleRate":"#.utf8)
+            JSONWriter.append(#","sampleRate":"#, into: &out)
             JSONWriter.writeInt(Int64(format.sampleRate), into: &out)
-            out.append(contentsOf: #","channels":"#.utf8)
+            JSONWriter.append(#","channels":"#, into: &out)
             JSONWriter.writeInt(Int64(format.channels), into: &out)
             out.append(0x7D)
         }
         if let tags {
             // Member by member (no list of them made per entry: a record may hold 10,000).
             if let title = tags.title {
-                out.append(contentsOf: #","title":"#.utf8)
+                JSONWriter.append(#","title":"#, into: &out)
                 JSONWriter.writeString(title, into: &out)
             }
             if let artist = tags.artist {
-                out.append(contentsOf: #","artist":"#.utf8)
+                JSONWriter.append(#","artist":"#, into: &out)
                 JSONWriter.writeString(artist, into: &out)
             }
             if let album = tags.album {
-                out.append(contentsOf: #","album":"#.utf8)
+                JSONWriter.append(#","album":"#, into: &out)
                 JSONWriter.writeString(album, into: &out)
             }
         }

@@ -129,7 +129,7 @@ public final class LibraryStore: Sendable {
     /// (the log is replayed at the next open anyway). Call when no more writes will come.
     public func checkpoint() {
         do {
-            try pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+            _ = try pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
         } catch {
             logger.warning("could not checkpoint the library database", metadata: ["error": "\(error)"])
         }

@@ -50,9 +50,9 @@ extension MusicIndex {
     static let fullNumberedQueueFilesSQL = numberedPathsSQL(pathsPerQuery, columns: queueFileColumns)
 
     /// Calls `body` with each of `distinctPaths` of `root` that the index has (by its number in
-    /// `distinctPaths`, in that order) and what a queue entry takes of it; a path the index does
-    /// not have is not called with. As `tracks(root:distinctPaths:)` (one query per 500 paths,
-    /// each row handed back with its path's number), but only the nine columns an entry needs
+    /// `distinctPaths`; in no set order: in the table's row order when it is read whole) and what
+    /// a queue entry takes of it; a path the index does not have is not called with. As
+    /// `tracks(root:distinctPaths:)` (`forEachNumberedRow`), but only the nine columns an entry needs
     /// are read, into a value on the stack: a playlist of 10,000 files makes no array of rows.
     /// `body` runs inside the read (on the calling thread): it must not use the index.
     public func queueFiles(
@@ -60,7 +60,7 @@ extension MusicIndex {
     ) throws(ReelError) {
         guard !distinctPaths.isEmpty else { return }
         try store.reading("read \(distinctPaths.count) music files") { db in
-            try Self.forEachNumberedRow(
+            _ = try Self.forEachNumberedRow(
                 root: root, distinctPaths: distinctPaths, full: Self.fullNumberedQueueFilesSQL,
                 columns: Self.queueFileColumns, in: db
             ) { number, statement in

@@ -204,9 +204,15 @@ import ReelTestSupport
             usleep(2000)
         }
         #expect(sawBuffering)
-        // Then it reconnects and plays on.
-        #expect(try StreamSourceTests.readAudible(reader, frames: 44100).count >= 44100 * 2)
+        // Then it reconnects and plays on. A reader that outran the server (a loaded machine's
+        // server sends slower than the reader decodes) saw `buffering` before the stall as well:
+        // what is left of the first connection's audio plays before the reconnect.
+        let reconnectDeadline = Date().addingTimeInterval(60)
+        while stream.current.reconnects < 1 && Date() < reconnectDeadline {
+            _ = try StreamSourceTests.readAudible(reader, frames: 4410, seconds: 1)
+        }
         #expect(stream.current.reconnects >= 1)
+        #expect(try StreamSourceTests.readAudible(reader, frames: 44100).count >= 44100 * 2)
     }
 
     @Test func garbageIsAnErrorNamingWhatWasSentNotAHang() throws {

@@ -356,6 +356,24 @@ import Testing
         try writeJournal([JournalRecord(sequence: 7, player: oldPlayer, edit: [], length: 0, options: nil)])
         try expectState("older files")
     }
+    /// A new journal holds what was recorded while a compaction ran, kept as the pieces the
+    /// records were written in (a record of 10,000 entries is some 64 KiB pieces): every piece,
+    /// in order, with nothing between them; and later records go after them.
+    @Test func aNewJournalHoldsEveryPieceInOrder() throws {
+        let directory = try scratch()
+        let path = directory + "/data/state.journal"
+        let big = [UInt8](repeating: 0x61, count: PlayerStateFile.chunkBytes + 7)
+        let pieces: [[UInt8]] = [Array("{\"seq\":1}\n{".utf8), big, [], Array("}\n".utf8)]
+        let journal = try JournalFile.create(at: path, holding: pieces).get()
+        #expect(journal.append(Array("{\"seq\":3}\n".utf8)) == nil)
+        let written = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        #expect(written == pieces.flatMap { $0 } + Array("{\"seq\":3}\n".utf8))
+        #expect(!FileManager.default.fileExists(atPath: path + ".tmp"))
+
+        _ = try JournalFile.create(at: path, holding: []).get()
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)).isEmpty)
+    }
+
     /// The same for a repetitive queue (a playlist that names its files again): a version 1
     /// base, an add recorded with each entry once and its order, then the compaction's version 2
     /// base; at each point the files read back as the same queue.

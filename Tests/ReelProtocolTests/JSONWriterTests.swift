@@ -14,6 +14,41 @@ struct JSONWriterTests {
         #expect(JSONValue.string("/\u{7F}").jsonString == "\"/\u{7F}\"")
     }
 
+    /// Text is scanned for what needs an escape eight bytes at a time: each character that
+    /// does (and bytes near those values that do not) at every place of texts of 0 to 24
+    /// characters, across and at the words' edges, is written as a character-by-character writer
+    /// writes it.
+    @Test func escapesTheSameAtEveryPlaceOfAWord() {
+        func escapedOneByOne(_ text: String) -> String {
+            var out = "\""
+            for scalar in text.unicodeScalars {
+                switch scalar.value {
+                case 0x22: out += "\\\""
+                case 0x5C: out += "\\\\"
+                case 0..<0x20: out += "\\u00" + (scalar.value < 0x10 ? "0" : "") + String(scalar.value, radix: 16)
+                default: out.unicodeScalars.append(scalar)
+                }
+            }
+            return out + "\""
+        }
+        let characters = [
+            "\u{0}", "\u{1F}", "\n", "\"", "\\", " ", "!", "#", "[", "]", "\u{7F}", "é", "¢", "Ü", "€", "😀",
+        ]
+        for length in 0...24 {
+            for place in 0..<max(length, 1) {
+                for character in characters {
+                    var text = String(repeating: "a", count: length)
+                    if length > 0 {
+                        text = String(repeating: "a", count: place) + character + String(repeating: "b", count: length - place - 1)
+                    }
+                    #expect(JSONValue.string(text).jsonString == escapedOneByOne(text), "\(length) bytes, \(character) at \(place)")
+                    let twice = text + character + text
+                    #expect(JSONValue.string(twice).jsonString == escapedOneByOne(twice))
+                }
+            }
+        }
+    }
+
     @Test func leavesNonASCIIAsIs() {
         #expect(JSONValue.string("café 😀").jsonBytes == bytes("\"café 😀\""))
     }

@@ -41,8 +41,10 @@ public enum RecordingRepair {
     static func repairWAV(_ path: String) throws(ReelError) -> String {
         let before = fileSize(path)
         var info = SF_INFO()
-        guard let file = sf_open(path, Int32(SFM_RDWR), &info) else {
-            throw ReelError(.corruptFile, "cannot repair \(path): \(String(cString: sf_strerror(nil)))")
+        let file: OpaquePointer
+        switch SndFileOpening.open({ sf_open(path, Int32(SFM_RDWR), &info) }) {
+        case .success(let opened): file = opened
+        case .failure(let failure): throw ReelError(.corruptFile, "cannot repair \(path): \(failure.message)")
         }
         sf_command(file, Int32(SFC_UPDATE_HEADER_NOW), nil, 0)
         sf_close(file)

@@ -93,13 +93,17 @@ public final class SndFileWriter: RecordingWriter {
         }
         let output = codec == "wav" ? nil : WriteBehindFile(descriptor: descriptor)
         var io = WriteBehindFile.virtualIO
-        let opened = output.map { sf_open_virtual(&io, Int32(SFM_WRITE), &info, $0.userData) }
-            ?? sf_open_fd(descriptor, Int32(SFM_WRITE), &info, Int32(SF_FALSE))
-        guard let file = opened else {
-            let detail = String(cString: sf_strerror(nil))
+        let file: OpaquePointer
+        let opened = SndFileOpening.open {
+            output.map { sf_open_virtual(&io, Int32(SFM_WRITE), &info, $0.userData) }
+                ?? sf_open_fd(descriptor, Int32(SFM_WRITE), &info, Int32(SF_FALSE))
+        }
+        switch opened {
+        case .success(let sndfile): file = sndfile
+        case .failure(let failure):
             Glibc.close(descriptor)
             unlink(path)
-            throw ReelError(.ioError, "cannot create \(path): \(detail)")
+            throw ReelError(.ioError, "cannot create \(path): \(failure.message)")
         }
         self.descriptor = descriptor
         self.output = output

@@ -20,13 +20,16 @@ public final class SndFileReader: AudioFileReader {
     public init(path: String) throws(ReelError) {
         self.path = path
         var info = SF_INFO()
-        guard let file = sf_open(path, Int32(SFM_READ), &info) else {
-            let code = sf_error(nil)
-            let detail = String(cString: sf_strerror(nil))
-            if code == Int32(SF_ERR_UNRECOGNISED_FORMAT) {
-                throw ReelError(.unsupportedFormat, "\(path) is not an audio file Reel can decode (\(detail))")
-            }
-            throw ReelError(.corruptFile, "cannot decode \(path): \(detail)")
+        let file: OpaquePointer
+        switch SndFileOpening.open({ sf_open(path, Int32(SFM_READ), &info) }) {
+        case .success(let opened): file = opened
+        case .failure(let failure) where failure.isUnrecognisedFormat:
+            throw ReelError(.unsupportedFormat, "\(path) is not an audio file Reel can decode (\(failure.message))")
+        case .failure(let failure) where failure.isMPEGGuessWithoutFrames:
+            throw ReelError(
+                .unsupportedFormat, "\(path) is not an audio file Reel can decode (it begins like MPEG audio, but holds no MPEG frames)")
+        case .failure(let failure):
+            throw ReelError(.corruptFile, "cannot decode \(path): \(failure.message)")
         }
         self.file = file
         let major = Int(info.format) & SF_FORMAT_TYPEMASK

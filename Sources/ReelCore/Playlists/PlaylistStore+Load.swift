@@ -280,15 +280,20 @@ extension PlaylistStore {
     /// see `byMusicFolder`.)
     private func indexedTracks(_ files: [(root: String, path: String)]) -> (tracks: [MusicTrack?], complete: Bool) {
         let index = MusicIndex(store: store)
-        var found = [MusicTrack?](repeating: nil, count: files.count)
+        // Made at the first folder of several: one folder's tracks are the answer as they are
+        // (no array of every file made in vain).
+        var found: [MusicTrack?] = []
         let complete = byMusicFolder(files) { root, paths, numbers throws(ReelError) in
             let tracks = try index.tracks(root: root, distinctPaths: paths)
             guard let numbers else {
                 found = tracks
                 return
             }
+            if found.isEmpty { found = [MusicTrack?](repeating: nil, count: files.count) }
             for (number, track) in zip(numbers, tracks) { found[number] = track }
         }
+        // (No lookup made, or none that could be.)
+        if found.count != files.count { found = [MusicTrack?](repeating: nil, count: files.count) }
         return (found, complete)
     }
 
