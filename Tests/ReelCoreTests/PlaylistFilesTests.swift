@@ -48,6 +48,35 @@ import Testing
 
     /// A write stopped after any of its steps leaves the old file whole or the new one whole;
     /// the temporary file it may leave is never listed, and goes when the store opens.
+    /// Both readings (to edit: `read`, to load or list: `entries(of:)`) take the whole file,
+    /// and both refuse one larger than the limit (not cut), each with the reason.
+    @Test func aFileIsReadWholeAndALargerOneThanTheLimitIsRefused() throws {
+        let directory = Directory()
+        try directory.files.write("Small", StoredPlaylist(entries: ["A/01.flac"]))
+        // One line of all the bytes but the last line's (too long: broken, no entry): only the size limit applies.
+        let last = Array("\nA/02.flac".utf8)  // the last line, without a break
+        var bytes = [UInt8](repeating: UInt8(ascii: "x"), count: PlaylistLimits.stored.maximumBytes - last.count)
+        bytes[0] = UInt8(ascii: "#")
+        bytes += last
+        #expect(bytes.count <= PlaylistLimits.stored.maximumBytes)
+        #expect(FileManager.default.createFile(atPath: directory.path + "/Large.m3u", contents: Data(bytes)))
+        #expect(try directory.files.read("Large").entries == ["A/02.flac"])
+        #expect(try directory.files.entries(of: "Large", unlessStamped: nil).entries?.entries == ["A/02.flac"])
+
+        bytes += Array(repeating: UInt8(ascii: "x"), count: PlaylistLimits.stored.maximumBytes + 1 - bytes.count)
+        #expect(FileManager.default.createFile(atPath: directory.path + "/Large.m3u", contents: Data(bytes)))
+        for read in [{ _ = try directory.files.read("Large") }, { _ = try directory.files.entries(of: "Large", unlessStamped: nil) }] {
+            do {
+                try read()
+                Issue.record("a file larger than the limit was read")
+            } catch let error as ReelError {
+                #expect(error.reason == .outOfRange)
+                #expect(error.message.contains("larger than"), "\(error.message)")
+            }
+        }
+        #expect(try directory.files.entries(of: "Small", unlessStamped: nil).entries?.entries == ["A/01.flac"])
+    }
+
     @Test func aWriteStoppedAtAnyStepLeavesTheOldFileOrTheNewOne() throws {
         let old = StoredPlaylist(entries: (0..<500).map { "Old/\($0).flac" })
         let new = StoredPlaylist(entries: (0..<900).map { "New/\($0).flac" })

@@ -109,6 +109,30 @@ struct PlaylistFiles {
     /// `known` (not changed since the read that gave it); and the file's stamp, nil when the
     /// file changed too recently to tell (`Stamp.settle`).
     func read(_ name: String, unlessStamped known: Stamp?) throws(ReelError) -> (playlist: StoredPlaylist?, stamp: Stamp?) {
+        let (bytes, stamp) = try bytes(of: name, unlessStamped: known)
+        guard let bytes else { return (nil, stamp) }
+        do {
+            return (try StoredPlaylist(reading: bytes), stamp)
+        } catch {
+            throw ReelError(.outOfRange, "the playlist \(name) is too large: \(error.message)")
+        }
+    }
+
+    /// The entries of the playlist `name` (to load or list it: `StoredPlaylistEntries`), as
+    /// `read(_:unlessStamped:)`.
+    func entries(of name: String, unlessStamped known: Stamp?) throws(ReelError) -> (entries: StoredPlaylistEntries?, stamp: Stamp?) {
+        let (bytes, stamp) = try bytes(of: name, unlessStamped: known)
+        guard let bytes else { return (nil, stamp) }
+        do {
+            return (try StoredPlaylistEntries(reading: bytes), stamp)
+        } catch {
+            throw ReelError(.outOfRange, "the playlist \(name) is too large: \(error.message)")
+        }
+    }
+
+    /// The bytes of the playlist `name`'s file (at most the limit and one byte more, so that the
+    /// parser refuses a larger one), as `read(_:unlessStamped:)`.
+    private func bytes(of name: String, unlessStamped known: Stamp?) throws(ReelError) -> (bytes: [UInt8]?, stamp: Stamp?) {
         let path = path(of: name)
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
@@ -116,9 +140,10 @@ struct PlaylistFiles {
             throw ReelError(.ioError, "cannot read the playlist \(path): \(String(cString: strerror(errno)))")
         }
         defer { close(fd) }
-        var bytes: [UInt8] = []
         var info = stat()
         var stamp: Stamp?
+        // The file's size and one byte more (a file grown since is read on below).
+        var expected = 65536
         if fstat(fd, &info) == 0 {
             let found = Stamp(info)
             var now = timespec()
@@ -128,8 +153,26 @@ struct PlaylistFiles {
                 if found == known { return (nil, found) }
                 stamp = found
             }
-            bytes.reserveCapacity(min(Int(info.st_size), PlaylistLimits.stored.maximumBytes) + 1)
+            expected = min(Int(info.st_size), PlaylistLimits.stored.maximumBytes) + 1
         }
+        // Read straight into the array (no copy from a chunk, no zeroing first).
+        var failure: Int32 = 0
+        var bytes = [UInt8](unsafeUninitializedCapacity: expected) { buffer, initialized in
+            while initialized < buffer.count {
+                let count = Glibc.read(fd, buffer.baseAddress! + initialized, buffer.count - initialized)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    return
+                }
+                if count == 0 { return }
+                initialized += count
+            }
+        }
+        if failure != 0 {
+            throw ReelError(.ioError, "cannot read the playlist \(path): \(String(cString: strerror(failure)))")
+        }
+        guard bytes.count == expected, bytes.count <= PlaylistLimits.stored.maximumBytes else { return (bytes, stamp) }
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
             let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
@@ -141,11 +184,7 @@ struct PlaylistFiles {
             bytes += chunk[0..<count]
             if bytes.count > PlaylistLimits.stored.maximumBytes { break }
         }
-        do {
-            return (try StoredPlaylist(reading: bytes), stamp)
-        } catch {
-            throw ReelError(.outOfRange, "the playlist \(name) is too large: \(error.message)")
-        }
+        return (bytes, stamp)
     }
 
     /// Replaces (or creates) the playlist `name` with `playlist`, atomically (see the type).

@@ -61,49 +61,117 @@ public struct PlaylistPaths: Sendable, Equatable {
     }
 
     /// What `line` (a playlist entry) names. One pass over its bytes (a 10,000-line playlist
-    /// is read on every load).
+    /// is located when it is first read: `StoredPlaylistEntries` hands over each distinct line
+    /// once); strings are compared only for the first part (the recordings directory, a music
+    /// folder's directory), as before.
     public func location(of line: String) -> Location {
-        if line.hasPrefix("file://") { return fileLocation(String(line.dropFirst("file://".count))) }
-        if line.hasPrefix("/") { return fileLocation(line) }
-        // A scheme (`http://…`): "://" before any "/".
-        let utf8 = line.utf8
-        if let slash = utf8.firstIndex(of: UInt8(ascii: "/")), slash > utf8.startIndex,
-            utf8[utf8.index(before: slash)] == UInt8(ascii: ":"),
-            utf8.index(after: slash) < utf8.endIndex, utf8[utf8.index(after: slash)] == UInt8(ascii: "/")
-        {
+        var bytes = line
+        let shape = bytes.withUTF8 { LineShape($0) }
+        switch shape {
+        case .fileURL where line.hasPrefix("file://"):
+            return fileLocation(String(line.dropFirst("file://".count)))
+        case .absolute where line.hasPrefix("/"):
+            return fileLocation(line)
+        case .url:
             return .url(line)
+        case .emptyOrDotPart:
+            return .invalid("\(line) is not a path of the music folder (an empty, . or .. part)")
+        case .relative(let firstEnd):
+            return relativeLocation(line, firstEnd: firstEnd)
+        case .fileURL, .absolute:
+            // A combining mark after the prefix's last character: not the prefix (as before).
+            return location(notPrefixed: line)
         }
-        // Its parts: none empty, `.` or `..`; the first one's end.
-        var firstEnd: String.Index?
-        var partStart = utf8.startIndex
-        var index = utf8.startIndex
-        while true {
-            let atEnd = index == utf8.endIndex
-            if atEnd || utf8[index] == UInt8(ascii: "/") {
-                let length = utf8.distance(from: partStart, to: index)
-                let dots = length <= 2 && utf8[partStart..<index].allSatisfy { $0 == UInt8(ascii: ".") }
-                if length == 0 || dots {
-                    return .invalid("\(line) is not a path of the music folder (an empty, . or .. part)")
-                }
-                if firstEnd == nil { firstEnd = index }
-                if atEnd { break }
-                partStart = utf8.index(after: index)
+    }
+
+    /// What a line's bytes look like, read in one pass.
+    private enum LineShape {
+        /// `file://…`, `/…` (by their bytes: a combining mark after them is checked as a string).
+        case fileURL, absolute
+        /// A scheme (`http://…`): "://" before any other "/".
+        case url
+        /// A relative path with an empty, `.` or `..` part.
+        case emptyOrDotPart
+        /// A relative path; the byte offset where its first part ends.
+        case relative(firstEnd: Int)
+
+        init(_ line: UnsafeBufferPointer<UInt8>) {
+            let count = line.count
+            let slash = UInt8(ascii: "/")
+            let fileScheme: StaticString = "file://"
+            if count >= fileScheme.utf8CodeUnitCount,
+                (0..<fileScheme.utf8CodeUnitCount).allSatisfy({ line[$0] == fileScheme.utf8Start[$0] })
+            {
+                self = .fileURL
+                return
             }
-            index = utf8.index(after: index)
+            if count > 0, line[0] == slash {
+                self = .absolute
+                return
+            }
+            self = Self(relative: line)
         }
-        let first = line[..<firstEnd!]
+
+        /// A line that does not start with `/` or `file://`.
+        init(relative line: UnsafeBufferPointer<UInt8>) {
+            let count = line.count
+            let slash = UInt8(ascii: "/")
+            let dot = UInt8(ascii: ".")
+            var firstEnd = -1
+            var partStart = 0
+            var index = 0
+            while true {
+                let atEnd = index == count
+                if atEnd || line[index] == slash {
+                    let length = index - partStart
+                    if firstEnd < 0, length > 0, !atEnd, line[index - 1] == UInt8(ascii: ":"), index + 1 < count,
+                        line[index + 1] == slash
+                    {
+                        self = .url
+                        return
+                    }
+                    if length == 0 || (length <= 2 && line[partStart] == dot && line[index - 1] == dot) {
+                        self = .emptyOrDotPart
+                        return
+                    }
+                    if firstEnd < 0 { firstEnd = index }
+                    if atEnd { break }
+                    partStart = index + 1
+                }
+                index += 1
+            }
+            self = .relative(firstEnd: firstEnd)
+        }
+    }
+
+    /// A line starting with `/` or `file://` bytes followed by a combining mark (which makes
+    /// them another character): read as a relative line.
+    private func location(notPrefixed line: String) -> Location {
+        var bytes = line
+        switch bytes.withUTF8({ LineShape(relative: $0) }) {
+        case .url: return .url(line)
+        case .relative(let firstEnd): return relativeLocation(line, firstEnd: firstEnd)
+        default: return .invalid("\(line) is not a path of the music folder (an empty, . or .. part)")
+        }
+    }
+
+    /// A relative line with no empty, `.` or `..` part, its first part ending at byte `firstEnd`.
+    private func relativeLocation(_ line: String, firstEnd offset: Int) -> Location {
+        let utf8 = line.utf8
+        let firstEnd = utf8.index(utf8.startIndex, offsetBy: offset)
+        let first = line[..<firstEnd]
         if first == recordingsDirectory {
-            guard firstEnd! < line.endIndex else { return .invalid("\(line) is the recordings directory, not a recording") }
-            return .recording(treePath: String(line[firstEnd!...]))
+            guard firstEnd < line.endIndex else { return .invalid("\(line) is the recordings directory, not a recording") }
+            return .recording(treePath: String(line[firstEnd...]))
         }
         guard let folder = musicFolders.first else {
             return .invalid("\(line) names a music folder file, and no music folder is configured")
         }
         if folder.directory.isEmpty { return .music(root: folder.root, path: line) }
-        guard firstEnd! < line.endIndex, let named = musicFolders.first(where: { $0.directory == first }) else {
+        guard firstEnd < line.endIndex, let named = musicFolders.first(where: { $0.directory == first }) else {
             return .invalid("\(line) is in none of the music folders")
         }
-        return .music(root: named.root, path: String(line[line.index(after: firstEnd!)...]))
+        return .music(root: named.root, path: String(line[line.index(after: firstEnd)...]))
     }
 
     private func fileLocation(_ path: String) -> Location {

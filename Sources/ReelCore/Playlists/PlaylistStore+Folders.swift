@@ -46,7 +46,7 @@ extension PlaylistStore {
         /// A stored playlist's broken lines (none for a playlist file: its lines are only read).
         var brokenLines: [PlaylistBrokenLine] {
             guard case .stored(let read) = self else { return [] }
-            return read.playlist.brokenLines.map { PlaylistBrokenLine(line: $0.line, reason: $0.reason) }
+            return read.lines.brokenLines.map { PlaylistBrokenLine(line: $0.line, reason: $0.reason) }
         }
     }
 

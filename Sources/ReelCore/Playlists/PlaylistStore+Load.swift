@@ -329,37 +329,6 @@ extension PlaylistStore {
     }
 }
 
-/// The files of the music folders that a playlist's lines name, each once, and the file each
-/// line names: a playlist that names 200 files 50 times is looked up in the index as 200 files,
-/// and its 10,000 lines find theirs by number, not by hashing their paths on every load.
-struct PlaylistMusicLines: Sendable {
-    /// Each file once, in the order of the first line naming it.
-    var files: [(root: String, path: String)] = []
-    /// For each line from `firstLine`: its file's index in `files`, or -1 (not a music file).
-    var fileOfLine: [Int] = []
-    /// The index of the first line (the locations' start).
-    var firstLine = 0
-
-    init(_ locations: ArraySlice<PlaylistPaths.Location>) {
-        firstLine = locations.startIndex
-        fileOfLine.reserveCapacity(locations.count)
-        var indexOfFile: [String: [String: Int]] = [:]
-        for location in locations {
-            guard case .music(let root, let path) = location else {
-                fileOfLine.append(-1)
-                continue
-            }
-            if let known = indexOfFile[root]?[path] {
-                fileOfLine.append(known)
-            } else {
-                indexOfFile[root, default: [:]][path] = files.count
-                fileOfLine.append(files.count)
-                files.append((root, path))
-            }
-        }
-    }
-}
-
 /// The queue entries of a playlist's indexed files (`PlaylistStore.madeEntries(_:)`), by file
 /// of its `PlaylistMusicLines.files`.
 struct MadeEntries: Sendable {

@@ -343,8 +343,9 @@ public final class PlaylistStore: @unchecked Sendable {
 struct ReadPlaylist {
     var name: String
     var stamp: PlaylistFiles.Stamp
-    var playlist: StoredPlaylist
-    var entries: [String]
+    /// The file's entries and broken lines, each distinct line once.
+    var lines: StoredPlaylistEntries
+    var entries: [String] { lines.entries }
     var locations: [PlaylistPaths.Location]?
     /// The music folders' files the lines name, each once (made with `locations`).
     var music: PlaylistMusicLines?
@@ -360,21 +361,23 @@ struct ReadPlaylist {
 extension PlaylistStore {
     /// The playlist `name`, its entries and (with `locating`) what each line names; from
     /// `lastRead` when the file has not changed since, which it then becomes. On `queue`.
+    /// Each distinct line is located once (`StoredPlaylistEntries.distinct`), and a line
+    /// repeating it takes its location.
     func read(_ name: String, locating: Bool) throws(ReelError) -> ReadPlaylist {
         let known = lastRead?.name == name ? lastRead : nil
-        let (playlist, stamp) = try files.read(name, unlessStamped: known?.stamp)
+        let (lines, stamp) = try files.entries(of: name, unlessStamped: known?.stamp)
         var read: ReadPlaylist
-        if let playlist {
-            read = ReadPlaylist(
-                name: name, stamp: stamp ?? PlaylistFiles.Stamp(stat()), playlist: playlist, entries: playlist.entries,
-                locations: nil)
+        if let lines {
+            read = ReadPlaylist(name: name, stamp: stamp ?? PlaylistFiles.Stamp(stat()), lines: lines, locations: nil)
         } else {
             read = known!
         }
         if locating, read.locations == nil {
-            let locations = read.entries.map(paths.location(of:))
-            read.locations = locations
-            read.music = PlaylistMusicLines(locations[...])
+            let distinct = read.lines.distinct.map(paths.location(of:))
+            read.locations = read.lines.distinctOfEntry.map { distinct[$0] }
+            read.music = PlaylistMusicLines(
+                distinct: read.lines.distinct, locations: distinct, allASCII: read.lines.allASCII,
+                distinctOfLine: read.lines.distinctOfEntry)
         }
         // A file changed too recently to tell the next change is read again next time.
         lastRead = stamp == nil ? nil : read

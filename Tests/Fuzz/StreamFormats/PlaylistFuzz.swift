@@ -27,8 +27,15 @@ public func fuzzPlaylist(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
 
     let limits = PlaylistLimits(maximumBytes: 1 << 20, maximumEntries: 500, maximumLineLength: 300)
+    let entriesOnly = try? StoredPlaylistEntries(reading: body, limits: limits)
+    precondition((entriesOnly == nil) == ((try? StoredPlaylist(reading: body, limits: limits)) == nil), "the two readings disagree on an error")
     if let stored = try? StoredPlaylist(reading: body, limits: limits) {
         _ = stored.brokenLines
+        if let entriesOnly {
+            precondition(entriesOnly.entries == stored.entries, "the entries read in one pass differ")
+            precondition(entriesOnly.brokenLines.map(\.line) == stored.brokenLines.map(\.line), "the broken lines read in one pass differ")
+            precondition(entriesOnly.distinctOfEntry.map { entriesOnly.distinct[$0] } == stored.entries, "a distinct line is not its entry")
+        }
         if let encoded = try? stored.encoded() {
             let again = try? StoredPlaylist(reading: encoded, limits: limits)
             precondition(again == stored, "stored playlist round trip changed it")
