@@ -272,8 +272,11 @@ class Page:
         assert buttons, f"no action {label!r} for {name!r}"
         buttons[0].click()
 
-    def progress_fraction(self) -> float:
-        return self.js("""const f = document.getElementById('progress-fill').getBoundingClientRect();
+    def progress_fraction(self, redraw=False) -> float:
+        """The bar's fill as drawn; with `redraw`, drawn first for this instant (the page draws
+        on animation frames, which a loaded machine's browser may hold back for some 100 ms)."""
+        return self.js(("drawProgress();" if redraw else "") +
+                       """const f = document.getElementById('progress-fill').getBoundingClientRect();
                           const t = document.querySelector('.progress-track').getBoundingClientRect();
                           return f.width / t.width""")
 
