@@ -136,9 +136,12 @@ def test_progress_bar_moves_between_pushes(page, reel):
     # a loaded machine may hold back: the bar must follow the audio, not the wall clock). The bar
     # is drawn for the instant it is read: what the page computes is tested here, not how soon a
     # loaded machine's browser runs its next animation frame (above, the bar moved at each 0.1 s).
+    # reeld's position is asked just before and just after the bar is read, and the two averaged.
     def heard_and_shown():
-        state = reel.rpc("player.status")
-        return state["position"], page.progress_fraction(redraw=True) * 120, state["underruns"], time.monotonic()
+        before = reel.rpc("player.status")
+        shown = page.progress_fraction(redraw=True) * 120
+        after = reel.rpc("player.status")
+        return (before["position"] + after["position"]) / 2, shown, after["underruns"], time.monotonic()
     heard0, shown0, underruns0, t0 = heard_and_shown()
     time.sleep(1.5)
     heard1, shown1, underruns1, t1 = heard_and_shown()
