@@ -144,7 +144,7 @@ let package = Package(
             name: "reel-bench", dependencies: ["ReelProtocol", "ReelLibrary", "ReelRuntime", "ReelAudio", "ReelTags", "ReelModel"]),
 
         .testTarget(name: "ReelModelTests", dependencies: ["ReelModel"]),
-        .testTarget(name: "ReelProtocolTests", dependencies: ["ReelProtocol"]),
+        .testTarget(name: "ReelProtocolTests", dependencies: ["ReelProtocol", "ReelTestSupport"]),
         .testTarget(name: "ReelStreamFormatsTests", dependencies: ["ReelStreamFormats"]),
         .testTarget(name: "ReelSnapcastTests", dependencies: ["ReelSnapcast", "ReelClient", "ReelProtocol", "ReelModel"]),
         // The test servers (Tests/Streams/*.py as child processes) and waiting helpers that

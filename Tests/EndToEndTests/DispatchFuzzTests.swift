@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import ReelProtocol
 import Testing
+import ReelTestSupport
 
 /// Seeded random requests (valid ones, mutated ones, every method with wrong, huge, nested and
 /// invalid-UTF-8 parameters, truncated lines, noise) sent over the socket to a real reeld whose
@@ -22,18 +23,7 @@ import Testing
         "channels", "maxDuration", "bogus",
     ]
 
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
-    static func value(_ random: inout Generator, depth: Int = 0) -> String {
+    static func value(_ random: inout SeededGenerator, depth: Int = 0) -> String {
         switch Int.random(in: 0..<14, using: &random) {
         case 0: return "null"
         case 1: return Bool.random(using: &random) ? "true" : "false"
@@ -55,14 +45,14 @@ import Testing
         }
     }
 
-    static func object(_ random: inout Generator, depth: Int) -> String {
+    static func object(_ random: inout SeededGenerator, depth: Int) -> String {
         let members = (0..<Int.random(in: 0...4, using: &random)).map { _ in
             "\"\(keys.randomElement(using: &random)!)\":\(value(&random, depth: depth))"
         }
         return "{" + members.joined(separator: ",") + "}"
     }
 
-    static func request(_ random: inout Generator) -> [UInt8] {
+    static func request(_ random: inout SeededGenerator) -> [UInt8] {
         let id = ["1", "\"x\"", "null", "[]", "1.5", "-7"].randomElement(using: &random)!
         let method = methods.randomElement(using: &random)!
         var text = "{\"jsonrpc\":\"2.0\",\"id\":\(id),\"method\":\"\(method)\""
@@ -87,7 +77,7 @@ import Testing
         let count = ProcessInfo.processInfo.environment["REEL_FUZZ_INPUTS"].flatMap(Int.init) ?? 60_000
         let daemon = try DaemonProcess(device: "reel_absent_device", arguments: ["--capture-device", "reel_absent_device", "--log-level", "error"])
         let client = try daemon.client()
-        var random = Generator(state: 0x5EED_0005)
+        var random = SeededGenerator(seed: 0x5EED_0005)
         let batch = 200
         var sent = 0
         var replies = 0

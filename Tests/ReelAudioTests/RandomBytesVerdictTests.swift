@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import ReelAudio
 import ReelModel
+import ReelTestSupport
 
 /// Bytes that are no audio format are `unsupported_format` however a decoder's guess at them
 /// goes: FFmpeg's probe takes about one file of random bytes in 20 for MP3 at 1 of 100, whose
@@ -12,15 +13,9 @@ import ReelModel
     @Test func noiseIsNeverACorruptFile() throws {
         let directory = TestAudio.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        var random = SeededGenerator(seed: 0x9E37_79B9_7F4A_7C15)
         func noise(_ count: Int) -> Data {
-            var words = [UInt64](repeating: 0, count: (count + 7) / 8)
-            for index in words.indices {  // xorshift64*
-                state ^= state >> 12
-                state ^= state << 25
-                state ^= state >> 27
-                words[index] = state &* 0x2545_F491_4F6C_DD1D
-            }
+            let words = (0..<(count + 7) / 8).map { _ in random.next() }
             return words.withUnsafeBytes { Data($0.prefix(count)) }
         }
         var wrong: [String] = []

@@ -2,13 +2,13 @@
 import ReelModel
 import ReelProtocol
 import Testing
+import ReelTestSupport
 
 /// The state file writes a record and `queue.json` straight from the queue's rows, through a
 /// small buffer (`OutgoingRecord`, `SavedQueue.writeFile(rows:…)`): byte for byte what the
 /// values `PlayQueue.edit(since:)` and `savedEntries` give would be written as, whatever the
 /// buffer's size.
 @Suite struct OutgoingRecordTests {
-    typealias Seeded = PlayQueueTests.Seeded
 
     static func file(_ name: String, duration: Double? = 2.5, estimated: Bool = false) -> NewQueueEntry {
         NewQueueEntry(
@@ -37,7 +37,7 @@ import Testing
     /// middle, a stream, an estimated length, a move, a removal, random order, clear), the
     /// record written from the rows is the record of the same edit as values.
     @Test func aRecordWrittenFromTheRowsIsTheRecordOfTheSameEdit() throws {
-        var queue = PlayQueue(generator: Seeded(3))
+        var queue = PlayQueue(generator: SeededGenerator(seed: 3))
         var layout = SavedLayout()
         var sequence = 0
         func check(_ what: String) throws {
@@ -91,7 +91,7 @@ import Testing
     /// `queue.json` written from the rows is `fileBytes` of the queue's saved entries, however
     /// it is flushed, and reads back as them.
     @Test func aQueueFileWrittenFromTheRowsIsTheFileOfItsSavedEntries() throws {
-        var queue = PlayQueue(generator: Seeded(5))
+        var queue = PlayQueue(generator: SeededGenerator(seed: 5))
         func check(_ what: String) throws {
             let options = queue.options
             let expected = SavedQueue(saved: queue.savedEntries, options: options).fileBytes(journal: 17)

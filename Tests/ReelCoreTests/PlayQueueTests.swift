@@ -1,24 +1,12 @@
 @testable import ReelCore
 import ReelModel
 import Testing
+import ReelTestSupport
 
 /// The play queue as a pure value: MPD's rules for ids, positions, the play order, the options
 /// and what happens when an entry ends. Random mode runs on a seeded generator.
 @Suite struct PlayQueueTests {
     // MARK: Helpers
-
-    /// SplitMix64: a small seeded generator, so shuffles repeat from run to run.
-    struct Seeded: RandomNumberGenerator, Sendable {
-        var state: UInt64
-        init(_ seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 
     static func file(_ name: String) -> NewQueueEntry {
         NewQueueEntry(source: .file(path: "/music/\(name).flac"))
@@ -30,7 +18,7 @@ import Testing
     static func queue(
         _ count: Int, options: QueueOptions = QueueOptions(), current: Int? = nil, seed: UInt64 = 1
     ) -> PlayQueue {
-        var queue = PlayQueue(generator: Seeded(seed))
+        var queue = PlayQueue(generator: SeededGenerator(seed: seed))
         if count > 0 { _ = try! queue.add(files((1...count).map(String.init)), at: nil, afterCurrent: false) }
         if let current { try! queue.setCurrent(current) }
         queue.setOptions(repeats: options.repeats, random: options.random, single: options.single, consume: options.consume)
@@ -683,7 +671,7 @@ import Testing
     // MARK: Versions and restoring
 
     @Test func theVersionCountsChangesOnly() throws {
-        var queue = PlayQueue(generator: Seeded(1))
+        var queue = PlayQueue(generator: SeededGenerator(seed: 1))
         var version = queue.version
         func changed(_ what: String, sourceLocation: SourceLocation = #_sourceLocation) {
             #expect(queue.version == version + 1, "\(what)", sourceLocation: sourceLocation)
@@ -717,7 +705,7 @@ import Testing
 
     @Test func restoringASavedQueue() throws {
         let saved = Self.files(["a", "b", "c", "d"])
-        let queue = PlayQueue(restoring: saved, current: 2, options: QueueOptions(repeats: true), generator: Seeded(1))
+        let queue = PlayQueue(restoring: saved, current: 2, options: QueueOptions(repeats: true), generator: SeededGenerator(seed: 1))
         #expect(Self.ids(queue) == [1, 2, 3, 4])
         #expect(Self.names(queue) == ["a", "b", "c", "d"])
         #expect(queue.current == 3)
@@ -732,7 +720,7 @@ import Testing
         Self.expectConsistent(queue)
 
         var random = PlayQueue(
-            restoring: saved, current: 3, options: QueueOptions(random: true, single: .on), generator: Seeded(2))
+            restoring: saved, current: 3, options: QueueOptions(random: true, single: .on), generator: SeededGenerator(seed: 2))
         #expect(random.current == 4)
         #expect(random.first == 4)
         Self.expectConsistent(random)
@@ -944,7 +932,7 @@ import Testing
     }
 
     @Test func theEntriesVersionCountsChangesOfTheEntriesOnly() throws {
-        var queue = PlayQueue(generator: Seeded(1))
+        var queue = PlayQueue(generator: SeededGenerator(seed: 1))
         var version = queue.entriesVersion
         func changed(_ what: String, sourceLocation: SourceLocation = #_sourceLocation) {
             #expect(queue.entriesVersion == version + 1, "\(what)", sourceLocation: sourceLocation)
@@ -1122,8 +1110,8 @@ import Testing
     /// whole range); `entriesVersion` goes up exactly when one of those or the length changed.
     @Test(arguments: [UInt64(1), 2, 3])
     func aRandomWalkReportsTheEntriesThatChanged(seed: UInt64) throws {
-        var rng = Seeded(seed &* 104_729)
-        var queue = PlayQueue(generator: Seeded(seed))
+        var rng = SeededGenerator(seed: seed &* 104_729)
+        var queue = PlayQueue(generator: SeededGenerator(seed: seed))
         var model: [Int] = []
         var nextID = 1
         for step in 0..<500 {
@@ -1368,8 +1356,8 @@ import Testing
     /// entry always agree with it.
     @Test(arguments: [UInt64(1), 2, 3, 4])
     func aRandomWalkAgreesWithAPlainArray(seed: UInt64) throws {
-        var rng = Seeded(seed &* 7919)
-        var queue = PlayQueue(generator: Seeded(seed))
+        var rng = SeededGenerator(seed: seed &* 7919)
+        var queue = PlayQueue(generator: SeededGenerator(seed: seed))
         var model: [Int] = []
         var nextID = 1
         for step in 0..<600 {

@@ -2,13 +2,13 @@
 import ReelModel
 import ReelProtocol
 import Testing
+import ReelTestSupport
 
 /// Entries added as a run (`NewQueueRun`: distinct entries and their order, as a playlist that
 /// repeats its files is loaded): the queue keeps one row of contents per distinct entry, each
 /// entry changes on its own, and the saved state records each distinct entry once, down to the
 /// journal record and `queue.json`, without hashing.
 @Suite struct QueueRunTests {
-    typealias Seeded = PlayQueueTests.Seeded
 
     static func file(_ name: String, duration: Double? = nil) -> NewQueueEntry {
         NewQueueEntry(source: .file(path: "/music/\(name).flac"), duration: duration, tags: DisplayTags(title: name))
@@ -22,7 +22,7 @@ import Testing
     static let run = NewQueueRun(distinct: ["a", "b", "c"].map { file($0) }, order: (0..<12).map { $0 % 3 })
 
     @Test func aRunsEntriesAreInItsOrderAndShareOneRowPerDistinctEntry() throws {
-        var queue = PlayQueue(generator: Seeded(1))
+        var queue = PlayQueue(generator: SeededGenerator(seed: 1))
         _ = try queue.add([Self.file("x")], at: nil, afterCurrent: false)
         let positions = try queue.insert(Self.run, at: 1, afterCurrent: false)
         #expect(positions == 1..<13)
@@ -36,7 +36,7 @@ import Testing
 
     /// Changing one entry of a shared row (its length, source or tags) changes that entry only.
     @Test func changingOneEntryOfASharedRowLeavesTheOthers() throws {
-        var queue = PlayQueue(generator: Seeded(1))
+        var queue = PlayQueue(generator: SeededGenerator(seed: 1))
         _ = try queue.insert(Self.run, at: nil, afterCurrent: false)
         queue.setDuration(7, format: nil, missing: false, for: 1)
         queue.updateTags(DisplayTags(title: "Live"), for: 4)
@@ -56,7 +56,7 @@ import Testing
 
     /// A row is freed (its strings with it) with the last entry using it, and used again.
     @Test func aRowIsFreedWithItsLastEntry() throws {
-        var queue = PlayQueue(generator: Seeded(1))
+        var queue = PlayQueue(generator: SeededGenerator(seed: 1))
         _ = try queue.insert(Self.run, at: nil, afterCurrent: false)
         let ofB = queue.allEntries.filter { PlayQueueTests.name($0) == "b" }.map(\.id)
         _ = try queue.remove(ids: Array(ofB.dropLast()), playing: false)
@@ -75,7 +75,7 @@ import Testing
     /// The edit of an add of a run lists each distinct entry once with the order, from the
     /// queue's rows; its record reads back as the whole list.
     @Test func anAddOfARunIsRecordedWithEachDistinctEntryOnce() throws {
-        var queue = PlayQueue(generator: Seeded(1))
+        var queue = PlayQueue(generator: SeededGenerator(seed: 1))
         _ = try queue.add([Self.file("x")], at: nil, afterCurrent: false)
         var layout = SavedLayout()
         _ = queue.edit(since: &layout)
@@ -105,7 +105,7 @@ import Testing
 
     /// An add of entries each named once has no order in its record.
     @Test func anAddOfDistinctEntriesHasNoOrder() throws {
-        var queue = PlayQueue(generator: Seeded(1))
+        var queue = PlayQueue(generator: SeededGenerator(seed: 1))
         var layout = SavedLayout()
         _ = try queue.add(["a", "b"].map { Self.file($0) }, at: nil, afterCurrent: false)
         let edit = try #require(queue.edit(since: &layout))
@@ -117,7 +117,7 @@ import Testing
 
     /// What a full save records: each row once, in the order of first use, and the order.
     @Test func aFullSaveRecordsEachRowOnce() throws {
-        var queue = PlayQueue(generator: Seeded(1))
+        var queue = PlayQueue(generator: SeededGenerator(seed: 1))
         _ = try queue.insert(Self.run, at: nil, afterCurrent: false)
         try queue.move(id: 12, to: 0)
         queue.setDuration(5, format: nil, missing: false, for: 2)
@@ -261,7 +261,7 @@ import Testing
 @Suite struct SlotsByIDTests {
     @Test(arguments: [1, 2, 3] as [UInt64])
     func itAnswersAsADictionaryWould(seed: UInt64) {
-        var rng = PlayQueueTests.Seeded(seed)
+        var rng = SeededGenerator(seed: seed)
         var map = SlotsByID()
         var model: [Int: Int] = [:]
         var nextID = 1

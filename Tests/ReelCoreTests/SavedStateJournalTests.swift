@@ -2,11 +2,11 @@
 import ReelModel
 import ReelProtocol
 import Testing
+import ReelTestSupport
 
 /// The saved state's journal as values: the edit of the queue between two saves, a record's
 /// JSON, reading a journal that a crash cut short, and replaying it onto the base files.
 @Suite struct SavedStateJournalTests {
-    typealias Seeded = PlayQueueTests.Seeded
 
     static func entry(_ name: String) -> SavedQueue.Entry {
         SavedQueue.Entry(source: .file(path: "/music/\(name).flac"))
@@ -27,8 +27,8 @@ import Testing
     /// rebuilds it from the list the last save recorded.
     @Test(arguments: [1, 2, 3, 4, 5] as [UInt64])
     func anEditRebuildsTheQueueFromTheListTheLastSaveRecorded(seed: UInt64) throws {
-        var rng = Seeded(seed)
-        var queue = PlayQueue(generator: Seeded(seed))
+        var rng = SeededGenerator(seed: seed)
+        var queue = PlayQueue(generator: SeededGenerator(seed: seed))
         var layout = SavedLayout()
         var saved: [SavedQueue.Entry] = []
         var names = 0

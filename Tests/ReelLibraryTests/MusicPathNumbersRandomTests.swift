@@ -3,19 +3,15 @@ import Foundation
 import Testing
 
 @testable import ReelLibrary
+import ReelTestSupport
 
 @Suite struct MusicPathNumbersRandomTests {
     /// Random paths (a fixed seed) of 0 to 40 bytes from a small alphabet, so that many share
     /// prefixes, lengths and words, with repeats: each key finds exactly the numbers of the paths
     /// with its bytes, for table sizes around each power of two (a full table's edge).
     @Test func findsExactlyThePathsWithTheSameBytes() {
-        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
-        func next() -> UInt64 {
-            state ^= state >> 12
-            state ^= state << 25
-            state ^= state >> 27
-            return state &* 0x2545_F491_4F6C_DD1D
-        }
+        var random = SeededGenerator(seed: 0x9E37_79B9_7F4A_7C15)
+        func next() -> UInt64 { random.next() }
         let alphabet = Array("ab/é.".unicodeScalars)
         func randomPath() -> String {
             var scalars = String.UnicodeScalarView()

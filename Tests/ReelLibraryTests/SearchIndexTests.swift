@@ -6,6 +6,7 @@ import ReelModel
 import Testing
 
 @testable import ReelLibrary
+import ReelTestSupport
 
 @Suite struct SearchIndexTests {
     let directory = TemporaryDirectory()
@@ -320,19 +321,6 @@ func indexedRowCount(_ store: LibraryStore) throws -> Int {
 }
 
 // MARK: - A tree of varied names
-
-/// SplitMix64: the same tree and queries on every run.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9e37_79b9_7f4a_7c15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-        return z ^ (z >> 31)
-    }
-}
 
 enum VariedTree {
     /// ASCII in mixed case, accents precomposed and combining, Greek and Cyrillic capitals

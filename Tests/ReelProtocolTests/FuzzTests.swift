@@ -1,5 +1,6 @@
 import Testing
 @testable import ReelProtocol
+import ReelTestSupport
 
 /// Feeds the parser and the request decoder a deterministic stream of random and mutated
 /// inputs; each must be answered (accepted or rejected) without a crash or hang, and whatever

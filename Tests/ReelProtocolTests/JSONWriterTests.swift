@@ -1,5 +1,6 @@
 import Testing
 @testable import ReelProtocol
+import ReelTestSupport
 
 @Suite("JSON writer")
 struct JSONWriterTests {
@@ -19,18 +20,6 @@ struct JSONWriterTests {
     /// characters, across and at the words' edges, is written as a character-by-character writer
     /// writes it.
     @Test func escapesTheSameAtEveryPlaceOfAWord() {
-        func escapedOneByOne(_ text: String) -> String {
-            var out = "\""
-            for scalar in text.unicodeScalars {
-                switch scalar.value {
-                case 0x22: out += "\\\""
-                case 0x5C: out += "\\\\"
-                case 0..<0x20: out += "\\u00" + (scalar.value < 0x10 ? "0" : "") + String(scalar.value, radix: 16)
-                default: out.unicodeScalars.append(scalar)
-                }
-            }
-            return out + "\""
-        }
         let characters = [
             "\u{0}", "\u{1F}", "\n", "\"", "\\", " ", "!", "#", "[", "]", "\u{7F}", "é", "¢", "Ü", "€", "😀",
         ]
@@ -41,9 +30,9 @@ struct JSONWriterTests {
                     if length > 0 {
                         text = String(repeating: "a", count: place) + character + String(repeating: "b", count: length - place - 1)
                     }
-                    #expect(JSONValue.string(text).jsonString == escapedOneByOne(text), "\(length) bytes, \(character) at \(place)")
+                    #expect(JSONValue.string(text).jsonString == jsonEscapedOneByOne(text), "\(length) bytes, \(character) at \(place)")
                     let twice = text + character + text
-                    #expect(JSONValue.string(twice).jsonString == escapedOneByOne(twice))
+                    #expect(JSONValue.string(twice).jsonString == jsonEscapedOneByOne(twice))
                 }
             }
         }

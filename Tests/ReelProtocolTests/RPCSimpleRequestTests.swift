@@ -1,5 +1,6 @@
 import Testing
 @testable import ReelProtocol
+import ReelTestSupport
 
 /// The short path for simple requests must give exactly what the full parser gives, and must
 /// leave everything else to it.
