@@ -120,18 +120,12 @@ extension MusicIndex {
             let slots = buffer.baseAddress!
             var made = [Bool](repeating: false, count: count)
             do throws(ReelError) {
-                try store.reading("read \(count) music files") { db in
-                    _ = try Self.forEachNumberedRow(
-                        root: root, distinctPaths: distinctPaths, full: Self.fullNumberedPathsSQL, columns: Self.trackColumns,
-                        in: db
-                    ) { number, statement in
-                        let track = Self.track(at: statement, firstColumn: 1, root: root, relativePath: distinctPaths[number])
-                        if made[number] {
-                            slots[number] = track
-                        } else {
-                            (slots + number).initialize(to: track)
-                            made[number] = true
-                        }
+                try forEachTrack(root: root, distinctPaths: distinctPaths) { number, track in
+                    if made[number] {
+                        slots[number] = track
+                    } else {
+                        (slots + number).initialize(to: track)
+                        made[number] = true
                     }
                 }
             } catch {
@@ -145,6 +139,26 @@ extension MusicIndex {
         }
         if let failure { throw failure }
         return found
+    }
+
+    /// Hands `body` the index's file at each of `distinctPaths` of `root` that it has, with the
+    /// path's number (its index in `distinctPaths`), in no set order; each path given once
+    /// (`PlaylistMusicLines.files`). The rows are found as `tracks(root:distinctPaths:)` finds
+    /// them (`forEachNumberedRow`); each track's `root` and `relativePath` are the strings given.
+    /// For a caller that keeps each track in a place of its own (a playlist entry's box): no
+    /// array of every track is made in between. On a failure, `body` may have had some of them.
+    public func forEachTrack(
+        root: String, distinctPaths: [String], _ body: (_ number: Int, _ track: consuming MusicTrack) -> Void
+    ) throws(ReelError) {
+        guard !distinctPaths.isEmpty else { return }
+        try store.reading("read \(distinctPaths.count) music files") { db in
+            _ = try Self.forEachNumberedRow(
+                root: root, distinctPaths: distinctPaths, full: Self.fullNumberedPathsSQL, columns: Self.trackColumns,
+                in: db
+            ) { number, statement in
+                body(number, Self.track(at: statement, firstColumn: 1, root: root, relativePath: distinctPaths[number]))
+            }
+        }
     }
 
     /// Binds `text` to parameter `index` of `statement` (SQLite copies it).

@@ -205,6 +205,36 @@ import Testing
         #expect(try music.index.tracks(root: "/music", distinctPaths: []).isEmpty)
     }
 
+    /// `forEachTrack(root:distinctPaths:)` hands each path the index has once, with its number
+    /// in the paths given and the track `tracks(root:distinctPaths:)` gives; a path it does not
+    /// have (or of another root) is not handed; sought (a few paths) and scanned (most of the
+    /// table) alike.
+    @Test func forEachTrackHandsEachIndexedPathOnceWithItsNumber() throws {
+        let music = try MusicFixture()
+        defer { withExtendedLifetime(music) {} }
+        try music.index.write(files: (0..<600).map { number in
+            scannedFile(
+                "F/\(number).flac", title: "T\(number)", artist: "A", album: "Al", albumArtist: nil, track: number,
+                disc: nil, date: nil, cover: false, duration: Double(number))
+        })
+        let expected = try music.index.files(root: "/music", under: "")
+        let byPath = Dictionary(uniqueKeysWithValues: expected.map { ($0.relativePath, $0) })
+        for paths in [["F/7.flac", "F/none.flac", "F/3.flac"], ["F/none.flac"] + expected.map(\.relativePath).reversed()] {
+            var handed: [Int: MusicTrack] = [:]
+            try music.index.forEachTrack(root: "/music", distinctPaths: paths) { number, track in
+                #expect(handed[number] == nil)
+                handed[number] = track
+            }
+            let none = try #require(paths.firstIndex(of: "F/none.flac"))
+            #expect(handed.count == paths.count - 1 && handed[none] == nil)
+            for (number, track) in handed { #expect(track == byPath[paths[number]]) }
+            #expect(try music.index.tracks(root: "/music", distinctPaths: paths) == paths.indices.map { handed[$0] })
+        }
+        var other = 0
+        try music.index.forEachTrack(root: "/other", distinctPaths: ["F/1.flac"]) { _, _ in other += 1 }
+        #expect(other == 0)
+    }
+
     /// Prints the p50/p99 of the MPD view's index queries over 20,000 files (500 artists × 4
     /// albums × 10 tracks), written straight to the index. Opt-in: `REEL_LIBRARY_MEASURE=1`.
     @Test(.enabled(if: ProcessInfo.processInfo.environment["REEL_LIBRARY_MEASURE"] == "1"))
