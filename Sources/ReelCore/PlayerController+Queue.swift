@@ -661,8 +661,8 @@ extension PlayerController {
     /// folder is missing is refused (`not_found`). The one rule for an indexed file's entry,
     /// whether its track was read whole or not. Any thread.
     func musicFileEntry(root: String, relativePath: String, _ file: MusicQueueFile) throws(ReelError) -> NewQueueEntry {
-        // (Made once: joins the root and the relative path, as `MusicTrack.path`.)
-        let path = root.hasSuffix("/") ? root + relativePath : root + "/" + relativePath
+        // (Made once: joins the root and the relative path.)
+        let path = MusicTrack.path(root: root, relativePath: relativePath)
         guard !file.missing else {
             throw ReelError(.notFound, "\(path) is in a music folder that is not there now")
         }
