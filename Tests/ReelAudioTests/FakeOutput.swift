@@ -27,6 +27,12 @@ final class FakeOutput: PCMOutput, @unchecked Sendable {
         /// A drop takes back what the device queued (`delayFrames`) from `written`, as a real
         /// device never plays it: `written` is then what was heard.
         var dropDiscardsQueued = false
+        /// Once this many frames are written, the next write answers -EPIPE (an underrun) and the
+        /// prepare that follows discards what the device holds (`delayFrames`) from `written`
+        /// and holds nothing from then on, as PulseAudio's ALSA plugin does (its prepare makes a
+        /// new stream without what its server held).
+        var underrunAfterFrames: Int?
+        var underrunPending = false
     }
 
     var state: State { lock.current }
@@ -49,6 +55,12 @@ final class FakeOutput: PCMOutput, @unchecked Sendable {
             if let full = state.fullAfterFrames, state.framesWritten >= full {
                 return (-Int(EAGAIN), 0)
             }
+            if let after = state.underrunAfterFrames, state.framesWritten >= after {
+                state.underrunAfterFrames = nil
+                state.underrunPending = true
+                state.calls.append("write \(-Int(EPIPE))")
+                return (-Int(EPIPE), 0)
+            }
             if !state.writeResults.isEmpty {
                 let result = state.writeResults.removeFirst()
                 state.calls.append("write \(result)")
@@ -65,7 +77,18 @@ final class FakeOutput: PCMOutput, @unchecked Sendable {
 
     func delay() -> Int { lock.withLock { $0.delayFrames } }
     func start() -> Int32 { 0 }
-    func prepare() -> Int32 { lock.withLock { $0.calls.append("prepare") }; return 0 }
+    func prepare() -> Int32 {
+        lock.withLock { state in
+            state.calls.append("prepare")
+            guard state.underrunPending else { return }
+            state.underrunPending = false
+            let held = min(state.delayFrames, state.framesWritten)
+            state.written.removeLast(held * state.bytesPerFrame)
+            state.framesWritten -= held
+            state.delayFrames = 0
+        }
+        return 0
+    }
     func resume() -> Int32 {
         lock.withLock { state in
             state.calls.append("resume")

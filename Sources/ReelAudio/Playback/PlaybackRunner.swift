@@ -531,6 +531,11 @@ final class PlaybackRunner: @unchecked Sendable {
                 // No room: wait for it, or for a command (a pause or seek acts at once), or
                 // until the next track becomes audible, so that the switch is published then.
                 _ = device.wait(timeoutMilliseconds: waitMilliseconds, wakeDescriptor: mailbox.wakeDescriptor)
+            } else if written == -Int(EPIPE), let frame = frameLostFromByUnderrun() {
+                // The device's recovery drops what it still held: it is written again.
+                state.counters.xruns += 1
+                if refillAndContinue(from: frame) == nil { publish(changed: false) }
+                return
             } else if let failure = XrunRecovery.recover(
                 from: Int32(written), device: device, counters: &state.counters,
                 periodMilliseconds: periodMilliseconds)
@@ -568,6 +573,23 @@ final class PlaybackRunner: @unchecked Sendable {
         }
         sleepOrCommand(milliseconds: device.waitLimit(min(untilHeard, waitMilliseconds)))
         publish(changed: measure())
+    }
+
+    /// After an underrun (a write answered -EPIPE): the audible track's frame from which the
+    /// device's recovery loses what it still holds, or nil when it holds nothing or the track
+    /// cannot go back there (then the recovery is `XrunRecovery`'s alone).
+    ///
+    /// A hardware device that ran dry has played every frame written (its delay query answers
+    /// -EPIPE too). PulseAudio's ALSA plugin reports its server's underflow at a later write, by
+    /// which time the server holds what was written since (it waits to refill its buffer before
+    /// it plays again), and its prepare makes a new stream without it: up to a buffer of audio
+    /// never heard, counted as heard (the position jumped ahead of the sound). Its delay query
+    /// still answers how much the server holds, so the frame heard last is known exactly.
+    func frameLostFromByUnderrun() -> Int64? {
+        guard configuration != nil, device.delay() > 0 else { return nil }
+        _ = measure()
+        guard let audible = segments.first, audible.reader.canSeek(to: state.audibleFrame) else { return nil }
+        return state.audibleFrame
     }
 
     /// The stream of the last segment has audio again after silence was written while it
