@@ -27,9 +27,9 @@ import Glibc
 /// acknowledged. Other changes (an entry that ends, a hardware mixer turned elsewhere, a pipe
 /// that failed) are saved as they come, the position every 5 s while playing. The journal is
 /// `fdatasync`ed within a second of a write: a power cut loses at most that second. The base is
-/// rewritten (*compaction*, off the save's way) once the journal holds 4,096 records or more
-/// bytes than `queue.json` (at least 1 MB), half a second after an entry's length or source
-/// changed in place (records do not carry that), and at start and shutdown.
+/// rewritten (*compaction*, off the save's way) once the journal holds 4,096 records or 4 times
+/// the bytes of `queue.json` (at least 1 MiB; `compactionDue`), half a second after an entry's
+/// length or source changed in place (records do not carry that), and at start and shutdown.
 ///
 /// Crash safety: a base file is written to a temp file, fsynced, renamed over the old one, and the
 /// directory fsynced: a crash leaves the old or the new one, never half of one. A journal line
@@ -47,6 +47,9 @@ public final class PlayerStateFile: @unchecked Sendable {
     static let retryDelay = 5.0
     static let maximumRecords = 4096
     static let minimumJournalBytes = 1 << 20
+    /// The journal is compacted once it holds this many times the bytes of `queue.json`
+    /// (`compactionDue`).
+    static let journalBytesPerQueueByte = 4
     /// A record or base file of any size is written through a buffer of this many bytes (and
     /// one entry more): below malloc's mapping threshold (`HeapSettings`), so a record of
     /// 10,000 entries takes no fresh pages of its own.
@@ -300,11 +303,24 @@ public final class PlayerStateFile: @unchecked Sendable {
     private func compactIfDue() {
         guard started, !finished else { return }
         // After a failed write, the retry timer compacts, not every save.
-        if compaction == nil, !retryCompaction, broken || journalRecords >= Self.maximumRecords
-            || journalBytes >= max(Self.minimumJournalBytes, queueBytes)
+        if compaction == nil, !retryCompaction,
+            broken || Self.compactionDue(records: journalRecords, journalBytes: journalBytes, queueBytes: queueBytes)
         {
             compact()
         }
+    }
+
+    /// The journal has grown past its bounds: `maximumRecords` records, or
+    /// `journalBytesPerQueueByte` times the bytes of `queue.json` (at least
+    /// `minimumJournalBytes`). Why a multiple: a `load` of 10,000 entries is a record of about
+    /// `queue.json`'s size, so at 1× nearly every `clear` + `load` rewrote the whole queue as
+    /// well (twice the bytes written per change on an SD card, and a compaction competing
+    /// with the next command on 2 cores); at 4×, the bytes written are at most 1.25 times the
+    /// records', and a start replays at most 4 times `queue.json`'s bytes (docs/reliability.md
+    /// measures it).
+    static func compactionDue(records: Int, journalBytes: Int, queueBytes: Int) -> Bool {
+        records >= maximumRecords
+            || journalBytes >= max(minimumJournalBytes, journalBytesPerQueueByte * queueBytes)
     }
 
     /// The player's state with the volume and outputs.

@@ -256,6 +256,21 @@ import Testing
         #expect(saved.options.repeats == core.player.queueSummary.options.repeats)
     }
 
+    /// The journal is compacted at 4,096 records, or once it holds 4 times the bytes of
+    /// `queue.json` (1 MiB at least): a `load` of 10,000 entries, a record of about
+    /// `queue.json`'s size, no longer rewrites the whole queue after each `clear` + `load`.
+    @Test func theJournalIsCompactedAtItsRecordsOrFourTimesTheQueueFile() {
+        let due = PlayerStateFile.compactionDue
+        let mebibyte = 1 << 20
+        #expect(!due(1, mebibyte - 1, 100))
+        #expect(due(1, mebibyte, 100))
+        #expect(!due(2, 1_600_000, 1_600_000), "one load of the queue's size")
+        #expect(!due(8, 6_399_999, 1_600_000))
+        #expect(due(8, 6_400_000, 1_600_000))
+        #expect(!due(PlayerStateFile.maximumRecords - 1, 1000, 100))
+        #expect(due(PlayerStateFile.maximumRecords, 1000, 100))
+    }
+
     // MARK: A full disk
 
     /// With no room left, commands are still answered (the failure is logged), and once there is
