@@ -149,43 +149,23 @@ public enum JSONWriter {
         }
     }
 
+    /// Appends the shortest text that reads back as `value` (`3.0`, `2.5e-07`), or `null` when
+    /// `value` is NaN or infinite.
     /// Appends fixed text (a key, `null`, punctuation) without going through `String`.
     @inline(__always)
     public static func append(_ literal: StaticString, into out: inout [UInt8]) {
         out.append(contentsOf: UnsafeRawBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
     }
 
-    /// Appends the shortest text that reads back as `value` (`3.0`, `2.5e-07`), or `null` when
-    /// `value` is NaN or infinite: `value.description`'s bytes, made by the same function of the
-    /// Swift runtime (`swift_float64ToString`, which `description` calls) into a buffer on the
-    /// stack, with no `String` made (most lengths of music files take 17 or 18 characters, past
-    /// a `String`'s 15 inline bytes: a heap allocation per entry of a journal record;
-    /// `JSONWriterTests.doublesAreWrittenAsTheirDescription`).
     public static func writeDouble(_ value: Double, into out: inout [UInt8]) {
         guard value.isFinite else {
             out.append(contentsOf: "null".utf8)
             return
         }
-        // 32 bytes filled with ASCII zeros, as `description` passes it: since Swift 6.2 the
-        // runtime's writer (`_Float64ToASCII`) requires that and writes over the zeros only
-        // where a digit is not one (with a buffer of 0 bytes, 1.0 came out as "1.\0").
-        let zeros: UInt64 = 0x3030_3030_3030_3030
-        var buffer: (UInt64, UInt64, UInt64, UInt64) = (zeros, zeros, zeros, zeros)
-        withUnsafeMutableBytes(of: &buffer) { bytes in
-            let text = bytes.bindMemory(to: UInt8.self)
-            let count = Int(swiftFloat64ToString(text.baseAddress!, UInt(text.count), value, false))
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: text[..<count]))
-        }
+        var text = value.description
+        text.withUTF8 { out.append(contentsOf: $0) }
     }
 }
-
-/// The Swift runtime's shortest round-trip text of a `Double` (the standard library's
-/// `_float64ToStringImpl`, behind `Double.description`): writes at most `length` bytes at
-/// `buffer`, returns how many; `debug` false is `description`, true `debugDescription`.
-@_silgen_name("swift_float64ToString")
-private func swiftFloat64ToString(
-    _ buffer: UnsafeMutablePointer<UInt8>, _ length: UInt, _ value: Double, _ debug: Bool
-) -> UInt64
 
 extension JSONValue {
     /// Appends the compact JSON text to `out`.
