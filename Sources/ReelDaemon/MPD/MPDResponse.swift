@@ -2,6 +2,7 @@
 
 import NIOCore
 import ReelModel
+import ReelRuntime
 
 #if canImport(Glibc)
 import Glibc
@@ -27,7 +28,11 @@ struct MPDResponse {
     var count: Int { bytes.readableBytes }
 
     /// Room for `count` more bytes of lines (a reply of many songs grows once, not step by step).
-    mutating func reserveCapacity(_ count: Int) {
+    /// A large reply starts in the storage of the last large reply sent when that is free again
+    /// (`MPDReplyStorage`): pages the process has, not 2 MB of fresh ones faulted in and zeroed
+    /// by the kernel (malloc maps each block of 128 KiB or more afresh: `HeapSettings`).
+    mutating func reserveCapacity(_ count: Int, reusing storage: MPDReplyStorage = .shared) {
+        if bytes.readableBytes == 0, bytes.capacity < count, let kept = storage.take(atLeast: count) { bytes = kept }
         bytes.reserveCapacity(minimumWritableBytes: count)
     }
 
@@ -107,6 +112,38 @@ struct MPDResponse {
     /// millisecond lengths; never a trap (see `wholeMilliseconds`).
     static func wholeSeconds(_ seconds: Double) -> Int {
         (wholeMilliseconds(seconds) + 500) / 1000
+    }
+}
+
+/// The storage of the last large MPD reply sent, kept for the next one (`MPDResponse.reserveCapacity`):
+/// a listing of 10,000 songs is 1.8 MB, and a fresh block that size is 440 pages faulted in and
+/// zeroed each time. One buffer is kept, of 128 KiB to 8 MiB (held while the daemon runs); its
+/// storage is reused when the channel has sent it and let it go (a buffer still referenced is
+/// never written: `ByteBuffer.clear` gives fresh storage then). Any thread (a lock).
+final class MPDReplyStorage: Sendable {
+    /// The one the connections and the commands share.
+    static let shared = MPDReplyStorage()
+
+    /// Replies from this size on leave their storage for the next.
+    static let smallest = 128 << 10
+    /// Replies up to this size do (a larger one's storage goes back to the kernel with it).
+    static let largest = 8 << 20
+
+    private let kept = Locked<ByteBuffer?>(nil)
+
+    /// Keeps `bytes`, a large reply just handed to the channel, for the next large reply.
+    func keep(_ bytes: ByteBuffer) {
+        guard bytes.capacity >= Self.smallest, bytes.capacity <= Self.largest else { return }
+        kept.withLock { kept in kept = bytes }
+    }
+
+    /// The kept storage, emptied, when it holds `count` bytes (a buffer still being sent is
+    /// left to the channel: `clear` gives fresh storage of its size, as a new reply would have).
+    func take(atLeast count: Int) -> ByteBuffer? {
+        guard count >= Self.smallest, var buffer = kept.withLock({ kept in kept.take() }), buffer.capacity >= count
+        else { return nil }
+        buffer.clear()
+        return buffer
     }
 }
 
