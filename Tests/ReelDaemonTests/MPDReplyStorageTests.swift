@@ -65,4 +65,15 @@ import Testing
         let taken = shelf.take(atLeast: 150_000)
         #expect(taken?.readableBytes == 0 && (taken?.capacity ?? 0) >= 150_000)
     }
+
+    @Test func keptStorageIsLetGoWhenNoLargeReplyTookItForAMinute() {
+        let shelf = MPDReplyStorage()
+        let start = NIODeadline.now()
+        shelf.keep(Self.reply(lines: 1, reserved: 200_000, from: shelf).bytes, now: start)
+        shelf.dropUnused(keptBefore: start)
+        #expect(shelf.isHolding)
+        shelf.dropUnused(keptBefore: start + .seconds(1))
+        #expect(!shelf.isHolding)
+        #expect(shelf.take(atLeast: 150_000) == nil)
+    }
 }

@@ -117,9 +117,10 @@ struct MPDResponse {
 
 /// The storage of the last large MPD reply sent, kept for the next one (`MPDResponse.reserveCapacity`):
 /// a listing of 10,000 songs is 1.8 MB, and a fresh block that size is 440 pages faulted in and
-/// zeroed each time. One buffer is kept, of 128 KiB to 8 MiB (held while the daemon runs); its
-/// storage is reused when the channel has sent it and let it go (a buffer still referenced is
-/// never written: `ByteBuffer.clear` gives fresh storage then). Any thread (a lock).
+/// zeroed each time. One buffer is kept, of 128 KiB to 8 MiB, and let go when no large reply has
+/// taken it for a minute (`dropUnused`, from `MPDEventHub`'s sweep); its storage is reused when
+/// the channel has sent it and let it go (a buffer still referenced is never written:
+/// `ByteBuffer.clear` gives fresh storage then). Any thread (a lock).
 final class MPDReplyStorage: Sendable {
     /// The one the connections and the commands share.
     static let shared = MPDReplyStorage()
@@ -129,22 +130,35 @@ final class MPDReplyStorage: Sendable {
     /// Replies up to this size do (a larger one's storage goes back to the kernel with it).
     static let largest = 8 << 20
 
-    private let kept = Locked<ByteBuffer?>(nil)
+    private let kept = Locked<(buffer: ByteBuffer, at: NIODeadline)?>(nil)
 
     /// Keeps `bytes`, a large reply just handed to the channel, for the next large reply.
-    func keep(_ bytes: ByteBuffer) {
+    func keep(_ bytes: ByteBuffer, now: NIODeadline = .now()) {
         guard bytes.capacity >= Self.smallest, bytes.capacity <= Self.largest else { return }
-        kept.withLock { kept in kept = bytes }
+        kept.withLock { kept in kept = (bytes, now) }
     }
 
     /// The kept storage, emptied, when it holds `count` bytes (a buffer still being sent is
     /// left to the channel: `clear` gives fresh storage of its size, as a new reply would have).
     func take(atLeast count: Int) -> ByteBuffer? {
-        guard count >= Self.smallest, var buffer = kept.withLock({ kept in kept.take() }), buffer.capacity >= count
+        guard count >= Self.smallest, var buffer = kept.withLock({ kept in kept.take()?.buffer }), buffer.capacity >= count
         else { return nil }
         buffer.clear()
         return buffer
     }
+
+    /// Lets the kept storage go when it was kept before `deadline` (no large reply since).
+    func dropUnused(keptBefore deadline: NIODeadline) {
+        let dropped = kept.withLock { kept -> ByteBuffer? in
+            guard let held = kept, held.at < deadline else { return nil }
+            kept = nil
+            return held.buffer
+        }
+        _ = dropped  // freed here, outside the lock
+    }
+
+    /// Whether storage is kept (tests).
+    var isHolding: Bool { kept.withLock { $0 != nil } }
 }
 
 /// Writes MPD lines into memory that has room for them (`MPDResponse.writeLines`): a song's
