@@ -281,6 +281,24 @@ import Testing
             }
             #expect(handed == paths.count)
         }
+        // Both ways over every path (whole batches of 500 sought, and the rest), with the
+        // columns `forEachTrack` asks for: root and path not read again (NULL in the query).
+        #expect(MusicIndex.knownPathTrackColumns.hasPrefix("id, NULL, NULL, size, "))
+        let paths = expected.map(\.relativePath)
+        for lookup in [MusicIndex.PathLookup.seek, .scan] {
+            let tracks = try music.store.reading("tracks") { db in
+                var tracks: [Int: MusicTrack] = [:]
+                try MusicIndex.forEachNumberedRow(
+                    root: "/music", distinctPaths: paths, full: MusicIndex.fullNumberedPathsSQL,
+                    columns: MusicIndex.knownPathTrackColumns, in: db, lookup: lookup
+                ) { number, statement in
+                    tracks[number] = MusicIndex.track(at: statement, firstColumn: 1, root: "/music", relativePath: paths[number])
+                }
+                return tracks
+            }
+            #expect(tracks.count == paths.count)
+            for (number, track) in tracks where track != expected[number] { Issue.record("\(lookup): \(paths[number])") }
+        }
     }
 
     /// Prints the p50/p99 of the MPD view's index queries over 20,000 files (500 artists × 4
