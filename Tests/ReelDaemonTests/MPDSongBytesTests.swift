@@ -173,7 +173,7 @@ import Testing
         // Every target several times, in a shuffled order; one id named again by another line
         // with a changed track (as a move between two roots' reads could give).
         var entries: [PlaylistEntry] = []
-        for round in 0..<4 {
+        for _ in 0..<4 {
             for (number, target) in targets.enumerated() {
                 let position = entries.count
                 // One line per target, as the core lists them (the same line, the same target).

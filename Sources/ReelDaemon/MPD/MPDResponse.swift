@@ -192,7 +192,7 @@ struct MPDLines {
 
     /// A key given as a string (a tag's name), as it is.
     mutating func write(key: String) {
-        let written = key.utf8.withContiguousStorageIfAvailable { utf8 in write(raw: UnsafeRawBufferPointer(utf8)) }
+        let written: Void? = key.utf8.withContiguousStorageIfAvailable { utf8 in write(raw: UnsafeRawBufferPointer(utf8)) }
         if written == nil {
             for byte in key.utf8 { write(byte: byte) }
         }
