@@ -153,7 +153,7 @@ extension MusicIndex {
         guard !distinctPaths.isEmpty else { return }
         try store.reading("read \(distinctPaths.count) music files") { db in
             _ = try Self.forEachNumberedRow(
-                root: root, distinctPaths: distinctPaths, full: Self.fullNumberedPathsSQL, columns: Self.trackColumns,
+                root: root, distinctPaths: distinctPaths, full: Self.fullNumberedPathsSQL, columns: Self.knownPathTrackColumns,
                 in: db
             ) { number, statement in
                 body(number, Self.track(at: statement, firstColumn: 1, root: root, relativePath: distinctPaths[number]))
@@ -182,8 +182,13 @@ extension MusicIndex {
     /// Paths per query of `tracks(root:distinctPaths:)` (SQLite allows 32,766 arguments).
     static let pathsPerQuery = 500
 
-    /// `numberedPathsSQL(pathsPerQuery)`, made once.
-    static let fullNumberedPathsSQL = numberedPathsSQL(pathsPerQuery)
+    /// `trackColumns` with `root` and `path` as NULL, for rows whose root and path the caller
+    /// has (`forEachTrack`: `track(at:firstColumn:root:relativePath:)` does not read them), so
+    /// SQLite does not copy out two texts per row it is not asked for.
+    static let knownPathTrackColumns = trackColumns.replacingOccurrences(of: "id, root, path,", with: "id, NULL, NULL,")
+
+    /// `numberedPathsSQL(pathsPerQuery, columns: knownPathTrackColumns)`, made once.
+    static let fullNumberedPathsSQL = numberedPathsSQL(pathsPerQuery, columns: knownPathTrackColumns)
 
     /// How `forEachNumberedRow` finds the rows of many paths.
     enum PathLookup: Equatable {
@@ -292,10 +297,13 @@ extension MusicIndex {
     }
 
     /// `count` paths (arguments 2…) numbered 0..<count, joined to the files of root (argument
-    /// 1): each row is the path's number, then `columns` (of `music_files`).
+    /// 1): each row is the path's number, then `columns` (of `music_files`; a `NULL` stays one).
     static func numberedPathsSQL(_ count: Int, columns: String = trackColumns) -> String {
         let values = (0..<count).map { "(\($0), ?\($0 + 2))" }.joined(separator: ", ")
-        let columns = columns.split(separator: ",").map { "f." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        let columns = columns.split(separator: ",").map { column in
+            let name = column.trimmingCharacters(in: .whitespacesAndNewlines)
+            return name == "NULL" ? name : "f." + name
+        }
         return """
             WITH wanted(number, path) AS (VALUES \(values))
             SELECT wanted.number, \(columns.joined(separator: ", "))

@@ -715,24 +715,29 @@ public final class MusicIndex: Sendable {
 
     /// `track(at:)` of the `trackColumns` from column `firstColumn` on; `root` and
     /// `relativePath`, when given, are the row's (known to the caller: not read again).
+    ///
+    /// One SQLite call per column where one tells: a text's pointer is NULL only for NULL (an
+    /// empty text is a pointer to its terminating NUL), and a number's type is asked only when
+    /// it reads 0 (what NULL reads as). A listing of 10,000 files makes 200,000 of these calls.
     static func track(at statement: SQLiteStatement, firstColumn: CInt, root: String?, relativePath: String?) -> MusicTrack {
         func text(_ column: CInt) -> String? {
-            let index = column + firstColumn
-            return sqlite3_column_type(statement, index) == SQLITE_NULL ? nil : String(sqliteStatement: statement, index: index)
+            sqlite3_column_text(statement, column + firstColumn).map { String(cString: $0) }
         }
+        func isNull(_ index: CInt) -> Bool { sqlite3_column_type(statement, index) == SQLITE_NULL }
         func integer(_ column: CInt) -> Int? {
             let index = column + firstColumn
-            return sqlite3_column_type(statement, index) == SQLITE_NULL ? nil : Int(sqlite3_column_int64(statement, index))
+            let value = sqlite3_column_int64(statement, index)
+            return value == 0 && isNull(index) ? nil : Int(value)
         }
         func int64(_ column: CInt) -> Int64 { sqlite3_column_int64(statement, column + firstColumn) }
+        let duration = sqlite3_column_double(statement, 8 + firstColumn)
         let tags = TrackTags(
             title: text(9), artist: text(10), album: text(11), albumArtist: text(12), track: integer(13), disc: integer(14),
             date: text(15), genre: text(16))
         let audio = ScannedAudio(
             tags: tags, codec: String(sqliteStatement: statement, index: 5 + firstColumn), sampleRate: Int(int64(6)),
             channels: Int(int64(7)),
-            duration: sqlite3_column_type(statement, 8 + firstColumn) == SQLITE_NULL
-                ? nil : sqlite3_column_double(statement, 8 + firstColumn),
+            duration: duration == 0 && isNull(8 + firstColumn) ? nil : duration,
             hasEmbeddedCover: int64(17) != 0)
         let stamp = MusicFileStamp(size: int64(3), modifiedNanoseconds: int64(4))
         return MusicTrack(

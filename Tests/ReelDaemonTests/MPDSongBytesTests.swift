@@ -25,6 +25,35 @@ import Testing
         }
     }
 
+    /// The 8-byte scan for line breaks finds a CR or an LF at every place of values of every
+    /// length up to 40 (whole words, the last partial word, both at once), and no other byte
+    /// (each of the 256 values in every place): what the two `memchr` calls found.
+    @Test func theLineBreakScanFindsACROrLFAtEveryPlaceAndNothingElse() {
+        for length in 0...40 {
+            let plain = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+            plain.withUnsafeBytes { #expect(!MPDLines.hasLineBreak($0)) }
+            for place in 0..<length {
+                for byte in UInt8.min...UInt8.max {
+                    var bytes = plain
+                    bytes[place] = byte
+                    let expected = byte == 0x0A || byte == 0x0D
+                    let found = bytes.withUnsafeBytes { MPDLines.hasLineBreak($0) }
+                    if found != expected { Issue.record("length \(length), byte \(byte) at \(place): \(found)") }
+                }
+            }
+        }
+        // Bytes just around CR and LF, and high bytes (UTF-8), in every word: none is one.
+        let near: [UInt8] = [0x00, 0x09, 0x0B, 0x0C, 0x0E, 0x1A, 0x1D, 0x8A, 0x8D, 0xFF]
+        let mixed = (0..<37).map { near[$0 % near.count] }
+        mixed.withUnsafeBytes { #expect(!MPDLines.hasLineBreak($0)) }
+        // Through a value: written as it is, or with its breaks as spaces.
+        for value in [String(repeating: "ü", count: 20), String(repeating: "x", count: 23) + "\r", "1234567\n"] {
+            var response = MPDResponse()
+            response.field("Title", value)
+            #expect(response.text == "Title: \(Self.replacedAsText(value))\n")
+        }
+    }
+
     @Test func numbersAreWrittenAsStringWritesThem() {
         for value in [0, 1, 9, 10, 99, 100, -1, -10, 44100, 1_234_567_890, Int.max, Int.min, Int.min + 1] {
             var response = MPDResponse()
@@ -144,7 +173,7 @@ import Testing
         // Every target several times, in a shuffled order; one id named again by another line
         // with a changed track (as a move between two roots' reads could give).
         var entries: [PlaylistEntry] = []
-        for round in 0..<4 {
+        for _ in 0..<4 {
             for (number, target) in targets.enumerated() {
                 let position = entries.count
                 // One line per target, as the core lists them (the same line, the same target).

@@ -1,5 +1,6 @@
 // The music index read as folders and by tag values (`MusicIndex+Browse`): what MPD's view asks.
 import Foundation
+import GRDB
 import ReelModel
 import Testing
 
@@ -233,6 +234,71 @@ import Testing
         var other = 0
         try music.index.forEachTrack(root: "/other", distinctPaths: ["F/1.flac"]) { _, _ in other += 1 }
         #expect(other == 0)
+    }
+
+    /// A track read column by column (`track(at:)`: a text's pointer taken as NULL or not, a
+    /// number's type asked only when it reads 0) is the row's generic decode (`track(_:)`,
+    /// through `files(root:under:)`) for odd values: empty texts, non-ASCII, long texts,
+    /// numbers 0 (not NULL), negative numbers, NULLs; sought and scanned alike.
+    @Test func aTrackReadColumnByColumnIsTheRowsGenericDecodeForOddValues() throws {
+        let music = try MusicFixture()
+        defer { withExtendedLifetime(music) {} }
+        let long = String(repeating: "Lång tïtle ✓ ", count: 300)
+        let texts: [String?] = [nil, "A", "Zoë Ünï", "\u{1F3B5} Song", long, "x"]
+        var files: [ScannedMusicFile] = []
+        for number in 0..<600 {
+            let text = texts[number % texts.count]
+            var file = scannedFile(
+                "F/\(number) \(number % 7 == 0 ? "é" : "e").flac", title: text, artist: texts[(number + 1) % texts.count],
+                album: texts[(number + 2) % texts.count], albumArtist: texts[(number + 3) % texts.count],
+                track: [nil, 0, 1, -3, Int(Int32.max) + 1][number % 5], disc: [nil, 0, 2][number % 3],
+                date: texts[(number + 4) % texts.count], cover: number % 2 == 1,
+                duration: [nil, 0, 0.25, 3600.5][number % 4])
+            file.audio.tags.genre = texts[(number + 5) % texts.count]
+            file.audio.sampleRate = number % 11 == 0 ? 0 : 44100
+            file.audio.channels = number % 13 == 0 ? 0 : 2
+            file.audio.codec = number % 17 == 0 ? "" : "flac"
+            file.stamp = MusicFileStamp(size: Int64(number % 3), modifiedNanoseconds: number % 5 == 0 ? 0 : 1_700_000_000_000_000_000)
+            files.append(file)
+        }
+        try music.index.write(files: files)
+        // An empty text where the writer stores NULL for one (a row written by an older Reel).
+        try music.store.writing("empty texts") { db in
+            try db.execute(sql: "UPDATE music_files SET title = '', date = '', genre = '' WHERE path = 'F/1 e.flac'")
+        }
+        let expected = try music.index.files(root: "/music", under: "")
+        #expect(expected.count == 600)
+        #expect(expected.contains { $0.audio.tags.title == "" } && expected.contains { $0.audio.tags.title == long })
+        #expect(expected.contains { $0.audio.tags.track == 0 } && expected.contains { $0.audio.tags.track == nil })
+        #expect(expected.contains { $0.audio.duration == 0 } && expected.contains { $0.audio.duration == nil })
+        let byPath = Dictionary(uniqueKeysWithValues: expected.map { ($0.relativePath, $0) })
+        // A few paths are sought, most of the table is scanned.
+        for paths in [Array(expected.map(\.relativePath).prefix(40)), expected.map(\.relativePath).reversed()] {
+            var handed = 0
+            try music.index.forEachTrack(root: "/music", distinctPaths: paths) { number, track in
+                #expect(track == byPath[paths[number]], "\(paths[number])")
+                handed += 1
+            }
+            #expect(handed == paths.count)
+        }
+        // Both ways over every path (whole batches of 500 sought, and the rest), with the
+        // columns `forEachTrack` asks for: root and path not read again (NULL in the query).
+        #expect(MusicIndex.knownPathTrackColumns.hasPrefix("id, NULL, NULL, size, "))
+        let paths = expected.map(\.relativePath)
+        for lookup in [MusicIndex.PathLookup.seek, .scan] {
+            let tracks = try music.store.reading("tracks") { db in
+                var tracks: [Int: MusicTrack] = [:]
+                try MusicIndex.forEachNumberedRow(
+                    root: "/music", distinctPaths: paths, full: MusicIndex.fullNumberedPathsSQL,
+                    columns: MusicIndex.knownPathTrackColumns, in: db, lookup: lookup
+                ) { number, statement in
+                    tracks[number] = MusicIndex.track(at: statement, firstColumn: 1, root: "/music", relativePath: paths[number])
+                }
+                return tracks
+            }
+            #expect(tracks.count == paths.count)
+            for (number, track) in tracks where track != expected[number] { Issue.record("\(lookup): \(paths[number])") }
+        }
     }
 
     /// Prints the p50/p99 of the MPD view's index queries over 20,000 files (500 artists × 4

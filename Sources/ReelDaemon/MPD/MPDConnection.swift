@@ -382,7 +382,8 @@ final class MPDConnection: LineHandler {
     }
 
     /// A reply's lines: copied into `output` when small; a large one (a long listing) goes out
-    /// as its own buffer, after what is waiting, and is not copied.
+    /// as its own buffer, after what is waiting, and is not copied (and its storage is kept for
+    /// the next large reply: `MPDReplyStorage`).
     private func write(_ lines: ByteBuffer) {
         guard !closed, lines.readableBytes > 0 else { return }
         guard lines.readableBytes >= Self.sentAsItIs else {
@@ -393,6 +394,7 @@ final class MPDConnection: LineHandler {
         }
         if let buffer = output.take() { session.write(buffer) }
         session.write(lines)
+        MPDReplyStorage.shared.keep(lines)
     }
 
     /// Lines from this size on are written as their own buffer (`write(_:)`).

@@ -222,5 +222,7 @@ final class MPDEventHub: MPDConnectionRegistry, @unchecked Sendable {
         for connection in Array(connections.values) {
             connection.expireIfSilent(since: deadline)
         }
+        // A large reply's storage kept for a next one that has not come.
+        MPDReplyStorage.shared.dropUnused(keptBefore: deadline)
     }
 }

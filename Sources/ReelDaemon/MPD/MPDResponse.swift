@@ -2,6 +2,7 @@
 
 import NIOCore
 import ReelModel
+import ReelRuntime
 
 #if canImport(Glibc)
 import Glibc
@@ -27,7 +28,11 @@ struct MPDResponse {
     var count: Int { bytes.readableBytes }
 
     /// Room for `count` more bytes of lines (a reply of many songs grows once, not step by step).
-    mutating func reserveCapacity(_ count: Int) {
+    /// A large reply starts in the storage of the last large reply sent when that is free again
+    /// (`MPDReplyStorage`): pages the process has, not 2 MB of fresh ones faulted in and zeroed
+    /// by the kernel (malloc maps each block of 128 KiB or more afresh: `HeapSettings`).
+    mutating func reserveCapacity(_ count: Int, reusing storage: MPDReplyStorage = .shared) {
+        if bytes.readableBytes == 0, bytes.capacity < count, let kept = storage.take(atLeast: count) { bytes = kept }
         bytes.reserveCapacity(minimumWritableBytes: count)
     }
 
@@ -110,6 +115,52 @@ struct MPDResponse {
     }
 }
 
+/// The storage of the last large MPD reply sent, kept for the next one (`MPDResponse.reserveCapacity`):
+/// a listing of 10,000 songs is 1.8 MB, and a fresh block that size is 440 pages faulted in and
+/// zeroed each time. One buffer is kept, of 128 KiB to 8 MiB, and let go when no large reply has
+/// taken it for a minute (`dropUnused`, from `MPDEventHub`'s sweep); its storage is reused when
+/// the channel has sent it and let it go (a buffer still referenced is never written:
+/// `ByteBuffer.clear` gives fresh storage then). Any thread (a lock).
+final class MPDReplyStorage: Sendable {
+    /// The one the connections and the commands share.
+    static let shared = MPDReplyStorage()
+
+    /// Replies from this size on leave their storage for the next.
+    static let smallest = 128 << 10
+    /// Replies up to this size do (a larger one's storage goes back to the kernel with it).
+    static let largest = 8 << 20
+
+    private let kept = Locked<(buffer: ByteBuffer, at: NIODeadline)?>(nil)
+
+    /// Keeps `bytes`, a large reply just handed to the channel, for the next large reply.
+    func keep(_ bytes: ByteBuffer, now: NIODeadline = .now()) {
+        guard bytes.capacity >= Self.smallest, bytes.capacity <= Self.largest else { return }
+        kept.withLock { kept in kept = (bytes, now) }
+    }
+
+    /// The kept storage, emptied, when it holds `count` bytes (a buffer still being sent is
+    /// left to the channel: `clear` gives fresh storage of its size, as a new reply would have).
+    func take(atLeast count: Int) -> ByteBuffer? {
+        guard count >= Self.smallest, var buffer = kept.withLock({ kept in kept.take()?.buffer }), buffer.capacity >= count
+        else { return nil }
+        buffer.clear()
+        return buffer
+    }
+
+    /// Lets the kept storage go when it was kept before `deadline` (no large reply since).
+    func dropUnused(keptBefore deadline: NIODeadline) {
+        let dropped = kept.withLock { kept -> ByteBuffer? in
+            guard let held = kept, held.at < deadline else { return nil }
+            kept = nil
+            return held.buffer
+        }
+        _ = dropped  // freed here, outside the lock
+    }
+
+    /// Whether storage is kept (tests).
+    var isHolding: Bool { kept.withLock { $0 != nil } }
+}
+
 /// Writes MPD lines into memory that has room for them (`MPDResponse.writeLines`): a song's
 /// dozen fields go into room made once, with no buffer's bookkeeping per field; a write past
 /// the room traps (its size is the caller's promise).
@@ -141,7 +192,7 @@ struct MPDLines {
 
     /// A key given as a string (a tag's name), as it is.
     mutating func write(key: String) {
-        let written = key.utf8.withContiguousStorageIfAvailable { utf8 in write(raw: UnsafeRawBufferPointer(utf8)) }
+        let written: Void? = key.utf8.withContiguousStorageIfAvailable { utf8 in write(raw: UnsafeRawBufferPointer(utf8)) }
         if written == nil {
             for byte in key.utf8 { write(byte: byte) }
         }
@@ -171,8 +222,7 @@ struct MPDLines {
     mutating func write(value: String) {
         let clean = value.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
             let raw = UnsafeRawBufferPointer(utf8)
-            guard let base = raw.baseAddress, raw.count > 0 else { return true }
-            guard memchr(base, 0x0A, raw.count) == nil, memchr(base, 0x0D, raw.count) == nil else { return false }
+            guard !Self.hasLineBreak(raw) else { return false }
             write(raw: raw)
             return true
         }
@@ -186,6 +236,35 @@ struct MPDLines {
             }
             previous = byte
         }
+    }
+
+    /// Whether `bytes` hold a CR or an LF: 8 bytes at a time, in one pass (a value is a dozen
+    /// to a few dozen bytes; two `memchr` calls per value cost more than the scan).
+    static func hasLineBreak(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let base = bytes.baseAddress else { return false }
+        let count = bytes.count
+        var at = 0
+        while at + 8 <= count {
+            if hasLineBreak(word: base.loadUnaligned(fromByteOffset: at, as: UInt64.self)) { return true }
+            at += 8
+        }
+        guard at < count else { return false }
+        // The last 1–7 bytes, the rest of the word zero (neither CR nor LF).
+        var last: UInt64 = 0
+        withUnsafeMutableBytes(of: &last) { word in word.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[at...])) }
+        return hasLineBreak(word: last)
+    }
+
+    /// Whether one of the 8 bytes of `word` is CR or LF (a byte equal to one is a zero byte
+    /// of `word ^ that byte repeated`; `(x - 0x01…) & ~x & 0x80…` is nonzero exactly when `x`
+    /// has a zero byte).
+    @inline(__always)
+    private static func hasLineBreak(word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        let lf = word ^ (ones &* 0x0A)
+        let cr = word ^ (ones &* 0x0D)
+        return ((lf &- ones) & ~lf | (cr &- ones) & ~cr) & highs != 0
     }
 
     /// `value` in decimal, `-` first when negative (as `String(value)`).
