@@ -632,7 +632,19 @@ public final class RecorderController: @unchecked Sendable {
     /// failure), or, not kept, the take is deleted.
     func closedTake(_ take: CaptureTake, frames: Int64, keep: Bool, failure: ReelError?) {
         guard let current = shared.current.take, let session = shared.current.session else { return }
-        markGate.withLock { _ in shared.withLock { $0.take = nil } }
+        markGate.withLock { _ in
+            shared.withLock { shared in
+                shared.take = nil
+                // A kept take is the session's last from now on, as it is until its row is
+                // finished below (repair, loudness, a commit that may wait for the database):
+                // a state read meanwhile (the reply to `recorder.start` when the disk filled at
+                // once, a push) names it, never a session with no take at all.
+                if keep {
+                    shared.session?.lastTake = current.item
+                    shared.last = current.item
+                }
+            }
+        }
         if !keep {
             do throws(ReelError) {
                 try store.delete(.id(current.item.id))
