@@ -6,13 +6,15 @@ import ReelCore
 /// A core on a temporary data directory with ALSA's `null` devices (or `output`, e.g. a device
 /// that plays at the speed of the music): real decoding and a real library, no sound card, no
 /// socket.
-func makeCore(mediaRoots: [String] = [], output: PCMOutput = ALSAOutput(name: "null")) throws -> (ReelCore, String) {
+func makeCore(
+    mediaRoots: [String] = [], output: PCMOutput = ALSAOutput(name: "null"), mixer: MixerSettings = MixerSettings()
+) throws -> (ReelCore, String) {
     let directory = NSTemporaryDirectory() + "reel-core-\(UUID().uuidString)"
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     let core = try ReelCore(
         dataDirectory: directory + "/data", output: output, timing: PCMTiming(),
         input: ALSAInput(name: "null"), captureTiming: PCMTiming(), recording: RecordingDefaults(),
-        mediaRoots: mediaRoots, logger: Logger(label: "test"))
+        mediaRoots: mediaRoots, mixer: mixer, logger: Logger(label: "test"))
     return (core, directory)
 }
 

@@ -498,6 +498,30 @@ struct HardwareMixerTests {
         #expect(core.mixer.changes.latest.value.volume == 60, "a change made with pactl was not published")
         _ = try pactl("set-sink-volume", "@DEFAULT_SINK@", "100%")
     }
+
+    /// With the hardware mixer, the volume is the sink's and ReplayGain stays in software: in
+    /// `track` mode at volume 40, each file comes out at its level moved by its own track gain,
+    /// and no more (the samples are not scaled by the volume). In this suite, which owns the
+    /// sink's volume.
+    @Test func replayGainStaysInSoftwareWithTheHardwareMixer() throws {
+        let directory = NSTemporaryDirectory() + "reel-rg-hw-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let rg = ReplayGainCaptureTests()
+        let fixture = try rg.fixture(in: directory)
+        let frames = ReplayGainCaptureTests.seconds * ReplayGainCaptureTests.rate
+        let captured = try rg.capture(
+            fixture, mode: .track, directory: directory, mixer: MixerSettings(kind: .hardware, device: "pulse"), volume: 40)
+        defer { _ = try? pactl("set-sink-volume", "@DEFAULT_SINK@", "100%") }
+        #expect(try pactl("get-sink-volume", "@DEFAULT_SINK@").contains(" 40%"))
+        #expect(captured.count == 2 * frames * 2, "the join lost or added frames: \(captured.count / 2) of \(2 * frames)")
+        guard captured.count == 2 * frames * 2 else { return }
+        let levels = [rg.rms(captured[0..<(frames * 2)]), rg.rms(captured[(frames * 2)...])]
+        for index in 0..<2 {
+            let expected = rg.rms(fixture.sources[index][...]) + (try rg.tagged(fixture.files[index], "track"))
+            #expect(abs(levels[index] - expected) < 0.05, "file \(index): \(levels[index]) dBFS, its track gain gives \(expected)")
+        }
+    }
 }
 
 extension QueuePlaybackTests {

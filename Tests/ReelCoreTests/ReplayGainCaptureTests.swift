@@ -47,11 +47,20 @@ import Testing
         return samples
     }
 
-    /// Plays both files from the queue in `mode` and returns what the device got.
-    func capture(_ fixture: Fixture, mode: ReplayGainMode, directory: String) throws -> [Int16] {
-        let out = "\(directory)/out-\(mode.rawValue).raw"
-        let (core, _) = try makeCore(mediaRoots: [directory], output: ALSAOutput(name: "file:FILE=\(out),FORMAT=raw"))
+    /// Plays both files from the queue in `mode` and returns what the device got; with a
+    /// hardware `mixer`, its volume set to `volume` first.
+    func capture(
+        _ fixture: Fixture, mode: ReplayGainMode, directory: String, mixer: MixerSettings = MixerSettings(), volume: Int? = nil
+    ) throws -> [Int16] {
+        let out = "\(directory)/out-\(mode.rawValue)-\(mixer.kind).raw"
+        let (core, _) = try makeCore(mediaRoots: [directory], output: ALSAOutput(name: "file:FILE=\(out),FORMAT=raw"), mixer: mixer)
         defer { core.shutdown() }
+        if let volume {
+            let turned = Awaited<Result<MixerState, ReelError>>()
+            core.mixer.setVolume(volume) { turned.put($0) }
+            let state = try #require(turned.get()).get()
+            #expect(state.kind == mixer.kind && state.volume == volume, "\(state)")
+        }
         let set = Awaited<Result<MixerState, ReelError>>()
         core.mixer.setReplayGain(mode: mode) { set.put($0) }
         #expect(try #require(set.get()).get().replayGain.mode == mode)
