@@ -167,6 +167,40 @@ import Testing
         expectSameBytes(harness.device.state.written, pcmBytes(of: samples))
     }
 
+    /// ReplayGain changed while a track plays (a mode or preamp set mid-track): heard from the
+    /// frame being heard, ramped over 5 ms from the level heard (no step), then held to the
+    /// end; no frame lost or doubled. The device is full at frame 30,000 until the change is
+    /// made, so the change lands there whatever the machine's speed.
+    @Test func aReplayGainChangeWhilePlayingRampsFromTheFrameHeard() throws {
+        let path = directory.appendingPathComponent("constant.wav").path
+        let frames = 60_000
+        let writer = try SndFileWriter(path: path, codec: "wav", format: PCMFormat(sample: .s16, sampleRate: 44100, channels: 2))
+        let samples = [Int16](repeating: 8000, count: frames * 2)
+        try samples.withUnsafeBytes { raw in try writer.write(raw.baseAddress!, frames: frames) }
+        try writer.close()
+        let harness = Harness()
+        harness.device.script { $0.fullAfterFrames = 30_000 }
+        _ = try harness.load(path)
+        #expect(harness.waitUntil { _ in harness.device.state.framesWritten >= 30_000 })
+        _ = try harness.run { .setReplayGain([1: 0.5], $0) }.get()
+        harness.device.script { $0.fullAfterFrames = nil }
+        #expect(harness.waitUntil { $0.activity == .stopped })
+        let got = harness.device.state.written.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+        #expect(got.count == frames * 2, "the device got \(got.count / 2) frames of \(frames)")
+        guard got.count == frames * 2 else { return }
+        let left = stride(from: 0, to: got.count, by: 2).map { Int(got[$0]) }
+        // The change lands at the frame written when the device filled (writes are whole
+        // periods: at most a period past 30,000).
+        let changed = left.firstIndex { $0 != 8000 } ?? frames
+        #expect(changed >= 30_000 && changed <= 30_000 + 1024, "the first frame changed is \(changed)")
+        let rampFrames = 44100 * GainStage.rampMilliseconds / 1000
+        guard changed + rampFrames < frames else { return }
+        let ramp = left[changed..<(changed + rampFrames)]
+        #expect(ramp.first.map { $0 > 7800 && $0 < 8000 } == true, "the change began at \(ramp.first ?? 0), not with a small step")
+        #expect(zip(ramp, ramp.dropFirst()).allSatisfy { $1 <= $0 + 1 }, "the ramp goes up")
+        #expect(left[(changed + rampFrames)...].allSatisfy { abs($0 - 4000) <= 1 }, "the new level is not held to the end")
+    }
+
     @Test func suspendIsResumed() throws {
         let path = directory.appendingPathComponent("f.wav").path
         let samples = try TestAudio.writeTone(to: path, codec: "wav", seconds: 1)
