@@ -33,6 +33,9 @@ final class FakeOutput: PCMOutput, @unchecked Sendable {
         /// new stream without what its server held).
         var underrunAfterFrames: Int?
         var underrunPending = false
+        /// What the device holds once it reports that underrun (a server that played on until
+        /// it ran dry holds only what was written since), when it differs from `delayFrames`.
+        var delayAtUnderrun: Int?
     }
 
     var state: State { lock.current }
@@ -58,6 +61,7 @@ final class FakeOutput: PCMOutput, @unchecked Sendable {
             if let after = state.underrunAfterFrames, state.framesWritten >= after {
                 state.underrunAfterFrames = nil
                 state.underrunPending = true
+                if let held = state.delayAtUnderrun { state.delayFrames = held }
                 state.calls.append("write \(-Int(EPIPE))")
                 return (-Int(EPIPE), 0)
             }

@@ -201,6 +201,31 @@ import Testing
         #expect(left[(changed + rampFrames)...].allSatisfy { abs($0 - 4000) <= 1 }, "the new level is not held to the end")
     }
 
+    /// The underrun's measurement finds the lined-up track audible (the server played on into
+    /// it before it ran dry): that new audible track is announced (`onChange`), as every track
+    /// that becomes audible is, and it is written again from the frame heard last.
+    @Test func underrunThatFindsTheNextTrackAudibleAnnouncesIt() throws {
+        let first = directory.appendingPathComponent("e3.wav").path
+        let second = directory.appendingPathComponent("e4.wav").path
+        let samples = try TestAudio.writeTone(to: first, codec: "wav", seconds: 0.2)
+        let following = try TestAudio.writeTone(to: second, codec: "wav", seconds: 1, amplitude: 0.3)
+        let harness = Harness()
+        harness.device.script {
+            $0.delayFrames = 9000
+            $0.underrunAfterFrames = 12000
+            $0.delayAtUnderrun = 3000
+        }
+        _ = try harness.load(first, play: false)
+        let next = TrackBox(try AudioFileOpener.open(path: second), token: 2)
+        _ = try harness.run { .lineUp(after: 1, next: next, $0) }.get()
+        _ = try harness.run { .resume($0) }.get()
+        #expect(harness.waitUntil { $0.activity == .stopped })
+        #expect(harness.engine.snapshot.counters.xruns == 1)
+        #expect(harness.device.state.calls.contains("write \(-Int(EPIPE))"))
+        #expect(harness.changes.current.contains { $0.token == 2 && $0.activity == .playing })
+        expectSameBytes(harness.device.state.written, pcmBytes(of: samples) + pcmBytes(of: following))
+    }
+
     @Test func suspendIsResumed() throws {
         let path = directory.appendingPathComponent("f.wav").path
         let samples = try TestAudio.writeTone(to: path, codec: "wav", seconds: 1)

@@ -46,8 +46,12 @@ import Testing
         recorder.stop { stopped.put($0) }
         // The take closes; its row's commit waits for the lock. Every state read meanwhile
         // names the take.
+        // Longer than the store's busy timeout: the `null` device captures faster than real
+        // time, so when the stop comes a second or more after the start (a loaded machine), a
+        // row update at 5 s of audio waits out that timeout for the lock first, holding the
+        // recorder's queue, and only then does the take close.
         var closing: RecorderState?
-        let deadline = Date().addingTimeInterval(20)
+        let deadline = Date().addingTimeInterval(90)
         while Date() < deadline {
             let state = recorder.state
             if state.state != .recording {

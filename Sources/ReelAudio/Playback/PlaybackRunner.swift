@@ -585,9 +585,11 @@ final class PlaybackRunner: @unchecked Sendable {
     /// it plays again), and its prepare makes a new stream without it: up to a buffer of audio
     /// never heard, counted as heard (the position jumped ahead of the sound). Its delay query
     /// still answers how much the server holds, so the frame heard last is known exactly.
+    /// A track that this measurement finds audible is announced here, whatever follows (the
+    /// refill and the recovery publish nothing new).
     func frameLostFromByUnderrun() -> Int64? {
         guard configuration != nil, device.delay() > 0 else { return nil }
-        _ = measure()
+        if measure() { publish(changed: true) }
         guard let audible = segments.first, audible.reader.canSeek(to: state.audibleFrame) else { return nil }
         return state.audibleFrame
     }
