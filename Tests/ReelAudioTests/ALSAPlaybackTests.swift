@@ -83,6 +83,20 @@ import Testing
         #expect(player.engine.snapshot.activity == .stopped)
     }
 
+    /// PulseAudio's plugin is known by its setup (its prepare after an underrun drops what its
+    /// server held: the engine writes that again); ALSA's `null` and `file` devices are not.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["REEL_TEST_PULSE_SERVER"] != nil,
+                   "needs the PulseAudio null sink that scripts/test starts"))
+    func pulseIsKnownAsADeviceWhosePrepareDropsWhatItHolds() throws {
+        let format = PCMFormat(sample: .s16, sampleRate: 44100, channels: 2)
+        for (name, drops) in [("pulse", true), ("null", false), ("file:FILE=/dev/null,FORMAT=raw", false)] {
+            let output = ALSAOutput(name: name)
+            _ = try output.open(format, timing: PCMTiming())
+            #expect(output.prepareDropsQueued == drops, "\(name)")
+            output.close()
+        }
+    }
+
     @Test(.enabled(if: ProcessInfo.processInfo.environment["REEL_TEST_PULSE_SERVER"] != nil,
                    "needs the PulseAudio null sink that scripts/test starts"))
     func pulseNullSinkPlaysInRealTime() throws {

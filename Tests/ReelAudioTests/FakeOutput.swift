@@ -27,11 +27,13 @@ final class FakeOutput: PCMOutput, @unchecked Sendable {
         /// A drop takes back what the device queued (`delayFrames`) from `written`, as a real
         /// device never plays it: `written` is then what was heard.
         var dropDiscardsQueued = false
-        /// Once this many frames are written, the next write answers -EPIPE (an underrun) and the
-        /// prepare that follows discards what the device holds (`delayFrames`) from `written`
-        /// and holds nothing from then on, as PulseAudio's ALSA plugin does (its prepare makes a
-        /// new stream without what its server held).
+        /// Once this many frames are written, the next write answers -EPIPE (an underrun). With
+        /// `prepareDropsQueued`, the prepare that follows discards what the device holds
+        /// (`delayFrames`) from `written`, as PulseAudio's ALSA plugin does (its prepare makes a
+        /// new stream without what its server held); without, it keeps and plays it (PipeWire's
+        /// plugin keeps its stream). Either way the device holds nothing from then on.
         var underrunAfterFrames: Int?
+        var prepareDropsQueued = false
         var underrunPending = false
         /// What the device holds once it reports that underrun (a server that played on until
         /// it ran dry holds only what was written since), when it differs from `delayFrames`.
@@ -80,15 +82,18 @@ final class FakeOutput: PCMOutput, @unchecked Sendable {
     }
 
     func delay() -> Int { lock.withLock { $0.delayFrames } }
+    var prepareDropsQueued: Bool { lock.withLock { $0.prepareDropsQueued } }
     func start() -> Int32 { 0 }
     func prepare() -> Int32 {
         lock.withLock { state in
             state.calls.append("prepare")
             guard state.underrunPending else { return }
             state.underrunPending = false
-            let held = min(state.delayFrames, state.framesWritten)
-            state.written.removeLast(held * state.bytesPerFrame)
-            state.framesWritten -= held
+            if state.prepareDropsQueued {
+                let held = min(state.delayFrames, state.framesWritten)
+                state.written.removeLast(held * state.bytesPerFrame)
+                state.framesWritten -= held
+            }
             state.delayFrames = 0
         }
         return 0

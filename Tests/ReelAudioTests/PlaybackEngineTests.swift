@@ -159,6 +159,24 @@ import Testing
         harness.device.script {
             $0.delayFrames = 3000
             $0.underrunAfterFrames = 6000
+            $0.prepareDropsQueued = true
+        }
+        _ = try harness.load(path)
+        #expect(harness.waitUntil { $0.activity == .stopped })
+        #expect(harness.engine.snapshot.counters.xruns == 1)
+        #expect(harness.device.state.calls.contains("write \(-Int(EPIPE))"))
+        expectSameBytes(harness.device.state.written, pcmBytes(of: samples))
+    }
+
+    /// A device whose prepare keeps what it holds (PipeWire's plugin keeps its stream) plays it
+    /// after the underrun: nothing is written again, so nothing is heard twice.
+    @Test func underrunOnADeviceThatKeepsWhatItHeldWritesNothingAgain() throws {
+        let path = directory.appendingPathComponent("e5.wav").path
+        let samples = try TestAudio.writeTone(to: path, codec: "wav", seconds: 1)
+        let harness = Harness()
+        harness.device.script {
+            $0.delayFrames = 3000
+            $0.underrunAfterFrames = 6000
         }
         _ = try harness.load(path)
         #expect(harness.waitUntil { $0.activity == .stopped })
@@ -214,6 +232,7 @@ import Testing
             $0.delayFrames = 9000
             $0.underrunAfterFrames = 12000
             $0.delayAtUnderrun = 3000
+            $0.prepareDropsQueued = true
         }
         _ = try harness.load(first, play: false)
         let next = TrackBox(try AudioFileOpener.open(path: second), token: 2)

@@ -8,6 +8,21 @@ import Glibc
 #endif
 
 enum ALSA {
+    /// Whether `pcm` is, or plays through, PulseAudio's ALSA plugin (its setup, as
+    /// `snd_pcm_dump` prints it, names the plugin: "ALSA <-> PulseAudio PCM I/O Plugin", also
+    /// for `default` routed there). Its prepare makes a new stream: what its server held is lost.
+    static func isPulseAudioPlugin(_ pcm: OpaquePointer) -> Bool {
+        var output: OpaquePointer?
+        guard snd_output_buffer_open(&output) == 0, let output else { return false }
+        defer { snd_output_close(output) }
+        guard snd_pcm_dump(pcm, output) == 0 else { return false }
+        var text: UnsafeMutablePointer<CChar>?
+        let length = snd_output_buffer_string(output, &text)
+        guard let text, length > 0 else { return false }
+        let dump = String(decoding: UnsafeRawBufferPointer(start: text, count: length), as: UTF8.self)
+        return dump.contains("PulseAudio PCM I/O Plugin")
+    }
+
     static func silenceLibraryErrors() {
         reel_alsa_silence_errors()
     }

@@ -11,8 +11,17 @@ import Glibc
 public final class ALSAOutput: ALSAPCM, PCMOutput {
     private var pollDescriptors: [pollfd] = []
 
+    /// Set at each open: the PCM (or a slave of it) is PulseAudio's ALSA plugin.
+    public private(set) var prepareDropsQueued = false
+
     public init(name: String) {
         super.init(name: name, stream: SND_PCM_STREAM_PLAYBACK)
+    }
+
+    public override func open(_ format: PCMFormat, timing: PCMTiming) throws(ReelError) -> PCMConfiguration {
+        let configuration = try super.open(format, timing: timing)
+        prepareDropsQueued = pcm.map(ALSA.isPulseAudioPlugin) ?? false
+        return configuration
     }
 
     public func write(_ buffer: UnsafeRawPointer, frames: Int) -> Int {

@@ -38,6 +38,14 @@ public protocol PCMOutput: PCMDevice {
     func delay() -> Int
     /// Starts a prepared device that holds less than its start threshold (end of a short file).
     func start() -> Int32
+    /// Whether the prepare that recovers an underrun drops what the device still holds
+    /// (PulseAudio's ALSA plugin makes a new stream); the engine then writes that audio again.
+    /// False where the device ran dry (hardware) or keeps its stream (PipeWire's plugin).
+    var prepareDropsQueued: Bool { get }
+}
+
+extension PCMOutput {
+    public var prepareDropsQueued: Bool { false }
 }
 
 /// A capture PCM. `read` must not block: with nothing captured yet it returns -EAGAIN.

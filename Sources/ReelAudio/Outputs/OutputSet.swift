@@ -59,6 +59,8 @@ public final class OutputSet: PCMOutput, @unchecked Sendable {
     var clockOutput: PCMOutput { deviceEnabled ? device : clock }
 
     public var name: String { clockOutput.name }
+    /// The clock output's (a pipe is written as it is played: nothing held to drop).
+    public var prepareDropsQueued: Bool { clockOutput.prepareDropsQueued }
 
     /// The ids that are on.
     public var enabled: Set<Int> {

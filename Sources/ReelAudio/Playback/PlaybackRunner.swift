@@ -584,11 +584,13 @@ final class PlaybackRunner: @unchecked Sendable {
     /// which time the server holds what was written since (it waits to refill its buffer before
     /// it plays again), and its prepare makes a new stream without it: up to a buffer of audio
     /// never heard, counted as heard (the position jumped ahead of the sound). Its delay query
-    /// still answers how much the server holds, so the frame heard last is known exactly.
+    /// still answers how much the server holds, so the frame heard last is known exactly. Only
+    /// for a device whose prepare drops what it holds (`prepareDropsQueued`): PipeWire's plugin
+    /// also answers a delay after an underrun but keeps its stream, and would hear it twice.
     /// A track that this measurement finds audible is announced here, whatever follows (the
     /// refill and the recovery publish nothing new).
     func frameLostFromByUnderrun() -> Int64? {
-        guard configuration != nil, device.delay() > 0 else { return nil }
+        guard configuration != nil, device.prepareDropsQueued, device.delay() > 0 else { return nil }
         if measure() { publish(changed: true) }
         guard let audible = segments.first, audible.reader.canSeek(to: state.audibleFrame) else { return nil }
         return state.audibleFrame
