@@ -5,6 +5,8 @@
 enum ConfigValue: Equatable {
     case string(String)
     case integer(Int)
+    /// A number with a fraction or an exponent (`-3.5`, `1e3`), as written (`_` removed).
+    case decimal(String)
     case boolean(Bool)
     case array([ConfigValue])
 
@@ -12,6 +14,7 @@ enum ConfigValue: Equatable {
         switch self {
         case .string: "a string"
         case .integer: "an integer"
+        case .decimal: "a decimal number"
         case .boolean: "a boolean"
         case .array: "an array"
         }
@@ -39,11 +42,12 @@ struct ConfigDocument: Equatable {
 }
 
 /// Parses TOML's top-level key/value pairs: bare or quoted keys; basic and literal strings,
-/// integers (decimal, with `_` separators), booleans and one-line arrays of these; comments and
-/// blank lines; and arrays of tables (`[[outputs]]`, each followed by its keys, as TOML says:
-/// every key after a table header belongs to that table). Plain tables (`[name]`), dotted keys,
-/// floats and dates are refused with a message, since no reeld setting uses them. Errors say
-/// `line:column: what`.
+/// integers (decimal, with `_` separators), decimal numbers (`-3.5`, `1e3`: a ReplayGain preamp),
+/// booleans and one-line arrays of these; comments and blank lines; and arrays of tables
+/// (`[[outputs]]`, each followed by its keys, as TOML says: every key after a table header
+/// belongs to that table). Plain tables (`[name]`), dotted keys, dates, hexadecimal and special
+/// floats (`inf`, `nan`) are refused with a message, since no reeld setting uses them. Errors
+/// say `line:column: what`.
 ///
 /// reeld's own parser rather than a TOML package: the packages pull in all of Foundation and ICU,
 /// several megabytes of resident memory for a daemon that reads a dozen settings once.
@@ -221,13 +225,39 @@ struct ConfigFileParser {
         case let byte? where byte == UInt8(ascii: "-") || byte == UInt8(ascii: "+") || (byte >= 0x30 && byte <= 0x39):
             let start = index
             index += 1
-            while let byte = current, (byte >= 0x30 && byte <= 0x39) || byte == UInt8(ascii: "_") { index += 1 }
-            if let byte = current, byte == UInt8(ascii: ".") || byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E")
-                || byte == UInt8(ascii: ":") || byte == UInt8(ascii: "x")
+            func digits() {
+                while let byte = current, (byte >= 0x30 && byte <= 0x39) || byte == UInt8(ascii: "_") { index += 1 }
+            }
+            digits()
+            var decimal = false
+            if current == UInt8(ascii: ".") {
+                decimal = true
+                index += 1
+                digits()
+            }
+            if current == UInt8(ascii: "e") || current == UInt8(ascii: "E") {
+                decimal = true
+                index += 1
+                if current == UInt8(ascii: "-") || current == UInt8(ascii: "+") { index += 1 }
+                digits()
+            }
+            if let byte = current, byte == UInt8(ascii: ":") || byte == UInt8(ascii: "x") || byte == UInt8(ascii: "-")
+                || (byte >= 0x61 && byte <= 0x7A)
             {
-                throw fail("only whole numbers are used in reeld's config")
+                throw fail("only decimal numbers are used in reeld's config (no dates, times or hexadecimal)")
             }
             let text = String(decoding: bytes[start..<index], as: UTF8.self).replacingOccurrences(of: "_", with: "")
+            if decimal {
+                // TOML's form: digits on both sides of the point, digits in the exponent.
+                let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+                let wellFormed = Double(text)?.isFinite == true && !text.hasSuffix("e") && !text.hasSuffix("E")
+                    && (parts.count == 1 || (parts[0].last?.isNumber == true && parts[1].first?.isNumber == true))
+                guard wellFormed else {
+                    index = start
+                    throw fail("\"\(text)\" is not a number reeld can use")
+                }
+                return .decimal(text)
+            }
             guard let number = Int(text) else {
                 index = start
                 throw fail("\"\(text)\" is not a number reeld can use")

@@ -166,6 +166,7 @@ public struct DaemonConfiguration: Equatable, Sendable {
             switch value {
             case .string(let string): text = string
             case .integer(let number): text = String(number)
+            case .decimal(let number): text = number
             case .array(let elements) where key == "media_roots" || key == "music_dirs":
                 var roots: [String] = []
                 for element in elements {
@@ -372,7 +373,7 @@ public struct DaemonConfiguration: Equatable, Sendable {
             }
             mixer.replayGain.mode = mode
         case "replaygain_preamp", "replaygain_missing_preamp":
-            // dB as a string ("-3.5") or an integer; MPD's range.
+            // dB as a number (-3.5) or a string ("-3.5", as MPD writes it); MPD's range.
             guard let decibels = Double(value), decibels.isFinite, ReplayGainSettings.preampRange.contains(decibels) else {
                 throw ConfigurationError("\(source): \"\(value)\" is not a gain in dB from -15 to 15")
             }

@@ -29,6 +29,16 @@ import Testing
         #expect(values["roots"] == .array([.string("/srv/music"), .string("/home/pi/Music")]))
     }
 
+    /// A ReplayGain preamp is written as TOML writes it (`-3.5`), kept as written.
+    @Test func decimalNumbersAreKeptAsWritten() throws {
+        let values = try parse("a = -3.5\nb = +1_0.2_5\nc = 1e3\nd = 2.5E-1\ne = 0.0")
+        #expect(values["a"] == .decimal("-3.5"))
+        #expect(values["b"] == .decimal("+10.25"))
+        #expect(values["c"] == .decimal("1e3"))
+        #expect(values["d"] == .decimal("2.5E-1"))
+        #expect(values["e"] == .decimal("0.0"))
+    }
+
     @Test func escapesInBasicStrings() throws {
         let values = try parse(#"name = "a\"b\\c\u00e9\tz""#)
         #expect(values["name"] == .string("a\"b\\cé\tz"))
@@ -61,7 +71,13 @@ import Testing
         ("device = \"hw:1\nx = 1", "1:", "unterminated string"),
         ("[player]\ndevice = 1", "1:1", "tables are not used"),
         ("player.device = 1", "1:", "dotted keys"),
-        ("period_ms = 1.5", "1:", "only whole numbers"),
+        ("start = 07:30", "1:", "no dates, times or hexadecimal"),
+        ("mask = 0xff", "1:", "no dates, times or hexadecimal"),
+        ("when = 2026-11-28", "1:", "no dates, times or hexadecimal"),
+        ("preamp = 1.", "1:", "is not a number"),
+        ("preamp = .5", "1:", "expected a value"),
+        ("preamp = 1e", "1:", "is not a number"),
+        ("preamp = 1e999", "1:", "is not a number"),
         ("device = hw", "1:", "expected a value"),
         ("device = \"a\" \"b\"", "1:", "unexpected text"),
         ("a = 1\na = 2", "2:1", "set twice"),

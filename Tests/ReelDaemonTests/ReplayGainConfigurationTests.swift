@@ -3,8 +3,8 @@ import Testing
 
 @testable import ReelDaemon
 
-/// The ReplayGain keys, as MPD names them: from the file (a preamp as a string or a whole
-/// number, the limit as a boolean) and the environment; a bad value names the key and what it
+/// The ReplayGain keys, as MPD names them: from the file (a preamp as a number, `-3.5`, or a
+/// string, the limit as a boolean) and the environment; a bad value names the key and what it
 /// must be, and changes nothing.
 @Suite struct ReplayGainConfigurationTests {
     let environment = ["HOME": "/home/me"]
@@ -25,11 +25,22 @@ import Testing
         #expect(settings.mixer.replayGain.limit)
     }
 
+    /// A preamp written as TOML writes a number with a fraction (not refused as "only whole
+    /// numbers", as it was).
+    @Test func aPreampIsADecimalNumber() throws {
+        var settings = DaemonConfiguration.defaults(environment: environment, uid: 1000)
+        try settings.apply(toml: "replaygain_preamp = -3.5\nreplaygain_missing_preamp = 1.25", source: "reeld.toml")
+        #expect(settings.mixer.replayGain.preamp == -3.5)
+        #expect(settings.mixer.replayGain.missingPreamp == 1.25)
+    }
+
     @Test(arguments: [
         ("replaygain = \"loud\"", "is not one of off, track, album, auto"),
         ("replaygain_preamp = 16", "is not a gain in dB from -15 to 15"),
         ("replaygain_missing_preamp = \"x\"", "is not a gain in dB from -15 to 15"),
         ("replaygain_limit = \"maybe\"", "is not yes or no"),
+        ("replaygain_preamp = 15.5", "is not a gain in dB from -15 to 15"),
+        ("replaygain_limit = 1.5", "is not yes or no"),
     ])
     func badValuesAreNamed(line: String, message: String) {
         var settings = DaemonConfiguration.defaults(environment: environment, uid: 1000)
